@@ -1,0 +1,17 @@
+"""Adapters: the stores, archives, summarizers and token counters behind the ports."""
+
+from __future__ import annotations
+
+from .archive import InMemoryArchive
+from .extractive import ExtractiveSummarizer
+from .memory import InMemoryStore
+from .tokens import TiktokenCounter, counter_factory, encoding_name_for
+
+__all__ = [
+    "ExtractiveSummarizer",
+    "InMemoryArchive",
+    "InMemoryStore",
+    "TiktokenCounter",
+    "counter_factory",
+    "encoding_name_for",
+]

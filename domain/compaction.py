@@ -1,0 +1,163 @@
+"""One compression, decided: what to fold, in which chunks, and what it produced.
+
+The session actor reads the store, calls these functions, calls the summarizer per
+chunk, and commits each chunk's record together with the archive of exactly the
+messages it folded (by id), so messages saved while the summarizer works stay active.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+import attrs
+
+from .budget import plan_chunks
+from .config import Locale
+from .model import EVENT_MARKER, Message
+from .reason import Reason
+from .render import render_message, tool_names_by_call_id
+from .summary import SummaryRecord
+from .truncate import truncate_to_tokens
+from .window import is_summarized
+
+OutcomeKind = Literal["compressed", "trimmed", "skipped", "failed"]
+OVERSIZED_SUFFIX = " […]"
+
+
+@attrs.frozen
+class Outcome:
+    """What one compression request came to.
+
+    ``compressed``: a summary was written; ``trimmed``: the summary failed and the
+    engine archived without one (trim-only degrade); ``skipped``: nothing to compress;
+    ``failed``: nothing was applied (model unresolved, store failure, engine stopped).
+    """
+
+    session_id: str
+    kind: OutcomeKind
+    reason: Reason
+    detail: str = ""
+    summarized: int = 0
+    archived: int = 0
+    chunks: int = 0
+    summarizer_calls: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """Tell whether the request ended as the seed's ``done`` (not ``error``)."""
+        return self.kind in ("compressed", "skipped")
+
+
+@attrs.frozen
+class FoldChunk:
+    """Messages one summarizer call folds, their transcript, and the id it covers."""
+
+    messages: tuple[Message, ...]
+    transcript: tuple[str, ...]
+
+    @property
+    def through_id(self) -> int:
+        """Return the id of the last message this chunk archives."""
+        last = self.messages[-1].id
+        if last is None:
+            raise ValueError("a stored message has an id")
+        return last
+
+
+def fold_chunks(
+    page: Sequence[Message],
+    *,
+    lookup: Sequence[Message],
+    locale: Locale,
+    cut_chars: int,
+    count_tokens: Callable[[str], int],
+    limit_tokens: int,
+    max_count: int,
+) -> list[FoldChunk]:
+    """Split ``page`` (oldest first) into chunks one summarizer call each can read.
+
+    Tool names are looked up in ``lookup`` (the window). Messages the summarizer never
+    sees ride along in their chunk with no transcript line, so they are archived with
+    it. A single message too long for ``limit_tokens`` is cut to it, never dropped.
+    """
+    names = tool_names_by_call_id(lookup)
+    lines = [
+        render_message(m, names, locale=locale, cut=cut_chars)
+        if is_summarized(m)
+        else None
+        for m in page
+    ]
+    # A token spans at least one UTF-8 byte: a page whose bytes fit needs no count.
+    sizes = [len(line.encode("utf-8")) if line is not None else 0 for line in lines]
+    exact = sum(sizes) > limit_tokens or len(page) > max_count
+    costs = [
+        (count_tokens(line) if exact else size) if line is not None else 0
+        for line, size in zip(lines, sizes, strict=True)
+    ]
+    chunks = []
+    for span in plan_chunks(costs, max_count, limit_tokens):
+        kept = [line for line in lines[span.start : span.stop] if line is not None]
+        if span.oversized:
+            kept = [
+                truncate_to_tokens(
+                    kept[0], limit_tokens, count_tokens, OVERSIZED_SUFFIX
+                )
+            ]
+        chunks.append(FoldChunk(tuple(page[span.start : span.stop]), tuple(kept)))
+    return chunks
+
+
+def next_record(
+    previous: SummaryRecord | None,
+    *,
+    text: str,
+    tokens: int,
+    chunk: FoldChunk,
+    model: str | None,
+    now: float,
+) -> SummaryRecord:
+    """Return the record after ``chunk`` was folded into ``text``."""
+    base = previous or SummaryRecord(text="", covered_through_id=None, tokens=0)
+    return attrs.evolve(
+        base,
+        text=text,
+        tokens=tokens,
+        covered_through_id=chunk.through_id,
+        summarized_count=base.summarized_count + len(chunk.messages),
+        compressions=base.compressions + 1,
+        model=model,
+        updated_at=now,
+    )
+
+
+SEPARATOR_TEXTS: dict[Locale, dict[OutcomeKind, str]] = {
+    "en": {
+        "compressed": (
+            "[Conversation compressed: {n} earlier messages summarized and archived]"
+        ),
+        "trimmed": (
+            "[Conversation trimmed: {n} earlier messages archived without a summary]"
+        ),
+    },
+    "zh": {
+        "compressed": "[对话已压缩：{n} 条较早的消息已摘要并归档]",
+        "trimmed": "[对话已裁剪：{n} 条较早的消息已归档，未生成摘要]",
+    },
+}
+
+
+def separator_message(
+    outcome: Outcome, *, locale: Locale, now: float
+) -> Message | None:
+    """Return the archive's separator message for ``outcome``, if it archived any."""
+    texts = SEPARATOR_TEXTS[locale]
+    if outcome.archived == 0 or outcome.kind not in texts:
+        return None
+    return Message(
+        "system",
+        texts[outcome.kind].format(n=outcome.archived),
+        kind=EVENT_MARKER,
+        timestamp=now,
+        metadata={"compression": outcome.kind, "archived": outcome.archived},
+    )

@@ -1,0 +1,191 @@
+"""The engine's configuration: the seed's fields, their defaults, and their ranges."""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Callable, Mapping
+from typing import Literal, get_args
+
+import attrs
+
+from .errors import ConfigError
+from .model import LLMRef
+
+ModelMode = Literal["global", "custom", "session"]
+Locale = Literal["en", "zh"]
+MODEL_MODES: tuple[ModelMode, ...] = get_args(ModelMode)
+LOCALES: tuple[Locale, ...] = get_args(Locale)
+DEFAULT_TODO_TOOLS = ("manage_todo_list", "todo_manage")
+
+
+def _int_at_least(low: int) -> Callable[[object, attrs.Attribute[int], object], None]:
+    def check(instance: object, attribute: attrs.Attribute[int], value: object) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ConfigError(attribute.name, value, f"int >= {low}")
+
+    return check
+
+
+def _number_in(
+    low: float, high: float, *, low_open: bool = False
+) -> Callable[[object, attrs.Attribute[float], object], None]:
+    bracket = "(" if low_open else "["
+    allowed = f"float in {bracket}{low:g}, {high:g}]"
+
+    def check(
+        instance: object, attribute: attrs.Attribute[float], value: object
+    ) -> None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(attribute.name, value, allowed)
+        too_low = value <= low if low_open else value < low
+        if math.isnan(value) or too_low or value > high:
+            raise ConfigError(attribute.name, value, allowed)
+
+    return check
+
+
+def _positive_seconds(
+    instance: object, attribute: attrs.Attribute[float], value: object
+) -> None:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise ConfigError(attribute.name, value, "seconds, a finite number > 0")
+
+
+def _one_of(
+    choices: tuple[str, ...],
+) -> Callable[[object, attrs.Attribute[str], object], None]:
+    def check(instance: object, attribute: attrs.Attribute[str], value: object) -> None:
+        if value not in choices:
+            raise ConfigError(attribute.name, value, " / ".join(map(repr, choices)))
+
+    return check
+
+
+def _is_text(instance: object, attribute: attrs.Attribute[str], value: object) -> None:
+    if not isinstance(value, str):
+        raise ConfigError(attribute.name, value, "text (str)")
+
+
+def _llm_ref(value: object) -> LLMRef | None:
+    if value is None or isinstance(value, LLMRef):
+        return value
+    if isinstance(value, Mapping) and set(value) == {"provider", "model"}:
+        provider, model = value["provider"], value["model"]
+        if isinstance(provider, str) and isinstance(model, str) and provider and model:
+            return LLMRef(provider, model)
+    raise ConfigError("summary_llm", value, "LLMRef or {provider: str, model: str}")
+
+
+def _todo_tools(value: object) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise ConfigError("todo_tool_names", value, "a list of tool names")
+    if not all(isinstance(name, str) and name for name in value):
+        raise ConfigError("todo_tool_names", value, "a list of non-empty tool names")
+    return tuple(value)
+
+
+@attrs.frozen(kw_only=True)
+class SummaryConfig:
+    """How and when the engine compresses a session.
+
+    The first seven fields are the seed's; the rest are this library's additions.
+    ``SummaryConfig.from_mapping`` also takes camelCase names.
+
+    >>> SummaryConfig(threshold=40).keep_recent
+    20
+    >>> SummaryConfig.from_mapping({"keepRecent": 10}).keep_recent
+    10
+    """
+
+    threshold: int = attrs.field(default=30, validator=_int_at_least(1))
+    keep_recent: int = attrs.field(default=20, validator=_int_at_least(0))
+    summary_token_ratio: float = attrs.field(
+        default=0.05, validator=_number_in(0.0, 1.0, low_open=True)
+    )
+    auto_compress_threshold: float = attrs.field(
+        default=0.7, validator=_number_in(0.0, 1.0)
+    )
+    summary_prompt: str = attrs.field(default="", validator=_is_text)
+    summary_model_mode: ModelMode = attrs.field(
+        default="global", validator=_one_of(MODEL_MODES)
+    )
+    summary_llm: LLMRef | None = attrs.field(default=None, converter=_llm_ref)
+    locale: Locale = attrs.field(default="en", validator=_one_of(LOCALES))
+    truncate_chars: int = attrs.field(default=200, validator=_int_at_least(1))
+    probe_floor: int = attrs.field(default=200, validator=_int_at_least(1))
+    todo_tool_names: tuple[str, ...] = attrs.field(
+        default=DEFAULT_TODO_TOOLS, converter=_todo_tools
+    )
+    max_concurrent_summaries: int = attrs.field(default=4, validator=_int_at_least(1))
+    actor_idle_s: float = attrs.field(default=300.0, validator=_positive_seconds)
+    summarizer_timeout_s: float = attrs.field(
+        default=120.0, validator=_positive_seconds
+    )
+
+    def __attrs_post_init__(self) -> None:
+        if self.summary_model_mode == "custom" and self.summary_llm is None:
+            raise ConfigError(
+                "summary_llm",
+                None,
+                "an LLMRef(provider, model) when summary_model_mode='custom'",
+            )
+
+    @property
+    def effective_keep_recent(self) -> int:
+        """Return the kept count with the seed's floor of one message."""
+        return max(self.keep_recent, 1)
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, object]) -> SummaryConfig:
+        """Build a config from seed camelCase or snake_case keys.
+
+        Raises:
+            ConfigError: an unknown key (with the closest valid key suggested), a wrong
+                type or a value out of range.
+        """
+        if not isinstance(data, Mapping):
+            raise ConfigError("config", data, "a mapping of field names to values")
+        values: dict[str, object] = {}
+        for key, value in data.items():
+            if not isinstance(key, str):
+                raise ConfigError("config", key, "text keys")
+            name = CAMEL_TO_FIELD.get(key, key)
+            if name not in FIELD_NAMES:
+                close = difflib.get_close_matches(key, KNOWN_KEYS, n=1, cutoff=0.5)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise ConfigError(key, value, f"one of the known keys{hint}")
+            if name in values:
+                raise ConfigError(
+                    key, value, "each field once (camelCase or snake_case)"
+                )
+            values[name] = value
+        return cls(**values)  # type: ignore[arg-type]
+
+    def to_mapping(self) -> dict[str, object]:
+        """Return the effective values under their snake_case names."""
+        out = attrs.asdict(self, recurse=True)
+        out["todo_tool_names"] = list(self.todo_tool_names)
+        return out
+
+
+FIELD_NAMES: tuple[str, ...] = tuple(a.name for a in attrs.fields(SummaryConfig))
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
+# The seed spells summaryLLM with a capital LLM.
+CAMEL_TO_FIELD: dict[str, str] = {
+    ("summaryLLM" if name == "summary_llm" else _camel(name)): name
+    for name in FIELD_NAMES
+    if "_" in name
+}
+KNOWN_KEYS: tuple[str, ...] = FIELD_NAMES + tuple(CAMEL_TO_FIELD)

@@ -1,0 +1,61 @@
+"""Where to cut a history into "fold" and "keep" without splitting a tool-call group.
+
+A *tool-call group* is an assistant message with tool calls plus every later tool result
+answering one of its calls (matched by ``tool_call_id``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .model import Message
+
+
+def group_starts(history: Sequence[Message]) -> list[int]:
+    """Return, for each message, the index where its tool-call group starts.
+
+    A message outside any group starts its own; a tool result whose call is not in
+    ``history`` (an orphan) starts its own too.
+    """
+    starts = list(range(len(history)))
+    caller: dict[str, int] = {}
+    for index, message in enumerate(history):
+        if message.role == "assistant":
+            for call in message.tool_calls:
+                caller[call.id] = index
+        elif message.role == "tool" and message.tool_call_id in caller:
+            starts[index] = caller[message.tool_call_id]
+    return starts
+
+
+def find_safe_cut(history: Sequence[Message], keep_recent: int) -> int:
+    """Return the index where the kept tail of ``history`` starts.
+
+    ``history[:cut]`` is summarized, ``history[cut:]`` is kept. Invariants:
+
+    - at least ``min(max(keep_recent, 1), len(history))`` messages are kept;
+    - no tool-call group straddles the cut;
+    - the kept tail never starts with a tool result (``cut == 0`` or
+      ``history[cut].role != "tool"``), so no kept result has lost its call.
+
+    The cut only ever moves towards the start, keeping more, never fewer.
+
+    >>> from memory_summary.domain import Message
+    >>> find_safe_cut([Message("user", "a"), Message("user", "b")], 1)
+    1
+    """
+    n = len(history)
+    cut = max(n - max(keep_recent, 1), 0)
+    starts = group_starts(history)
+    # The earliest group start among messages at or after `cut`.
+    earliest = list(starts)
+    for index in range(n - 2, -1, -1):
+        earliest[index] = min(earliest[index], earliest[index + 1])
+    while cut > 0:
+        moved = min(earliest[cut], cut)
+        if history[moved].role == "tool" and moved > 0:
+            moved -= 1
+        if moved == cut:
+            return cut
+        cut = moved
+    return cut

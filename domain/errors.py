@@ -1,0 +1,67 @@
+"""Every exception memory-summary raises on purpose.
+
+```
+MemorySummaryError                  catch this to catch everything we raise on purpose
+ +-- ConfigError (also ValueError)  names the field, the value and what is allowed
+ +-- MessageError (also ValueError) a message or tool call is malformed; names the field
+ +-- StoreError                     the store failed; nothing was applied
+ +-- SummarizerError                the LLM failed; the engine degrades to trim-only
+ |    +-- SummarizerTimeout
+ +-- TokenizerError                 the token vocabulary is missing or fails its check
+ +-- EngineClosed                   a call arrived after stop()
+```
+"""
+
+from __future__ import annotations
+
+
+class MemorySummaryError(Exception):
+    """Base of every error memory-summary raises on purpose."""
+
+
+class ConfigError(MemorySummaryError, ValueError):
+    """A configuration value is invalid.
+
+    Attributes:
+        field: the configuration field (snake_case name).
+        value: the rejected value.
+        allowed: a human description of what is allowed.
+    """
+
+    def __init__(self, field: str, value: object, allowed: str) -> None:
+        self.field = field
+        self.value = value
+        self.allowed = allowed
+        super().__init__(f"{field}={value!r} is invalid; allowed: {allowed}")
+
+
+class MessageError(MemorySummaryError, ValueError):
+    """A message or tool call is malformed.
+
+    Attributes:
+        field: the offending field, e.g. ``"role"`` or ``"tool_calls[0].arguments"``.
+    """
+
+    def __init__(self, field: str, problem: str) -> None:
+        self.field = field
+        super().__init__(f"message field {field!r}: {problem}")
+
+
+class StoreError(MemorySummaryError):
+    """The memory store failed; the operation was not applied."""
+
+
+class SummarizerError(MemorySummaryError):
+    """The summarizer LLM failed; the engine degrades to trim-only."""
+
+
+class SummarizerTimeout(SummarizerError):
+    """The summarizer LLM did not answer in time."""
+
+
+class TokenizerError(MemorySummaryError):
+    """The token vocabulary is missing or failed its integrity check."""
+
+
+class EngineClosed(MemorySummaryError):
+    """A call arrived after the engine was stopped."""

@@ -1,0 +1,47 @@
+"""The events and results the engine reports to its host (public contract names)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+from .reason import Reason
+
+Status = Literal["start", "done", "error"]
+
+
+@attrs.frozen
+class CompressRequested:
+    """Token usage passed the pre-compression threshold (seed: ``session:compress``)."""
+
+    session_id: str
+    reason: Reason = "auto"
+    usage_ratio: float | None = None
+
+
+@attrs.frozen
+class Compressing:
+    """A compression's progress (seed: ``session:compressing``).
+
+    ``start``, then ``done`` (a summary was written, or nothing needed compressing) or
+    ``error`` (the model could not be resolved, the store failed, or the engine degraded
+    to trim-only); ``detail`` says which.
+    """
+
+    session_id: str
+    status: Status
+    reason: Reason
+    detail: str = ""
+
+
+@attrs.frozen
+class ClearResult:
+    """The summary's part in the host's unified memory clear."""
+
+    source: str
+    success: bool
+    message: str
+
+
+Event = CompressRequested | Compressing

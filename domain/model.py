@@ -1,0 +1,201 @@
+"""The values the library trades in: messages, tool calls and model references.
+
+Every text field is normalized on construction (see ``text.normalize_text``): lone
+surrogates become U+FFFD and NUL bytes are removed. Structural mistakes raise
+``MessageError`` (a ``ValueError``) naming the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Literal, get_args
+
+import attrs
+
+from .errors import MessageError
+from .text import normalize_text
+
+Role = Literal["system", "user", "assistant", "tool"]
+ROLES: tuple[Role, ...] = get_args(Role)
+
+EVENT_MARKER = "event-marker"
+"""``Message.kind`` of the separator message written at each compression."""
+
+SUMMARY_KIND = "memory-summary"
+"""``Message.kind`` of the injected summary system message."""
+
+
+def _require_text(field: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise MessageError(field, f"must be text (str), got {type(value).__name__}")
+    return normalize_text(value)
+
+
+def _optional_text(field: str, value: object) -> str | None:
+    return None if value is None else _require_text(field, value)
+
+
+# Named converters: the attrs mypy plugin only types named functions.
+def _call_id(value: object) -> str:
+    return _require_text("tool_calls.id", value)
+
+
+def _call_name(value: object) -> str:
+    return _require_text("tool_calls.name", value)
+
+
+def _call_arguments(value: object) -> str:
+    return _require_text("tool_calls.arguments", value)
+
+
+def _content(value: object) -> str:
+    return _require_text("content", value)
+
+
+def _tool_call_id(value: object) -> str | None:
+    return _optional_text("tool_call_id", value)
+
+
+def _name(value: object) -> str | None:
+    return _optional_text("name", value)
+
+
+def _kind(value: object) -> str | None:
+    return _optional_text("kind", value)
+
+
+@attrs.frozen
+class ToolCall:
+    """One tool call an assistant message asks for.
+
+    ``arguments`` is the JSON text the model produced; it is kept as text, never parsed,
+    because models emit malformed JSON and the summary must still show what was asked.
+
+    >>> ToolCall("call_1", "search", '{"q": "weather"}').name
+    'search'
+    """
+
+    id: str = attrs.field(converter=_call_id)
+    name: str = attrs.field(converter=_call_name)
+    arguments: str = attrs.field(default="", converter=_call_arguments)
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, object]) -> ToolCall:
+        """Build a tool call from ``{id, name, arguments}`` or OpenAI's nested form."""
+        function = data.get("function")
+        if isinstance(function, Mapping):
+            return cls(
+                data.get("id"),
+                function.get("name"),
+                function.get("arguments", ""),
+            )
+        return cls(
+            data.get("id"),
+            data.get("name"),
+            data.get("arguments", ""),
+        )
+
+
+def _tool_calls(value: object) -> tuple[ToolCall, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise MessageError("tool_calls", "must be a sequence of ToolCall")
+    calls: list[ToolCall] = []
+    for index, item in enumerate(value):
+        if isinstance(item, ToolCall):
+            calls.append(item)
+        elif isinstance(item, Mapping):
+            try:
+                calls.append(ToolCall.from_mapping(item))
+            except MessageError as exc:
+                raise MessageError(f"tool_calls[{index}]", str(exc)) from exc
+        else:
+            raise MessageError(
+                f"tool_calls[{index}]", f"must be a ToolCall, got {type(item).__name__}"
+            )
+    return tuple(calls)
+
+
+def _metadata(value: object) -> Mapping[str, object]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise MessageError("metadata", "must be a mapping")
+    return dict(value)
+
+
+def _timestamp(value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise MessageError("timestamp", "must be seconds since the epoch (a number)")
+    return float(value)
+
+
+def _role(instance: object, attribute: object, value: object) -> None:
+    if value not in ROLES:
+        raise MessageError("role", f"{value!r} is not one of {', '.join(ROLES)}")
+
+
+@attrs.frozen
+class Message:
+    """One chat message as the memory store keeps it.
+
+    Stores assign ``id`` (increasing within a session); a new message has ``id=None``.
+
+    >>> Message("user", "hello").role
+    'user'
+    >>> Message("tool", "42", tool_call_id="call_1").tool_call_id
+    'call_1'
+    """
+
+    role: Role = attrs.field(validator=_role)
+    content: str = attrs.field(default="", converter=_content)
+    tool_calls: tuple[ToolCall, ...] = attrs.field(default=(), converter=_tool_calls)
+    tool_call_id: str | None = attrs.field(
+        default=None,
+        converter=_tool_call_id,
+    )
+    name: str | None = attrs.field(
+        default=None,
+        converter=_name,
+    )
+    kind: str | None = attrs.field(
+        default=None,
+        converter=_kind,
+    )
+    timestamp: float | None = attrs.field(default=None, converter=_timestamp)
+    metadata: Mapping[str, object] = attrs.field(
+        factory=dict, converter=_metadata, hash=False
+    )
+    id: int | None = attrs.field(default=None, kw_only=True)
+
+    def __attrs_post_init__(self) -> None:
+        if self.role == "tool" and not self.tool_call_id:
+            raise MessageError("tool_call_id", "a tool result needs the id it answers")
+        if self.tool_calls and self.role != "assistant":
+            raise MessageError(
+                "tool_calls", f"only assistant messages call tools, not {self.role}"
+            )
+        if self.id is not None and (
+            isinstance(self.id, bool) or not isinstance(self.id, int)
+        ):
+            raise MessageError("id", "must be an int assigned by the store")
+
+    @property
+    def is_event_marker(self) -> bool:
+        """Tell whether this is a compression separator (never summarized)."""
+        return self.kind == EVENT_MARKER
+
+
+@attrs.frozen
+class LLMRef:
+    """A model of a provider the host registered (``summary_model_mode="custom"``).
+
+    >>> LLMRef("openai", "gpt-4o-mini").model
+    'gpt-4o-mini'
+    """
+
+    provider: str
+    model: str

@@ -1,0 +1,128 @@
+"""What the summarizer is asked: the system prompt and the request around a transcript.
+
+The request is one user message with tagged sections, in this order (each optional
+section only when it has content)::
+
+    <previous_summary>…</previous_summary>
+    <conversation>…</conversation>
+    <current_task_state>…</current_task_state>
+
+The tags are a stable format: the offline extractive summarizer parses them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .config import Locale
+from .model import Message, ToolCall
+from .reason import Reason
+
+PREVIOUS_TAG = "previous_summary"
+CONVERSATION_TAG = "conversation"
+TASK_STATE_TAG = "current_task_state"
+
+BUILTIN_PROMPTS: dict[Locale, str] = {
+    "en": (
+        "You maintain the running summary of a long conversation between a user and an "
+        "AI assistant. Merge the previous summary (if any) with the new conversation "
+        "excerpt into one updated summary that lets the assistant carry on without the "
+        "original messages. Keep, concisely and without invention:\n"
+        "- the user's needs and goals, and how they changed;\n"
+        "- decisions made and their reasons;\n"
+        "- facts, figures, names, file paths, identifiers and other entities;\n"
+        "- the user's stated preferences and constraints;\n"
+        "- who is speaking: identities and roles of the participants;\n"
+        "- commitments and promises the assistant made;\n"
+        "- results of tool calls that still matter.\n"
+        "Drop greetings, filler and superseded details. Write plain prose or short "
+        "bullet points in the conversation's language. List ongoing multi-step tasks, "
+        "with their finished and remaining steps, at the end."
+    ),
+    "zh": (
+        "你负责维护用户与 AI 助手之间长对话的滚动摘要。"
+        "把已有摘要（如有）与新的对话片段合并成"
+        "一份更新后的摘要，使助手无需原始消息也能继续对话。请简洁、如实地保留：\n"
+        "- 用户的需求与目标，以及它们的变化；\n"
+        "- 已做出的决定及其理由；\n"
+        "- 事实、数字、名称、文件路径、标识符等实体；\n"
+        "- 用户表达的偏好与约束；\n"
+        "- 说话者身份：参与者的身份与角色；\n"
+        "- 助手做出的承诺；\n"
+        "- 仍然重要的工具调用结果。\n"
+        "删去寒暄、废话和已过时的细节。用对话所用的语言写成简洁的段落或要点。"
+        "在末尾列出仍在进行的多步骤任务，注明已完成和待完成的步骤。"
+    ),
+}
+
+BUDGET_HINTS: dict[Locale, str] = {
+    "en": "Keep the summary within {budget} tokens.",
+    "zh": "摘要长度请控制在 {budget} 个 token 以内。",
+}
+
+AUTO_HINTS: dict[Locale, str] = {
+    "en": (
+        "This compression runs because the context window is nearly full, possibly in "
+        "the middle of a task: keep every unfinished multi-step task, its plan and its "
+        "progress, so that the work can continue exactly where it stopped."
+    ),
+    "zh": (
+        "本次压缩因上下文窗口即将占满而触发，可能正处于任务中途：请完整保留所有未完成的多步骤"
+        "任务、其计划和进度，以便工作能从中断处准确继续。"
+    ),
+}
+
+TASK_STATE_INTROS: dict[Locale, str] = {
+    "en": "The latest to-do list the assistant recorded (current task state):",
+    "zh": "助手最近记录的待办清单（当前任务状态）：",
+}
+
+
+def system_prompt(
+    custom: str, *, locale: Locale, budget_tokens: int, reason: Reason
+) -> str:
+    """Return the summarizer's system prompt: custom or built-in, plus the hints.
+
+    seed: the prompt tells the model its token budget; an ``auto`` compression also asks
+    it to keep unfinished multi-step tasks.
+    """
+    parts = [custom.strip() or BUILTIN_PROMPTS[locale]]
+    parts.append(BUDGET_HINTS[locale].format(budget=budget_tokens))
+    if reason == "auto":
+        parts.append(AUTO_HINTS[locale])
+    return "\n\n".join(parts)
+
+
+def latest_todo_call(
+    kept: Sequence[Message], tool_names: Sequence[str]
+) -> ToolCall | None:
+    """Return the latest call of a to-do-list tool in the kept messages, if any."""
+    wanted = set(tool_names)
+    for message in reversed(kept):
+        for call in reversed(message.tool_calls):
+            if call.name in wanted:
+                return call
+    return None
+
+
+def _section(tag: str, body: str) -> str:
+    return f"<{tag}>\n{body}\n</{tag}>"
+
+
+def summary_request(
+    transcript: Sequence[str],
+    *,
+    previous_summary: str | None,
+    todo: ToolCall | None,
+    system: str,
+    locale: Locale,
+) -> list[Message]:
+    """Return the messages of one summarizer call (system prompt, then the request)."""
+    sections = []
+    if previous_summary:
+        sections.append(_section(PREVIOUS_TAG, previous_summary))
+    sections.append(_section(CONVERSATION_TAG, "\n".join(transcript)))
+    if todo is not None:
+        state = f"{TASK_STATE_INTROS[locale]}\n{todo.name}({todo.arguments})"
+        sections.append(_section(TASK_STATE_TAG, state))
+    return [Message("system", system), Message("user", "\n\n".join(sections))]

@@ -1,0 +1,72 @@
+"""Text normalization for hostile input and cuts that never split a character.
+
+Normalization (applied to every stored message field that holds text):
+
+- a lone surrogate (U+D800..U+DFFF, which cannot be encoded as UTF-8) becomes U+FFFD;
+- a NUL byte (U+0000) is removed: databases and C libraries treat it as the end of the
+  string, so keeping it would silently truncate the stored text.
+
+A *character boundary* here is a code-point boundary that does not separate a base
+character from the combining marks, variation selectors or zero-width joiner sequence
+that follow it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+REPLACEMENT = "\ufffd"
+ELLIPSIS = "\u2026"
+
+_SURROGATE_OR_NUL = re.compile("[\ud800-\udfff\x00]")
+_ZWJ = "\u200d"
+
+
+def _replace(match: re.Match[str]) -> str:
+    return "" if match.group() == "\x00" else REPLACEMENT
+
+
+def normalize_text(text: str) -> str:
+    r"""Return ``text`` with lone surrogates replaced and NUL bytes removed.
+
+    >>> normalize_text("a\x00b\ud800")
+    'ab\ufffd'
+    """
+    if _SURROGATE_OR_NUL.search(text) is None:
+        return text
+    return _SURROGATE_OR_NUL.sub(_replace, text)
+
+
+def _is_extender(char: str) -> bool:
+    """Tell whether ``char`` attaches to the character before it."""
+    return (
+        unicodedata.combining(char) != 0
+        or unicodedata.category(char) in ("Mn", "Me", "Mc")
+        or "\ufe00" <= char <= "\ufe0f"  # variation selectors
+        or char == _ZWJ
+        or "\U0001f3fb" <= char <= "\U0001f3ff"  # emoji skin-tone modifiers
+    )
+
+
+def safe_boundary(text: str, index: int) -> int:
+    """Return the largest character boundary <= ``index``."""
+    index = max(0, min(index, len(text)))
+    while 0 < index < len(text) and (
+        _is_extender(text[index]) or text[index - 1] == _ZWJ
+    ):
+        index -= 1
+    return index
+
+
+def cut_chars(text: str, limit: int) -> str:
+    """Return ``text`` cut to at most ``limit`` characters, marked with an ellipsis.
+
+    Text that fits is returned unchanged. A cut piece ends with ``…`` and, ellipsis
+    included, is at most ``limit`` code points long; it never splits a character.
+    """
+    if len(text) <= limit:
+        return text
+    if limit <= 0:
+        return ""
+    return text[: safe_boundary(text, limit - 1)] + ELLIPSIS

@@ -1,0 +1,67 @@
+"""Which messages a compression reads, which it summarizes, and which it keeps."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from .config import SummaryConfig
+from .cut import find_safe_cut
+from .model import Message
+
+SUMMARIZED_ROLES = frozenset({"user", "assistant", "tool"})
+
+
+def probe_limit(config: SummaryConfig) -> int:
+    """Return how many recent active messages one compression reads.
+
+    seed: max(threshold, keepRecent + 1, 200); the floor is configurable. Reading a
+    fixed 200 would never see a threshold above it fire.
+    """
+    return max(config.threshold, config.keep_recent + 1, config.probe_floor)
+
+
+def is_summarized(message: Message) -> bool:
+    """Tell whether a message goes to the summarizer (user/assistant/tool only).
+
+    System messages and compression separators (event markers) never do.
+    """
+    return message.role in SUMMARIZED_ROLES and not message.is_event_marker
+
+
+@attrs.frozen
+class WindowSplit:
+    """A window cut into the part to fold into the summary and the part kept verbatim.
+
+    ``fold + keep`` is the window, in order. ``fold`` may hold messages the summarizer
+    never sees (system messages, event markers); they are archived with the rest.
+    """
+
+    fold: tuple[Message, ...]
+    keep: tuple[Message, ...]
+
+    @property
+    def for_summarizer(self) -> tuple[Message, ...]:
+        """Return the folded messages the summarizer reads."""
+        return tuple(m for m in self.fold if is_summarized(m))
+
+
+def split_window(window: Sequence[Message], keep_recent: int) -> WindowSplit:
+    """Split a window (oldest first) at the safe cut for ``keep_recent``."""
+    cut = find_safe_cut(window, keep_recent)
+    return WindowSplit(tuple(window[:cut]), tuple(window[cut:]))
+
+
+def should_compress(active_count: int, config: SummaryConfig, *, forced: bool) -> bool:
+    """Tell whether a session with ``active_count`` active messages needs compressing.
+
+    A turn compresses at ``active_count >= threshold``; a manual or token-usage request
+    (``forced``) ignores the threshold and compresses whenever more than ``keep_recent``
+    messages are active.
+    """
+    if forced:
+        return active_count > config.effective_keep_recent
+    return (
+        active_count >= config.threshold and active_count > config.effective_keep_recent
+    )

@@ -1,0 +1,60 @@
+"""memory-summary: keeps long chat conversations inside their model's context window.
+
+The public API::
+
+    from memory_summary import (SummaryEngine, SummaryConfig, LLMRef, Message,
+        ToolCall, Compressing, CompressRequested, ClearResult, ConfigError)
+    from memory_summary.adapters import InMemoryStore, SqliteStore, InMemoryArchive
+"""
+
+from __future__ import annotations
+
+import logging
+
+from memory_summary.domain import (
+    ClearResult,
+    Compressing,
+    CompressRequested,
+    ConfigError,
+    EngineClosed,
+    LLMRef,
+    MemorySummaryError,
+    Message,
+    MessageError,
+    Outcome,
+    StoreError,
+    SummarizerError,
+    SummarizerTimeout,
+    SummaryConfig,
+    SummaryRecord,
+    TokenizerError,
+    ToolCall,
+)
+
+from .engine import SummaryEngine
+
+logging.getLogger(__name__).addHandler(logging.NullHandler())
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ClearResult",
+    "CompressRequested",
+    "Compressing",
+    "ConfigError",
+    "EngineClosed",
+    "LLMRef",
+    "MemorySummaryError",
+    "Message",
+    "MessageError",
+    "Outcome",
+    "StoreError",
+    "SummarizerError",
+    "SummarizerTimeout",
+    "SummaryConfig",
+    "SummaryEngine",
+    "SummaryRecord",
+    "TokenizerError",
+    "ToolCall",
+    "__version__",
+]
