@@ -36,7 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="memory-summary",
         description="Keep long chat conversations inside their context window.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {__version__}"
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     config = commands.add_parser("config", help="inspect the configuration")
     config_commands = config.add_subparsers(dest="config_command", metavar="ACTION")

@@ -41,7 +41,9 @@ def read_toml(path: str | Path) -> dict[str, object]:
     if not isinstance(table, dict):
         raise ConfigError(TABLE, table, "a table of configuration fields")
     # Tables other than ours (a host's own settings) are not config fields.
-    return {k: v for k, v in table.items() if not (table is data and isinstance(v, dict))}
+    return {
+        k: v for k, v in table.items() if not (table is data and isinstance(v, dict))
+    }
 
 
 def _env_value(raw: str) -> object:

@@ -1,0 +1,56 @@
+"""Shared test configuration: hypothesis profiles and common fixtures."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from memory_summary import SummaryConfig, SummaryEngine
+from memory_summary.adapters import InMemoryStore
+
+settings.register_profile("dev", max_examples=60, deadline=None)
+settings.register_profile(
+    "ci",
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    print_blob=True,
+)
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev")
+)
+
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def count_chars(text: str) -> int:
+    """A token counter for tests: one token per character."""
+    return len(text)
+
+
+def chars_counter_for(model: str | None) -> object:
+    return count_chars
+
+
+@pytest.fixture
+def store() -> InMemoryStore:
+    return InMemoryStore()
+
+
+@pytest.fixture
+def make_engine() -> Iterator[object]:
+    """Build engines that are always stopped at the end of the test."""
+    engines: list[SummaryEngine] = []
+
+    def make(memory: object, llm: object = None, **kwargs: object) -> SummaryEngine:
+        kwargs.setdefault("config", SummaryConfig())
+        engine = SummaryEngine(memory, llm, **kwargs)  # type: ignore[arg-type]
+        engines.append(engine)
+        return engine
+
+    yield make
+    for engine in engines:
+        engine.stop(timeout=5)

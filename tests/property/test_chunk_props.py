@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memory_summary.domain import fold_chunks, plan_chunks
+from tests.conftest import count_chars
+from tests.strategies import histories
+
+
+@given(
+    costs=st.lists(st.integers(0, 500), max_size=200),
+    max_count=st.integers(1, 50),
+    limit=st.integers(1, 1000),
+)
+def test_chunks_keep_order_lose_nothing_and_hold_the_limits(costs, max_count, limit):
+    chunks = plan_chunks(costs, max_count, limit)
+
+    covered = [i for c in chunks for i in range(c.start, c.stop)]
+    assert covered == list(range(len(costs)))
+    for chunk in chunks:
+        assert 0 < chunk.stop - chunk.start <= max_count
+        total = sum(costs[chunk.start : chunk.stop])
+        if chunk.oversized:
+            assert chunk.stop - chunk.start == 1
+            assert total > limit
+        else:
+            assert total <= limit
+
+
+@given(
+    history=histories(max_size=80),
+    limit=st.integers(30, 2000),
+    max_count=st.integers(1, 40),
+)
+def test_fold_chunks_cover_the_page_and_fit_the_input_limit(history, limit, max_count):
+    chunks = fold_chunks(
+        history,
+        lookup=history,
+        locale="en",
+        cut_chars=200,
+        count_tokens=count_chars,
+        limit_tokens=limit,
+        max_count=max_count,
+    )
+
+    assert [m for c in chunks for m in c.messages] == history
+    ids = [c.through_id for c in chunks]
+    assert ids == sorted(ids)
+    for chunk in chunks:
+        assert len(chunk.messages) <= max_count
+        assert sum(map(count_chars, chunk.transcript)) <= limit

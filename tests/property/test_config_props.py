@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memory_summary import ConfigError, LLMRef, SummaryConfig
+
+valid_configs = st.builds(
+    SummaryConfig,
+    threshold=st.integers(1, 10_000),
+    keep_recent=st.integers(0, 10_000),
+    summary_token_ratio=st.floats(0.0001, 1.0),
+    auto_compress_threshold=st.floats(0.0, 1.0),
+    summary_prompt=st.text(max_size=50),
+    summary_model_mode=st.sampled_from(["global", "session"]),
+    locale=st.sampled_from(["en", "zh"]),
+    truncate_chars=st.integers(1, 1000),
+    probe_floor=st.integers(1, 1000),
+)
+
+
+@given(config=valid_configs)
+def test_config_round_trips_through_a_mapping(config):
+    assert SummaryConfig.from_mapping(config.to_mapping()) == config
+
+
+@given(
+    provider=st.text(min_size=1, max_size=10), model=st.text(min_size=1, max_size=10)
+)
+def test_custom_config_round_trips_with_its_llm_ref(provider, model):
+    config = SummaryConfig(
+        summary_model_mode="custom", summary_llm=LLMRef(provider, model)
+    )
+
+    assert SummaryConfig.from_mapping(config.to_mapping()) == config
+
+
+@given(
+    field=st.sampled_from(
+        ["threshold", "keep_recent", "truncate_chars", "probe_floor"]
+    ),
+    value=st.integers(max_value=-1),
+)
+def test_negative_counts_are_rejected(field, value):
+    with pytest.raises(ConfigError) as info:
+        SummaryConfig.from_mapping({field: value})
+    assert info.value.field == field
+
+
+@given(
+    field=st.sampled_from(["summary_token_ratio", "auto_compress_threshold"]),
+    value=st.one_of(
+        st.floats(max_value=-0.0001), st.floats(min_value=1.0001), st.just(float("nan"))
+    ),
+)
+def test_ratios_outside_their_range_are_rejected(field, value):
+    with pytest.raises(ConfigError):
+        SummaryConfig.from_mapping({field: value})

@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memory_summary.domain import find_safe_cut, split_window
+from memory_summary.domain.cut import group_starts
+from tests.strategies import histories
+
+
+@given(history=histories(), keep_recent=st.integers(0, 80))
+def test_kept_tail_never_starts_with_a_tool_result(history, keep_recent):
+    cut = find_safe_cut(history, keep_recent)
+
+    assert cut == 0 or history[cut].role != "tool"
+
+
+@given(history=histories(), keep_recent=st.integers(0, 80))
+def test_no_kept_tool_result_has_its_call_archived(history, keep_recent):
+    cut = find_safe_cut(history, keep_recent)
+    archived_calls = {c.id for m in history[:cut] for c in m.tool_calls}
+
+    assert not any(
+        m.tool_call_id in archived_calls for m in history[cut:] if m.role == "tool"
+    )
+
+
+@given(history=histories(), keep_recent=st.integers(0, 80))
+def test_no_tool_call_message_is_separated_from_its_results(history, keep_recent):
+    cut = find_safe_cut(history, keep_recent)
+    starts = group_starts(history)
+
+    for index, start in enumerate(starts):
+        assert (index < cut) == (start < cut)
+
+
+@given(history=histories(), keep_recent=st.integers(0, 80))
+def test_partition_covers_the_window_exactly_once(history, keep_recent):
+    split = split_window(history, keep_recent)
+
+    assert list(split.fold) + list(split.keep) == history
+
+
+@given(history=histories(), keep_recent=st.integers(0, 80))
+def test_kept_count_never_drops_below_the_floor(history, keep_recent):
+    cut = find_safe_cut(history, keep_recent)
+
+    assert len(history) - cut >= min(max(keep_recent, 1), len(history))
+
+
+@given(history=histories(), keep_recent=st.integers(0, 80))
+def test_cut_is_as_late_as_the_rules_allow(history, keep_recent):
+    """Any later cut keeping at least the floor would break a rule."""
+    cut = find_safe_cut(history, keep_recent)
+    starts = group_starts(history)
+    floor = len(history) - max(keep_recent, 1)
+
+    for later in range(cut + 1, max(floor, 0) + 1):
+        splits_group = any((i < later) != (s < later) for i, s in enumerate(starts))
+        assert splits_group or history[later].role == "tool"

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memory_summary.adapters import TiktokenCounter
+from memory_summary.domain import injection_text, truncate_to_tokens
+from memory_summary.domain.text import safe_boundary
+from tests.strategies import clean_texts
+
+COUNTER = TiktokenCounter("o200k_base")
+SUFFIX = " [cut]"
+
+
+@given(text=clean_texts(3000), budget=st.integers(1, 400))
+def test_truncation_fits_the_budget_and_is_a_prefix_plus_suffix(text, budget):
+    out = truncate_to_tokens(text, budget, COUNTER.count, SUFFIX)
+
+    assert COUNTER.count(out) <= budget
+    if out != text and out:
+        assert out.endswith(SUFFIX)
+        prefix = out[: -len(SUFFIX)]
+        assert text.startswith(prefix)
+        assert safe_boundary(text, len(prefix)) == len(prefix)
+    out.encode("utf-8")  # always valid text
+
+
+@given(
+    text=st.lists(
+        st.sampled_from(["👩‍👩‍👧", "漢字", "e\u0301", "🇳🇴", "word ", "\u0915\u094d"]),
+        max_size=300,
+    ).map("".join),
+    budget=st.integers(1, 120),
+)
+def test_truncation_never_splits_emoji_cjk_or_combining_marks(text, budget):
+    out = truncate_to_tokens(text, budget, COUNTER.count, SUFFIX)
+
+    prefix = out[: -len(SUFFIX)] if out.endswith(SUFFIX) and out != text else out
+    assert safe_boundary(text, len(prefix)) == len(prefix)
+    assert COUNTER.count(out) <= budget
+
+
+@given(text=clean_texts(3000), budget=st.integers(1, 600))
+def test_truncation_keeps_text_that_already_fits(text, budget):
+    if COUNTER.count(text) <= budget:
+        assert truncate_to_tokens(text, budget, COUNTER.count, SUFFIX) == text
+
+
+@given(
+    summary=clean_texts(5000),
+    budget=st.integers(512, 900),
+    locale=st.sampled_from(["en", "zh"]),
+)
+def test_injected_text_is_always_within_budget(summary, budget, locale):
+    text = injection_text(
+        summary, locale=locale, budget_tokens=budget, count_tokens=COUNTER.count
+    )
+
+    assert COUNTER.count(text) <= budget

@@ -1,0 +1,96 @@
+"""Hypothesis strategies, hostile text included: surrogates, NUL, CJK, emoji, marks."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from memory_summary import Message, ToolCall
+
+HOSTILE_PIECES = [
+    "\x00",
+    "\ud800",
+    "\udfff",
+    "👩‍👩‍👧",
+    "🇳🇴",
+    "e\u0301",
+    "\u0915\u094d\u0937",
+    "你好，世界",
+    "<|endoftext|>",
+    "\n",
+    " " * 40,
+    "ﷺ",
+]
+
+
+def texts(max_size: int = 300) -> st.SearchStrategy[str]:
+    """Arbitrary text mixed with hostile pieces."""
+    return st.lists(
+        st.one_of(st.text(max_size=40), st.sampled_from(HOSTILE_PIECES)),
+        max_size=max_size // 20,
+    ).map("".join)
+
+
+def clean_texts(max_size: int = 300) -> st.SearchStrategy[str]:
+    """Text as it is after normalization (no surrogates, no NUL)."""
+    return texts(max_size).map(lambda s: Message("user", s).content)
+
+
+def snippets() -> st.SearchStrategy[str]:
+    """Cheap message text: hostile pieces, short arbitrary text, or nothing."""
+    return st.one_of(
+        st.sampled_from(["", "hello", *HOSTILE_PIECES]), st.text(max_size=8)
+    )
+
+
+def bodies() -> st.SearchStrategy[str]:
+    """Tool-result bodies and arguments: hostile snippets or long runs that get cut."""
+    return st.one_of(
+        snippets(),
+        st.tuples(
+            st.integers(150, 600), st.sampled_from(["x", "漢", "👍", "e\u0301"])
+        ).map(lambda pair: pair[1] * pair[0]),
+    )
+
+
+@st.composite
+def histories(draw: st.DrawFn, max_size: int = 40) -> list[Message]:
+    """Histories with ids, tool-call groups (whole, partial, orphans) and noise."""
+    messages: list[Message] = []
+    call_number = 0
+    for _ in range(draw(st.integers(0, max_size))):
+        kind = draw(
+            st.sampled_from(
+                ["user", "assistant", "group", "orphan", "system", "marker"]
+            )
+        )
+        if kind == "group":
+            calls = []
+            for _ in range(draw(st.integers(1, 3))):
+                call_number += 1
+                calls.append(
+                    ToolCall(
+                        f"c{call_number}", f"tool{call_number % 4}", draw(bodies())
+                    )
+                )
+            messages.append(Message("assistant", draw(snippets()), tool_calls=calls))
+            answered = draw(
+                st.lists(st.sampled_from(calls), unique=True, max_size=len(calls))
+            )
+            for call in answered:
+                if draw(st.booleans()):
+                    messages.append(Message("user", "interleaved"))
+                messages.append(Message("tool", draw(bodies()), tool_call_id=call.id))
+        elif kind == "orphan":
+            messages.append(
+                Message("tool", draw(snippets()), tool_call_id="missing", name="lost")
+            )
+        elif kind == "marker":
+            messages.append(Message("system", "[compressed]", kind="event-marker"))
+        else:
+            messages.append(Message(kind, draw(snippets())))
+    return [
+        Message(
+            m.role, m.content, m.tool_calls, m.tool_call_id, m.name, m.kind, id=i + 1
+        )
+        for i, m in enumerate(messages)
+    ]

@@ -1,0 +1,104 @@
+from __future__ import annotations
+
+import pytest
+
+from memory_summary import ConfigError, LLMRef, SummaryConfig
+
+
+def test_defaults_are_the_seeds():
+    config = SummaryConfig()
+
+    assert (config.threshold, config.keep_recent) == (30, 20)
+    assert config.summary_token_ratio == 0.05
+    assert config.auto_compress_threshold == 0.7
+    assert config.summary_prompt == ""
+    assert config.summary_model_mode == "global"
+    assert config.summary_llm is None
+    assert (config.locale, config.truncate_chars, config.probe_floor) == (
+        "en",
+        200,
+        200,
+    )
+    assert config.todo_tool_names == ("manage_todo_list", "todo_manage")
+    assert config.max_concurrent_summaries == 4
+
+
+def test_from_mapping_takes_seed_camel_case_and_snake_case():
+    config = SummaryConfig.from_mapping(
+        {
+            "threshold": 40,
+            "keepRecent": 10,
+            "summaryTokenRatio": 0.1,
+            "autoCompressThreshold": 0,
+            "summaryPrompt": "Be brief.",
+            "summaryModelMode": "custom",
+            "summaryLLM": {"provider": "local", "model": "qwen"},
+            "truncate_chars": 100,
+        }
+    )
+
+    assert config.keep_recent == 10
+    assert config.summary_llm == LLMRef("local", "qwen")
+    assert config.auto_compress_threshold == 0
+    assert config.truncate_chars == 100
+
+
+def test_unknown_key_suggests_the_closest_valid_key():
+    with pytest.raises(ConfigError, match="did you mean 'keepRecent'"):
+        SummaryConfig.from_mapping({"keepRecnt": 5})
+
+
+def test_the_same_field_twice_is_rejected():
+    with pytest.raises(ConfigError, match="each field once"):
+        SummaryConfig.from_mapping({"keepRecent": 5, "keep_recent": 6})
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "allowed"),
+    [
+        ("threshold", 0, "int >= 1"),
+        ("threshold", True, "int >= 1"),
+        ("threshold", 3.0, "int >= 1"),
+        ("keep_recent", -1, "int >= 0"),
+        ("summary_token_ratio", 0, "(0, 1]"),
+        ("summary_token_ratio", 1.5, "(0, 1]"),
+        ("auto_compress_threshold", -0.1, "[0, 1]"),
+        ("auto_compress_threshold", float("nan"), "[0, 1]"),
+        ("summary_model_mode", "auto", "'global' / 'custom' / 'session'"),
+        ("locale", "fr", "'en' / 'zh'"),
+        ("summary_prompt", 3, "text"),
+        ("summary_llm", "openai/gpt", "LLMRef"),
+        ("todo_tool_names", "todo", "list of tool names"),
+        ("actor_idle_s", 0, "> 0"),
+    ],
+)
+def test_out_of_range_values_name_field_value_and_allowed(field, value, allowed):
+    with pytest.raises(ConfigError) as info:
+        SummaryConfig(**{field: value})
+
+    assert info.value.field == field
+    assert allowed in str(info.value)
+    assert str(info.value).startswith(f"{field}=")
+
+
+def test_custom_mode_needs_summary_llm():
+    with pytest.raises(ConfigError) as info:
+        SummaryConfig(summary_model_mode="custom")
+
+    assert info.value.field == "summary_llm"
+
+
+def test_keep_recent_zero_has_an_effective_floor_of_one():
+    assert SummaryConfig(keep_recent=0).effective_keep_recent == 1
+
+
+def test_config_error_is_a_value_error():
+    assert issubclass(ConfigError, ValueError)
+
+
+def test_to_mapping_round_trips():
+    config = SummaryConfig(
+        summary_model_mode="custom", summary_llm=LLMRef("p", "m"), locale="zh"
+    )
+
+    assert SummaryConfig.from_mapping(config.to_mapping()) == config
