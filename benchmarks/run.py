@@ -1,0 +1,70 @@
+"""Run the benchmarks: ``python benchmarks/run.py [--quick] [--only NAME ...]``.
+
+Run as a script (not ``-m``) so the installed package is imported, never the
+repository's ``memory_summary/`` folder, which lacks the mapped subpackages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import hot_path
+from report import print_table, write_json
+
+BENCHMARKS = {"hot_path": hot_path.run}
+
+
+def _rows(name: str, results: list[dict]) -> list[dict]:
+    if name != "hot_path":
+        return results
+    rows = []
+    for result in results:
+        for call in ("turn_after", "token_usage", "build_prompt"):
+            stats = result[call]
+            rows.append(
+                {
+                    "sessions": result["sessions"],
+                    "call": call,
+                    "p50_us": stats["p50_us"],
+                    "p99_us": stats["p99_us"],
+                    "max_us": stats["max_us"],
+                    "compressions_started": result["compressions_started_during_run"],
+                }
+            )
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the selected benchmarks, print their tables and write JSON results."""
+    parser = argparse.ArgumentParser(
+        prog="python benchmarks/run.py", description=__doc__
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="small sizes (what CI runs)"
+    )
+    parser.add_argument(
+        "--only", nargs="+", choices=sorted(BENCHMARKS), help="run only these"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("benchmarks/results"),
+        help="where the JSON results go (default: benchmarks/results)",
+    )
+    args = parser.parse_args(argv)
+    for name in args.only or list(BENCHMARKS):
+        started = time.perf_counter()
+        print(f"running {name}{' (quick)' if args.quick else ''} ...", flush=True)
+        results = BENCHMARKS[name](args.quick)
+        print_table(
+            f"{name} ({time.perf_counter() - started:.1f} s)", _rows(name, results)
+        )
+        print(f"  -> {write_json(args.out, name, results, args.quick)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,86 @@
+"""An asyncio face for hosts built on asyncio.
+
+Awaiting never blocks the event loop: pykka's own ``Future.__await__`` calls the
+blocking ``get()``, so the engine hands out ``concurrent.futures.Future`` objects and
+this module awaits them with ``asyncio.wrap_future``; store reads run in a thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Collection, Sequence
+
+from memory_summary.domain import ClearResult, Message, Outcome
+
+from .engine import Scope, SummaryEngine
+
+
+class AsyncSummaryEngine:
+    """Wraps a ``SummaryEngine`` with awaitable methods.
+
+    Example:
+        >>> import asyncio
+        >>> from memory_summary import SummaryEngine
+        >>> from memory_summary.adapters import InMemoryStore
+        >>> async def main():
+        ...     async with AsyncSummaryEngine(SummaryEngine(InMemoryStore())) as engine:
+        ...         engine.turn_after("s1")
+        ...         return (await engine.compress("s1")).kind
+        >>> asyncio.run(main())
+        'skipped'
+    """
+
+    def __init__(self, engine: SummaryEngine) -> None:
+        self.engine = engine
+
+    async def __aenter__(self) -> AsyncSummaryEngine:
+        self.engine.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
+    def turn_after(
+        self, session_id: str, outcome: str = "replied", model: str | None = None
+    ) -> None:
+        """Report a finished turn; returns at once (``SummaryEngine.turn_after``)."""
+        self.engine.turn_after(session_id, outcome, model)
+
+    def token_usage(self, session_id: str, usage_ratio: float) -> None:
+        """Report context usage; returns at once (see ``SummaryEngine.token_usage``)."""
+        self.engine.token_usage(session_id, usage_ratio)
+
+    async def compress(self, session_id: str, reason: str = "manual") -> Outcome:
+        """Compress now and return the outcome, without blocking the loop."""
+        return await asyncio.wrap_future(self.engine.compress(session_id, reason))
+
+    async def build_prompt(self, session_id: str) -> str | None:
+        """Return the injected system text (the store is read in a worker thread)."""
+        return await asyncio.to_thread(self.engine.build_prompt, session_id)
+
+    async def assemble(
+        self, messages: Sequence[Message], session_id: str
+    ) -> list[Message]:
+        """Return ``messages`` with the summary injected at the context anchor."""
+        return await asyncio.to_thread(self.engine.assemble, messages, session_id)
+
+    async def clear(
+        self,
+        scope: Scope = "session",
+        session_id: str | None = None,
+        types: Collection[str] | None = None,
+    ) -> list[ClearResult]:
+        """Clear summaries (see ``SummaryEngine.clear``)."""
+        return await asyncio.to_thread(self.engine.clear, scope, session_id, types)
+
+    async def wait_idle(self, timeout: float | None = None) -> bool:
+        """Wait until no compression runs or is queued, without blocking the loop."""
+        return await asyncio.to_thread(self.engine.wait_idle, timeout)
+
+    def subscribe(self, callback: Callable[[object], None]) -> Callable[[], None]:
+        """Register an event callback (it runs on the engine's threads)."""
+        return self.engine.subscribe(callback)
+
+    async def stop(self, timeout: float = 10.0) -> bool:
+        """Stop the engine without blocking the loop."""
+        return await asyncio.to_thread(self.engine.stop, timeout)

@@ -1,0 +1,106 @@
+"""Both a built wheel and the editable install expose only ``memory_summary``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import memory_summary
+
+pytestmark = pytest.mark.e2e
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "build",
+            "--wheel",
+            "--no-isolation",
+            "--outdir",
+            str(out),
+        ],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (built,) = out.glob("memory_summary-*.whl")
+    return built
+
+
+def test_the_wheel_holds_only_the_memory_summary_package(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    top = {name.split("/")[0] for name in names}
+
+    assert {t for t in top if not t.endswith(".dist-info")} == {"memory_summary"}
+    for sub in ("domain", "actors", "adapters"):
+        assert f"memory_summary/{sub}/__init__.py" in names
+    assert "memory_summary/py.typed" in names
+
+
+def test_an_installed_wheel_imports_the_subpackages(wheel, tmp_path):
+    target = tmp_path / "site"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--no-index",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    probe = (
+        "import importlib.util, memory_summary.domain, memory_summary.actors, "
+        "memory_summary.adapters; print(memory_summary.domain.__file__); "
+        "print([n for n in ('domain', 'actors', 'adapters') "
+        "if importlib.util.find_spec(n)])"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+
+    domain_file, leaked = result.stdout.splitlines()
+    assert domain_file.startswith(str(target))
+    assert leaked == "[]"
+
+
+def test_the_editable_install_imports_the_subpackages(tmp_path):
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import importlib.util, memory_summary.domain as d; "
+            "print(d.SummaryConfig().threshold);"
+            "print(importlib.util.find_spec('domain'))",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+
+    assert result.stdout.splitlines() == ["30", "None"]
+    assert Path(memory_summary.__file__).name == "__init__.py"

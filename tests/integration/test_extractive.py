@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memory_summary import Message
+from memory_summary.adapters import ExtractiveSummarizer, TiktokenCounter
+from memory_summary.domain import summary_request
+
+COUNT = TiktokenCounter("o200k_base").count
+
+
+def request(lines, previous=None):
+    return summary_request(
+        lines, previous_summary=previous, todo=None, system="S", locale="en"
+    )
+
+
+def test_extracts_the_first_sentence_of_each_line_deterministically():
+    summarizer = ExtractiveSummarizer(COUNT)
+    lines = ["User: I live in Oslo. I like skiing.", "Assistant: Noted! Anything else?"]
+
+    first = summarizer.complete(request(lines), max_tokens=500, temperature=0.3)
+
+    assert first == "- User: I live in Oslo.\n- Assistant: Noted!"
+    assert summarizer.complete(request(lines), max_tokens=500, temperature=0.3) == first
+
+
+def test_keeps_the_previous_summarys_facts():
+    summarizer = ExtractiveSummarizer(COUNT)
+
+    text = summarizer.complete(
+        request(["User: My cat is Tom."], previous="- User: I live in Oslo."),
+        max_tokens=500,
+        temperature=0.3,
+    )
+
+    assert text.splitlines() == ["- User: I live in Oslo.", "- User: My cat is Tom."]
+
+
+@given(
+    lines=st.lists(st.text(min_size=1, max_size=300), max_size=60),
+    max_tokens=st.integers(1, 400),
+)
+def test_never_exceeds_max_tokens(lines, max_tokens):
+    clean = [Message("user", line).content.replace("\n", " ") for line in lines]
+
+    text = ExtractiveSummarizer(COUNT).complete(
+        request(clean), max_tokens=max_tokens, temperature=0.3
+    )
+
+    assert COUNT(text) <= max_tokens
+
+
+def test_drops_the_oldest_lines_first_when_over_budget():
+    lines = [f"User: fact number {i}." for i in range(100)]
+
+    text = ExtractiveSummarizer(COUNT).complete(
+        request(lines), max_tokens=60, temperature=0.3
+    )
+
+    assert text.splitlines()[-1] == "- User: fact number 99."
+    assert "fact number 0." not in text
+
+
+def test_is_labelled_as_not_an_llm():
+    assert "not an LLM" in ExtractiveSummarizer.label

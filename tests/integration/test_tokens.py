@@ -1,0 +1,116 @@
+"""The tiktoken adapter: exact counts offline, vocabularies verified before use."""
+
+from __future__ import annotations
+
+import hashlib
+import socket
+
+import pytest
+import tiktoken
+
+from memory_summary import TokenizerError
+from memory_summary.adapters import (
+    TiktokenCounter,
+    counter_factory,
+    encoding_name_for,
+    tokens,
+)
+
+
+@pytest.fixture
+def offline(monkeypatch, tmp_path):
+    """No network, an empty tiktoken cache, and no encodings loaded yet."""
+
+    def refuse(*args, **kwargs):
+        raise OSError("network access attempted in an offline test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("DATA_GYM_CACHE_DIR", raising=False)
+    tokens.load_encoding.cache_clear()
+    monkeypatch.setattr(tiktoken.registry, "ENCODINGS", {})
+    yield tmp_path / "cache"
+    tokens.load_encoding.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("encoding", "text", "expected"),
+    [
+        ("o200k_base", "hello world", [24912, 2375]),
+        ("cl100k_base", "hello world", [15339, 1917]),
+    ],
+)
+def test_counts_are_exact_offline_from_an_empty_cache(
+    offline, encoding, text, expected
+):
+    counter = TiktokenCounter(encoding)
+
+    assert counter.count(text) == len(expected)
+    assert tokens.load_encoding(encoding).encode_ordinary(text) == expected
+    assert any(
+        offline.iterdir()
+    )  # the verified vocabulary was placed in tiktoken's cache
+
+
+def test_the_bundled_vocabulary_matches_tiktokens_published_hash():
+    for name in tokens.ENCODINGS:
+        url, expected = tokens.published_sources()[name]
+        assert url.startswith("https://")
+        assert hashlib.sha256(tokens.bundled_vocabulary(name)).hexdigest() == expected
+
+
+def test_a_vocabulary_failing_verification_is_refused(offline, monkeypatch):
+    url, _ = tokens.published_sources()["o200k_base"]
+    monkeypatch.setattr(
+        tokens, "published_sources", lambda: {"o200k_base": (url, "0" * 64)}
+    )
+
+    with pytest.raises(TokenizerError, match="fails verification"):
+        TiktokenCounter("o200k_base")
+
+
+def test_a_corrupt_cache_entry_is_replaced_by_the_verified_vocabulary(offline):
+    url, _ = tokens.published_sources()["cl100k_base"]
+    offline.mkdir(parents=True)
+    (offline / hashlib.sha1(url.encode()).hexdigest()).write_bytes(b"garbage")
+
+    assert TiktokenCounter("cl100k_base").count("hello world") == 2
+
+
+def test_disabled_tiktoken_cache_gives_a_clear_error(offline, monkeypatch):
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
+
+    with pytest.raises(TokenizerError, match="cache is disabled"):
+        TiktokenCounter("o200k_base")
+
+
+def test_special_token_text_counts_as_plain_text():
+    counter = TiktokenCounter("cl100k_base")
+
+    assert counter.count("<|endoftext|>") > 1
+
+
+@pytest.mark.parametrize(
+    ("model", "encoding"),
+    [
+        ("gpt-4o", "o200k_base"),
+        ("gpt-4o-mini-2024-07-18", "o200k_base"),
+        ("gpt-4.1", "o200k_base"),
+        ("o3-mini", "o200k_base"),
+        ("gpt-5", "o200k_base"),
+        ("gpt-4", "cl100k_base"),
+        ("gpt-3.5-turbo", "cl100k_base"),
+        ("llama-3-70b", "o200k_base"),
+        (None, "o200k_base"),
+    ],
+)
+def test_encoding_is_picked_by_model_name(model, encoding):
+    assert encoding_name_for(model) == encoding
+
+
+def test_the_fallback_encoding_is_configurable():
+    assert encoding_name_for("qwen2.5", fallback="cl100k_base") == "cl100k_base"
+    assert counter_factory("cl100k_base")("qwen2.5")("hello world") == 2
+    with pytest.raises(TokenizerError, match="fallback"):
+        counter_factory("p50k_base")
