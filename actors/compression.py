@@ -2,12 +2,14 @@
 
 The job gathers its inputs from the ports, lets the domain decide (window, cut,
 chunks, budget, prompt) and applies the result one chunk at a time: each chunk's
-summary commits together with the archive of exactly the messages it folded.
+summary commits together with the archive of exactly the messages it folded, so a
+crash leaves every commit whole and messages saved meanwhile stay active.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -17,9 +19,11 @@ import attrs
 
 from memory_summary.domain import (
     NAMESPACE,
+    Archive,
     CompactionStore,
     Compressing,
     FoldChunk,
+    LockingStore,
     Message,
     Outcome,
     Reason,
@@ -34,6 +38,7 @@ from memory_summary.domain import (
     latest_todo_call,
     next_record,
     probe_limit,
+    separator_message,
     should_compress,
     split_window,
     summary_budget_tokens,
@@ -57,14 +62,27 @@ class Cancelled(Exception):
 
 @attrs.define
 class CompressionJob:
-    """Runs compressions for every session of one engine (stateless between runs)."""
+    """Runs compressions for every session of one engine (stateless between runs).
+
+    With an archive that lives in the store's own database (``archive.store is
+    store``), the separator message commits in the compaction's last transaction.
+    """
 
     store: CompactionStore
     config: SummaryConfig
     emit: Callable[[object], None]
     call_pool: concurrent.futures.Executor
     is_cancelled: Callable[[], bool]
+    archive: Archive | None = None
     clock: Callable[[], float] = time.time
+
+    @property
+    def archive_shares_store(self) -> bool:
+        """Tell whether separators can commit with the compaction itself."""
+        return (
+            self.archive is not None
+            and getattr(self.archive, "store", None) is self.store
+        )
 
     def run(
         self, session_id: str, reason: Reason, resolved: ResolvedModel | str
@@ -73,53 +91,68 @@ class CompressionJob:
         forced = reason != "turn"
         started = False
 
+        def start() -> None:
+            nonlocal started
+            if not started:
+                started = True
+                self.emit(Compressing(session_id, "start", reason))
+
         def finish(outcome: Outcome) -> Outcome:
             if started or forced:
-                if not started:
-                    self.emit(Compressing(session_id, "start", reason))
+                start()
                 status: Status = "done" if outcome.ok else "error"
                 self.emit(Compressing(session_id, status, reason, outcome.detail))
             log_outcome(outcome)
             return outcome
 
         if forced:
-            self.emit(Compressing(session_id, "start", reason))
-            started = True
+            start()
         try:
-            tail = self.store.get_history(session_id, limit=probe_limit(self.config))
-            whole = len(tail) < probe_limit(self.config)
-            active = len(tail) if whole else self.store.count_history(session_id)
-            if not should_compress(active, self.config, forced=forced):
-                return finish(
-                    Outcome(session_id, "skipped", reason, "nothing to compress")
-                )
-            split = split_window(tail, self.config.keep_recent)
-            if not split.fold:
-                return finish(
-                    Outcome(session_id, "skipped", reason, "nothing to compress")
-                )
-            if not started:
-                self.emit(Compressing(session_id, "start", reason))
-                started = True
-            if isinstance(resolved, str):
-                return finish(Outcome(session_id, "failed", reason, resolved))
-            log.debug(
-                "session %s: window %d, fold %d, keep %d, active %d",
-                session_id,
-                len(tail),
-                len(split.fold),
-                len(split.keep),
-                active,
-                extra={"session_id": session_id},
-            )
-            run = _Run(self, session_id, reason, resolved, split.keep, tail)
-            pages: list[Sequence[Message]] | None = [split.fold] if whole else None
-            return finish(run.fold(pages, boundary_id=_id(split.fold[-1])))
+            with self._session_lock(session_id) as locked:
+                if not locked:
+                    detail = "another process is compressing this session"
+                    return finish(Outcome(session_id, "skipped", reason, detail))
+                return finish(self._run_locked(session_id, reason, resolved, start))
         except Cancelled:
             return finish(Outcome(session_id, "failed", reason, "engine stopped"))
         except StoreError as exc:
             log.warning("session %s: store failed: %s", session_id, exc)
             return finish(Outcome(session_id, "failed", reason, f"store failed: {exc}"))
+
+    def _session_lock(self, session_id: str) -> contextlib.AbstractContextManager[bool]:
+        if isinstance(self.store, LockingStore):
+            return self.store.compaction_lock(session_id)
+        return contextlib.nullcontext(True)  # one process: the session actor suffices
+
+    def _run_locked(
+        self,
+        session_id: str,
+        reason: Reason,
+        resolved: ResolvedModel | str,
+        start: Callable[[], None],
+    ) -> Outcome:
+        probe = probe_limit(self.config)
+        tail = self.store.get_history(session_id, limit=probe)
+        whole = len(tail) < probe
+        active = len(tail) if whole else self.store.count_history(session_id)
+        split = split_window(tail, self.config.keep_recent)
+        forced = reason != "turn"
+        if not should_compress(active, self.config, forced=forced) or not split.fold:
+            return Outcome(session_id, "skipped", reason, "nothing to compress")
+        start()
+        if isinstance(resolved, str):
+            return Outcome(session_id, "failed", reason, resolved)
+        log.debug(
+            "session %s: window %d, fold %d, keep %d, active %d",
+            session_id,
+            len(tail),
+            len(split.fold),
+            len(split.keep),
+            active,
+            extra={"session_id": session_id},
+        )
+        run = _Run(self, session_id, reason, resolved, split.keep, tail)
+        return run.fold(split.fold if whole else None, boundary_id=_id(split.fold[-1]))
 
 
 def _id(message: Message) -> int:
@@ -136,7 +169,7 @@ def log_outcome(outcome: Outcome) -> None:
     level = logging.INFO if outcome.ok else logging.WARNING
     log.log(
         level,
-        "session %s: %s (%s), summarized %d, archived %d in %d chunk(s)",
+        "session %s: %s (%s), folded %d, archived %d in %d chunk(s)",
         outcome.session_id,
         outcome.kind,
         outcome.detail or outcome.reason,
@@ -145,6 +178,16 @@ def log_outcome(outcome: Outcome) -> None:
         outcome.chunks,
         extra={"session_id": outcome.session_id},
     )
+
+
+def _with_last(items: Iterator[FoldChunk]) -> Iterator[tuple[FoldChunk, bool]]:
+    """Yield each item with whether it is the last one."""
+    previous = next(items, None)
+    for item in items:
+        yield previous, False  # type: ignore[misc]
+        previous = item
+    if previous is not None:
+        yield previous, True
 
 
 @attrs.define
@@ -162,10 +205,12 @@ class _Run:
     chunks: int = 0
     calls: int = 0
 
-    def fold(
-        self, pages: list[Sequence[Message]] | None, *, boundary_id: int
-    ) -> Outcome:
-        """Fold every active message up to ``boundary_id``, oldest first."""
+    def fold(self, page: Sequence[Message] | None, *, boundary_id: int) -> Outcome:
+        """Fold every active message up to ``boundary_id``, oldest first.
+
+        ``page`` is the whole fold when the window held every active message; None
+        reads the backlog from the oldest message on, one window at a time.
+        """
         config = self.job.config
         previous = self._previous()
         count = self.resolved.count_tokens
@@ -183,41 +228,41 @@ class _Run:
         limit = input_limit_tokens(
             self.resolved.context_length, budget, count(system) + budget + todo_tokens
         )
-        for page in pages if pages is not None else self._backlog_pages(boundary_id):
+        pages = iter([page]) if page is not None else self._backlog_pages(boundary_id)
+        chunks = (
+            chunk
+            for each in pages
             for chunk in fold_chunks(
-                page,
-                lookup=[*page, *self.tail],
+                each,
+                lookup=[*each, *self.tail],
                 locale=config.locale,
                 cut_chars=config.truncate_chars,
                 count_tokens=count,
                 limit_tokens=limit,
                 max_count=probe_limit(config),
-            ):
-                self._check_cancelled()
-                try:
-                    previous = self._fold_chunk(chunk, previous, system, todo, budget)
-                except SummarizerError as exc:
-                    return self._degrade(boundary_id, exc)
+            )
+        )
+        for chunk, last in _with_last(chunks):
+            self._check_cancelled()
+            try:
+                previous = self._fold_chunk(
+                    chunk, previous, system, todo, budget, last=last
+                )
+            except SummarizerError as exc:
+                return self._degrade(boundary_id, exc)
         return self._outcome("compressed", "summary written")
 
     def _backlog_pages(self, boundary_id: int) -> Iterator[Sequence[Message]]:
-        """Yield the oldest active messages up to ``boundary_id``, one window at a time.
-
-        Each page is read after the previous one was committed (archived).
-        """
-        last_first_id = 0
+        """Yield the oldest active messages up to ``boundary_id``, window by window."""
+        cursor: int | None = None
         while True:
             oldest = self.job.store.get_oldest_history(
-                self.session_id, probe_limit(self.job.config)
+                self.session_id, probe_limit(self.job.config), after_id=cursor
             )
             page = [m for m in oldest if _id(m) <= boundary_id]
             if not page:
                 return
-            if _id(page[0]) <= last_first_id:
-                raise StoreError(
-                    "commit_compaction did not archive the folded messages"
-                )
-            last_first_id = _id(page[0])
+            cursor = _id(page[-1])
             yield page
 
     def _previous(self) -> SummaryRecord | None:
@@ -231,8 +276,11 @@ class _Run:
         system: str,
         todo: ToolCall | None,
         budget: int,
+        *,
+        last: bool,
     ) -> SummaryRecord | None:
         job = self.job
+        record = previous
         if chunk.transcript:
             request = summary_request(
                 chunk.transcript,
@@ -244,7 +292,7 @@ class _Run:
             text = self._summarize(request, budget).strip()
             if not text:
                 raise SummarizerError("the summarizer returned an empty summary")
-            record: SummaryRecord | None = next_record(
+            record = next_record(
                 previous,
                 text=text,
                 tokens=self.resolved.count_tokens(text),
@@ -252,20 +300,47 @@ class _Run:
                 model=self.resolved.label,
                 now=job.clock(),
             )
-        else:  # only messages the summarizer never reads (system, event markers)
-            record = previous and attrs.evolve(
-                previous, covered_through_id=chunk.through_id
-            )
-        self._check_cancelled()
-        self.archived += job.store.commit_compaction(
-            self.session_id,
-            through_id=chunk.through_id,
-            summary=None if record is None else record.to_mapping(),
-            namespace=NAMESPACE,
-        )
+        elif previous is not None:  # only messages the summarizer never reads
+            record = attrs.evolve(previous, covered_through_id=chunk.through_id)
+        self._commit(chunk.through_id, record, "compressed" if last else None)
         self.summarized += len(chunk.messages)
         self.chunks += 1
         return record
+
+    def _commit(
+        self, through_id: int, record: SummaryRecord | None, final: OutcomeKind | None
+    ) -> None:
+        """Commit one chunk; the final commit of a compression carries its separator."""
+        self._check_cancelled()
+        job = self.job
+        shared = final is not None and job.archive_shares_store
+
+        def separator(archived: int) -> Message | None:
+            return self._separator(final, self.archived + archived)  # type: ignore[arg-type]
+
+        archived = job.store.commit_compaction(
+            self.session_id,
+            through_id=through_id,
+            summary=None if record is None else record.to_mapping(),
+            namespace=NAMESPACE,
+            separator=separator if shared else None,
+        )
+        self.archived += archived
+        if final is not None and job.archive is not None and not shared:
+            marker = self._separator(final, self.archived)
+            if marker is not None:
+                try:
+                    job.archive.save_message(self.session_id, marker)
+                except Exception:  # the archive is optional: it never undoes a commit
+                    log.exception(
+                        "session %s: writing the separator failed", self.session_id
+                    )
+
+    def _separator(self, kind: OutcomeKind, archived: int) -> Message | None:
+        outcome = Outcome(self.session_id, kind, self.reason, archived=archived)
+        return separator_message(
+            outcome, locale=self.job.config.locale, now=self.job.clock()
+        )
 
     def _summarize(self, request: Sequence[Message], budget: int) -> str:
         timeout_s = self.job.config.summarizer_timeout_s
@@ -292,10 +367,7 @@ class _Run:
             exc,
             extra={"session_id": self.session_id},
         )
-        self._check_cancelled()
-        self.archived += self.job.store.commit_compaction(
-            self.session_id, through_id=boundary_id, summary=None, namespace=NAMESPACE
-        )
+        self._commit(boundary_id, None, "trimmed")
         return self._outcome("trimmed", f"summarizer failed: {exc}")
 
     def _outcome(self, kind: OutcomeKind, detail: str) -> Outcome:

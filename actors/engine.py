@@ -9,6 +9,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -23,7 +24,6 @@ from memory_summary.domain import (
     Reason,
     Summarizer,
     SummaryConfig,
-    separator_message,
     should_compress,
 )
 
@@ -74,6 +74,12 @@ class EngineCore:
         self._subscribers: tuple[Subscriber, ...] = ()
         self._subscribers_lock = threading.Lock()
         self._in_flight: set[concurrent.futures.Future[Outcome]] = set()
+        # The host's calls only enqueue; this thread finds or spawns the actors, so a
+        # first turn never pays for starting an actor thread on the caller's thread.
+        self._inbox: queue.SimpleQueue[tuple[str, object] | None] = queue.SimpleQueue()
+        self._router = threading.Thread(
+            target=self._route, name="memory-summary-router", daemon=True
+        )
         self._reaper = threading.Thread(
             target=self._reap_loop, name="memory-summary-reaper", daemon=True
         )
@@ -86,6 +92,7 @@ class EngineCore:
             emit=self.emit,
             call_pool=self._calls,
             is_cancelled=self._cancelled.is_set,
+            archive=archive,
             clock=clock,
         )
 
@@ -96,6 +103,7 @@ class EngineCore:
                 raise EngineClosed("the engine was stopped; create a new one")
             if not self._started:
                 self._started = True
+                self._router.start()
                 self._reaper.start()
 
     def stop(self, timeout_s: float = 10.0) -> bool:
@@ -111,6 +119,9 @@ class EngineCore:
         deadline = time.monotonic() + timeout_s
         self._cancelled.set()
         self._reaper_stop.set()
+        self._inbox.put(None)
+        if self._started:
+            self._router.join(max(deadline - time.monotonic(), 0.1))
         self._jobs.shutdown(wait=False, cancel_futures=True)
         self._calls.shutdown(wait=False, cancel_futures=True)
         running = list(self._in_flight)
@@ -140,9 +151,19 @@ class EngineCore:
             self.start()
         with self._idle:
             self._pending += 1
-        if not self.registry.tell(session_id, message):
-            self.settle(1)
-            raise EngineClosed("the engine was stopped")
+        self._inbox.put((session_id, message))
+
+    def _route(self) -> None:
+        """Deliver queued triggers to their session actors, in arrival order."""
+        while (item := self._inbox.get()) is not None:
+            session_id, message = item
+            try:
+                delivered = self.registry.tell(session_id, message)
+            except Exception:  # a spawn failure must not stop the routing
+                log.exception("session %s: cannot reach its actor", session_id)
+                delivered = False
+            if not delivered:
+                self.settle(1)
 
     def settle(self, units: int) -> None:
         """Mark ``units`` of pending work done (called by session actors)."""
@@ -180,13 +201,10 @@ class EngineCore:
 
         def work() -> Outcome:
             try:
-                outcome = self.job.run(session_id, reason, self.resolve(session_id))
+                return self.job.run(session_id, reason, self.resolve(session_id))
             except Exception as exc:  # a bug: report it, never leave the session busy
                 log.exception("session %s: compression crashed", session_id)
                 return Outcome(session_id, "failed", reason, f"internal error: {exc}")
-            if self.archive is not None and not self._cancelled.is_set():
-                self._write_separator(outcome)
-            return outcome
 
         try:
             future = self._jobs.submit(work)
@@ -203,17 +221,6 @@ class EngineCore:
                 report(f.result())
 
         future.add_done_callback(done)
-
-    def _write_separator(self, outcome: Outcome) -> None:
-        marker = separator_message(outcome, locale=self.config.locale, now=self.clock())
-        if marker is None or self.archive is None:
-            return
-        try:
-            self.archive.save_message(outcome.session_id, marker)
-        except Exception:  # the archive is optional: its failure never undoes a commit
-            log.exception(
-                "session %s: writing the separator failed", outcome.session_id
-            )
 
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:
         """Register ``callback`` for events; return a function that unregisters it."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import attrs
 
@@ -86,12 +86,17 @@ class InMemoryStore:
             session = self._sessions.get(session_id)
             return len(session.messages) - session.first_active if session else 0
 
-    def get_oldest_history(self, session_id: str, limit: int) -> list[Message]:
+    def get_oldest_history(
+        self, session_id: str, limit: int, after_id: int | None = None
+    ) -> list[Message]:
         with self._lock:
             session = self._sessions.get(session_id)
             if session is None:
                 return []
-            return session.messages[session.first_active : session.first_active + limit]
+            active = session.messages[session.first_active :]
+            if after_id is not None:
+                active = [m for m in active if (m.id or 0) > after_id]
+            return active[:limit]
 
     def trim_history(self, session_id: str, keep_recent: int) -> int:
         if keep_recent < 0:
@@ -112,7 +117,10 @@ class InMemoryStore:
         through_id: int,
         summary: Mapping[str, object] | None,
         namespace: str,
+        separator: Callable[[int], Message | None] | None = None,
     ) -> int:
+        if separator is not None:
+            raise ValueError("InMemoryStore has no archive; write separators to one")
         record = None if summary is None else _json_copy(namespace, session_id, summary)
         with self._lock:
             session = self._sessions.get(session_id)

@@ -22,6 +22,7 @@ from .model import EVENT_MARKER, SUMMARY_KIND, LLMRef, Message, ToolCall
 from .ports import (
     Archive,
     CompactionStore,
+    LockingStore,
     MemoryStore,
     StreamingSummarizer,
     Summarizer,
@@ -59,6 +60,7 @@ __all__ = [
     "FoldChunk",
     "Idle",
     "LLMRef",
+    "LockingStore",
     "MemoryStore",
     "MemorySummaryError",
     "Message",

@@ -5,7 +5,8 @@ Adapters satisfy these structurally; none inherits from them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol, runtime_checkable
 
 from .model import Message
@@ -71,8 +72,10 @@ class CompactionStore(MemoryStore, Protocol):
         """Return the number of active messages."""
         ...
 
-    def get_oldest_history(self, session_id: str, limit: int) -> list[Message]:
-        """Return the oldest ``limit`` active messages, oldest first."""
+    def get_oldest_history(
+        self, session_id: str, limit: int, after_id: int | None = None
+    ) -> list[Message]:
+        """Return the oldest ``limit`` active messages with ``id > after_id``."""
         ...
 
     def commit_compaction(
@@ -82,12 +85,24 @@ class CompactionStore(MemoryStore, Protocol):
         through_id: int,
         summary: Mapping[str, object] | None,
         namespace: str,
+        separator: Callable[[int], Message | None] | None = None,
     ) -> int:
         """Archive active messages with ``id <= through_id`` and save ``summary``.
 
         Both happen or neither (one transaction on SQL stores). ``summary=None`` leaves
-        the stored summary as it is. Returns how many messages were archived.
+        the stored summary as it is. ``separator``, given the number archived, returns
+        the separator message to write to the store's own archive in the same
+        transaction; only stores with an archive accept it. Returns the number archived.
         """
+        ...
+
+
+@runtime_checkable
+class LockingStore(Protocol):
+    """A store shared by several processes that can lock a session's compaction."""
+
+    def compaction_lock(self, session_id: str) -> AbstractContextManager[bool]:
+        """Try to lock the session's compaction; the context yields whether it did."""
         ...
 
 

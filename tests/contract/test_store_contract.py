@@ -202,3 +202,25 @@ def test_concurrent_writers_lose_nothing(store, sid):
 def test_negative_limits_are_rejected(store, sid):
     with pytest.raises(ValueError, match="limit"):
         store.get_history(sid, limit=-1)
+
+
+def test_a_failure_inside_the_commit_leaves_nothing_half_written(store, sid):
+    saved = save(store, sid, 10)
+    store.save_metadata("summary", sid, {"text": "before"})
+
+    with pytest.raises(StoreError):
+        store.commit_compaction(
+            sid, through_id=saved[5].id, summary={"bad": object()}, namespace="summary"
+        )
+
+    assert store.get_history(sid) == saved
+    assert store.get_metadata("summary", sid) == {"text": "before"}
+
+
+def test_oldest_history_pages_with_a_cursor(store, sid):
+    saved = save(store, sid, 10)
+
+    first = store.get_oldest_history(sid, 4)
+    second = store.get_oldest_history(sid, 4, after_id=first[-1].id)
+
+    assert first + second == saved[:8]

@@ -168,18 +168,19 @@ def test_compress_rejects_an_unknown_reason(store, make_engine):
 
 
 @pytest.mark.parametrize(
-    "failing",
+    "make_failing",
     [
-        ScriptedSummarizer("old summary", RuntimeError("provider down")),
-        ScriptedSummarizer("old summary", ""),
-        ScriptedSummarizer("old summary", "   \n"),
-        StreamingScripted("old summary", "partial text that breaks", break_after=None),
+        lambda: ScriptedSummarizer("old summary", RuntimeError("provider down")),
+        lambda: ScriptedSummarizer("old summary", ""),
+        lambda: ScriptedSummarizer("old summary", "   \n"),
+        lambda: StreamingScripted("old summary", "partial text that breaks"),
     ],
     ids=["raises", "empty", "blank", "broken-stream"],
 )
-def test_failed_summary_trims_and_keeps_the_old_summary(store, make_engine, failing):
-    if isinstance(failing, StreamingScripted):
-        failing.break_after = None
+def test_failed_summary_trims_and_keeps_the_old_summary(
+    store, make_engine, make_failing
+):
+    failing = make_failing()
     engine = make_engine(store, failing, archive=InMemoryArchive())
     events = []
     engine.subscribe(events.append)
@@ -522,3 +523,24 @@ def test_session_id_must_be_a_non_empty_string(store, make_engine):
     for bad in ("", None, 5):
         with pytest.raises(ValueError, match="session_id"):
             engine.turn_after(bad)
+
+
+def test_sqlite_archive_separator_commits_with_the_compaction(tmp_path, make_engine):
+    from memory_summary.adapters import SqliteArchive, SqliteStore
+
+    store = SqliteStore(tmp_path / "shared.sqlite3")
+    archive = SqliteArchive(store)
+    engine = make_engine(
+        store, ScriptedSummarizer("s", RuntimeError("down")), archive=archive
+    )
+    fill(store, "s1", 30)
+
+    engine.compress("s1").result(timeout=10)
+    fill(store, "s1", 15, start=30)
+    engine.compress("s1").result(timeout=10)
+
+    markers = archive.messages("s1")
+    assert [m.kind for m in markers] == ["event-marker", "event-marker"]
+    assert "compressed: 10 earlier" in markers[0].content
+    assert "trimmed: 15 earlier" in markers[1].content
+    store.close()

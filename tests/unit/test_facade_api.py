@@ -57,6 +57,7 @@ def test_domain_imports_only_pure_modules():
     allowed = {
         "__future__",
         "attrs",
+        "contextlib",
         "collections",
         "difflib",
         "math",
