@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from memory_summary import SummaryConfig, SummaryEngine
-from memory_summary.adapters import InMemoryStore, SqliteStore
+from tests.contract.stores import STORE_KINDS, dispose, make_store
 
 settings.register_profile("dev", max_examples=60, deadline=None)
 settings.register_profile(
@@ -35,15 +35,12 @@ def chars_counter_for(model: str | None) -> object:
     return count_chars
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=STORE_KINDS)
 def store(request, tmp_path) -> Iterator[object]:
-    """The engine's store: every engine test runs on the reference and on SQLite."""
-    if request.param == "memory":
-        yield InMemoryStore()
-        return
-    sqlite = SqliteStore(tmp_path / "engine.sqlite3")
-    yield sqlite
-    sqlite.close()
+    """The engine's store: every engine test runs on each store."""
+    made = make_store(request.param, tmp_path)
+    yield made
+    dispose(made)
 
 
 @pytest.fixture

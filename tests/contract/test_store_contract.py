@@ -9,16 +9,14 @@ from uuid import uuid4
 import pytest
 
 from memory_summary import Message, StoreError, ToolCall
-from tests.contract.stores import STORE_KINDS, make_store
+from tests.contract.stores import STORE_KINDS, dispose, make_store
 
 
 @pytest.fixture(params=STORE_KINDS)
 def store(request, tmp_path):
     made = make_store(request.param, tmp_path)
     yield made
-    close = getattr(made, "close", None)
-    if close is not None:
-        close()
+    dispose(made)
 
 
 @pytest.fixture
