@@ -86,7 +86,8 @@ class PostgresStore:
         min_size, max_size: the connection pool's bounds.
 
     Example:
-        >>> store = PostgresStore("host=127.0.0.1 dbname=test user=postgres")  # doctest: +SKIP
+        >>> dsn = "host=127.0.0.1 dbname=test user=postgres"
+        >>> store = PostgresStore(dsn)  # doctest: +SKIP
     """
 
     def __init__(
@@ -146,9 +147,14 @@ class PostgresStore:
             conn.execute("SELECT pg_advisory_xact_lock(%s, 0)", (LOCK_CLASS,))
             conn.execute(self._q("CREATE SCHEMA IF NOT EXISTS {s}"))
             conn.execute(
-                self._q("CREATE TABLE IF NOT EXISTS {s}.schema_version (version INT NOT NULL)")
+                self._q(
+                    "CREATE TABLE IF NOT EXISTS {s}.schema_version "
+                    "(version INT NOT NULL)"
+                )
             )
-            row = conn.execute(self._q("SELECT max(version) FROM {s}.schema_version")).fetchone()
+            row = conn.execute(
+                self._q("SELECT max(version) FROM {s}.schema_version")
+            ).fetchone()
             current = (row[0] if row else None) or 0
             if current > SCHEMA_VERSION:
                 raise StoreError(
@@ -160,14 +166,20 @@ class PostgresStore:
                     if statement.strip():
                         conn.execute(self._q(statement))
                 conn.execute(
-                    self._q("INSERT INTO {s}.schema_version (version) VALUES (%s)"), (version,)
+                    self._q("INSERT INTO {s}.schema_version (version) VALUES (%s)"),
+                    (version,),
                 )
-                log.info("postgres %s: migrated to schema version %d", self.schema, version)
+                log.info(
+                    "postgres %s: migrated to schema version %d", self.schema, version
+                )
 
     def schema_version(self) -> int:
         """Return the schema's version."""
-        return int(self._read("schema_version", "SELECT max(version) FROM {s}.schema_version",
-                              ())[0][0])
+        return int(
+            self._read(
+                "schema_version", "SELECT max(version) FROM {s}.schema_version", ()
+            )[0][0]
+        )
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -180,11 +192,12 @@ class PostgresStore:
 
     @contextlib.contextmanager
     def compaction_lock(self, session_id: str) -> Iterator[bool]:
-        """Try to take the session's cluster-wide compaction lock; yield whether it did."""
+        """Try to take the session's cluster-wide compaction lock; yield if it did."""
         try:
             with self._pool.connection() as conn:
                 row = conn.execute(
-                    "SELECT pg_try_advisory_lock(%s, hashtext(%s))", (LOCK_CLASS, session_id)
+                    "SELECT pg_try_advisory_lock(%s, hashtext(%s))",
+                    (LOCK_CLASS, session_id),
                 ).fetchone()
                 locked = bool(row and row[0])
                 try:
@@ -196,14 +209,18 @@ class PostgresStore:
                             (LOCK_CLASS, session_id),
                         )
         except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
-            raise StoreError(f"compaction_lock for {session_id!r} failed: {exc}") from exc
+            raise StoreError(
+                f"compaction_lock for {session_id!r} failed: {exc}"
+            ) from exc
 
     def save_message(self, session_id: str, message: Message) -> Message:
         values = message_values(message)
         with self._transaction(f"save_message for {session_id!r}") as conn:
             row = conn.execute(
-                self._q(f"INSERT INTO {{s}}.messages ({_COLUMNS}) "
-                        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id"),
+                self._q(
+                    f"INSERT INTO {{s}}.messages ({_COLUMNS}) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id"
+                ),
                 (session_id, *values),
             ).fetchone()
         assert row is not None
@@ -212,14 +229,17 @@ class PostgresStore:
     def get_history(self, session_id: str, limit: int | None = None) -> list[Message]:
         return self._newest(session_id, limit, "AND archived = FALSE")
 
-    def get_full_history(self, session_id: str, limit: int | None = None) -> list[Message]:
+    def get_full_history(
+        self, session_id: str, limit: int | None = None
+    ) -> list[Message]:
         return self._newest(session_id, limit, "")
 
     def _newest(self, session_id: str, limit: int | None, active: str) -> list[Message]:
         check_limit(limit)
         rows = self._read(
             "get_history",
-            f"SELECT {SELECT_COLUMNS} FROM {{s}}.messages WHERE session_id = %s {active} "
+            f"SELECT {SELECT_COLUMNS} FROM {{s}}.messages "
+            f"WHERE session_id = %s {active} "
             "ORDER BY id DESC LIMIT %s",
             (session_id, limit),
         )
@@ -228,7 +248,8 @@ class PostgresStore:
     def count_history(self, session_id: str) -> int:
         rows = self._read(
             "count_history",
-            "SELECT count(*) FROM {s}.messages WHERE session_id = %s AND archived = FALSE",
+            "SELECT count(*) FROM {s}.messages "
+            "WHERE session_id = %s AND archived = FALSE",
             (session_id,),
         )
         return int(rows[0][0])
@@ -249,16 +270,23 @@ class PostgresStore:
             raise ValueError(f"keep_recent={keep_recent} is invalid; allowed: int >= 0")
         with self._transaction(f"trim_history for {session_id!r}") as conn:
             row = conn.execute(
-                self._q("SELECT id FROM {s}.messages WHERE session_id = %s AND archived = FALSE "
-                        "ORDER BY id DESC LIMIT 1 OFFSET %s"),
+                self._q(
+                    "SELECT id FROM {s}.messages "
+                    "WHERE session_id = %s AND archived = FALSE "
+                    "ORDER BY id DESC LIMIT 1 OFFSET %s"
+                ),
                 (session_id, keep_recent),
             ).fetchone()
             return 0 if row is None else self._archive_through(conn, session_id, row[0])
 
-    def _archive_through(self, conn: psycopg.Connection, session_id: str, through_id: int) -> int:
+    def _archive_through(
+        self, conn: psycopg.Connection, session_id: str, through_id: int
+    ) -> int:
         cursor = conn.execute(
-            self._q("UPDATE {s}.messages SET archived = TRUE "
-                    "WHERE session_id = %s AND archived = FALSE AND id <= %s"),
+            self._q(
+                "UPDATE {s}.messages SET archived = TRUE "
+                "WHERE session_id = %s AND archived = FALSE AND id <= %s"
+            ),
             (session_id, through_id),
         )
         return cursor.rowcount
@@ -274,7 +302,9 @@ class PostgresStore:
     ) -> int:
         with self._transaction(f"commit_compaction for {session_id!r}") as conn:
             archived = self._archive_through(conn, session_id, through_id)
-            if summary is not None:  # serialized inside: a failure rolls the archive back
+            if (
+                summary is not None
+            ):  # serialized inside: a failure rolls the archive back
                 self._upsert(conn, namespace, session_id, summary)
             marker = separator(archived) if separator is not None else None
             if marker is not None:
@@ -282,24 +312,36 @@ class PostgresStore:
         return archived
 
     def _upsert(
-        self, conn: psycopg.Connection, namespace: str, key: str, data: Mapping[str, object]
+        self,
+        conn: psycopg.Connection,
+        namespace: str,
+        key: str,
+        data: Mapping[str, object],
     ) -> None:
         conn.execute(
-            self._q("INSERT INTO {s}.metadata (namespace, key, data) VALUES (%s, %s, %s) "
-                    "ON CONFLICT (namespace, key) DO UPDATE SET data = EXCLUDED.data"),
+            self._q(
+                "INSERT INTO {s}.metadata (namespace, key, data) VALUES (%s, %s, %s) "
+                "ON CONFLICT (namespace, key) DO UPDATE SET data = EXCLUDED.data"
+            ),
             (namespace, key, metadata_json(namespace, key, data)),
         )
 
-    def _insert_archive(self, conn: psycopg.Connection, session_id: str, message: Message) -> int:
+    def _insert_archive(
+        self, conn: psycopg.Connection, session_id: str, message: Message
+    ) -> int:
         row = conn.execute(
-            self._q(f"INSERT INTO {{s}}.archive ({_COLUMNS}) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id"),
+            self._q(
+                f"INSERT INTO {{s}}.archive ({_COLUMNS}) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id"
+            ),
             (session_id, *message_values(message)),
         ).fetchone()
         assert row is not None
         return int(row[0])
 
-    def save_metadata(self, namespace: str, key: str, data: Mapping[str, object]) -> None:
+    def save_metadata(
+        self, namespace: str, key: str, data: Mapping[str, object]
+    ) -> None:
         with self._transaction(f"save_metadata {namespace}/{key}") as conn:
             self._upsert(conn, namespace, key, data)
 
@@ -317,7 +359,8 @@ class PostgresStore:
     def list_metadata(self, namespace: str) -> list[str]:
         rows = self._read(
             "list_metadata",
-            "SELECT key FROM {s}.metadata WHERE namespace = %s ORDER BY key COLLATE \"C\"",
+            "SELECT key FROM {s}.metadata WHERE namespace = %s "
+            'ORDER BY key COLLATE "C"',
             (namespace,),
         )
         return [row[0] for row in rows]
@@ -332,7 +375,9 @@ class PostgresStore:
 
     def clear_session(self, session_id: str) -> None:
         with self._transaction(f"clear_session {session_id!r}") as conn:
-            conn.execute(self._q("DELETE FROM {s}.messages WHERE session_id = %s"), (session_id,))
+            conn.execute(
+                self._q("DELETE FROM {s}.messages WHERE session_id = %s"), (session_id,)
+            )
 
     def clear_all(self) -> None:
         with self._transaction("clear_all") as conn:
@@ -348,7 +393,8 @@ class PostgresStore:
         """Return the session's archive messages, oldest first."""
         rows = self._read(
             "archive_messages",
-            f"SELECT {SELECT_COLUMNS} FROM {{s}}.archive WHERE session_id = %s ORDER BY id",
+            f"SELECT {SELECT_COLUMNS} FROM {{s}}.archive "
+            "WHERE session_id = %s ORDER BY id",
             (session_id,),
         )
         return [row_message(row) for row in rows]

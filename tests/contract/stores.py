@@ -24,12 +24,13 @@ def in_ci() -> bool:
 
 
 def make_postgres(schema: str | None = None) -> object:
-    """Return a PostgresStore in a fresh schema; skip (fail under CI) without a server."""
+    """Return a PostgresStore in a fresh schema; skip without a server (CI fails)."""
     from memory_summary.adapters import PostgresStore
 
     try:
-        return PostgresStore(postgres_dsn(), schema=schema or f"t_{uuid4().hex[:12]}",
-                             timeout_s=5)
+        return PostgresStore(
+            postgres_dsn(), schema=schema or f"t_{uuid4().hex[:12]}", timeout_s=5
+        )
     except StoreError as exc:
         message = (
             f"no PostgreSQL at {postgres_dsn()!r} ({exc}); start one on 127.0.0.1:5432 "
