@@ -74,7 +74,10 @@ MIGRATIONS: tuple[str, ...] = (
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
-_COLUMNS = "session_id, role, content, tool_calls, tool_call_id, name, kind, timestamp, metadata"
+_COLUMNS = (
+    "session_id, role, content, tool_calls, tool_call_id, name, kind, "
+    "timestamp, metadata"
+)
 
 
 class PostgresStore:
