@@ -5,6 +5,7 @@ from __future__ import annotations
 from .archive import InMemoryArchive
 from .extractive import ExtractiveSummarizer
 from .memory import InMemoryStore
+from .openai_llm import OpenAIChatLLM
 from .sqlite import SqliteArchive, SqliteStore
 from .tokens import TiktokenCounter, counter_factory, encoding_name_for
 
@@ -28,6 +29,7 @@ __all__ = [
     "ExtractiveSummarizer",
     "InMemoryArchive",
     "InMemoryStore",
+    "OpenAIChatLLM",
     "PostgresArchive",
     "PostgresStore",
     "SqliteArchive",
