@@ -12,12 +12,27 @@ import time
 from pathlib import Path
 
 import hot_path
+import stores
 from report import print_table, write_json
 
-BENCHMARKS = {"hot_path": hot_path.run}
+BENCHMARKS = {"hot_path": hot_path.run, "stores": stores.run}
 
 
 def _rows(name: str, results: list[dict]) -> list[dict]:
+    if name == "stores":
+        return [
+            {
+                "store": r["store"],
+                "stored": r["stored"],
+                "get_history_p50_us": r["get_history_200"]["p50_us"],
+                "get_history_p99_us": r["get_history_200"]["p99_us"],
+                "commit_p50_us": r["commit"]["p50_us"],
+                "commit_p99_us": r["commit"]["p99_us"],
+                "read_ratio": r["get_history_p50_ratio"],
+                "commit_ratio": r["commit_p50_ratio"],
+            }
+            for r in results
+        ]
     if name != "hot_path":
         return results
     rows = []

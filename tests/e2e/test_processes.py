@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 import signal
 import subprocess
@@ -23,13 +24,29 @@ SESSIONS = 20
 
 def spawn(kind, target, name, rounds, seed):
     return subprocess.Popen(
-        [sys.executable, str(WORKER), kind, target, name, str(SESSIONS), str(rounds), str(seed)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=WORKER.parent,
+        [
+            sys.executable,
+            str(WORKER),
+            kind,
+            target,
+            name,
+            str(SESSIONS),
+            str(rounds),
+            str(seed),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=WORKER.parent,
     )
 
 
 def saved_ids(output: str) -> set[int]:
-    return {int(line.split()[1]) for line in output.splitlines() if line.startswith("saved ")}
+    return {
+        int(line.split()[1])
+        for line in output.splitlines()
+        if line.startswith("saved ")
+    }
 
 
 def check_invariants(store, reported: set[int]) -> None:
@@ -38,7 +55,7 @@ def check_invariants(store, reported: set[int]) -> None:
     for index in range(SESSIONS):
         sid = f"s{index}"
         full, active = store.get_full_history(sid), store.get_history(sid)
-        assert full[len(full) - len(active):] == active, sid
+        assert full[len(full) - len(active) :] == active, sid
         stored |= {m.id for m in full}
         archived = [m.id for m in full[: len(full) - len(active)]]
         if archived:
@@ -53,16 +70,20 @@ def assert_no_overlap(intervals) -> None:
         by_session.setdefault(session, []).append((start, stop))
     for session, spans in by_session.items():
         spans.sort()
-        for (_, first_end), (second_start, _) in zip(spans, spans[1:]):
-            assert second_start >= first_end, f"two compressions of {session} overlapped"
+        for (_, first_end), (second_start, _) in itertools.pairwise(spans):
+            assert second_start >= first_end, (
+                f"two compressions of {session} overlapped"
+            )
 
 
 @pytest.fixture
 def pg_store():
     store = make_postgres()
     with store._pool.connection() as conn:
-        conn.execute(f"CREATE TABLE {store.schema}.intervals "
-                     "(session TEXT, pid INT, start DOUBLE PRECISION, stop DOUBLE PRECISION)")
+        conn.execute(
+            f"CREATE TABLE {store.schema}.intervals "
+            "(session TEXT, pid INT, start DOUBLE PRECISION, stop DOUBLE PRECISION)"
+        )
     yield store
     dispose(store)
 
@@ -72,7 +93,7 @@ def test_three_processes_on_one_postgres_never_overlap_or_lose_messages(pg_store
     workers = [spawn("postgres", target, f"w{i}", 150, seed=i) for i in range(3)]
     outputs = [w.communicate(timeout=300) for w in workers]
 
-    for worker, (out, err) in zip(workers, outputs):
+    for worker, (out, err) in zip(workers, outputs, strict=True):
         assert worker.returncode == 0, err
         assert out.rstrip().endswith("done")
     reported = set().union(*(saved_ids(out) for out, _ in outputs))
@@ -108,7 +129,9 @@ def kill_during_compressions(kind, target, store, rounds=20):
     )
     assert archived > 0  # the kills did land among compressions
     # the next compression after the last crash proceeds normally
-    with SummaryEngine(store, config=SummaryConfig(threshold=12, keep_recent=4)) as engine:
+    with SummaryEngine(
+        store, config=SummaryConfig(threshold=12, keep_recent=4)
+    ) as engine:
         store.save_message("s0", Message("user", "after the crashes of s0."))
         outcome = engine.compress("s0").result(timeout=60)
     assert outcome.kind in ("compressed", "skipped")

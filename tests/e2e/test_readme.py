@@ -56,3 +56,58 @@ def test_every_import_example_imports(block, tmp_path):
     )
 
     assert result.returncode == 0, result.stderr
+
+
+def run_block(block: str, cwd, env_extra: dict[str, str]):
+    import os
+
+    env = {**os.environ, **env_extra}
+    return subprocess.run(
+        [sys.executable, "-c", block],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        env=env,
+        check=False,
+    )
+
+
+def test_the_sqlite_snippet_runs(tmp_path):
+    block = next(
+        b
+        for b in python_blocks()
+        if 'SqliteStore("chat.sqlite3")' in b and "SqliteArchive" in b
+    )
+
+    result = run_block(block, tmp_path, {})
+
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "chat.sqlite3").exists()
+
+
+@pytest.mark.postgres
+def test_the_postgres_snippet_runs(tmp_path):
+    from tests.contract.stores import dispose, make_postgres, postgres_dsn
+
+    dispose(make_postgres("memory_summary"))  # skips (or fails in CI) without a server
+    block = next(b for b in python_blocks() if "PostgresStore(dsn)" in b)
+
+    result = run_block(block, tmp_path, {"MEMORY_SUMMARY_PG_DSN": postgres_dsn()})
+
+    assert result.returncode == 0, result.stderr
+    dispose(make_postgres("memory_summary"))
+
+
+def test_the_openai_snippet_runs_against_a_compatible_endpoint(tmp_path):
+    from tests.openai_server import OpenAICompatibleServer
+
+    block = next(b for b in python_blocks() if "OpenAIChatLLM(" in b)
+    with OpenAICompatibleServer({"qwen2.5-7b-instruct": {}}) as server:
+        result = run_block(
+            block,
+            tmp_path,
+            {"OPENAI_BASE_URL": server.base_url, "OPENAI_MODEL": "qwen2.5-7b-instruct"},
+        )
+
+    assert result.returncode == 0, result.stderr

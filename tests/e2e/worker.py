@@ -48,10 +48,14 @@ def open_store(kind: str, target: str):
 
         def record(session, start, end):
             with sqlite3.connect(target, timeout=10) as conn:
-                conn.execute("CREATE TABLE IF NOT EXISTS intervals (session TEXT, pid INT, "
-                             "start REAL, stop REAL)")
-                conn.execute("INSERT INTO intervals VALUES (?, ?, ?, ?)",
-                             (session, 0, start, end))
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS intervals (session TEXT, pid INT, "
+                    "start REAL, stop REAL)"
+                )
+                conn.execute(
+                    "INSERT INTO intervals VALUES (?, ?, ?, ?)",
+                    (session, 0, start, end),
+                )
 
         return store, record
     from memory_summary.adapters import PostgresStore
@@ -72,11 +76,15 @@ def open_store(kind: str, target: str):
 def main() -> None:
     kind, target, name, sessions, rounds, seed = sys.argv[1:7]
     rng = random.Random(int(seed))
-    TiktokenCounter("o200k_base").count("warm up")  # load the vocabulary before the turns
+    TiktokenCounter("o200k_base").count(
+        "warm up"
+    )  # load the vocabulary before the turns
     store, record = open_store(kind, target)
     config = SummaryConfig(threshold=12, keep_recent=4, max_concurrent_summaries=3)
     ids = [f"s{i}" for i in range(int(sessions))]
-    with SummaryEngine(store, RecordingSummarizer(record, rng), config=config) as engine:
+    with SummaryEngine(
+        store, RecordingSummarizer(record, rng), config=config
+    ) as engine:
         for n in range(int(rounds)):
             sid = rng.choice(ids)
             saved = store.save_message(sid, Message("user", f"{name}-{n} of {sid}."))
