@@ -16,7 +16,13 @@ from memory_summary.domain.prompt import CONVERSATION_TAG, PREVIOUS_TAG
 
 LABEL = "extractive (offline, not an LLM)"
 LINE_CHARS = 160
-_SENTENCE_END = re.compile(r"(?<=[.!?\u3002\uff01\uff1f])\s")  # also CJK . ! ?
+# A sentence ends at . ! ? after a non-digit ("1." numbers a list), or at CJK 。！？.
+_SENTENCE_END = re.compile(r"(?<=[^\d\s][.!?])\s|(?<=[\u3002\uff01\uff1f])")
+# Transcript entries start with a label; other lines continue the entry before them.
+_ENTRY_START = re.compile(
+    r"^(User|Assistant|System|Call |Tool result\(|\u7528\u6237|\u52a9\u624b|"
+    r"\u7cfb\u7edf|\u8c03\u7528 |\u5de5\u5177\u7ed3\u679c\()"
+)
 
 
 def utf8_bytes(text: str) -> int:
@@ -34,6 +40,19 @@ def _shorten(line: str) -> str:
     line = " ".join(line.split())
     first = _SENTENCE_END.split(line, maxsplit=1)[0]
     return cut_chars(first, LINE_CHARS)
+
+
+def _entries(conversation: str) -> list[str]:
+    """Return the transcript's entries, multi-line bodies joined to their label."""
+    entries: list[str] = []
+    for raw in conversation.splitlines():
+        if not raw.strip():
+            continue
+        if entries and not _ENTRY_START.match(raw):
+            entries[-1] += " " + raw.strip()
+        else:
+            entries.append(raw)
+    return entries
 
 
 class ExtractiveSummarizer:
@@ -80,10 +99,8 @@ class ExtractiveSummarizer:
             conversation = request
         lines = [line for line in previous.splitlines() if line.strip()]
         seen = set(lines)
-        for raw in conversation.splitlines():
-            if not raw.strip():
-                continue
-            line = "- " + _shorten(raw)
+        for entry in _entries(conversation):
+            line = "- " + _shorten(entry)
             if line not in seen:
                 seen.add(line)
                 lines.append(line)

@@ -6,14 +6,17 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from memory_summary import __version__
+from memory_summary.adapters import SqliteStore
 from memory_summary.config_file import ENV_PREFIX, load_config
-from memory_summary.domain import MemorySummaryError
+from memory_summary.domain import ConfigError, MemorySummaryError, Summarizer
 
 EXIT_OK = 0
 EXIT_USAGE = 2
 EXIT_CONFIG = 3
+EXIT_FAILED = 4
 
 
 def _config_check(args: argparse.Namespace) -> int:
@@ -28,6 +31,129 @@ def _config_check(args: argparse.Namespace) -> int:
     for name, value in values.items():
         print(f"  {name:<{width}}  {json.dumps(value, ensure_ascii=False)}")
     return EXIT_OK
+
+
+DEFAULT_DB = "memory-summary-demo.sqlite3"
+
+
+def _summarizer(args: argparse.Namespace) -> Summarizer | None:
+    if not args.base_url and not args.model:
+        return None  # the offline extractive summarizer
+    from memory_summary.adapters import OpenAIChatLLM
+
+    return OpenAIChatLLM(args.model, base_url=args.base_url)
+
+
+def _open_db(args: argparse.Namespace) -> SqliteStore:
+    path = Path(args.db)
+    if not path.exists():
+        raise ConfigError(
+            "--db", str(path), "an existing database (run `memory-summary demo`)"
+        )
+    return SqliteStore(path)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+
+    report = run_demo(
+        Path(args.db),
+        sessions=args.sessions,
+        turns=args.turns,
+        seed=args.seed,
+        workers=args.workers,
+        llm=_summarizer(args),
+        config=load_config(args.config),
+        progress=not args.quiet,
+    )
+    print(report.render())
+    return EXIT_OK
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    from .demo import message_row
+    from .engine import SummaryEngine
+
+    store = _open_db(args)
+    try:
+        engine = SummaryEngine(store, config=load_config(args.config))
+        active = store.get_history(args.session)
+        full = store.get_full_history(args.session)
+        record = engine.summary(args.session)
+        archived = len(full) - len(active)
+        print(f"session {args.session}: {len(active)} active, {archived} archived")
+        if record is None:
+            print("summary: none")
+        else:
+            print(
+                f"summary: covers messages through id {record.covered_through_id}, "
+                f"{record.tokens} tokens, {record.compressions} summarizer call(s), "
+                f"by {record.model}"
+            )
+            for line in record.text.splitlines():
+                print(f"  | {line}")
+        print(f"\n{'id':>7}  {'role':<9}  content (active history)")
+        for message in active[-args.limit :]:
+            print(message_row(message))
+        engine.stop()
+    finally:
+        store.close()
+    return EXIT_OK
+
+
+def _compress(args: argparse.Namespace) -> int:
+    from .engine import SummaryEngine
+
+    store = _open_db(args)
+    try:
+        with SummaryEngine(
+            store, _summarizer(args), config=load_config(args.config)
+        ) as engine:
+            outcome = engine.compress(args.session).result(timeout=args.timeout)
+    finally:
+        store.close()
+    print(
+        f"session {args.session}: {outcome.kind} ({outcome.detail}); "
+        f"archived {outcome.archived}, folded {outcome.summarized}"
+    )
+    return EXIT_OK if outcome.ok else EXIT_FAILED
+
+
+def _clear(args: argparse.Namespace) -> int:
+    from .engine import SummaryEngine
+
+    if not args.all and not args.session:
+        raise ConfigError("clear", None, "a SESSION, or --all")
+    store = _open_db(args)
+    try:
+        engine = SummaryEngine(store, config=load_config(args.config))
+        types = args.types.split(",") if args.types else None
+        results = engine.clear("all" if args.all else "session", args.session, types)
+        engine.stop()
+    finally:
+        store.close()
+    if not results:
+        print("skipped: --types does not include summary")
+    for result in results:
+        print(
+            f"{result.source}: {'ok' if result.success else 'FAILED'}: {result.message}"
+        )
+    return EXIT_OK if all(r.success for r in results) else EXIT_FAILED
+
+
+def _common(parser: argparse.ArgumentParser, *, db: bool = True) -> None:
+    if db:
+        parser.add_argument(
+            "--db", default=DEFAULT_DB, help=f"SQLite database (default: {DEFAULT_DB})"
+        )
+    parser.add_argument("--config", metavar="FILE", help="a TOML config file")
+
+
+def _llm_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--base-url", help="an OpenAI-compatible endpoint (default: offline)"
+    )
+    parser.add_argument("--model", help="the summary model at --base-url")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,6 +179,51 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("file", nargs="?", help="the TOML file (default: none)")
     check.add_argument("--json", action="store_true", help="print the values as JSON")
     check.set_defaults(run=_config_check)
+
+    demo = commands.add_parser(
+        "demo",
+        help="simulate a multi-session chat server on a SQLite file",
+        description="Drive generated English and Chinese conversations (with tool "
+        "calls) through one engine from a thread pool, then report what compression saved.",
+    )
+    _common(demo)
+    _llm_options(demo)
+    demo.add_argument(
+        "--sessions", type=int, default=50, help="concurrent sessions (50)"
+    )
+    demo.add_argument("--turns", type=int, default=40, help="turns per session (40)")
+    demo.add_argument("--seed", type=int, default=7, help="conversation seed (7)")
+    demo.add_argument("--workers", type=int, default=8, help="host threads (8)")
+    demo.add_argument("--quiet", action="store_true", help="no progress display")
+    demo.set_defaults(run=_demo)
+
+    inspect = commands.add_parser(
+        "inspect", help="show a session's history and summary"
+    )
+    inspect.add_argument("session")
+    inspect.add_argument(
+        "--limit", type=int, default=30, help="active messages shown (30)"
+    )
+    _common(inspect)
+    inspect.set_defaults(run=_inspect)
+
+    compress = commands.add_parser("compress", help="compress a session now")
+    compress.add_argument("session")
+    compress.add_argument(
+        "--timeout", type=float, default=300.0, help="seconds to wait"
+    )
+    _common(compress)
+    _llm_options(compress)
+    compress.set_defaults(run=_compress)
+
+    clear = commands.add_parser("clear", help="clear summaries (one session or --all)")
+    clear.add_argument("session", nargs="?")
+    clear.add_argument("--all", action="store_true", help="every session's summary")
+    clear.add_argument(
+        "--types", help="comma-separated memory types; skips without 'summary'"
+    )
+    _common(clear)
+    clear.set_defaults(run=_clear)
     return parser
 
 

@@ -275,6 +275,11 @@ class SummaryEngine:
         """
         return self._core.subscribe(callback)
 
+    def summarizer_label(self, session_id: str = "") -> str:
+        """Return how summaries' origin is reported (model, or a non-LLM's label)."""
+        resolved = self._core.resolve(session_id)
+        return resolved if isinstance(resolved, str) else resolved.label
+
     def live_actors(self) -> int:
         """Return how many session actors are alive (idle ones are reaped)."""
         return self._core.live_actors()

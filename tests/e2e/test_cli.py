@@ -103,3 +103,69 @@ def test_version_and_module_entry_point_agree(tmp_path):
 
     assert from_script == from_module
     assert from_script.startswith("memory-summary 0.")
+
+
+def test_demo_runs_offline_and_reports_what_it_saved(tmp_path):
+    db = tmp_path / "demo.sqlite3"
+
+    result = run(
+        "demo",
+        "--sessions",
+        "6",
+        "--turns",
+        "25",
+        "--db",
+        str(db),
+        cwd=tmp_path,
+        env={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""},
+    )
+
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "extractive (offline, not an LLM)" in out
+    assert "turns             150" in out
+    compressions = int(out.split("compressions")[1].split()[0])
+    assert compressions > 0
+    saved = int(out.split("% saved")[0].rsplit("(", 1)[1])
+    assert saved > 20
+    assert str(db) in out
+    assert "sessions 6/6" in result.stderr  # the progress display's last line
+
+
+def test_inspect_compress_and_clear_work_on_the_demo_database(tmp_path):
+    db = str(tmp_path / "demo.sqlite3")
+    assert (
+        run(
+            "demo", "--sessions", "2", "--turns", "20", "--db", db, "--quiet"
+        ).returncode
+        == 0
+    )
+
+    inspected = run("inspect", "s0", "--db", db)
+    assert inspected.returncode == 0, inspected.stderr
+    assert "session s0:" in inspected.stdout
+    assert "summary: covers messages through id" in inspected.stdout
+
+    compressed = run("compress", "s0", "--db", db)
+    assert compressed.returncode == 0
+    assert "session s0:" in compressed.stdout
+
+    assert "skipped" in run("clear", "s0", "--types", "history", "--db", db).stdout
+    cleared = run("clear", "--all", "--db", db)
+    assert "cleared 2 summaries" in cleared.stdout
+    assert "summary: none" in run("inspect", "s0", "--db", db).stdout
+
+
+def test_commands_on_a_missing_database_say_what_to_do(tmp_path):
+    result = run("inspect", "s0", "--db", str(tmp_path / "none.sqlite3"))
+
+    assert result.returncode == 3
+    assert "run `memory-summary demo`" in result.stderr
+    assert "a SESSION, or --all" in run("clear", "--db", str(tmp_path / "x")).stderr
+
+
+def test_every_command_has_help():
+    for command in ("demo", "inspect", "compress", "clear", "config"):
+        result = run(command, "--help")
+        assert result.returncode == 0
+        assert "usage: memory-summary" in result.stdout

@@ -65,3 +65,19 @@ def test_drops_the_oldest_lines_first_when_over_budget():
 
 def test_is_labelled_as_not_an_llm():
     assert "not an LLM" in ExtractiveSummarizer.label
+
+
+def test_multi_line_bodies_stay_one_entry_and_list_numbers_do_not_end_sentences():
+    lines = [
+        "Tool result(search): 1. First hit.\n2. Second hit.",
+        "用户: 我住在上海。我喜欢茶。",
+    ]
+
+    text = ExtractiveSummarizer(COUNT).complete(
+        request(lines), max_tokens=500, temperature=0.3
+    )
+
+    assert text.splitlines() == [
+        "- Tool result(search): 1. First hit.",
+        "- 用户: 我住在上海。",
+    ]
