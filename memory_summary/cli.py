@@ -184,7 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
         "demo",
         help="simulate a multi-session chat server on a SQLite file",
         description="Drive generated English and Chinese conversations (with tool "
-        "calls) through one engine from a thread pool, then report what compression saved.",
+        "calls) through one engine from a thread pool, then report what compression "
+        "saved.",
     )
     _common(demo)
     _llm_options(demo)
