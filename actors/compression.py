@@ -133,8 +133,10 @@ class CompressionJob:
     ) -> Outcome:
         probe = probe_limit(self.config)
         tail = self.store.get_history(session_id, limit=probe)
-        whole = len(tail) < probe
-        active = len(tail) if whole else self.store.count_history(session_id)
+        active = (
+            len(tail) if len(tail) < probe else self.store.count_history(session_id)
+        )
+        whole = active == len(tail)  # the window holds every active message
         split = split_window(tail, self.config.keep_recent)
         forced = reason != "turn"
         if not should_compress(active, self.config, forced=forced) or not split.fold:

@@ -6,14 +6,16 @@ slow fake summarizer, so the measured calls compete with real background work.
 
 from __future__ import annotations
 
+import tempfile
 import threading
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from report import latency_summary
 
 from memory_summary import Message, SummaryConfig, SummaryEngine
-from memory_summary.adapters import InMemoryStore
+from memory_summary.adapters import SqliteStore
 
 
 class SlowSummarizer:
@@ -34,14 +36,13 @@ class SlowSummarizer:
         return "Summary: the user asked about several things; the assistant answered."
 
 
-def measure(
-    sessions: int, calls: int, delay_s: float, store: object | None = None
-) -> dict:
-    """Return latency summaries of the three hot-path calls."""
-    memory = store if store is not None else InMemoryStore()
+def measure(sessions: int, calls: int, delay_s: float) -> dict:
+    """Return latency summaries of the three hot-path calls, on a warm SQLite store."""
+    workdir = tempfile.TemporaryDirectory()
+    memory = SqliteStore(Path(workdir.name) / "hot.sqlite3")
     llm = SlowSummarizer(delay_s)
     config = SummaryConfig(threshold=30, keep_recent=20)
-    engine = SummaryEngine(memory, llm, config=config)  # type: ignore[arg-type]
+    engine = SummaryEngine(memory, llm, config=config)
     ids = [f"s{i}" for i in range(sessions)]
     for sid in ids:
         for i in range(25):
@@ -80,6 +81,8 @@ def measure(
     unsubscribe()
     busy_compressions = len(started)
     engine.stop(timeout=30)
+    memory.close()
+    workdir.cleanup()
     return {
         "sessions": sessions,
         "calls": calls,

@@ -11,11 +11,21 @@ import sys
 import time
 from pathlib import Path
 
+import cost
+import engine_load
 import hot_path
 import stores
 from report import print_table, write_json
 
-BENCHMARKS = {"hot_path": hot_path.run, "stores": stores.run}
+BENCHMARKS = {
+    "hot_path": hot_path.run,
+    "throughput": engine_load.throughput,
+    "overhead": lambda quick: [engine_load.overhead(quick)],
+    "scale": engine_load.scale,
+    "cost": cost.run,
+    "growth": engine_load.growth,
+    "stores": stores.run,
+}
 
 
 def _rows(name: str, results: list[dict]) -> list[dict]:
