@@ -45,7 +45,7 @@ def measure(sessions: int, calls: int, delay_s: float) -> dict:
     engine = SummaryEngine(memory, llm, config=config)
     ids = [f"s{i}" for i in range(sessions)]
     for sid in ids:
-        for i in range(25):
+        for i in range(29):  # one more message reaches the threshold of 30
             memory.save_message(
                 sid, Message("user" if i % 2 else "assistant", f"turn {i}")
             )

@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from memory_summary import __version__
 from memory_summary.adapters import SqliteStore
-from memory_summary.config_file import ENV_PREFIX, load_config
+from memory_summary.config_file import ENV_PREFIX, cli_defaults, load_config
 from memory_summary.domain import ConfigError, MemorySummaryError, Summarizer
 
 EXIT_OK = 0
@@ -141,23 +141,38 @@ def _clear(args: argparse.Namespace) -> int:
     return EXIT_OK if all(r.success for r in results) else EXIT_FAILED
 
 
-def _common(parser: argparse.ArgumentParser, *, db: bool = True) -> None:
-    if db:
-        parser.add_argument(
-            "--db", default=DEFAULT_DB, help=f"SQLite database (default: {DEFAULT_DB})"
-        )
+def _common(parser: argparse.ArgumentParser, defaults: Mapping[str, object]) -> None:
+    db = defaults.get("db", DEFAULT_DB)
+    parser.add_argument("--db", default=db, help=f"SQLite database (default: {db})")
     parser.add_argument("--config", metavar="FILE", help="a TOML config file")
 
 
-def _llm_options(parser: argparse.ArgumentParser) -> None:
+def _llm_options(
+    parser: argparse.ArgumentParser, defaults: Mapping[str, object]
+) -> None:
     parser.add_argument(
-        "--base-url", help="an OpenAI-compatible endpoint (default: offline)"
+        "--base-url",
+        default=defaults.get("base_url"),
+        help="an OpenAI-compatible endpoint (default: the offline summarizer)",
     )
-    parser.add_argument("--model", help="the summary model at --base-url")
+    parser.add_argument(
+        "--model", default=defaults.get("model"), help="the summary model at --base-url"
+    )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the argument parser of every sub-command."""
+def build_parser(
+    defaults: Mapping[str, object] | None = None,
+) -> argparse.ArgumentParser:
+    """Return the argument parser of every sub-command.
+
+    ``defaults`` (from the config file's ``[memory_summary.cli]`` table and the
+    ``MEMORY_SUMMARY_CLI_*`` variables) replace the built-in defaults.
+    """
+    given = dict(defaults or {})
+
+    def default(name: str, builtin: object) -> object:
+        return given.get(name, builtin)
+
     parser = argparse.ArgumentParser(
         prog="memory-summary",
         description="Keep long chat conversations inside their context window.",
@@ -187,14 +202,23 @@ def build_parser() -> argparse.ArgumentParser:
         "calls) through one engine from a thread pool, then report what compression "
         "saved.",
     )
-    _common(demo)
-    _llm_options(demo)
+    _common(demo, given)
+    _llm_options(demo, given)
     demo.add_argument(
-        "--sessions", type=int, default=50, help="concurrent sessions (50)"
+        "--sessions",
+        type=int,
+        default=default("sessions", 50),
+        help="concurrent sessions (50)",
     )
-    demo.add_argument("--turns", type=int, default=40, help="turns per session (40)")
-    demo.add_argument("--seed", type=int, default=7, help="conversation seed (7)")
-    demo.add_argument("--workers", type=int, default=8, help="host threads (8)")
+    demo.add_argument(
+        "--turns", type=int, default=default("turns", 40), help="turns per session (40)"
+    )
+    demo.add_argument(
+        "--seed", type=int, default=default("seed", 7), help="conversation seed (7)"
+    )
+    demo.add_argument(
+        "--workers", type=int, default=default("workers", 8), help="host threads (8)"
+    )
     demo.add_argument("--quiet", action="store_true", help="no progress display")
     demo.set_defaults(run=_demo)
 
@@ -205,16 +229,19 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument(
         "--limit", type=int, default=30, help="active messages shown (30)"
     )
-    _common(inspect)
+    _common(inspect, given)
     inspect.set_defaults(run=_inspect)
 
     compress = commands.add_parser("compress", help="compress a session now")
     compress.add_argument("session")
     compress.add_argument(
-        "--timeout", type=float, default=300.0, help="seconds to wait"
+        "--timeout",
+        type=float,
+        default=default("timeout", 300.0),
+        help="seconds to wait",
     )
-    _common(compress)
-    _llm_options(compress)
+    _common(compress, given)
+    _llm_options(compress, given)
     compress.set_defaults(run=_compress)
 
     clear = commands.add_parser("clear", help="clear summaries (one session or --all)")
@@ -223,18 +250,37 @@ def build_parser() -> argparse.ArgumentParser:
     clear.add_argument(
         "--types", help="comma-separated memory types; skips without 'summary'"
     )
-    _common(clear)
+    _common(clear, given)
     clear.set_defaults(run=_clear)
     return parser
 
 
+CLI_OPTIONS: dict[str, type] = {
+    "db": str,
+    "sessions": int,
+    "turns": int,
+    "seed": int,
+    "workers": int,
+    "base_url": str,
+    "model": str,
+    "timeout": float,
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the process exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--config")
+    known, _ = pre.parse_known_args(argv)
+    try:
+        defaults = cli_defaults(known.config, CLI_OPTIONS)
+    except MemorySummaryError as exc:
+        print(f"memory-summary: error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    args = build_parser(defaults).parse_args(argv)
     run = getattr(args, "run", None)
     if run is None:
-        parser.print_help(sys.stderr)
+        build_parser().print_help(sys.stderr)
         return EXIT_USAGE
     try:
         code: int = run(args)

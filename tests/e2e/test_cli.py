@@ -169,3 +169,62 @@ def test_every_command_has_help():
         result = run(command, "--help")
         assert result.returncode == 0
         assert "usage: memory-summary" in result.stdout
+
+
+def test_cli_options_come_from_the_config_file_and_environment(tmp_path):
+    config = tmp_path / "ms.toml"
+    config.write_text(
+        "[memory_summary]\nkeepRecent = 10\n\n"
+        "[memory_summary.cli]\nsessions = 2\nturns = 12\n"
+        f'db = "{tmp_path / "from-file.sqlite3"}"\n',
+        encoding="utf-8",
+    )
+
+    result = run(
+        "demo",
+        "--config",
+        str(config),
+        "--quiet",
+        env={"MEMORY_SUMMARY_CLI_TURNS": "15"},
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert "sessions          2" in result.stdout
+    assert "turns             30" in result.stdout  # the environment beat the file
+    assert (tmp_path / "from-file.sqlite3").exists()
+    assert "0 active" not in run("inspect", "s0", "--config", str(config)).stdout
+
+
+def test_a_bad_cli_option_in_the_config_file_is_reported(tmp_path):
+    config = tmp_path / "bad.toml"
+    config.write_text("[memory_summary.cli]\nsesions = 2\n", encoding="utf-8")
+
+    result = run("demo", "--config", str(config))
+
+    assert result.returncode == 3
+    assert "cli.sesions" in result.stderr
+
+
+def test_demo_uses_an_openai_compatible_endpoint_when_given(tmp_path):
+    from tests.openai_server import Behaviour, OpenAICompatibleServer
+
+    with OpenAICompatibleServer() as server:
+        server.then(Behaviour(text="The user planned a trip step by step."))
+        result = run(
+            "demo",
+            "--sessions",
+            "2",
+            "--turns",
+            "15",
+            "--quiet",
+            "--db",
+            str(tmp_path / "llm.sqlite3"),
+            "--base-url",
+            server.base_url,
+            "--model",
+            "test-model",
+        )
+
+    assert result.returncode == 0, result.stderr
+    assert "summarizer        test-model" in result.stdout
+    assert any(body.get("stream") for body in server.requests)
