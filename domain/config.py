@@ -16,7 +16,7 @@ ModelMode = Literal["global", "custom", "session"]
 Locale = Literal["en", "zh"]
 MODEL_MODES: tuple[ModelMode, ...] = get_args(ModelMode)
 LOCALES: tuple[Locale, ...] = get_args(Locale)
-DEFAULT_TODO_TOOLS = ("manage_todo_list", "todo_manage")
+DEFAULT_TASK_TOOLS = ("manage_todo_list", "todo_manage")
 
 
 def _int_at_least(low: int) -> Callable[[object, attrs.Attribute[int], object], None]:
@@ -120,7 +120,7 @@ class SummaryConfig:
     truncate_chars: int = attrs.field(default=200, validator=_int_at_least(1))
     probe_floor: int = attrs.field(default=200, validator=_int_at_least(1))
     todo_tool_names: tuple[str, ...] = attrs.field(
-        default=DEFAULT_TODO_TOOLS, converter=_todo_tools
+        default=DEFAULT_TASK_TOOLS, converter=_todo_tools
     )
     max_concurrent_summaries: int = attrs.field(default=4, validator=_int_at_least(1))
     actor_idle_s: float = attrs.field(default=300.0, validator=_positive_seconds)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import re
 import subprocess
 import sys
@@ -23,14 +24,7 @@ def test_the_embedding_example_runs_and_compresses(tmp_path):
     example = next(block for block in python_blocks() if "SummaryEngine(store" in block)
     assert len(example.strip().splitlines()) <= 16
 
-    result = subprocess.run(
-        [sys.executable, "-c", example],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,
-        check=False,
-    )
+    result = run_block(example, tmp_path)
 
     assert result.returncode == 0, result.stderr
     header, active = result.stdout.splitlines()
@@ -46,22 +40,14 @@ def test_every_import_example_imports(block, tmp_path):
         for node in tree.body
         if isinstance(node, (ast.Import, ast.ImportFrom))
     )
-    result = subprocess.run(
-        [sys.executable, "-c", imports],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-        check=False,
-    )
+    result = run_block(imports, tmp_path)
 
     assert result.returncode == 0, result.stderr
 
 
-def run_block(block: str, cwd, env_extra: dict[str, str]):
-    import os
-
-    env = {**os.environ, **env_extra}
+def run_block(block: str, cwd, env_extra: dict[str, str] | None = None):
+    """Run a README code block in a fresh interpreter inside ``cwd``."""
+    env = {**os.environ, **(env_extra or {})}
     return subprocess.run(
         [sys.executable, "-c", block],
         capture_output=True,
