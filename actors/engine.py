@@ -57,7 +57,6 @@ class EngineCore:
     ) -> None:
         self.config = config
         self.store = store
-        self.archive = archive
         self.clock = clock
         self.resolver = ModelResolver(config, llm, llms or {}, count_tokens_for)
         self.session_models: dict[str, str] = {}

@@ -44,6 +44,3 @@ class Reap:
     """Stop if still idle and untouched since the registry stamped ``stamp``."""
 
     stamp: int
-
-
-TRIGGERS = (TurnEnded, UsageReported, Compress)

@@ -36,10 +36,9 @@ DSN_VARIABLE = "MEMORY_SUMMARY_PG_DSN"
 LOCK_CLASS = 0x4D53  # "MS": our advisory-lock namespace, paired with hashtext(session)
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
-MIGRATIONS: tuple[str, ...] = (
-    """
-    CREATE TABLE {s}.messages (
-        id BIGSERIAL PRIMARY KEY,
+# The columns of a stored message, shared by the history and the archive tables.
+# Released migrations never change: a new column needs a new migration.
+_MESSAGE_COLUMNS_V1 = """
         session_id TEXT NOT NULL,
         role TEXT NOT NULL,
         content TEXT NOT NULL,
@@ -48,7 +47,11 @@ MIGRATIONS: tuple[str, ...] = (
         name TEXT,
         kind TEXT,
         timestamp DOUBLE PRECISION,
-        metadata TEXT,
+        metadata TEXT"""
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE {s}.messages (
+        id BIGSERIAL PRIMARY KEY,{columns},
         archived BOOLEAN NOT NULL DEFAULT FALSE
     );
     CREATE INDEX messages_by_session ON {s}.messages (session_id, archived, id);
@@ -59,19 +62,10 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (namespace, key)
     );
     CREATE TABLE {s}.archive (
-        id BIGSERIAL PRIMARY KEY,
-        session_id TEXT NOT NULL,
-        role TEXT NOT NULL,
-        content TEXT NOT NULL,
-        tool_calls TEXT,
-        tool_call_id TEXT,
-        name TEXT,
-        kind TEXT,
-        timestamp DOUBLE PRECISION,
-        metadata TEXT
+        id BIGSERIAL PRIMARY KEY,{columns}
     );
     CREATE INDEX archive_by_session ON {s}.archive (session_id, id)
-    """,
+    """.replace("{columns}", _MESSAGE_COLUMNS_V1),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 _COLUMNS = (

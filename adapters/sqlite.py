@@ -29,11 +29,9 @@ from .message_rows import (
 
 log = logging.getLogger(__name__)
 
-MIGRATIONS: tuple[str, ...] = (
-    # 1: messages, metadata and the archive of separator messages
-    """
-    CREATE TABLE messages (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
+# The columns of a stored message, shared by the history and the archive tables.
+# Released migrations never change: a new column needs a new migration.
+_MESSAGE_COLUMNS_V1 = """
         session_id TEXT NOT NULL,
         role TEXT NOT NULL,
         content TEXT NOT NULL,
@@ -42,7 +40,12 @@ MIGRATIONS: tuple[str, ...] = (
         name TEXT,
         kind TEXT,
         timestamp REAL,
-        metadata TEXT,
+        metadata TEXT"""
+MIGRATIONS: tuple[str, ...] = (
+    # 1: messages, metadata and the archive of separator messages
+    f"""
+    CREATE TABLE messages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,{_MESSAGE_COLUMNS_V1},
         archived INTEGER NOT NULL DEFAULT 0
     );
     CREATE INDEX messages_by_session ON messages (session_id, archived, id);
@@ -53,16 +56,7 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (namespace, key)
     ) WITHOUT ROWID;
     CREATE TABLE archive (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        session_id TEXT NOT NULL,
-        role TEXT NOT NULL,
-        content TEXT NOT NULL,
-        tool_calls TEXT,
-        tool_call_id TEXT,
-        name TEXT,
-        kind TEXT,
-        timestamp REAL,
-        metadata TEXT
+        id INTEGER PRIMARY KEY AUTOINCREMENT,{_MESSAGE_COLUMNS_V1}
     );
     CREATE INDEX archive_by_session ON archive (session_id, id);
     """,

@@ -23,8 +23,6 @@ settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev")
 )
 
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-
 
 def count_chars(text: str) -> int:
     """A token counter for tests: one token per character."""

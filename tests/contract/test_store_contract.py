@@ -222,3 +222,40 @@ def test_oldest_history_pages_with_a_cursor(store, sid):
     second = store.get_oldest_history(sid, 4, after_id=first[-1].id)
 
     assert first + second == saved[:8]
+
+
+@pytest.mark.parametrize(
+    "kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def test_reopening_keeps_data_and_schema_version(kind, tmp_path, sid):
+    from tests.contract.stores import make_postgres
+
+    first = make_store(kind, tmp_path)
+    saved = save(first, sid, 3)
+    first.save_metadata("summary", sid, {"text": "kept"})
+    first.close()
+
+    again = (
+        make_postgres(first.schema)
+        if kind == "postgres"
+        else make_store(kind, tmp_path)
+    )
+
+    assert again.schema_version() == 1
+    assert again.get_history(sid) == saved
+    assert again.get_metadata("summary", sid) == {"text": "kept"}
+    dispose(again)
+
+
+def test_a_database_from_a_newer_release_is_refused(tmp_path):
+    import sqlite3
+
+    from memory_summary.adapters import SqliteStore
+
+    path = tmp_path / "newer.sqlite3"
+    SqliteStore(path).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("INSERT INTO schema_version (version) VALUES (99)")
+
+    with pytest.raises(StoreError, match="schema version 99, newer than"):
+        SqliteStore(path)

@@ -544,3 +544,25 @@ def test_sqlite_archive_separator_commits_with_the_compaction(tmp_path, make_eng
     assert "compressed: 10 earlier" in markers[0].content
     assert "trimmed: 15 earlier" in markers[1].content
     store.close()
+
+
+def test_a_failing_store_reports_an_error_and_applies_nothing(make_engine):
+    from tests.fakes import FailingStore
+
+    store = FailingStore()
+    llm = ScriptedSummarizer("s")
+    engine = make_engine(store, llm)
+    events = []
+    engine.subscribe(events.append)
+    fill(store, "s1", 30)
+
+    outcome = engine.compress("s1").result(timeout=10)
+
+    assert outcome.kind == "failed"
+    assert "store failed" in outcome.detail
+    assert statuses(events) == ["start", "error"]
+    assert store.count_history("s1") == 30
+    assert engine.summary("s1") is None
+    store.failing = False  # the store recovers: the next compression proceeds
+    assert engine.compress("s1").result(timeout=10).kind == "compressed"
+    assert store.count_history("s1") == 20
