@@ -6,7 +6,8 @@ MemorySummaryError                  catch this to catch everything we raise on p
  +-- MessageError (also ValueError) a message or tool call is malformed; names the field
  +-- StoreError                     the store failed; nothing was applied
  +-- SummarizerError                the LLM failed; the engine degrades to trim-only
- |    +-- SummarizerTimeout
+ |    +-- SummarizerTimeout          no (whole) answer before the deadline
+ |    +-- SummarizerContextError     the request exceeds the model's context window
  +-- TokenizerError                 the token vocabulary is missing or fails its check
  +-- EngineClosed                   a call arrived after stop()
 ```
@@ -57,6 +58,13 @@ class SummarizerError(MemorySummaryError):
 
 class SummarizerTimeout(SummarizerError):
     """The summarizer LLM did not answer in time."""
+
+
+class SummarizerContextError(SummarizerError):
+    """The request exceeds the summarizer model's context window.
+
+    The engine retries the chunk once at half its size before it degrades.
+    """
 
 
 class TokenizerError(MemorySummaryError):

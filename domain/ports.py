@@ -6,8 +6,9 @@ Adapters satisfy these structurally; none inherits from them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
+
+import attrs
 
 from .model import Message
 
@@ -61,11 +62,30 @@ class MemoryStore(Protocol):
         ...
 
 
+FenceReason = Literal["generation", "archive", "lease"]
+"""Why a fenced commit applied nothing: the stored record's generation changed (a
+clear, a forget or another writer), the messages to archive are no longer exactly the
+active ones the compression read, or the compaction lease was lost."""
+
+
+@attrs.frozen
+class CommitResult:
+    """What ``commit_compaction`` did: ``archived`` messages, or nothing (``fenced``)."""
+
+    archived: int = 0
+    fenced: FenceReason | None = None
+
+    @property
+    def committed(self) -> bool:
+        """Tell whether the commit was applied."""
+        return self.fenced is None
+
+
 @runtime_checkable
 class CompactionStore(MemoryStore, Protocol):
-    """A store the engine can compact safely: archive by id, atomic with the summary.
+    """A store the engine can compact safely: fenced, by id, atomic with the summary.
 
-    Every store this library ships implements it.
+    Every store this library ships implements it; ``tests/contract`` is its suite.
     """
 
     def count_history(self, session_id: str) -> int:
@@ -78,31 +98,75 @@ class CompactionStore(MemoryStore, Protocol):
         """Return the oldest ``limit`` active messages with ``id > after_id``."""
         ...
 
+    def get_archived(
+        self, session_id: str, *, after_id: int | None, through_id: int, limit: int
+    ) -> list[Message]:
+        """Return archived messages with ``after_id < id <= through_id``, oldest first.
+
+        At most ``limit`` of them; ``after_id=None`` starts at the first.
+        """
+        ...
+
     def commit_compaction(
         self,
         session_id: str,
         *,
-        through_id: int,
-        summary: Mapping[str, object] | None,
         namespace: str,
+        record: Mapping[str, object],
+        expect_generation: str | None,
+        through_id: int | None = None,
+        expect_archived: int = 0,
+        lease: str | None = None,
         separator: Callable[[int], Message | None] | None = None,
-    ) -> int:
-        """Archive active messages with ``id <= through_id`` and save ``summary``.
+    ) -> CommitResult:
+        """Archive through ``through_id`` and replace the summary record, fenced.
 
-        Both happen or neither (one transaction on SQL stores). ``summary=None`` leaves
-        the stored summary as it is. ``separator``, given the number archived, returns
-        the separator message to write to the store's own archive in the same
-        transaction; only stores with an archive accept it. Returns the number archived.
+        In one transaction, all or nothing:
+
+        1. with ``lease``, the session's lease must still carry that token, unexpired;
+        2. the stored record under (``namespace``, session id) must carry
+           ``expect_generation`` in its ``"generation"`` field (None: no record, or one
+           without a text generation);
+        3. with ``through_id``, exactly ``expect_archived`` active messages with
+           ``id <= through_id`` are archived (any other number applies nothing);
+        4. ``record`` (a JSON-compatible mapping carrying its new ``"generation"``)
+           replaces the stored one;
+        5. ``separator``, given the number archived, returns the separator message
+           written to the store's own archive; only stores with an archive accept it.
+
+        A failed check returns ``CommitResult(fenced=...)`` and changes nothing.
         """
         ...
 
+    def forget_session(self, session_id: str, *, namespaces: Sequence[str]) -> int:
+        """Erase a session in one transaction; return how many messages it deleted.
 
-@runtime_checkable
-class LockingStore(Protocol):
-    """A store shared by several processes that can lock a session's compaction."""
+        Deletes its messages (active and archived), its archive rows, its lease, and
+        the metadata key ``session_id`` in each of ``namespaces``.
+        """
+        ...
 
-    def compaction_lock(self, session_id: str) -> AbstractContextManager[bool]:
-        """Try to lock the session's compaction; the context yields whether it did."""
+    def quarantine_metadata(self, namespace: str, key: str, to_namespace: str) -> bool:
+        """Move the raw row (namespace, key) to (to_namespace, key), replacing any.
+
+        Works on rows ``get_metadata`` cannot decode; returns whether a row moved.
+        """
+        ...
+
+    def acquire_lease(self, session_id: str, *, owner: str, ttl_s: float) -> str | None:
+        """Take the session's compaction lease for ``ttl_s``; return its token or None.
+
+        None means another owner holds an unexpired lease. Leases live in the store,
+        so they bind every process that shares it and outlive a server restart.
+        """
+        ...
+
+    def renew_lease(self, session_id: str, token: str, *, ttl_s: float) -> bool:
+        """Extend the lease to ``ttl_s`` from now; False if it is no longer ours."""
+        ...
+
+    def release_lease(self, session_id: str, token: str) -> None:
+        """Drop the lease if it still carries ``token``."""
         ...
 
 
