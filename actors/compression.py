@@ -23,7 +23,6 @@ from memory_summary.domain import (
     CompactionStore,
     Compressing,
     FoldChunk,
-    LockingStore,
     Message,
     Outcome,
     Reason,
@@ -120,8 +119,9 @@ class CompressionJob:
             return finish(Outcome(session_id, "failed", reason, f"store failed: {exc}"))
 
     def _session_lock(self, session_id: str) -> contextlib.AbstractContextManager[bool]:
-        if isinstance(self.store, LockingStore):
-            return self.store.compaction_lock(session_id)
+        lock = getattr(self.store, "compaction_lock", None)
+        if lock is not None:
+            return lock(session_id)  # type: ignore[no-any-return]
         return contextlib.nullcontext(True)  # one process: the session actor suffices
 
     def _run_locked(
