@@ -9,6 +9,7 @@ from .cut import find_safe_cut
 from .errors import (
     ConfigError,
     EngineClosed,
+    MalformedRecord,
     MemorySummaryError,
     MessageError,
     StoreError,
@@ -64,6 +65,7 @@ __all__ = [
     "FoldChunk",
     "Idle",
     "LLMRef",
+    "MalformedRecord",
     "MemoryStore",
     "MemorySummaryError",
     "Message",

@@ -5,6 +5,7 @@ MemorySummaryError                  catch this to catch everything we raise on p
  +-- ConfigError (also ValueError)  names the field, the value and what is allowed
  +-- MessageError (also ValueError) a message or tool call is malformed; names the field
  +-- StoreError                     the store failed; nothing was applied
+ |    +-- MalformedRecord            a stored row cannot be decoded (foreign or corrupt)
  +-- SummarizerError                the LLM failed; the engine degrades to trim-only
  |    +-- SummarizerTimeout          no (whole) answer before the deadline
  |    +-- SummarizerContextError     the request exceeds the model's context window
@@ -50,6 +51,13 @@ class MessageError(MemorySummaryError, ValueError):
 
 class StoreError(MemorySummaryError):
     """The memory store failed; the operation was not applied."""
+
+
+class MalformedRecord(StoreError):
+    """A stored row cannot be decoded: invalid JSON, or JSON that is not an object.
+
+    The store itself is healthy; the engine moves such a record aside (quarantine).
+    """
 
 
 class SummarizerError(MemorySummaryError):
