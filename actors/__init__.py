@@ -1,9 +1,18 @@
-"""The concurrency shell: session actors, their registry, and the engine core."""
+"""The concurrency shell: the thread runtime, session actors and compression jobs."""
 
 from __future__ import annotations
 
-from .engine import EngineCore
+from .compression import CompressionJob
 from .registry import SessionRegistry
-from .session import SessionActor
+from .runtime import ThreadRuntime
+from .session import SessionActor, SessionServices
+from .workers import WorkerPool
 
-__all__ = ["EngineCore", "SessionActor", "SessionRegistry"]
+__all__ = [
+    "CompressionJob",
+    "SessionActor",
+    "SessionRegistry",
+    "SessionServices",
+    "ThreadRuntime",
+    "WorkerPool",
+]

@@ -1,62 +1,101 @@
-"""One compression of one session, run on a worker thread: read, summarize, commit.
+"""One compression of one session, on a worker thread: gather, plan, summarize, commit.
 
-The job gathers its inputs from the ports, lets the domain decide (window, cut,
-chunks, budget, prompt) and applies the result one chunk at a time: each chunk's
-summary commits together with the archive of exactly the messages it folded, so a
-crash leaves every commit whole and messages saved meanwhile stay active.
+The job takes the session's lease, reads the record (poison-proof), folds ranges an
+outage archived without a summary back into it, then lets the domain decide (window,
+cut, plan, chunks) and applies the result one chunk at a time. Every commit is fenced:
+it applies only if the record still carries the generation the job read and exactly
+the messages it folded are still active, so a compression that spans a clear, a
+forget, a lost lease or a second writer commits nothing more.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
-import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FuturesTimeout
+from typing import Protocol
 
 import attrs
 
+import memory_summary.domain as domain
 from memory_summary.domain import (
     NAMESPACE,
     Archive,
     CompactionStore,
     Compressing,
+    CompressionPlan,
+    FenceReason,
     FoldChunk,
     Message,
     Outcome,
     Reason,
     StoreError,
+    SummarizerContextError,
     SummarizerError,
     SummarizerTimeout,
     SummaryConfig,
     SummaryRecord,
-    ToolCall,
+    drop_unsummarized_through,
     fold_chunks,
-    input_limit_tokens,
+    is_forced,
     latest_todo_call,
     next_record,
+    plan_compression,
     probe_limit,
+    resummarized_record,
     separator_message,
     should_compress,
     split_window,
-    summary_budget_tokens,
     summary_request,
-    system_prompt,
+    trimmed_record,
+    truncate_to_tokens,
 )
-from memory_summary.domain.compaction import OutcomeKind
+from memory_summary.domain.compaction import OVERSIZED_SUFFIX, OutcomeKind
 from memory_summary.domain.events import Status
 
-if TYPE_CHECKING:
-    from .summary_model import ResolvedModel
+from .records import RecordReader
+from .summary_model import BreakerBox, CallHandle, ResolvedModel
 
 log = logging.getLogger(__name__)
 
 TEMPERATURE = 0.3  # seed: summaries are mechanical
+LEASE_MARGIN_S = 30.0
+"""A lease outlives one summarizer call (bounded by ``summarizer_timeout_s``) by this
+much; the job renews it before every call."""
+WAIT_SLICE_S = 0.25
+"""How often a job waiting for its summarizer looks whether the engine is stopping."""
+_PLAN_CACHE_SIZE = 256
+
+
+class CallPool(Protocol):
+    """Runs summarizer calls off the job's thread (``workers.WorkerPool``)."""
+
+    def submit(self, fn: Callable[..., str], /, *args: object) -> Future[str]: ...
 
 
 class Cancelled(Exception):
     """The engine is stopping: commit nothing more."""
+
+
+class Fenced(Exception):
+    """A fenced commit applied nothing; ``reason`` says which check failed."""
+
+    def __init__(self, reason: FenceReason) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class KeepHistory(Exception):
+    """The summarizer failed and ``on_summarizer_failure="keep"``: archive nothing."""
+
+
+FENCE_DETAILS: dict[FenceReason, str] = {
+    "generation": "the summary changed meanwhile (a clear, a forget or another writer)",
+    "archive": "the active history changed meanwhile (a trim, a forget or a writer)",
+    "lease": "the session's lease was lost (expired, or taken after a restart)",
+}
 
 
 @attrs.define
@@ -70,10 +109,18 @@ class CompressionJob:
     store: CompactionStore
     config: SummaryConfig
     emit: Callable[[object], None]
-    call_pool: concurrent.futures.Executor
+    calls: CallPool
     is_cancelled: Callable[[], bool]
+    resolve: Callable[[str], ResolvedModel | str]
+    breakers: BreakerBox
+    records: RecordReader
+    owner: str
+    new_generation: Callable[[], str]
     archive: Archive | None = None
     clock: Callable[[], float] = time.time
+    _plans: dict[tuple[object, ...], CompressionPlan] = attrs.field(
+        factory=dict, init=False
+    )
 
     @property
     def archive_shares_store(self) -> bool:
@@ -83,11 +130,13 @@ class CompressionJob:
             and getattr(self.archive, "store", None) is self.store
         )
 
-    def run(
-        self, session_id: str, reason: Reason, resolved: ResolvedModel | str
-    ) -> Outcome:
+    @property
+    def lease_ttl_s(self) -> float:
+        """Return how long a lease lasts between renewals."""
+        return self.config.summarizer_timeout_s + LEASE_MARGIN_S
+
+    def run(self, session_id: str, reason: Reason) -> Outcome:
         """Compress ``session_id`` once; never raises (failures are outcomes)."""
-        forced = reason != "turn"
         started = False
 
         def start() -> None:
@@ -97,70 +146,66 @@ class CompressionJob:
                 self.emit(Compressing(session_id, "start", reason))
 
         def finish(outcome: Outcome) -> Outcome:
-            if started or forced:
+            if started or is_forced(reason):
                 start()
                 status: Status = "done" if outcome.ok else "error"
                 self.emit(Compressing(session_id, status, reason, outcome.detail))
             log_outcome(outcome)
             return outcome
 
-        if forced:
+        if is_forced(reason):
             start()
         try:
-            with self._session_lock(session_id) as locked:
-                if not locked:
-                    detail = "another process is compressing this session"
-                    return finish(Outcome(session_id, "skipped", reason, detail))
-                return finish(self._run_locked(session_id, reason, resolved, start))
+            if reason == "turn" and not should_compress(
+                self.store.count_history(session_id), self.config, forced=False
+            ):
+                return finish(Outcome(session_id, "skipped", reason, "below threshold"))
+            resolved = self.resolve(session_id)
+            if isinstance(resolved, str):
+                start()
+                return finish(Outcome(session_id, "failed", reason, resolved))
+            lease = self.store.acquire_lease(
+                session_id, owner=self.owner, ttl_s=self.lease_ttl_s
+            )
+            if lease is None:
+                detail = "another worker holds the session's lease"
+                return finish(Outcome(session_id, "skipped", reason, detail))
+            try:
+                run = _Run(self, session_id, reason, resolved, lease, start)
+                return finish(run.execute())
+            finally:
+                self._release(session_id, lease)
         except Cancelled:
             return finish(Outcome(session_id, "failed", reason, "engine stopped"))
         except StoreError as exc:
             log.warning("session %s: store failed: %s", session_id, exc)
             return finish(Outcome(session_id, "failed", reason, f"store failed: {exc}"))
 
-    def _session_lock(self, session_id: str) -> contextlib.AbstractContextManager[bool]:
-        lock = getattr(self.store, "compaction_lock", None)
-        if lock is not None:
-            return lock(session_id)  # type: ignore[no-any-return]
-        return contextlib.nullcontext(True)  # one process: the session actor suffices
+    def _release(self, session_id: str, lease: str) -> None:
+        try:
+            self.store.release_lease(session_id, lease)
+        except StoreError as exc:  # it expires on its own
+            log.warning("session %s: releasing the lease failed: %s", session_id, exc)
 
-    def _run_locked(
-        self,
-        session_id: str,
-        reason: Reason,
-        resolved: ResolvedModel | str,
-        start: Callable[[], None],
-    ) -> Outcome:
-        probe = probe_limit(self.config)
-        tail = self.store.get_history(session_id, limit=probe)
-        active = (
-            len(tail) if len(tail) < probe else self.store.count_history(session_id)
-        )
-        whole = active == len(tail)  # the window holds every active message
-        split = split_window(tail, self.config.keep_recent)
-        forced = reason != "turn"
-        if not should_compress(active, self.config, forced=forced) or not split.fold:
-            return Outcome(session_id, "skipped", reason, "nothing to compress")
-        start()
-        if isinstance(resolved, str):
-            return Outcome(session_id, "failed", reason, resolved)
-        log.debug(
-            "session %s: window %d, fold %d, keep %d, active %d",
-            session_id,
-            len(tail),
-            len(split.fold),
-            len(split.keep),
-            active,
-            extra={"session_id": session_id},
-        )
-        run = _Run(self, session_id, reason, resolved, split.keep, tail)
-        return run.fold(split.fold if whole else None, boundary_id=_id(split.fold[-1]))
-
-
-def _id(message: Message) -> int:
-    if message.id is None:
-        raise StoreError("the store returned a message without an id")
-    return message.id
+    def plan(
+        self, resolved: ResolvedModel, reason: Reason, keep: Sequence[Message]
+    ) -> CompressionPlan:
+        """Return the compression plan, cached per model, reason and task state."""
+        todo = latest_todo_call(keep, self.config.todo_tool_names)
+        key = (resolved.context_length, reason, todo, resolved.count_tokens)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = plan_compression(
+                self.config,
+                context_length=resolved.context_length,
+                reason=reason,
+                keep=keep,
+                count_tokens=resolved.count_tokens,
+            )
+            if len(self._plans) >= _PLAN_CACHE_SIZE:
+                self._plans.clear()
+            self._plans[key] = plan
+        return plan
 
 
 def log_outcome(outcome: Outcome) -> None:
@@ -171,11 +216,12 @@ def log_outcome(outcome: Outcome) -> None:
     level = logging.INFO if outcome.ok else logging.WARNING
     log.log(
         level,
-        "session %s: %s (%s), folded %d, archived %d in %d chunk(s)",
+        "session %s: %s (%s), folded %d (%d recovered), archived %d in %d chunk(s)",
         outcome.session_id,
         outcome.kind,
         outcome.detail or outcome.reason,
         outcome.summarized,
+        outcome.recovered,
         outcome.archived,
         outcome.chunks,
         extra={"session_id": outcome.session_id},
@@ -192,6 +238,12 @@ def _with_last(items: Iterator[FoldChunk]) -> Iterator[tuple[FoldChunk, bool]]:
         yield previous, True
 
 
+def _id(message: Message) -> int:
+    if message.id is None:
+        raise StoreError("the store returned a message without an id")
+    return message.id
+
+
 @attrs.define
 class _Run:
     """The state of one compression while it folds chunk after chunk."""
@@ -200,59 +252,79 @@ class _Run:
     session_id: str
     reason: Reason
     resolved: ResolvedModel
-    keep: Sequence[Message]
-    tail: Sequence[Message]
+    lease: str
+    start: Callable[[], None]
+    record: SummaryRecord | None = None
+    tail: Sequence[Message] = ()
+    failure: str | None = None
+    fenced: FenceReason | None = None
     archived: int = 0
     summarized: int = 0
+    recovered: int = 0
     chunks: int = 0
     calls: int = 0
 
-    def fold(self, page: Sequence[Message] | None, *, boundary_id: int) -> Outcome:
-        """Fold every active message up to ``boundary_id``, oldest first.
-
-        ``page`` is the whole fold when the window held every active message; None
-        reads the backlog from the oldest message on, one window at a time.
-        """
-        config = self.job.config
-        previous = self._previous()
-        count = self.resolved.count_tokens
-        budget = summary_budget_tokens(
-            self.resolved.context_length, config.summary_token_ratio
-        )
-        system = system_prompt(
-            config.summary_prompt,
-            locale=config.locale,
-            budget_tokens=budget,
-            reason=self.reason,
-        )
-        todo = latest_todo_call(self.keep, config.todo_tool_names)
-        todo_tokens = count(f"{todo.name}({todo.arguments})") if todo else 0
-        limit = input_limit_tokens(
-            self.resolved.context_length, budget, count(system) + budget + todo_tokens
-        )
-        pages = iter([page]) if page is not None else self._backlog_pages(boundary_id)
-        chunks = (
-            chunk
-            for each in pages
-            for chunk in fold_chunks(
-                each,
-                lookup=[*each, *self.tail],
-                locale=config.locale,
-                cut_chars=config.truncate_chars,
-                count_tokens=count,
-                limit_tokens=limit,
-                max_count=probe_limit(config),
+    def execute(self) -> Outcome:
+        """Recover, then fold; return what happened."""
+        job, sid = self.job, self.session_id
+        try:
+            self.record = job.records.read(sid, quarantine=True)
+            if self.record is not None and self.record.unsummarized:
+                self._recover()
+            if self.reason == "recover":
+                return self._outcome("recovered from the archive")
+            probe = probe_limit(job.config)
+            self.tail = job.store.get_history(sid, limit=probe)
+            active = (
+                len(self.tail)
+                if len(self.tail) < probe
+                else job.store.count_history(sid)
             )
+            split = split_window(self.tail, job.config.keep_recent)
+            forced = is_forced(self.reason)
+            if not should_compress(active, job.config, forced=forced) or not split.fold:
+                return self._outcome("nothing to compress")
+            self.start()
+            log.debug(
+                "session %s: window %d, fold %d, keep %d, active %d",
+                sid,
+                len(self.tail),
+                len(split.fold),
+                len(split.keep),
+                active,
+                extra={"session_id": sid},
+            )
+            plan = job.plan(self.resolved, self.reason, split.keep)
+            whole = active == len(self.tail)
+            boundary = _id(split.fold[-1])
+            pages = iter([split.fold]) if whole else self._backlog_pages(boundary)
+            for chunk, last in _with_last(self._chunks(pages, plan)):
+                self._fold(chunk, plan, last=last, halvable=True)
+        except Fenced as exc:
+            self.fenced = exc.reason
+        except KeepHistory:
+            pass
+        return self._outcome("summary written")
+
+    # -- reading -----------------------------------------------------------------
+
+    def _chunks(
+        self, pages: Iterator[Sequence[Message]], plan: CompressionPlan
+    ) -> Iterator[FoldChunk]:
+        for page in pages:
+            yield from self._split(page, plan.input_limit_tokens)
+
+    def _split(self, page: Sequence[Message], limit_tokens: int) -> list[FoldChunk]:
+        config = self.job.config
+        return fold_chunks(
+            page,
+            lookup=[*page, *self.tail],
+            locale=config.locale,
+            cut_chars=config.truncate_chars,
+            count_tokens=self.resolved.count_tokens,
+            limit_tokens=limit_tokens,
+            max_count=probe_limit(config),
         )
-        for chunk, last in _with_last(chunks):
-            self._check_cancelled()
-            try:
-                previous = self._fold_chunk(
-                    chunk, previous, system, todo, budget, last=last
-                )
-            except SummarizerError as exc:
-                return self._degrade(boundary_id, exc)
-        return self._outcome("compressed", "summary written")
 
     def _backlog_pages(self, boundary_id: int) -> Iterator[Sequence[Message]]:
         """Yield the oldest active messages up to ``boundary_id``, window by window."""
@@ -267,67 +339,253 @@ class _Run:
             cursor = _id(page[-1])
             yield page
 
-    def _previous(self) -> SummaryRecord | None:
-        data = self.job.store.get_metadata(NAMESPACE, self.session_id)
-        return None if data is None else SummaryRecord.from_mapping(data)
+    # -- folding the active history ------------------------------------------------
 
-    def _fold_chunk(
-        self,
-        chunk: FoldChunk,
-        previous: SummaryRecord | None,
-        system: str,
-        todo: ToolCall | None,
-        budget: int,
-        *,
-        last: bool,
-    ) -> SummaryRecord | None:
+    def _fold(
+        self, chunk: FoldChunk, plan: CompressionPlan, *, last: bool, halvable: bool
+    ) -> None:
+        if self.failure is not None:
+            self._trim(chunk, last=last)
+            return
+        if not chunk.transcript:
+            self._commit_fold(chunk, None, last=last)
+            return
+        try:
+            result = self._summary_of(chunk, plan)
+        except SummarizerContextError as exc:
+            if halvable:
+                smaller = self._split(chunk.messages, plan.input_limit_tokens // 2)
+                log.warning(
+                    "session %s: context exceeded, retrying %d message(s) in %d "
+                    "smaller chunk(s)",
+                    self.session_id,
+                    len(chunk.messages),
+                    len(smaller),
+                    extra={"session_id": self.session_id},
+                )
+                for index, sub in enumerate(smaller):
+                    is_last = last and index == len(smaller) - 1
+                    self._fold(sub, plan, last=is_last, halvable=False)
+                return
+            result = f"summarizer failed: {exc}"
+        if isinstance(result, str):
+            self.failure = result
+            # seed: a failed summary still trims, or the session loops on retries;
+            # the previous summary stays and a partial text is never stored.
+            log.warning(
+                "session %s: %s; %s",
+                self.session_id,
+                result,
+                "keeping the history active"
+                if self.job.config.on_summarizer_failure == "keep"
+                else "archiving without a summary (recorded for recovery)",
+                extra={"session_id": self.session_id},
+            )
+            self._trim(chunk, last=last)
+            return
+        self._commit_fold(chunk, result, last=last)
+
+    def _commit_fold(
+        self, chunk: FoldChunk, summary: domain.Accepted | None, *, last: bool
+    ) -> None:
         job = self.job
-        record = previous
-        if chunk.transcript:
-            request = summary_request(
-                chunk.transcript,
-                previous_summary=previous.text if previous else None,
-                todo=todo,
-                system=system,
-                locale=job.config.locale,
-            )
-            text = self._summarize(request, budget).strip()
-            if not text:
-                raise SummarizerError("the summarizer returned an empty summary")
-            record = next_record(
-                previous,
-                text=text,
-                tokens=self.resolved.count_tokens(text),
-                chunk=chunk,
-                model=self.resolved.label,
-                now=job.clock(),
-            )
-        elif previous is not None:  # only messages the summarizer never reads
-            record = attrs.evolve(previous, covered_through_id=chunk.through_id)
-        self._commit(chunk.through_id, record, "compressed" if last else None)
+        record = next_record(
+            self.record,
+            text=summary.text if summary else "",
+            tokens=summary.tokens if summary else 0,
+            chunk=chunk,
+            model=self.resolved.label,
+            now=job.clock(),
+            generation=job.new_generation(),
+        )
+        self._commit(record, chunk, "compressed" if last else None)
         self.summarized += len(chunk.messages)
         self.chunks += 1
-        return record
+
+    def _trim(self, chunk: FoldChunk, *, last: bool) -> None:
+        job = self.job
+        if job.config.on_summarizer_failure == "keep":
+            raise KeepHistory
+        record = trimmed_record(
+            self.record,
+            first_id=_id(chunk.messages[0]),
+            last_id=chunk.through_id,
+            generation=job.new_generation(),
+            now=job.clock(),
+        )
+        self._commit(record, chunk, "trimmed" if last else None)
+        self.chunks += 1
+
+    # -- recovering ranges archived without a summary --------------------------------
+
+    def _recover(self) -> None:
+        """Fold every range archived without a summary into it, oldest first.
+
+        Stops at the first failure: the ranges left stay recorded for the next try.
+        """
+        job, sid = self.job, self.session_id
+        plan = job.plan(self.resolved, self.reason, ())
+        limit = probe_limit(job.config)
+        while self.record is not None and self.record.unsummarized:
+            first, last = before = self.record.unsummarized[0]
+            page = job.store.get_archived(
+                sid, after_id=first - 1, through_id=last, limit=limit
+            )
+            if not page:  # forgotten, or the range's tail: nothing left to fold
+                self._commit(self._dropped(last), None, None)
+                continue
+            self.start()
+            for chunk in self._split(page, plan.input_limit_tokens):
+                if not chunk.transcript:
+                    self._commit(self._dropped(chunk.through_id), None, None)
+                    continue
+                result = self._summary_of(chunk, plan)
+                if isinstance(result, str):
+                    log.warning(
+                        "session %s: recovery paused: %s",
+                        sid,
+                        result,
+                        extra={"session_id": sid},
+                    )
+                    return
+                assert self.record is not None
+                record = resummarized_record(
+                    self.record,
+                    text=result.text,
+                    tokens=result.tokens,
+                    through_id=chunk.through_id,
+                    folded=len(chunk.messages),
+                    model=self.resolved.label,
+                    generation=job.new_generation(),
+                    now=job.clock(),
+                )
+                self._commit(record, None, None)
+                self.recovered += len(chunk.messages)
+                self.summarized += len(chunk.messages)
+            if self.record.unsummarized[:1] == (before,):  # pragma: no cover - guard
+                raise StoreError(
+                    "recovery made no progress; the record is inconsistent"
+                )
+
+    def _dropped(self, through_id: int) -> SummaryRecord:
+        assert self.record is not None
+        return attrs.evolve(
+            self.record,
+            unsummarized=drop_unsummarized_through(
+                self.record.unsummarized, through_id
+            ),
+            generation=self.job.new_generation(),
+            updated_at=self.job.clock(),
+        )
+
+    # -- the summarizer ------------------------------------------------------------
+
+    def _summary_of(
+        self, chunk: FoldChunk, plan: CompressionPlan
+    ) -> domain.Accepted | str:
+        """Return the validated summary of ``chunk``, or why there is none.
+
+        Raises:
+            SummarizerContextError: the request was too long for the model.
+        """
+        job, llm = self.job, self.resolved.llm
+        if not job.breakers.admit(llm):
+            return "summarizer circuit open"
+        previous = self.record.text if self.record and self.record.text else None
+        if previous is not None:  # a summary from elsewhere may exceed the budget
+            previous = truncate_to_tokens(
+                previous,
+                plan.budget_tokens,
+                self.resolved.count_tokens,
+                OVERSIZED_SUFFIX,
+            )
+        request = summary_request(
+            chunk.transcript,
+            previous_summary=previous,
+            todo=plan.todo,
+            system=plan.system,
+            locale=job.config.locale,
+        )
+        if not job.store.renew_lease(
+            self.session_id, self.lease, ttl_s=job.lease_ttl_s
+        ):
+            job.breakers.succeeded(llm)  # no call went out: release the probe slot
+            raise Fenced("lease")
+        try:
+            reply = self._call(request, plan.budget_tokens)
+        except SummarizerContextError:
+            job.breakers.succeeded(llm)  # the endpoint answered: it is up
+            raise
+        except SummarizerError as exc:
+            job.breakers.failed(llm)
+            return f"summarizer failed: {exc}"
+        verdict = domain.check_summary(
+            reply,
+            transcript=chunk.transcript,
+            previous=previous,
+            budget_tokens=plan.budget_tokens,
+            count_tokens=self.resolved.count_tokens,
+            locale=job.config.locale,
+        )
+        if isinstance(verdict, domain.Accepted):
+            job.breakers.succeeded(llm)
+            return verdict
+        job.breakers.failed(llm)
+        return f"summary rejected ({verdict.reason}): {verdict.detail}"
+
+    def _call(self, request: Sequence[Message], budget: int) -> str:
+        job = self.job
+        timeout_s = job.config.summarizer_timeout_s
+        deadline = time.monotonic() + timeout_s
+        handle = CallHandle()
+        self.calls += 1
+        future = job.calls.submit(
+            self.resolved.call, request, budget, TEMPERATURE, deadline, handle
+        )
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                return future.result(timeout=max(min(remaining, WAIT_SLICE_S), 0))
+            except FuturesTimeout as exc:
+                if job.is_cancelled():
+                    handle.close()
+                    raise Cancelled from exc
+                if remaining <= WAIT_SLICE_S:
+                    handle.close()  # frees the connection; the thread ends with it
+                    future.cancel()
+                    raise SummarizerTimeout(
+                        f"no summary within {timeout_s:g} s"
+                    ) from exc
+
+    # -- committing ----------------------------------------------------------------
 
     def _commit(
-        self, through_id: int, record: SummaryRecord | None, final: OutcomeKind | None
+        self, record: SummaryRecord, chunk: FoldChunk | None, final: OutcomeKind | None
     ) -> None:
-        """Commit one chunk; the final commit of a compression carries its separator."""
-        self._check_cancelled()
+        """Commit one fenced step; a compression's final step writes its separator."""
+        if self.job.is_cancelled():
+            raise Cancelled
         job = self.job
         shared = final is not None and job.archive_shares_store
 
         def separator(archived: int) -> Message | None:
-            return self._separator(final, self.archived + archived)  # type: ignore[arg-type]
+            assert final is not None
+            return self._separator(final, self.archived + archived)
 
-        archived = job.store.commit_compaction(
+        result = job.store.commit_compaction(
             self.session_id,
-            through_id=through_id,
-            summary=None if record is None else record.to_mapping(),
             namespace=NAMESPACE,
+            record=record.to_mapping(),
+            expect_generation=None if self.record is None else self.record.generation,
+            through_id=None if chunk is None else chunk.through_id,
+            expect_archived=0 if chunk is None else len(chunk.messages),
+            lease=self.lease,
             separator=separator if shared else None,
         )
-        self.archived += archived
+        if result.fenced is not None:
+            raise Fenced(result.fenced)
+        self.record = record
+        self.archived += result.archived
         if final is not None and job.archive is not None and not shared:
             marker = self._separator(final, self.archived)
             if marker is not None:
@@ -344,35 +602,18 @@ class _Run:
             outcome, locale=self.job.config.locale, now=self.job.clock()
         )
 
-    def _summarize(self, request: Sequence[Message], budget: int) -> str:
-        timeout_s = self.job.config.summarizer_timeout_s
-        self.calls += 1
-        future = self.job.call_pool.submit(
-            self.resolved.call,
-            request,
-            budget,
-            TEMPERATURE,
-            time.monotonic() + timeout_s,
-        )
-        try:
-            return future.result(timeout=timeout_s)
-        except concurrent.futures.TimeoutError as exc:
-            future.cancel()
-            raise SummarizerTimeout(f"no summary within {timeout_s:g} s") from exc
-
-    def _degrade(self, boundary_id: int, exc: SummarizerError) -> Outcome:
-        # seed: a failed summary still trims, or the session loops on retries; the
-        # previous summary stays untouched and a partial text is never stored.
-        log.warning(
-            "session %s: summarizer failed, trimming without a summary: %s",
-            self.session_id,
-            exc,
-            extra={"session_id": self.session_id},
-        )
-        self._commit(boundary_id, None, "trimmed")
-        return self._outcome("trimmed", f"summarizer failed: {exc}")
-
-    def _outcome(self, kind: OutcomeKind, detail: str) -> Outcome:
+    def _outcome(self, done: str) -> Outcome:
+        kind: OutcomeKind
+        if self.fenced is not None:
+            kind, detail = "fenced", f"commit fenced: {FENCE_DETAILS[self.fenced]}"
+        elif self.failure is not None:
+            trimmed = self.job.config.on_summarizer_failure == "trim" and self.archived
+            kind = "trimmed" if trimmed else "failed"
+            detail = self.failure
+        elif self.summarized or self.archived:
+            kind, detail = "compressed", done
+        else:
+            kind, detail = "skipped", done
         return Outcome(
             self.session_id,
             kind,
@@ -382,8 +623,5 @@ class _Run:
             archived=self.archived,
             chunks=self.chunks,
             summarizer_calls=self.calls,
+            recovered=self.recovered,
         )
-
-    def _check_cancelled(self) -> None:
-        if self.job.is_cancelled():
-            raise Cancelled

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from concurrent.futures import Future
-from typing import TYPE_CHECKING
 
+import attrs
 import pykka
 
 from memory_summary.domain import (
     CompressRequested,
     EngineClosed,
+    Event,
     Idle,
     Outcome,
     Reason,
@@ -21,26 +23,43 @@ from memory_summary.domain import (
 
 from .messages import Compress, CompressionFinished, Reap, TurnEnded, UsageReported
 
-if TYPE_CHECKING:
-    from .engine import EngineCore
-
 log = logging.getLogger(__name__)
+
+
+@attrs.frozen
+class SessionServices:
+    """All a session actor may ask of the runtime that hosts it.
+
+    Attributes:
+        settle: mark units of pending work done (``wait_idle`` counts them).
+        submit: run one compression of a session on the worker pool and report its
+            outcome to the given callback.
+        emit: deliver an event to the host's subscribers.
+        release: forget this actor in the registry if nothing was sent to it since
+            ``stamp``; True when the actor may stop.
+    """
+
+    settle: Callable[[int], None]
+    submit: Callable[[str, Reason, Callable[[Outcome], None]], None]
+    emit: Callable[[Event], None]
+    release: Callable[[str, object, int], bool]
 
 
 class SessionActor(pykka.ThreadingActor):
     """Runs at most one compression of its session at a time.
 
     Triggers that arrive while one runs coalesce into one follow-up (``domain.state``).
-    The compression itself runs on the engine's worker pool, off this inbox, and reports
-    back with ``CompressionFinished``.
+    The compression runs on the runtime's worker pool, off this inbox, and reports back
+    with ``CompressionFinished``. The actor does no I/O: the job decides whether a turn
+    needs compressing.
     """
 
     use_daemon_thread = True
 
-    def __init__(self, session_id: str, core: EngineCore) -> None:
+    def __init__(self, session_id: str, services: SessionServices) -> None:
         super().__init__()
         self._session_id = session_id
-        self._core = core
+        self._services = services
         self._state: SessionState = Idle()
         self._running_replies: list[Future[Outcome]] = []
         self._next_replies: list[Future[Outcome]] = []
@@ -48,13 +67,9 @@ class SessionActor(pykka.ThreadingActor):
     def on_receive(self, message: object) -> object:
         match message:
             case TurnEnded():
-                busy = self._state != Idle()  # the follow-up re-checks the threshold
-                if busy or self._core.turn_needs_compression(self._session_id):
-                    self._trigger("turn")
-                else:
-                    self._core.settle(1)
+                self._trigger("turn")
             case UsageReported(ratio=ratio):
-                self._core.emit(CompressRequested(self._session_id, "auto", ratio))
+                self._services.emit(CompressRequested(self._session_id, "auto", ratio))
                 self._trigger("auto")
             case Compress(reason=reason, reply=reply):
                 if reply is not None:
@@ -68,7 +83,7 @@ class SessionActor(pykka.ThreadingActor):
             case CompressionFinished(outcome=outcome):
                 self._finished(outcome)
             case Reap(stamp=stamp):
-                if self._state == Idle() and self._core.registry.remove_if_untouched(
+                if self._state == Idle() and self._services.release(
                     self._session_id, self.actor_ref, stamp
                 ):
                     log.debug("session %s: actor reaped", self._session_id)
@@ -82,7 +97,7 @@ class SessionActor(pykka.ThreadingActor):
         if start:
             self._start(reason)  # the message's pending unit becomes the busy unit
         else:
-            self._core.settle(1)  # coalesced into the follow-up
+            self._services.settle(1)  # coalesced into the follow-up
 
     def _start(self, reason: Reason) -> None:
         ref = self.actor_ref
@@ -94,7 +109,7 @@ class SessionActor(pykka.ThreadingActor):
             except pykka.ActorDeadError:
                 log.debug("session %s: finished after its actor stopped", sid)
 
-        self._core.submit(sid, reason, report)
+        self._services.submit(sid, reason, report)
 
     def _finished(self, outcome: Outcome) -> None:
         replies, self._running_replies = self._running_replies, []
@@ -102,7 +117,7 @@ class SessionActor(pykka.ThreadingActor):
             _resolve(reply, outcome)
         self._state, follow_up = on_finished(self._state)
         if follow_up is None:
-            self._core.settle(1)
+            self._services.settle(1)
             return
         self._running_replies, self._next_replies = self._next_replies, []
         self._start(follow_up)

@@ -2,29 +2,85 @@
 
 seed: ``global`` uses the host's default LLM; ``custom`` the ``summary_llm`` provider
 and model; ``session`` the model the session's last turn used (on the default LLM).
+
+Resolving may ask the endpoint for its context length and load a tokenizer, so it
+happens on the engine's threads; the host's threads only ``peek`` at what is known.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import attrs
 
 from memory_summary.domain import (
+    Breaker,
     Message,
     StreamingSummarizer,
     Summarizer,
     SummarizerError,
     SummarizerTimeout,
     SummaryConfig,
+    breaker_admit,
+    breaker_failed,
+    breaker_succeeded,
 )
 
 log = logging.getLogger(__name__)
 
 CountTokensFor = Callable[[str | None], Callable[[str], int]]
+REPLY_CHARS_PER_TOKEN = 16
+"""A reply longer than ``max_tokens`` x this many characters is cut off unread: no
+tokenizer packs that much text into a token, so the model ignored its budget."""
+MIN_REPLY_CHARS = 65_536
+
+
+class CallHandle:
+    """Lets the thread that waits for a summarizer call close its stream.
+
+    The calling thread registers the stream's ``close``; the waiting thread calls
+    ``close()`` when the deadline passes, which frees the HTTP connection and makes the
+    blocked read fail. Either order is safe.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._closer: Callable[[], object] | None = None
+        self._closed = False
+
+    def register(self, closer: Callable[[], object] | None) -> None:
+        """Remember how to close the call; close at once if already abandoned."""
+        with self._lock:
+            self._closer = closer
+            closed = self._closed
+        if closed:
+            _close_quietly(closer)
+
+    @property
+    def closed(self) -> bool:
+        """Tell whether the waiting side gave up on the call."""
+        return self._closed
+
+    def close(self) -> None:
+        """Give up on the call and close its stream if it has one."""
+        with self._lock:
+            self._closed = True
+            closer = self._closer
+        _close_quietly(closer)
+
+
+def _close_quietly(closer: Callable[[], object] | None) -> None:
+    if closer is None:
+        return
+    try:
+        closer()
+    except Exception:  # closing an abandoned stream must never raise into the engine
+        log.debug("closing an abandoned summarizer stream failed", exc_info=True)
 
 
 @attrs.frozen
@@ -37,6 +93,7 @@ class ResolvedModel:
     context_length: int | None
     count_tokens: Callable[[str], int] = attrs.field(eq=False)
     streams: bool
+    takes_timeout: bool = False
 
     def call(
         self,
@@ -44,6 +101,7 @@ class ResolvedModel:
         max_tokens: int,
         temperature: float,
         deadline: float,
+        handle: CallHandle,
     ) -> str:
         """Return the summarizer's whole answer; a broken stream yields nothing.
 
@@ -51,29 +109,47 @@ class ResolvedModel:
             SummarizerError: the call failed (the partial text, if any, is discarded).
             SummarizerTimeout: the stream ran past ``deadline`` (monotonic seconds).
         """
-        kwargs = {
+        kwargs: dict[str, Any] = {
             "model": self.model,
             "max_tokens": max_tokens,
             "temperature": temperature,
         }
+        if self.takes_timeout:
+            kwargs["timeout_s"] = max(deadline - time.monotonic(), 0.001)
+        cap = max(max_tokens * REPLY_CHARS_PER_TOKEN, MIN_REPLY_CHARS)
         try:
             if not self.streams:
-                return self.llm.complete(request, **kwargs)  # type: ignore[arg-type]
-            return _join_before(self.llm.stream(request, **kwargs), deadline)  # type: ignore[attr-defined]
+                return self.llm.complete(request, **kwargs)[:cap]
+            pieces = self.llm.stream(request, **kwargs)  # type: ignore[attr-defined]
+            handle.register(getattr(pieces, "close", None))
+            return _join_before(pieces, deadline, cap, handle)
         except SummarizerError:
             raise
         except Exception as exc:  # any provider failure is an expected outcome here
+            if handle.closed:
+                raise SummarizerTimeout(
+                    "the summary call was closed at its deadline"
+                ) from exc
             raise SummarizerError(f"{type(exc).__name__}: {exc}") from exc
 
 
-def _join_before(pieces: Iterator[str], deadline: float) -> str:
-    """Join a stream's pieces, giving up once the monotonic ``deadline`` has passed."""
+def _join_before(
+    pieces: Iterator[str], deadline: float, cap: int, handle: CallHandle
+) -> str:
+    """Join a stream's pieces until ``deadline`` (monotonic) or ``cap`` characters."""
     joined: list[str] = []
+    size = 0
     for piece in pieces:
-        if time.monotonic() > deadline:
+        if time.monotonic() > deadline or handle.closed:
+            handle.close()
             raise SummarizerTimeout("the summary stream ran past its deadline")
         joined.append(piece)
-    return "".join(joined)
+        size += len(piece)
+        if size >= cap:  # the model ignored its budget: stop reading, free the server
+            handle.close()
+            log.warning("summary reply cut off at %d characters", size)
+            break
+    return "".join(joined)[:cap]
 
 
 def label_for(llm: Summarizer, model: str | None) -> str:
@@ -84,8 +160,20 @@ def label_for(llm: Summarizer, model: str | None) -> str:
     return model or str(getattr(llm, "model", None) or type(llm).__name__)
 
 
+def _takes_timeout(llm: Summarizer, streams: bool) -> bool:
+    method = getattr(llm, "stream" if streams else "complete", None)
+    try:
+        return "timeout_s" in inspect.signature(method).parameters  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+
+
 class ModelResolver:
-    """Resolves the summary model of a session, caching context lengths per model."""
+    """Resolves the summary model of a session, caching context lengths per model.
+
+    ``resolve`` may block (an HTTP call, a tokenizer load): the engine calls it on its
+    own threads. ``peek`` never blocks: it returns what is cached, or None.
+    """
 
     def __init__(
         self,
@@ -101,12 +189,7 @@ class ModelResolver:
         self._lock = threading.Lock()
         self._cache: dict[tuple[int, str | None], ResolvedModel] = {}
 
-    def fallback_counter(self) -> Callable[[str], int]:
-        """Return the token counter used when no model could be resolved."""
-        return self._count_tokens_for(None)
-
-    def resolve(self, session_model: str | None) -> ResolvedModel | str:
-        """Return the resolved summarizer, or a message saying why none could be."""
+    def _target(self, session_model: str | None) -> tuple[Summarizer, str | None] | str:
         config = self._config
         if config.summary_model_mode == "custom":
             ref = config.summary_llm
@@ -118,10 +201,30 @@ class ModelResolver:
                     f"summary_llm provider {ref.provider!r} is not registered "
                     f"(registered: {known})"
                 )
-            return self._resolved(llm, ref.model)
+            return llm, ref.model
         if config.summary_model_mode == "session":
-            return self._resolved(self._default, session_model)
-        return self._resolved(self._default, None)
+            return self._default, session_model
+        return self._default, None
+
+    def summarizer_of(self, session_model: str | None) -> Summarizer | None:
+        """Return the summarizer a session uses, None when it cannot be resolved."""
+        target = self._target(session_model)
+        return None if isinstance(target, str) else target[0]
+
+    def peek(self, session_model: str | None) -> ResolvedModel | None:
+        """Return the cached resolution, or None when it is not known yet."""
+        target = self._target(session_model)
+        if isinstance(target, str):
+            return None
+        with self._lock:
+            return self._cache.get((id(target[0]), target[1]))
+
+    def resolve(self, session_model: str | None) -> ResolvedModel | str:
+        """Return the resolved summarizer, or a message saying why none could be."""
+        target = self._target(session_model)
+        if isinstance(target, str):
+            return target
+        return self._resolved(*target)
 
     def _resolved(self, llm: Summarizer, model: str | None) -> ResolvedModel:
         key: tuple[int, str | None] | None = (id(llm), model)
@@ -135,6 +238,7 @@ class ModelResolver:
             log.warning("context_length(%s) failed, assuming unknown: %s", model, exc)
             length, key = None, None
         token_model = model or getattr(llm, "model", None)
+        streams = isinstance(llm, StreamingSummarizer)
         resolved = ResolvedModel(
             llm=llm,
             model=model,
@@ -143,9 +247,57 @@ class ModelResolver:
             count_tokens=self._count_tokens_for(
                 token_model if isinstance(token_model, str) else None
             ),
-            streams=isinstance(llm, StreamingSummarizer),
+            streams=streams,
+            takes_timeout=_takes_timeout(llm, streams),
         )
         if key is None:  # not cached: ask again next time
             return resolved
         with self._lock:
             return self._cache.setdefault(key, resolved)
+
+
+class BreakerBox:
+    """One circuit breaker per summarizer, shared by every session of the engine."""
+
+    def __init__(
+        self, config: SummaryConfig, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._config = config
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._breakers: dict[int, Breaker] = {}
+
+    def admit(self, llm: Summarizer) -> bool:
+        """Tell whether a call to ``llm`` may go out now (False while open)."""
+        with self._lock:
+            state, admitted = breaker_admit(
+                self._breakers.get(id(llm), Breaker()), self._clock()
+            )
+            self._breakers[id(llm)] = state
+            return admitted
+
+    def failed(self, llm: Summarizer) -> None:
+        """Count a failed call of ``llm``."""
+        with self._lock:
+            before = self._breakers.get(id(llm), Breaker())
+            after = breaker_failed(
+                before,
+                self._clock(),
+                max_failures=self._config.breaker_failures,
+                cooldown_s=self._config.breaker_cooldown_s,
+            )
+            self._breakers[id(llm)] = after
+        if after.open_until is not None and after.open_until != before.open_until:
+            log.warning(
+                "summarizer %s: circuit open for %.0f s after %d failures",
+                label_for(llm, None),
+                after.open_until - self._clock(),
+                after.failures,
+            )
+
+    def succeeded(self, llm: Summarizer) -> None:
+        """Count a successful call of ``llm``: the breaker closes."""
+        with self._lock:
+            self._breakers[id(llm)] = breaker_succeeded(
+                self._breakers.get(id(llm), Breaker())
+            )

@@ -21,7 +21,7 @@ from .summary import SummaryRecord
 from .truncate import truncate_to_tokens
 from .window import is_summarized
 
-OutcomeKind = Literal["compressed", "trimmed", "skipped", "failed"]
+OutcomeKind = Literal["compressed", "trimmed", "skipped", "fenced", "failed"]
 OVERSIZED_SUFFIX = " […]"
 
 
@@ -30,8 +30,15 @@ class Outcome:
     """What one compression request came to.
 
     ``compressed``: a summary was written; ``trimmed``: the summary failed and the
-    engine archived without one (trim-only degrade); ``skipped``: nothing to compress;
-    ``failed``: nothing was applied (model unresolved, store failure, engine stopped).
+    engine archived without one (trim-only degrade, the ranges recorded for recovery);
+    ``skipped``: nothing to compress, or another worker holds the session;
+    ``fenced``: a clear, a forget, a lost lease or another writer changed the session
+    meanwhile, so the compression committed nothing more; ``failed``: nothing was
+    applied (model unresolved, summarizer down with ``on_summarizer_failure="keep"``,
+    store failure, engine stopped). Chunks committed before a fence or failure stay.
+
+    ``summarized`` counts messages folded into the summary (``recovered`` of them
+    from ranges archived earlier without one), ``archived`` messages archived.
     """
 
     session_id: str
@@ -42,6 +49,7 @@ class Outcome:
     archived: int = 0
     chunks: int = 0
     summarizer_calls: int = 0
+    recovered: int = 0
 
     @property
     def ok(self) -> bool:
@@ -116,9 +124,17 @@ def next_record(
     chunk: FoldChunk,
     model: str | None,
     now: float,
+    generation: str,
 ) -> SummaryRecord:
-    """Return the record after ``chunk`` was folded into ``text``."""
+    """Return the record after ``chunk`` was folded into ``text`` (empty: no call)."""
     base = previous or SummaryRecord(text="", covered_through_id=None, tokens=0)
+    if not chunk.transcript:  # only messages the summarizer never reads
+        return attrs.evolve(
+            base,
+            covered_through_id=chunk.through_id,
+            generation=generation,
+            updated_at=now,
+        )
     return attrs.evolve(
         base,
         text=text,
@@ -128,6 +144,7 @@ def next_record(
         compressions=base.compressions + 1,
         model=model,
         updated_at=now,
+        generation=generation,
     )
 
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-Reason = Literal["turn", "auto", "manual"]
-"""``turn``: a turn ended at or above the threshold; ``auto``: token usage passed the
+Reason = Literal["recover", "turn", "auto", "manual"]
+"""``recover``: fold ranges archived without a summary (after an outage) into it;
+``turn``: a turn ended at or above the threshold; ``auto``: token usage passed the
 pre-compression threshold; ``manual``: the host asked. ``auto`` and ``manual`` ignore
-the threshold."""
+the threshold. Every compression recovers first, so ``recover`` is the weakest."""
 
-RANK: dict[Reason, int] = {"turn": 0, "auto": 1, "manual": 2}
+RANK: dict[Reason, int] = {"recover": 0, "turn": 1, "auto": 2, "manual": 3}
 
 
 def stronger(a: Reason | None, b: Reason) -> Reason:
@@ -17,3 +18,8 @@ def stronger(a: Reason | None, b: Reason) -> Reason:
     if a is None or RANK[b] > RANK[a]:
         return b
     return a
+
+
+def is_forced(reason: Reason) -> bool:
+    """Tell whether ``reason`` compresses regardless of the message-count threshold."""
+    return reason in ("auto", "manual")

@@ -2,7 +2,10 @@
 
 Awaiting never blocks the event loop: pykka's own ``Future.__await__`` calls the
 blocking ``get()``, so the engine hands out ``concurrent.futures.Future`` objects and
-this module awaits them with ``asyncio.wrap_future``; store reads run in a thread.
+this module awaits them with ``asyncio.wrap_future``. Calls that never wait run
+directly on the loop (no thread hop): triggers always, and ``build_prompt``/``assemble``
+on a local store (in memory or SQLite: a cached, millisecond-free read); on a networked
+store (PostgreSQL) those reads run in a worker thread.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Collection, Sequence
 
-from memory_summary.domain import ClearResult, Message, Outcome
+from memory_summary.domain import ClearResult, Event, Message, Outcome
 
 from .engine import Scope, SummaryEngine
 
@@ -32,6 +35,7 @@ class AsyncSummaryEngine:
 
     def __init__(self, engine: SummaryEngine) -> None:
         self.engine = engine
+        self._local = bool(getattr(engine.memory, "counts_locally", False))
 
     async def __aenter__(self) -> AsyncSummaryEngine:
         self.engine.start()
@@ -55,14 +59,26 @@ class AsyncSummaryEngine:
         return await asyncio.wrap_future(self.engine.compress(session_id, reason))
 
     async def build_prompt(self, session_id: str) -> str | None:
-        """Return the injected system text (the store is read in a worker thread)."""
+        """Return the injected system text (see ``SummaryEngine.build_prompt``)."""
+        if self._local:
+            return self.engine.build_prompt(session_id)
         return await asyncio.to_thread(self.engine.build_prompt, session_id)
 
     async def assemble(
         self, messages: Sequence[Message], session_id: str
     ) -> list[Message]:
         """Return ``messages`` with the summary injected at the context anchor."""
+        if self._local:
+            return self.engine.assemble(messages, session_id)
         return await asyncio.to_thread(self.engine.assemble, messages, session_id)
+
+    async def resummarize(self, session_id: str) -> Outcome:
+        """Fold ranges archived without a summary into it (``SummaryEngine``)."""
+        return await asyncio.wrap_future(self.engine.resummarize(session_id))
+
+    async def forget(self, session_id: str) -> int:
+        """Erase everything of a session (see ``SummaryEngine.forget``)."""
+        return await asyncio.to_thread(self.engine.forget, session_id)
 
     async def clear(
         self,
@@ -77,7 +93,7 @@ class AsyncSummaryEngine:
         """Wait until no compression runs or is queued, without blocking the loop."""
         return await asyncio.to_thread(self.engine.wait_idle, timeout)
 
-    def subscribe(self, callback: Callable[[object], None]) -> Callable[[], None]:
+    def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
         """Register an event callback (it runs on the engine's threads)."""
         return self.engine.subscribe(callback)
 

@@ -1,31 +1,50 @@
-"""``SummaryEngine``: the public face of the library, wired with concrete defaults."""
+"""``SummaryEngine``: the public face of the library and its composition root.
+
+This is the one place that builds concrete objects: the store's collaborators, the
+summarizer (the offline one by default), the thread runtime and the compression job.
+"""
 
 from __future__ import annotations
 
 import logging
 import math
+import os
+import socket
+import threading
+import uuid
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Future
 from typing import Literal
 
-from memory_summary.actors.engine import EngineCore
+from memory_summary.actors.compression import CompressionJob
+from memory_summary.actors.events import EventBus
 from memory_summary.actors.messages import Compress, TurnEnded, UsageReported
+from memory_summary.actors.records import RecordReader
+from memory_summary.actors.runtime import ThreadRuntime
+from memory_summary.actors.summary_model import (
+    BreakerBox,
+    ModelResolver,
+    ResolvedModel,
+)
+from memory_summary.actors.workers import WorkerPool
 from memory_summary.adapters import ExtractiveSummarizer, counter_factory
 from memory_summary.domain import (
     NAMESPACE,
+    QUARANTINE_NAMESPACE,
     Archive,
     ClearResult,
     CompactionStore,
-    EngineClosed,
+    Event,
     Message,
+    MessageError,
     Outcome,
     StoreError,
     Summarizer,
     SummaryConfig,
     SummaryRecord,
     assemble_messages,
+    injection_budget_tokens,
     injection_text,
-    summary_budget_tokens,
     summary_message,
 )
 
@@ -34,6 +53,18 @@ log = logging.getLogger(__name__)
 Scope = Literal["session", "all"]
 _IGNORED_OUTCOMES = frozenset({"aborted", "error"})
 _REASONS = ("manual", "auto")
+_PROMPT_CACHE_SIZE = 50_000
+_REQUIRED = (
+    "count_history",
+    "get_oldest_history",
+    "get_archived",
+    "commit_compaction",
+    "forget_session",
+    "quarantine_metadata",
+    "acquire_lease",
+    "renew_lease",
+    "release_lease",
+)
 
 
 def _check_session_id(session_id: object) -> str:
@@ -41,7 +72,27 @@ def _check_session_id(session_id: object) -> str:
         raise ValueError(
             f"session_id={session_id!r} is invalid; allowed: non-empty str"
         )
+    if not session_id.isascii():
+        try:
+            session_id.encode("utf-8")
+        except UnicodeEncodeError:
+            raise MessageError(
+                "session_id", "contains a lone surrogate; allowed: valid Unicode text"
+            ) from None
     return session_id
+
+
+def _utf8_bytes(text: str) -> int:
+    """Count UTF-8 bytes: never fewer than tokens, a safe count before a tokenizer."""
+    return len(text.encode("utf-8"))
+
+
+def _owner_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def _new_generation() -> str:
+    return uuid.uuid4().hex
 
 
 class SummaryEngine:
@@ -59,6 +110,7 @@ class SummaryEngine:
         config: the configuration; None uses the defaults.
         archive: an optional archive; it gets one separator message per compression.
         llms: summarizers by provider name, for ``summary_model_mode="custom"``.
+        count_tokens_for: ``model -> count_tokens``; default: tiktoken, offline.
 
     Example:
         >>> from memory_summary import SummaryEngine, Message
@@ -84,32 +136,64 @@ class SummaryEngine:
         llms: Mapping[str, Summarizer] | None = None,
         count_tokens_for: Callable[[str | None], Callable[[str], int]] | None = None,
     ) -> None:
-        missing = [
-            name
-            for name in ("count_history", "get_oldest_history", "commit_compaction")
-            if not callable(getattr(memory, name, None))
-        ]
+        missing = [n for n in _REQUIRED if not callable(getattr(memory, n, None))]
         if missing:
             raise TypeError(
                 f"memory store {type(memory).__name__} lacks {', '.join(missing)}; the "
-                "engine archives by message id atomically with the summary and needs "
-                "a CompactionStore (InMemoryStore, SqliteStore or PostgresStore)"
+                "engine archives by message id, fenced and atomically with the "
+                "summary, and needs a CompactionStore (InMemoryStore, SqliteStore or "
+                "PostgresStore; memory_summary.testing checks your own)"
             )
         self.config = config or SummaryConfig()
         counter = count_tokens_for or counter_factory()
         self.memory = memory
-        self.llm = llm or ExtractiveSummarizer(counter(None))
-        self._core = EngineCore(
-            memory,
-            self.llm,
-            config=self.config,
-            count_tokens_for=counter,
-            archive=archive,
-            llms=llms,
+        # The tokenizer loads on the first summary, on a worker thread, not here.
+        self.llm = llm or ExtractiveSummarizer(lambda text: counter(None)(text))
+        self.archive = archive
+        self._counts_locally = bool(getattr(memory, "counts_locally", False))
+        self._session_models: dict[str, str] = {}
+        self._resolver = ModelResolver(self.config, self.llm, llms or {}, counter)
+        self._records = RecordReader(memory)
+        self._prompts: dict[str, tuple[str, int, object, str]] = {}
+        self._resolving: set[str | None] = set()
+        self._resolving_lock = threading.Lock()
+        events = EventBus()
+        calls = WorkerPool(
+            "memory-summary-llm", self.config.max_concurrent_summaries, grow=True
         )
+        stopping = threading.Event()
+        job = CompressionJob(
+            store=memory,
+            config=self.config,
+            emit=events.emit,  # type: ignore[arg-type]
+            calls=calls,
+            is_cancelled=stopping.is_set,
+            resolve=self._resolve,
+            breakers=BreakerBox(self.config),
+            records=self._records,
+            owner=_owner_id(),
+            new_generation=_new_generation,
+            archive=archive,
+        )
+        self._core = ThreadRuntime(
+            self.config, job.run, events=events, calls=calls, stopping=stopping
+        )
+        self._core.on_start(self._warm_up)
+
+    def _resolve(self, session_id: str) -> ResolvedModel | str:
+        return self._resolver.resolve(self._session_models.get(session_id))
+
+    def _warm_up(self) -> None:
+        """Resolve the default summary model (context length, tokenizer) off-thread."""
+        self._resolve("")
 
     def start(self) -> SummaryEngine:
-        """Start the engine's background threads (sending to a session also does)."""
+        """Start the engine's background threads (sending to a session also does).
+
+        The summary model's context length and tokenizer load in the background; until
+        they are known, ``build_prompt`` uses the documented fallback (a 512-token
+        budget, counted in UTF-8 bytes, which never undercounts).
+        """
         self._core.start()
         return self
 
@@ -117,7 +201,8 @@ class SummaryEngine:
         """Finish or cancel in-flight work within ``timeout`` seconds; stop all threads.
 
         Returns True when everything ended in time. Nothing is committed after stop()
-        begins; later calls raise ``EngineClosed``.
+        begins; later calls raise ``EngineClosed``. Every engine thread is a daemon, so
+        a summarizer that never answers cannot keep the host process alive.
         """
         return self._core.stop(timeout)
 
@@ -134,12 +219,24 @@ class SummaryEngine:
 
         Turns whose ``outcome`` is ``"aborted"`` or ``"error"`` are ignored (seed 1).
         ``model`` is the model the turn used, for ``summary_model_mode="session"``.
+        On a local store (in memory, SQLite) a turn below the threshold is answered on
+        the caller's thread with one count; it never waits for a summarizer.
+
+        Raises:
+            EngineClosed: after ``stop()``.
         """
+        self._core.check_open()
         _check_session_id(session_id)
         if outcome in _IGNORED_OUTCOMES:
             return
         if model is not None:
-            self._core.session_models[session_id] = model
+            self._session_models[session_id] = model
+        if self._counts_locally:
+            try:
+                if self.memory.count_history(session_id) < self.config.threshold:
+                    return
+            except StoreError:  # the job will meet the failure and report it
+                log.debug("session %s: count_history failed", session_id)
         self._core.send(session_id, TurnEnded())
 
     def token_usage(self, session_id: str, usage_ratio: float) -> None:
@@ -148,7 +245,11 @@ class SummaryEngine:
         At or above ``auto_compress_threshold`` (when it is > 0) the engine emits
         ``CompressRequested(reason="auto")`` and compresses in the background; the
         current turn keeps its context, the result serves the next one.
+
+        Raises:
+            EngineClosed: after ``stop()``.
         """
+        self._core.check_open()
         _check_session_id(session_id)
         if (
             isinstance(usage_ratio, bool)
@@ -177,47 +278,98 @@ class SummaryEngine:
         self._core.send(session_id, Compress(reason, reply))  # type: ignore[arg-type]
         return reply
 
+    def resummarize(self, session_id: str) -> Future[Outcome]:
+        """Fold ranges archived without a summary (during an outage) into it now.
+
+        Every compression does this first, oldest range first, once the summarizer
+        answers again; this asks for it without waiting for the next trigger. The
+        outcome's ``recovered`` counts the messages folded back in.
+        """
+        _check_session_id(session_id)
+        reply: Future[Outcome] = Future()
+        self._core.send(session_id, Compress("recover", reply))
+        return reply
+
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Wait until no compression runs or is queued; False if ``timeout`` ran out."""
         return self._core.wait_idle(timeout)
 
     def summary(self, session_id: str) -> SummaryRecord | None:
-        """Return the session's stored summary record, or None."""
+        """Return the session's stored summary record, or None.
+
+        A record the engine cannot read (foreign or corrupt) reads as None, logged once;
+        the next compression moves it aside. The original plugin's records
+        (``{summary, coveredUpTo, messageCount}``) read as a previous summary.
+        """
         _check_session_id(session_id)
-        data = self.memory.get_metadata(NAMESPACE, session_id)
-        return None if data is None else SummaryRecord.from_mapping(data)
+        return self._records.read(session_id)
 
     def build_prompt(self, session_id: str) -> str | None:
         """Return the system text to inject for the session, or None without a summary.
 
         The text is the locale's header plus the summary, cut to the token budget
-        (summary model's context length x ``summary_token_ratio``, floor 512).
+        (summary model's context length x ``summary_token_ratio``, floor 512), in the
+        summary model's encoding. It is cached per session and summary, so a call that
+        finds the same summary does no tokenizer work; it never does network I/O.
         """
-        if self._core.closed:
-            raise EngineClosed("the engine was stopped")
+        self._core.check_open()
         try:
             record = self.summary(session_id)
         except StoreError as exc:
-            log.warning("session %s: unreadable summary ignored: %s", session_id, exc)
+            log.warning("session %s: summary unreadable, ignored: %s", session_id, exc)
             return None
         if record is None or not record.text:
             return None
-        resolved = self._core.resolve(session_id)
-        if isinstance(
-            resolved, str
-        ):  # unresolvable model: budget as for an unknown one
-            length, count = None, self._core.resolver.fallback_counter()
-        else:
-            length, count = resolved.context_length, resolved.count_tokens
-        return injection_text(
+        budget, count = self._injection_budget(session_id)
+        cached = self._prompts.get(session_id)
+        if (
+            cached is not None
+            and cached[1] == budget
+            and cached[2] is count
+            and cached[0] == record.text
+        ):
+            return cached[3]
+        text = injection_text(
             record.text,
             locale=self.config.locale,
-            budget_tokens=summary_budget_tokens(
-                length, self.config.summary_token_ratio
-            ),
+            budget_tokens=budget,
             count_tokens=count,
-            summary_tokens=record.tokens,
         )
+        if len(self._prompts) >= _PROMPT_CACHE_SIZE:
+            self._prompts.clear()
+        self._prompts[session_id] = (record.text, budget, count, text)
+        return text
+
+    def _injection_budget(self, session_id: str) -> tuple[int, Callable[[str], int]]:
+        """Return the budget and counter for the injected summary, without blocking."""
+        model = self._session_models.get(session_id)
+        resolved = self._resolver.peek(model)
+        if resolved is None:
+            self._resolve_later(model)
+            return injection_budget_tokens(self.config, None), _utf8_bytes
+        return (
+            injection_budget_tokens(self.config, resolved.context_length),
+            resolved.count_tokens,
+        )
+
+    def _resolve_later(self, model: str | None) -> None:
+        with self._resolving_lock:
+            if model in self._resolving or self._core.closed:
+                return
+            self._resolving.add(model)
+
+        def resolve() -> None:
+            try:
+                self._resolver.resolve(model)
+            except Exception:  # the fallback stays in use; logged, never raised
+                log.exception("resolving the summary model %r failed", model)
+            finally:
+                with self._resolving_lock:
+                    self._resolving.discard(model)
+
+        threading.Thread(
+            target=resolve, name="memory-summary-resolve", daemon=True
+        ).start()
 
     def assemble(self, messages: Sequence[Message], session_id: str) -> list[Message]:
         """Return ``messages`` with the summary injected at the context anchor.
@@ -240,6 +392,9 @@ class SummaryEngine:
 
         Skips (returns ``[]``) when ``types`` is given without ``"summary"``.
         ``scope="session"`` clears ``session_id``'s summary, ``"all"`` every summary.
+        A compression running meanwhile is fenced: it commits nothing more, so a
+        cleared summary never comes back. The history itself is the host's
+        (``store.clear_session``); ``forget`` erases a session entirely.
         """
         if isinstance(types, str):
             types = (types,)
@@ -251,6 +406,7 @@ class SummaryEngine:
                 existed = self.memory.delete_metadata(NAMESPACE, sid)
             except StoreError as exc:
                 return [ClearResult("summary", False, f"clearing {sid} failed: {exc}")]
+            self._prompts.pop(sid, None)
             said = "cleared the summary" if existed else "no summary"
             return [ClearResult("summary", True, f"{said} of session {sid}")]
         if scope == "all":
@@ -264,20 +420,44 @@ class SummaryEngine:
                         "summary", False, f"clearing all summaries failed: {exc}"
                     )
                 ]
+            self._prompts.clear()
             return [ClearResult("summary", True, f"cleared {len(keys)} summaries")]
         raise ValueError(f"scope={scope!r} is invalid; allowed: 'session' / 'all'")
 
-    def subscribe(self, callback: Callable[[object], None]) -> Callable[[], None]:
+    def forget(self, session_id: str) -> int:
+        """Erase everything of a session in one transaction; return messages deleted.
+
+        Active and archived messages, archive rows in the store, the summary (and a
+        quarantined one), the compaction lease and the engine's own state: a host's
+        "delete my data" in one call. A compression running meanwhile is fenced and
+        commits nothing, so nothing forgotten comes back.
+        """
+        self._core.check_open()
+        _check_session_id(session_id)
+        deleted = self.memory.forget_session(
+            session_id, namespaces=(NAMESPACE, QUARANTINE_NAMESPACE)
+        )
+        forget_archive = getattr(self.archive, "forget_session", None)
+        if callable(forget_archive) and getattr(self.archive, "store", None) is not (
+            self.memory
+        ):
+            forget_archive(session_id)
+        self._prompts.pop(session_id, None)
+        self._session_models.pop(session_id, None)
+        log.info("session %s: forgotten (%d messages)", session_id, deleted)
+        return deleted
+
+    def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
         """Call ``callback`` with every ``CompressRequested`` and ``Compressing`` event.
 
         Callbacks run on the engine's threads and must be quick; one that raises is
         logged and never breaks the engine. Returns a function that unsubscribes.
         """
-        return self._core.subscribe(callback)
+        return self._core.events.subscribe(callback)
 
     def summarizer_label(self, session_id: str = "") -> str:
         """Return how summaries' origin is reported (model, or a non-LLM's label)."""
-        resolved = self._core.resolve(session_id)
+        resolved = self._resolver.resolve(self._session_models.get(session_id))
         return resolved if isinstance(resolved, str) else resolved.label
 
     def live_actors(self) -> int:

@@ -1,80 +1,83 @@
-"""The engine's orchestration: session actors, worker pools, events and lifecycle.
+"""The thread runtime of one engine: router, reaper, session actors, worker pools.
 
-``EngineCore`` takes every collaborator through the ports; the facade's
-``memory_summary.SummaryEngine`` builds the concrete defaults and the public methods.
+It is the one wiring point inside ``actors/``: it spawns ``SessionActor``s and hands
+each a ``SessionServices`` object, the only way an actor reaches it. What a compression
+does is not its business: it runs the ``compress`` function it was given.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import wait as wait_futures
 
 import pykka
 
-from memory_summary.domain import (
-    Archive,
-    CompactionStore,
-    EngineClosed,
-    Outcome,
-    Reason,
-    Summarizer,
-    SummaryConfig,
-    should_compress,
-)
+from memory_summary.domain import EngineClosed, Outcome, Reason, SummaryConfig
 
-from .compression import CompressionJob
+from .events import EventBus
 from .messages import Reap
 from .registry import SessionRegistry
-from .session import SessionActor
-from .summary_model import CountTokensFor, ModelResolver, ResolvedModel
+from .session import SessionActor, SessionServices
+from .workers import WorkerPool
 
 log = logging.getLogger(__name__)
 
-Subscriber = Callable[[object], None]
+Compress = Callable[[str, Reason], Outcome]
 
 
-class EngineCore:
-    """Owns the threads of one engine: actors, the compression and summarizer pools.
+class ThreadRuntime:
+    """Owns the threads of one engine and counts the work they have pending.
+
+    Args:
+        config: the engine's configuration (pool size, idle reaping).
+        compress: runs one compression of a session; never raises (failures are
+            outcomes).
+        events: where events go.
+        calls: the summarizer-call pool; shut down with the runtime.
+        stopping: set when ``stop()`` begins; compressions check it before committing.
 
     Thread-safety: every public method may be called from any thread.
     """
 
     def __init__(
         self,
-        store: CompactionStore,
-        llm: Summarizer,
-        *,
         config: SummaryConfig,
-        count_tokens_for: CountTokensFor,
-        archive: Archive | None = None,
-        llms: Mapping[str, Summarizer] | None = None,
-        clock: Callable[[], float] = time.time,
+        compress: Compress,
+        *,
+        events: EventBus,
+        calls: WorkerPool,
+        stopping: threading.Event,
     ) -> None:
-        self.config = config
-        self.store = store
-        self.clock = clock
-        self.resolver = ModelResolver(config, llm, llms or {}, count_tokens_for)
-        self.session_models: dict[str, str] = {}
-        self.registry = SessionRegistry(self._spawn)
-        limit = config.max_concurrent_summaries
-        self._jobs = concurrent.futures.ThreadPoolExecutor(
-            limit, "memory-summary-compress"
+        self._config = config
+        self._compress = compress
+        self.events = events
+        self._calls = calls  # the summarizer-call pool (kept under this name)
+        self._stopping = stopping
+        self._jobs = WorkerPool(
+            "memory-summary-compress", config.max_concurrent_summaries
         )
-        self._calls = concurrent.futures.ThreadPoolExecutor(limit, "memory-summary-llm")
-        self._cancelled = threading.Event()
+        self.registry = SessionRegistry(self._spawn)
+        self._services = SessionServices(
+            settle=self.settle,
+            submit=self.submit,
+            emit=events.emit,
+            release=self.registry.remove_if_untouched,
+        )
         self._closed = False
+        self._started = False
+        self._start_lock = threading.Lock()
         self._pending = 0  # told-but-unhandled triggers + busy sessions
         self._idle = threading.Condition()
-        self._subscribers: tuple[Subscriber, ...] = ()
-        self._subscribers_lock = threading.Lock()
-        self._in_flight: set[concurrent.futures.Future[Outcome]] = set()
+        self._in_flight: set[Future[Outcome]] = set()
+        self._in_flight_lock = threading.Lock()
         # The host's calls only enqueue; this thread finds or spawns the actors, so a
-        # first turn never pays for starting an actor thread on the caller's thread.
+        # turn never pays for starting an actor thread on the caller's thread.
         self._inbox: queue.SimpleQueue[tuple[str, object] | None] = queue.SimpleQueue()
         self._router = threading.Thread(
             target=self._route, name="memory-summary-router", daemon=True
@@ -83,50 +86,48 @@ class EngineCore:
             target=self._reap_loop, name="memory-summary-reaper", daemon=True
         )
         self._reaper_stop = threading.Event()
-        self._started = False
-        self._start_lock = threading.Lock()
-        self.job = CompressionJob(
-            store=store,
-            config=config,
-            emit=self.emit,
-            call_pool=self._calls,
-            is_cancelled=self._cancelled.is_set,
-            archive=archive,
-            clock=clock,
-        )
+        self._on_start: list[Callable[[], None]] = []
+
+    def on_start(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` on a background thread when the runtime starts."""
+        self._on_start.append(callback)
 
     def start(self) -> None:
-        """Start the reaper; idempotent. Sending to a session also starts the engine."""
+        """Start the router and the reaper; idempotent."""
         with self._start_lock:
             if self._closed:
                 raise EngineClosed("the engine was stopped; create a new one")
-            if not self._started:
-                self._started = True
-                self._router.start()
-                self._reaper.start()
+            if self._started:
+                return
+            self._started = True
+            self._router.start()
+            self._reaper.start()
+        for callback in self._on_start:
+            threading.Thread(
+                target=_logged(callback), name="memory-summary-warmup", daemon=True
+            ).start()
 
     def stop(self, timeout_s: float = 10.0) -> bool:
         """Finish or cancel in-flight work within ``timeout_s``; True if all ended.
 
-        Nothing is committed after stop() begins. A summarizer call that outlives the
-        timeout keeps its worker thread until it returns; its result is discarded.
+        Nothing is committed after stop() begins. Every thread is a daemon: a
+        summarizer call that never returns cannot keep the host process alive.
         """
         with self._start_lock:
             if self._closed:
                 return True
             self._closed = True
         deadline = time.monotonic() + timeout_s
-        self._cancelled.set()
+        self._stopping.set()
         self._reaper_stop.set()
         self._inbox.put(None)
         if self._started:
             self._router.join(max(deadline - time.monotonic(), 0.1))
-        self._jobs.shutdown(wait=False, cancel_futures=True)
-        self._calls.shutdown(wait=False, cancel_futures=True)
-        running = list(self._in_flight)
-        _, late = concurrent.futures.wait(
-            running, timeout=max(deadline - time.monotonic(), 0)
-        )
+        self._jobs.shutdown()
+        self._calls.shutdown()
+        with self._in_flight_lock:
+            running = list(self._in_flight)
+        _, late = wait_futures(running, timeout=max(deadline - time.monotonic(), 0))
         self.registry.close(max(deadline - time.monotonic(), 0.1))
         if self._started:
             self._reaper.join(max(deadline - time.monotonic(), 0.1))
@@ -134,13 +135,18 @@ class EngineCore:
             self._pending = 0
             self._idle.notify_all()
         if late:
-            log.warning("stop: %d compression(s) still in a summarizer call", len(late))
+            log.warning("stop: %d compression(s) still running", len(late))
         return not late
 
     @property
     def closed(self) -> bool:
         """Tell whether stop() was called."""
         return self._closed
+
+    def check_open(self) -> None:
+        """Raise ``EngineClosed`` once stop() was called."""
+        if self._closed:
+            raise EngineClosed("the engine was stopped")
 
     def send(self, session_id: str, message: object) -> None:
         """Send a trigger to the session's actor, counting it as pending work."""
@@ -165,7 +171,7 @@ class EngineCore:
                 self.settle(1)
 
     def settle(self, units: int) -> None:
-        """Mark ``units`` of pending work done (called by session actors)."""
+        """Mark ``units`` of pending work done."""
         with self._idle:
             self._pending -= units
             if self._pending <= 0:
@@ -178,20 +184,7 @@ class EngineCore:
             return self._idle.wait_for(lambda: self._pending == 0, timeout)
 
     def _spawn(self, session_id: str) -> pykka.ActorRef:
-        return SessionActor.start(session_id, self)
-
-    def resolve(self, session_id: str) -> ResolvedModel | str:
-        """Return the session's summary model, or why it cannot be resolved."""
-        return self.resolver.resolve(self.session_models.get(session_id))
-
-    def turn_needs_compression(self, session_id: str) -> bool:
-        """Tell whether a finished turn brings the session to its threshold."""
-        try:
-            active = self.store.count_history(session_id)
-        except Exception:  # a store failure must not kill the actor
-            log.exception("session %s: count_history failed", session_id)
-            return False
-        return should_compress(active, self.config, forced=False)
+        return SessionActor.start(session_id, self._services)
 
     def submit(
         self, session_id: str, reason: Reason, report: Callable[[Outcome], None]
@@ -200,7 +193,7 @@ class EngineCore:
 
         def work() -> Outcome:
             try:
-                return self.job.run(session_id, reason, self.resolve(session_id))
+                return self._compress(session_id, reason)
             except Exception as exc:  # a bug: report it, never leave the session busy
                 log.exception("session %s: compression crashed", session_id)
                 return Outcome(session_id, "failed", reason, f"internal error: {exc}")
@@ -210,10 +203,12 @@ class EngineCore:
         except RuntimeError:  # the pool is shut down: the engine is stopping
             report(Outcome(session_id, "failed", reason, "engine stopped"))
             return
-        self._in_flight.add(future)
+        with self._in_flight_lock:
+            self._in_flight.add(future)
 
-        def done(f: concurrent.futures.Future[Outcome]) -> None:
-            self._in_flight.discard(f)
+        def done(f: Future[Outcome]) -> None:
+            with self._in_flight_lock:
+                self._in_flight.discard(f)
             if f.cancelled():
                 report(Outcome(session_id, "failed", reason, "engine stopped"))
             else:
@@ -221,26 +216,8 @@ class EngineCore:
 
         future.add_done_callback(done)
 
-    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
-        """Register ``callback`` for events; return a function that unregisters it."""
-        with self._subscribers_lock:
-            self._subscribers = (*self._subscribers, callback)
-
-        def unsubscribe() -> None:
-            with self._subscribers_lock:
-                self._subscribers = tuple(
-                    s for s in self._subscribers if s is not callback
-                )
-
-        return unsubscribe
-
-    def emit(self, event: object) -> None:
-        """Deliver ``event`` to every subscriber; one that raises is only logged."""
-        for callback in self._subscribers:
-            _deliver(callback, event)
-
     def _reap_loop(self) -> None:
-        idle_s = self.config.actor_idle_s
+        idle_s = self._config.actor_idle_s
         interval_s = min(max(idle_s / 4, 0.05), 30.0)
         while not self._reaper_stop.wait(interval_s):
             self.reap(time.monotonic() - idle_s)
@@ -258,8 +235,11 @@ class EngineCore:
         return len(self.registry)
 
 
-def _deliver(callback: Subscriber, event: object) -> None:
-    try:
-        callback(event)
-    except Exception:  # a subscriber's bug never breaks the engine
-        log.exception("event subscriber %r raised on %r", callback, event)
+def _logged(callback: Callable[[], None]) -> Callable[[], None]:
+    def run() -> None:
+        try:
+            callback()
+        except Exception:  # a warm-up failure only costs the fallback
+            log.exception("background start-up task failed")
+
+    return run

@@ -1,0 +1,80 @@
+"""Reading a session's summary record so that no stored data can crash the engine.
+
+A record the engine cannot read (a foreign shape, corrupt JSON, absurd numbers) is
+treated as no summary. The compression job, which holds the session's lease, also moves
+it aside into ``QUARANTINE_NAMESPACE`` so that it never blocks the session again; every
+such record is logged once per session.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from memory_summary.domain import (
+    NAMESPACE,
+    QUARANTINE_NAMESPACE,
+    CompactionStore,
+    MalformedRecord,
+    SummaryRecord,
+    Unreadable,
+    read_record,
+)
+
+log = logging.getLogger(__name__)
+
+_MAX_REMEMBERED = 10_000
+
+
+class RecordReader:
+    """Reads summary records poison-proof; logs each unreadable one once."""
+
+    def __init__(self, store: CompactionStore) -> None:
+        self._store = store
+        self._lock = threading.Lock()
+        self._reported: set[str] = set()
+
+    def read(
+        self, session_id: str, *, quarantine: bool = False
+    ) -> SummaryRecord | None:
+        """Return the session's record, or None when absent or unreadable.
+
+        With ``quarantine`` (only under the session's lease) an unreadable record is
+        moved aside. A store failure (``StoreError``) still raises.
+        """
+        try:
+            data = self._store.get_metadata(NAMESPACE, session_id)
+        except MalformedRecord as exc:
+            self._unreadable(session_id, str(exc), quarantine)
+            return None
+        found = read_record(data)
+        if isinstance(found, Unreadable):
+            self._unreadable(session_id, found.reason, quarantine)
+            return None
+        return found
+
+    def _unreadable(self, session_id: str, reason: str, quarantine: bool) -> None:
+        """Log (once) and, under the lease, move aside an unreadable record."""
+        moved = quarantine and self._store.quarantine_metadata(
+            NAMESPACE, session_id, QUARANTINE_NAMESPACE
+        )
+        with self._lock:
+            first = session_id not in self._reported
+            if first and len(self._reported) < _MAX_REMEMBERED:
+                self._reported.add(session_id)
+        if moved:
+            log.warning(
+                "session %s: unreadable summary record moved to %r (%s); the session "
+                "continues without a summary",
+                session_id,
+                QUARANTINE_NAMESPACE,
+                reason,
+                extra={"session_id": session_id},
+            )
+        elif first:
+            log.warning(
+                "session %s: unreadable summary record ignored (%s)",
+                session_id,
+                reason,
+                extra={"session_id": session_id},
+            )

@@ -1,0 +1,116 @@
+"""Worker threads that never keep the host alive and never let a stuck task hold a slot.
+
+``concurrent.futures.ThreadPoolExecutor`` joins its (non-daemon) threads at interpreter
+exit, so one summarizer call that never returns would keep the host process from
+exiting after ``stop()``. These workers are daemon threads; a growing pool also starts
+a new thread when every thread is busy, so a call stuck past its deadline never delays
+the calls of other sessions.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+_Task = tuple[Future[Any], Callable[..., Any], tuple[Any, ...]]
+
+
+class WorkerPool:
+    """Run tasks on daemon threads; ``size`` stay alive, a growing pool adds more.
+
+    Args:
+        name: the threads' name prefix.
+        size: threads kept alive; a fixed pool runs at most ``size`` tasks at once.
+        grow: start another thread when every thread is busy (extra ones exit after
+            ``idle_s`` without work).
+        idle_s: how long an extra thread waits for work before it exits.
+    """
+
+    def __init__(
+        self, name: str, size: int, *, grow: bool = False, idle_s: float = 30.0
+    ) -> None:
+        self._name = name
+        self._size = max(size, 1)
+        self._grow = grow
+        self._idle_s = idle_s
+        self._tasks: queue.SimpleQueue[_Task | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._threads = 0
+        self._idle = 0
+        self._queued = 0
+        self._closed = False
+
+    def submit(self, fn: Callable[..., T], /, *args: Any) -> Future[T]:
+        """Run ``fn(*args)`` on a worker; return its future.
+
+        Raises:
+            RuntimeError: the pool was shut down.
+        """
+        future: Future[T] = Future()
+        with self._lock:
+            if self._closed:
+                raise RuntimeError(f"{self._name}: the pool is shut down")
+            self._queued += 1
+            self._tasks.put((future, fn, args))
+            if self._queued > self._idle and (self._grow or self._threads < self._size):
+                self._threads += 1
+                threading.Thread(
+                    target=self._work,
+                    name=f"{self._name}-{self._threads}",
+                    daemon=True,
+                ).start()
+        return future
+
+    def _work(self) -> None:
+        while True:
+            with self._lock:
+                self._idle += 1
+                extra = self._threads > self._size
+            try:
+                task = self._tasks.get(timeout=self._idle_s if extra else None)
+            except queue.Empty:
+                with self._lock:
+                    self._idle -= 1
+                    if self._threads > self._size and self._queued == 0:
+                        self._threads -= 1
+                        return
+                continue
+            with self._lock:
+                self._idle -= 1
+                if task is not None:
+                    self._queued -= 1
+            if task is None:
+                return
+            future, fn, args = task
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                result = fn(*args)
+            except BaseException as exc:  # noqa: BLE001 - the future carries it
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+
+    def shutdown(self) -> None:
+        """Refuse new tasks, cancel queued ones and let idle threads exit."""
+        with self._lock:
+            self._closed = True
+            threads = self._threads
+        while True:
+            try:
+                task = self._tasks.get_nowait()
+            except queue.Empty:
+                break
+            if task is not None:
+                task[0].cancel()
+                with self._lock:
+                    self._queued -= 1
+        for _ in range(threads):
+            self._tasks.put(None)

@@ -1,0 +1,77 @@
+"""The whole compression plan: budget, prompt, task state and input limit, decided once.
+
+Both a compression and ``build_prompt`` use it: the summary budget a compression writes
+to is the budget the injected summary is cut to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import attrs
+
+from .budget import FRAMING_TOKENS, MIN_INPUT_TOKENS, context_tokens
+from .budget import summary_budget_tokens as _budget
+from .config import SummaryConfig
+from .model import Message, ToolCall
+from .prompt import latest_todo_call, system_prompt
+from .reason import Reason
+
+
+@attrs.frozen
+class CompressionPlan:
+    """What every summarizer call of one compression is given and may carry.
+
+    Attributes:
+        budget_tokens: the summary's budget (also its ``max_tokens``).
+        system: the summarizer's system prompt.
+        todo: the latest to-do-list call in the kept part (current task state).
+        input_limit_tokens: transcript tokens one call may carry; the previous summary,
+            itself cut to ``budget_tokens`` before it is sent, is already counted.
+    """
+
+    budget_tokens: int
+    system: str
+    todo: ToolCall | None
+    input_limit_tokens: int
+
+
+def injection_budget_tokens(config: SummaryConfig, context_length: int | None) -> int:
+    """Return the injected summary's budget: context length x ratio, floor 512."""
+    return _budget(context_length, config.summary_token_ratio)
+
+
+def plan_compression(
+    config: SummaryConfig,
+    *,
+    context_length: int | None,
+    reason: Reason,
+    keep: Sequence[Message],
+    count_tokens: Callable[[str], int],
+) -> CompressionPlan:
+    """Return the plan of one compression.
+
+    The summarizer's context must hold the system prompt, the task state, the previous
+    summary (at most one budget: it is cut to it), the transcript and the answer (one
+    budget). A tiny context still carries ``MIN_INPUT_TOKENS`` of transcript a call.
+
+    >>> from memory_summary.domain import SummaryConfig
+    >>> plan = plan_compression(SummaryConfig(), context_length=128_000,
+    ...     reason="turn", keep=(), count_tokens=len)
+    >>> plan.budget_tokens, plan.input_limit_tokens > 100_000
+    (6400, True)
+    """
+    budget = injection_budget_tokens(config, context_length)
+    system = system_prompt(
+        config.summary_prompt, locale=config.locale, budget_tokens=budget, reason=reason
+    )
+    todo = latest_todo_call(keep, config.todo_tool_names)
+    todo_tokens = count_tokens(f"{todo.name}({todo.arguments})") if todo else 0
+    room = (
+        context_tokens(context_length)
+        - 2 * budget  # the previous summary and the answer
+        - count_tokens(system)
+        - todo_tokens
+        - FRAMING_TOKENS
+    )
+    return CompressionPlan(budget, system, todo, max(MIN_INPUT_TOKENS, room))
