@@ -7,7 +7,7 @@ surrogates become U+FFFD and NUL bytes are removed. Structural mistakes raise
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Literal, get_args
 
 import attrs
@@ -78,6 +78,19 @@ class ToolCall:
     id: str = attrs.field(converter=_call_id)
     name: str = attrs.field(converter=_call_name)
     arguments: str = attrs.field(default="", converter=_call_arguments)
+
+    @classmethod
+    def from_row(cls, id: str, name: str, arguments: str) -> ToolCall:
+        """Rebuild a tool call the library validated on its way into a store; trusted.
+
+        Skips the converters: pass only values read back from rows this library wrote
+        (or taken from an existing ``ToolCall``), never input from users or models.
+        """
+        call = object.__new__(cls)
+        _SET_CALL_ID(call, id)
+        _SET_CALL_NAME(call, name)
+        _SET_CALL_ARGUMENTS(call, arguments)
+        return call
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, object]) -> ToolCall:
@@ -183,10 +196,69 @@ class Message:
         ):
             raise MessageError("id", "must be an int assigned by the store")
 
+    @classmethod
+    def from_row(
+        cls,
+        role: Role,
+        content: str,
+        tool_calls: tuple[ToolCall, ...],
+        tool_call_id: str | None,
+        name: str | None,
+        kind: str | None,
+        timestamp: float | None,
+        metadata: dict[str, object],
+        id: int,
+    ) -> Message:
+        """Rebuild a message the library validated on its way into a store; trusted.
+
+        Skips every converter and validator (a tenth of the constructor's cost), so
+        pass only values read back from rows this library wrote, or the fields of an
+        existing ``Message``; never input from users or models. ``metadata`` is kept,
+        not copied.
+
+        >>> Message.from_row("user", "hi", (), None, None, None, None, {}, 7).id
+        7
+        """
+        message = object.__new__(cls)
+        _SET_ROLE(message, role)
+        _SET_CONTENT(message, content)
+        _SET_TOOL_CALLS(message, tool_calls)
+        _SET_TOOL_CALL_ID(message, tool_call_id)
+        _SET_NAME(message, name)
+        _SET_KIND(message, kind)
+        _SET_TIMESTAMP(message, timestamp)
+        _SET_METADATA(message, metadata)
+        _SET_ID(message, id)
+        return message
+
     @property
     def is_event_marker(self) -> bool:
         """Tell whether this is a compression separator (never summarized)."""
         return self.kind == EVENT_MARKER
+
+
+def _slot_setter(cls: type, field: str) -> Callable[[object, object], None]:
+    """Return the setter of the slot ``field`` of ``cls``.
+
+    Frozen classes refuse ``setattr``; the trusted ``from_row`` constructors write
+    the slots directly, which is the cheapest way to fill a slotted instance.
+    """
+    setter: Callable[[object, object], None] = cls.__dict__[field].__set__
+    return setter
+
+
+_SET_CALL_ID = _slot_setter(ToolCall, "id")
+_SET_CALL_NAME = _slot_setter(ToolCall, "name")
+_SET_CALL_ARGUMENTS = _slot_setter(ToolCall, "arguments")
+_SET_ROLE = _slot_setter(Message, "role")
+_SET_CONTENT = _slot_setter(Message, "content")
+_SET_TOOL_CALLS = _slot_setter(Message, "tool_calls")
+_SET_TOOL_CALL_ID = _slot_setter(Message, "tool_call_id")
+_SET_NAME = _slot_setter(Message, "name")
+_SET_KIND = _slot_setter(Message, "kind")
+_SET_TIMESTAMP = _slot_setter(Message, "timestamp")
+_SET_METADATA = _slot_setter(Message, "metadata")
+_SET_ID = _slot_setter(Message, "id")
 
 
 @attrs.frozen
