@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+from .breaker import (
+    Breaker,
+    breaker_admit,
+    breaker_failed,
+    breaker_is_open,
+    breaker_succeeded,
+)
 from .budget import Chunk, input_limit_tokens, plan_chunks, summary_budget_tokens
 from .compaction import FoldChunk, Outcome, fold_chunks, next_record, separator_message
 from .config import SummaryConfig
@@ -21,10 +28,11 @@ from .errors import (
 from .events import ClearResult, Compressing, CompressRequested, Event
 from .injection import assemble_messages, injection_text, summary_message
 from .model import EVENT_MARKER, SUMMARY_KIND, LLMRef, Message, ToolCall
+from .plan import CompressionPlan, injection_budget_tokens, plan_compression
 from .ports import (
     Archive,
-    CompactionStore,
     CommitResult,
+    CompactionStore,
     FenceReason,
     MemoryStore,
     StreamingSummarizer,
@@ -32,12 +40,23 @@ from .ports import (
     TokenCounter,
 )
 from .prompt import latest_todo_call, summary_request, system_prompt
-from .reason import Reason
+from .reason import Reason, is_forced
 from .render import render_message, render_transcript
 from .state import Busy, Idle, SessionState, on_finished, on_trigger
-from .summary import NAMESPACE, SummaryRecord
+from .summary import (
+    NAMESPACE,
+    QUARANTINE_NAMESPACE,
+    SummaryRecord,
+    Unreadable,
+    add_unsummarized,
+    drop_unsummarized_through,
+    read_record,
+    resummarized_record,
+    trimmed_record,
+)
 from .text import cut_chars, normalize_text
 from .truncate import truncate_to_tokens
+from .verdict import Accepted, Rejected, RejectReason, check_summary
 from .window import (
     WindowSplit,
     is_summarized,
@@ -49,8 +68,11 @@ from .window import (
 __all__ = [
     "EVENT_MARKER",
     "NAMESPACE",
+    "QUARANTINE_NAMESPACE",
     "SUMMARY_KIND",
+    "Accepted",
     "Archive",
+    "Breaker",
     "Busy",
     "Chunk",
     "ClearResult",
@@ -58,6 +80,7 @@ __all__ = [
     "CompactionStore",
     "CompressRequested",
     "Compressing",
+    "CompressionPlan",
     "ConfigError",
     "EngineClosed",
     "Event",
@@ -72,6 +95,8 @@ __all__ = [
     "MessageError",
     "Outcome",
     "Reason",
+    "RejectReason",
+    "Rejected",
     "SessionState",
     "StoreError",
     "StreamingSummarizer",
@@ -84,13 +109,23 @@ __all__ = [
     "TokenCounter",
     "TokenizerError",
     "ToolCall",
+    "Unreadable",
     "WindowSplit",
+    "add_unsummarized",
     "assemble_messages",
+    "breaker_admit",
+    "breaker_failed",
+    "breaker_is_open",
+    "breaker_succeeded",
+    "check_summary",
     "cut_chars",
+    "drop_unsummarized_through",
     "find_safe_cut",
     "fold_chunks",
+    "injection_budget_tokens",
     "injection_text",
     "input_limit_tokens",
+    "is_forced",
     "is_summarized",
     "latest_todo_call",
     "next_record",
@@ -98,9 +133,12 @@ __all__ = [
     "on_finished",
     "on_trigger",
     "plan_chunks",
+    "plan_compression",
     "probe_limit",
+    "read_record",
     "render_message",
     "render_transcript",
+    "resummarized_record",
     "separator_message",
     "should_compress",
     "split_window",
@@ -108,5 +146,6 @@ __all__ = [
     "summary_message",
     "summary_request",
     "system_prompt",
+    "trimmed_record",
     "truncate_to_tokens",
 ]

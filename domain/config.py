@@ -14,8 +14,10 @@ from .model import LLMRef
 
 ModelMode = Literal["global", "custom", "session"]
 Locale = Literal["en", "zh"]
+FailurePolicy = Literal["trim", "keep"]
 MODEL_MODES: tuple[ModelMode, ...] = get_args(ModelMode)
 LOCALES: tuple[Locale, ...] = get_args(Locale)
+FAILURE_POLICIES: tuple[FailurePolicy, ...] = get_args(FailurePolicy)
 DEFAULT_TASK_TOOLS = ("manage_todo_list", "todo_manage")
 
 
@@ -95,6 +97,10 @@ class SummaryConfig:
     """How and when the engine compresses a session.
 
     The first seven fields are the seed's; the rest are this library's additions.
+    When the summarizer fails, ``on_summarizer_failure="trim"`` (the seed's rule)
+    archives without a summary and ``"keep"`` leaves the history active until it is
+    back; ``breaker_failures`` consecutive failures open a summarizer's circuit
+    breaker for ``breaker_cooldown_s`` seconds.
     ``SummaryConfig.from_mapping`` also takes camelCase names.
 
     >>> SummaryConfig(threshold=40).keep_recent
@@ -127,6 +133,13 @@ class SummaryConfig:
     summarizer_timeout_s: float = attrs.field(
         default=120.0, validator=_positive_seconds
     )
+    # seed: "trim" archives without a summary when the summarizer fails; "keep"
+    # leaves the history active until the summarizer is back.
+    on_summarizer_failure: FailurePolicy = attrs.field(
+        default="trim", validator=_one_of(FAILURE_POLICIES)
+    )
+    breaker_failures: int = attrs.field(default=5, validator=_int_at_least(1))
+    breaker_cooldown_s: float = attrs.field(default=30.0, validator=_positive_seconds)
 
     def __attrs_post_init__(self) -> None:
         if self.summary_model_mode == "custom" and self.summary_llm is None:
