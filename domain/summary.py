@@ -25,17 +25,19 @@ their meaning.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping
 from typing import TypeAlias, TypeGuard
 
 import attrs
 
 from .errors import MalformedRecord
-from .text import cut_chars, normalize_text
+from .text import normalize_text
 
 NAMESPACE = "summary"
 QUARANTINE_NAMESPACE = "summary.quarantine"
 MAX_INT = 2**63 - 1  # the largest id a SQL BIGINT holds
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}\Z")
 
 IdRange: TypeAlias = tuple[int, int]
 """Inclusive message ids ``(first_id, last_id)``."""
@@ -221,11 +223,12 @@ def _read_plugin(data: Mapping[object, object]) -> SummaryRecord:
 
 
 def _describe_keys(data: Mapping[object, object]) -> str:
+    """Name up to six identifier-like keys; count the rest (they may be user text)."""
     names = sorted(
-        repr(cut_chars(key, 24)) if isinstance(key, str) else _kind(key) for key in data
+        repr(key) for key in data if isinstance(key, str) and _IDENTIFIER.match(key)
     )
-    shown = ", ".join(names[:6])
-    return f"[{shown}, +{len(names) - 6} more]" if len(names) > 6 else f"[{shown}]"
+    shown, rest = names[:6], len(data) - min(len(names), 6)
+    return "[" + ", ".join([*shown, *([f"+{rest} more"] if rest else [])]) + "]"
 
 
 def read_record(data: object) -> SummaryRecord | Unreadable | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from memory_summary import Message, ToolCall
+from memory_summary.domain import SummaryRecord
 
 HOSTILE_PIECES = [
     "\x00",
@@ -94,3 +95,75 @@ def histories(draw: st.DrawFn, max_size: int = 40) -> list[Message]:
         )
         for i, m in enumerate(messages)
     ]
+
+
+MAX_ID = 2**63 - 1
+RECORD_KEYS = [
+    "text",
+    "summary",
+    "tokens",
+    "covered_through_id",
+    "summarized_count",
+    "compressions",
+    "model",
+    "updated_at",
+    "generation",
+    "unsummarized",
+    "coveredUpTo",
+    "messageCount",
+]
+
+
+def json_scalars() -> st.SearchStrategy[object]:
+    """JSON-like leaves, hostile ones included: huge ints, nan, inf, lone surrogates."""
+    return st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.sampled_from([10**400, -(10**400), 2**63, MAX_ID, -1, 0]),
+        st.floats(allow_nan=True, allow_infinity=True),
+        texts(60),
+    )
+
+
+def json_like() -> st.SearchStrategy[object]:
+    """Arbitrary JSON-like data whose mappings often use the summary record's keys."""
+    keys = st.one_of(st.sampled_from(RECORD_KEYS), st.text(max_size=12))
+    return st.recursive(
+        json_scalars(),
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=4),
+            st.dictionaries(keys, inner, max_size=6),
+        ),
+        max_leaves=20,
+    )
+
+
+@st.composite
+def id_ranges(draw: st.DrawFn, max_size: int = 6) -> tuple[tuple[int, int], ...]:
+    """Canonical id ranges: sorted, disjoint, with a gap between neighbours."""
+    ranges: list[tuple[int, int]] = []
+    next_free = draw(st.integers(0, 50))
+    for _ in range(draw(st.integers(0, max_size))):
+        first = next_free + draw(st.integers(0, 20))
+        last = first + draw(st.integers(0, 20))
+        ranges.append((first, last))
+        next_free = last + 2
+    return tuple(ranges)
+
+
+def summary_records() -> st.SearchStrategy[SummaryRecord]:
+    """Valid summary records, as ``read_record`` returns them (normalized text)."""
+    counts = st.integers(0, MAX_ID)
+    return st.builds(
+        SummaryRecord,
+        text=clean_texts(),
+        covered_through_id=st.none() | counts,
+        tokens=counts,
+        summarized_count=counts,
+        compressions=counts,
+        model=st.none() | clean_texts(40),
+        updated_at=st.floats(0.0, 1e12) | st.integers(0, MAX_ID).map(float),
+        generation=st.none() | st.text(max_size=20),
+        unsummarized=id_ranges(),
+    )
