@@ -7,6 +7,7 @@ from .breaker import (
     breaker_admit,
     breaker_failed,
     breaker_is_open,
+    breaker_released,
     breaker_succeeded,
 )
 from .budget import Chunk, input_limit_tokens, plan_chunks, summary_budget_tokens
@@ -116,6 +117,7 @@ __all__ = [
     "breaker_admit",
     "breaker_failed",
     "breaker_is_open",
+    "breaker_released",
     "breaker_succeeded",
     "check_summary",
     "cut_chars",

@@ -10,9 +10,10 @@ States, all in one frozen ``Breaker`` value:
   resets it; failure re-opens it with the cooldown doubled per failed probe, at most
   ``MAX_COOLDOWN_FACTOR`` times the configured one.
 
-The shell reports every admitted call exactly once (``breaker_failed`` or
-``breaker_succeeded``). A probe that never reports would wedge the breaker, so one
-unreported for ``PROBE_LOST_S`` is deemed lost and the next call becomes the probe.
+The shell reports every admitted call exactly once: ``breaker_failed``,
+``breaker_succeeded``, or ``breaker_released`` when the call never went out. A probe
+that never reports would wedge the breaker, so one unreported for ``PROBE_LOST_S`` is
+deemed lost and the next call becomes the probe.
 Reports carry no ticket: a call admitted before the breaker opened and reporting
 while a probe is out counts as the probe's report.
 
@@ -87,6 +88,17 @@ def breaker_failed(
 def breaker_succeeded(breaker: Breaker) -> Breaker:
     """Return the breaker after an admitted call succeeded: closed and reset."""
     return Breaker()
+
+
+def breaker_released(breaker: Breaker) -> Breaker:
+    """Return the breaker after an admitted call never went out (no verdict on it).
+
+    A half-open probe slot is given back, so the next call becomes the probe; a
+    closed breaker keeps its failure count.
+    """
+    if breaker.probe_since is None:
+        return breaker
+    return attrs.evolve(breaker, open_until=breaker.probe_since, probe_since=None)
 
 
 def breaker_is_open(breaker: Breaker, now: float) -> bool:
