@@ -102,3 +102,73 @@ def test_to_mapping_round_trips():
     )
 
     assert SummaryConfig.from_mapping(config.to_mapping()) == config
+
+
+def test_summarizer_failure_defaults_trim_with_a_five_failure_breaker():
+    config = SummaryConfig()
+
+    assert config.on_summarizer_failure == "trim"
+    assert config.breaker_failures == 5
+    assert config.breaker_cooldown_s == 30.0
+
+
+def test_failure_fields_take_camel_case_and_snake_case():
+    camel = SummaryConfig.from_mapping(
+        {
+            "onSummarizerFailure": "keep",
+            "breakerFailures": 2,
+            "breakerCooldownS": 7.5,
+        }
+    )
+    snake = SummaryConfig.from_mapping(
+        {
+            "on_summarizer_failure": "keep",
+            "breaker_failures": 2,
+            "breaker_cooldown_s": 7.5,
+        }
+    )
+
+    assert camel == snake
+    assert (camel.on_summarizer_failure, camel.breaker_failures) == ("keep", 2)
+    assert camel.breaker_cooldown_s == 7.5
+
+
+def test_an_integer_cooldown_is_accepted():
+    assert SummaryConfig(breaker_cooldown_s=1).breaker_cooldown_s == 1
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "allowed"),
+    [
+        ("on_summarizer_failure", "drop", "'trim' / 'keep'"),
+        ("on_summarizer_failure", None, "'trim' / 'keep'"),
+        ("breaker_failures", 0, "int >= 1"),
+        ("breaker_failures", True, "int >= 1"),
+        ("breaker_failures", 2.0, "int >= 1"),
+        ("breaker_cooldown_s", 0, "> 0"),
+        ("breaker_cooldown_s", -1.0, "> 0"),
+        ("breaker_cooldown_s", float("inf"), "finite"),
+        ("breaker_cooldown_s", float("nan"), "finite"),
+        ("breaker_cooldown_s", "30", "> 0"),
+    ],
+)
+def test_failure_fields_name_field_value_and_allowed(field, value, allowed):
+    with pytest.raises(ConfigError) as info:
+        SummaryConfig.from_mapping({field: value})
+
+    assert info.value.field == field
+    assert info.value.value is value or info.value.value == value
+    assert allowed in str(info.value)
+
+
+def test_a_misspelt_failure_key_suggests_the_right_one():
+    with pytest.raises(ConfigError, match="did you mean 'breakerCooldownS'"):
+        SummaryConfig.from_mapping({"breakerCooldown": 5})
+
+
+def test_failure_fields_round_trip_through_a_mapping():
+    config = SummaryConfig(
+        on_summarizer_failure="keep", breaker_failures=9, breaker_cooldown_s=0.25
+    )
+
+    assert SummaryConfig.from_mapping(config.to_mapping()) == config
