@@ -29,10 +29,11 @@ session can get an English provider error):
   the first person (``I can't``, ``I'm sorry``, ``Sorry, but I cannot``, ``As an AI
   language model``, ``抱歉``, ``我无法``, ``作为一个AI`` …). A refusal reported in the
   third person (``The assistant declined to …``) is a summary;
-- ``too_short``: fewer than ``TOO_SHORT_MAX_UNITS`` words for an input (transcript
-  plus previous summary) of more than ``TOO_SHORT_RATIO`` times as many: ``ok`` for
-  hundreds of words is no summary; a short sentence over a few short messages is.
-  Words are runs of letters or digits; a CJK character counts half a word;
+- ``too_short``: fewer than ``TOO_SHORT_MAX_WORDS`` words whose token count, times
+  ``TOO_SHORT_RATIO``, is still below both the input's (transcript plus previous
+  summary) and the budget: ``ok`` for hundreds of tokens is no summary; a short
+  sentence over a few short messages, or a reply a tiny budget squeezed, is. Words
+  are runs of letters or digits; a CJK character counts half a word;
 - ``echo``: at least ``ECHO_SHARE`` of the text, without the lines it keeps from the
   previous summary, consists of whole transcript entries repeated verbatim on their
   own lines. Quoting a sentence, or a bullet (``- User:
@@ -62,7 +63,7 @@ RejectReason = Literal["empty", "provider_error", "refusal", "echo", "too_short"
 PROVIDER_ERROR_MAX_CHARS = 600
 REFUSAL_MAX_CHARS = 400
 ECHO_SHARE = 0.6
-TOO_SHORT_MAX_UNITS = 5
+TOO_SHORT_MAX_WORDS = 5
 TOO_SHORT_RATIO = 20
 
 
@@ -169,7 +170,7 @@ def _clean(reply: str) -> str:
     return _PROMPT_TAG.sub("", _strip_reasoning(normalize_text(reply))).strip()
 
 
-def _units(text: str) -> float:
+def _words(text: str) -> float:
     """Return the number of words, a CJK character counting half."""
     cjk = sum(1 for _ in _CJK.finditer(text))
     words = sum(1 for _ in _WORD.finditer(_CJK.sub(" ", text)))
@@ -207,7 +208,11 @@ def _echo_share(text: str, transcript: Sequence[str], previous: str | None) -> f
 
 
 def _rejection(
-    text: str, transcript: Sequence[str], previous: str | None
+    text: str,
+    transcript: Sequence[str],
+    previous: str | None,
+    budget_tokens: int,
+    count_tokens: Callable[[str], int],
 ) -> Rejected | None:
     """Return why the cleaned ``text`` is no summary, before the echo check."""
     if not text:
@@ -223,10 +228,12 @@ def _rejection(
             return Rejected("provider_error", f"{size} opening with an error phrase")
     if len(text) <= REFUSAL_MAX_CHARS and _REFUSAL.match(lead):
         return Rejected("refusal", f"{size} opening as a first-person refusal")
-    units = _units(text)
-    given = _units("\n".join(transcript)) + _units(previous or "")
-    if units < TOO_SHORT_MAX_UNITS and units * TOO_SHORT_RATIO < given:
-        return Rejected("too_short", f"{units:g} words for {given:g} words of input")
+    words = _words(text)
+    if words < TOO_SHORT_MAX_WORDS:  # only then count the input: it may be long
+        tokens = count_tokens(text)
+        given = count_tokens(normalize_text("\n".join([*transcript, previous or ""])))
+        if tokens * TOO_SHORT_RATIO < min(given, budget_tokens):
+            return Rejected("too_short", f"{tokens} tokens for {given} tokens of input")
     return None
 
 
@@ -257,7 +264,7 @@ def check_summary(
     'refusal'
     """
     text = _clean(reply)
-    rejected = _rejection(text, transcript, previous)
+    rejected = _rejection(text, transcript, previous, budget_tokens, count_tokens)
     if rejected is not None:
         return rejected
     share = _echo_share(text, transcript, previous)
