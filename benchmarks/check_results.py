@@ -1,6 +1,8 @@
 """Check that a benchmark run wrote well-formed results (CI runs this after --quick).
 
-Usage: python benchmarks/check_results.py DIR. Checks shape and sanity, never timings.
+Usage: python benchmarks/check_results.py DIR. Checks shape and sanity, never timings:
+every benchmark the run selected (``DIR/run.json``, written by run.py; all of them
+when it is absent) must have written its file.
 """
 
 from __future__ import annotations
@@ -10,7 +12,33 @@ import math
 import sys
 from pathlib import Path
 
-EXPECTED = ("hot_path", "throughput", "overhead", "scale", "cost", "growth", "stores")
+EXPECTED = (
+    "hot_path",
+    "throughput",
+    "overhead",
+    "scale",
+    "cost",
+    "growth",
+    "stores",
+    "engine_cpu",
+)
+ENGINE_CPU_KEYS = {
+    "hot_path_cpu": (
+        "saving_us_per_turn",
+        "engine_us_per_turn",
+        "build_prompt_us_per_turn",
+        "token_usage_us_per_turn",
+        "turn_after_us_per_turn",
+        "total_us_per_turn",
+        "saving_s_per_1k_turns",
+        "engine_s_per_1k_turns",
+        "total_s_per_1k_turns",
+    ),
+    "background_cpu": ("us_per_turn", "ms_per_compression", "s_total"),
+    "turn_after": ("count", "p50_us", "p99_us"),
+    "build_prompt": ("count", "p50_us", "p99_us"),
+}
+ENGINE_CPU_COUNTS = ("turns", "messages", "compressions", "summarizer_calls")
 
 
 def _numbers(value: object) -> list[float]:
@@ -25,10 +53,46 @@ def _numbers(value: object) -> list[float]:
     return []
 
 
+def _engine_cpu(results: list[object], quick: bool) -> list[str]:
+    """Return the problems of engine_cpu's rows: keys, and compressions when full."""
+    problems = []
+    for row in results:
+        if not isinstance(row, dict):
+            return ["engine_cpu: a row is not an object"]
+        label = f"engine_cpu {row.get('store', '?')}"
+        missing = [k for k in ("store", "settled", *ENGINE_CPU_COUNTS) if k not in row]
+        for group, keys in ENGINE_CPU_KEYS.items():
+            values = row.get(group)
+            if not isinstance(values, dict):
+                missing.append(group)
+                continue
+            missing += [f"{group}.{k}" for k in keys if k not in values]
+        if missing:
+            problems.append(f"{label}: missing {', '.join(missing)}")
+            continue
+        if row["settled"] is not True:
+            problems.append(f"{label}: the engine never went idle")
+        if row["turns"] <= 0 or row["turn_after"]["count"] != row["turns"]:
+            problems.append(f"{label}: no turns, or not one timing per turn")
+        if not quick and row["compressions"] <= 0:
+            problems.append(f"{label}: no compressions on the full run")
+        if row["compressions"] and row["background_cpu"]["ms_per_compression"] is None:
+            problems.append(f"{label}: no CPU per compression")
+    return problems
+
+
+def _selected(directory: Path) -> tuple[str, ...]:
+    manifest = directory / "run.json"
+    if not manifest.exists():
+        return EXPECTED
+    names = json.loads(manifest.read_text(encoding="utf-8")).get("benchmarks")
+    return tuple(names) if isinstance(names, list) and names else EXPECTED
+
+
 def check(directory: Path) -> list[str]:
     """Return the problems found in ``directory``'s result files."""
     problems = []
-    for name in EXPECTED:
+    for name in _selected(directory):
         path = directory / f"{name}.json"
         if not path.exists():
             problems.append(f"{name}: no {path}")
@@ -45,6 +109,8 @@ def check(directory: Path) -> list[str]:
         numbers = _numbers(results)
         if not numbers or any(math.isnan(n) or n < 0 for n in numbers):
             problems.append(f"{name}: missing, negative or NaN figures")
+        if name == "engine_cpu":
+            problems += _engine_cpu(results, payload.get("quick") is True)
     return problems
 
 

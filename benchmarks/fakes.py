@@ -47,3 +47,53 @@ class LatencySummarizer:
         return (
             "Summary: the user asked several questions and the assistant answered them."
         )
+
+
+FIXED_SUMMARY = (
+    "Summary of the conversation so far. The user is planning a migration of a "
+    "customer billing service from a single PostgreSQL 12 server to a managed "
+    "cluster, and wants downtime under fifteen minutes. The assistant proposed "
+    "logical replication with a short cut-over window, listed the tables without "
+    "primary keys (invoices_archive, audit_log) that must be fixed first, and "
+    "estimated the initial copy at roughly 40 GB over four hours. The user ran the "
+    "search_docs tool twice: once for replication slot limits, once for sequence "
+    "handling; results showed that sequences are not replicated and must be reset "
+    "after the switch. The user then asked about rollback; the assistant suggested "
+    "keeping the old primary read-only for 48 hours and a reverse subscription as "
+    "a fallback. Open questions: whether the reporting jobs at 02:00 UTC can pause, "
+    "who signs off the maintenance window (the user mentioned Priya from finance), "
+    "and whether the connection pooler needs new credentials. Decisions made: use "
+    "pgbouncer in transaction mode, freeze schema changes from Monday, run a dry "
+    "rehearsal on the staging copy on Thursday. The user prefers short bullet "
+    "answers with commands they can paste, writes partly in Chinese (迁移计划, "
+    "回滚方案), and asked the assistant to keep track of the checklist: "
+    "1) add primary keys, 2) create publication, 3) copy data, 4) verify row counts "
+    "with the check_counts tool, 5) reset sequences, 6) switch DNS, 7) monitor "
+    "error rates for an hour. Steps 1 and 2 are done; step 3 is running and was at "
+    "63 percent when last checked."
+)
+"""About 300 o200k tokens of ordinary summary prose, the same on every call."""
+
+
+class FixedSummarizer:
+    """A zero-latency summarizer that answers ``FIXED_SUMMARY``; counts its calls."""
+
+    def __init__(self, text: str = FIXED_SUMMARY) -> None:
+        self.text = text
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    def context_length(self, model: str | None = None) -> int:
+        return 128_000
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        model: str | None = None,
+        max_tokens: int,
+        temperature: float,
+    ) -> str:
+        with self._lock:
+            self.calls += 1
+        return self.text

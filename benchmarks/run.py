@@ -7,11 +7,13 @@ repository's ``memory_summary/`` folder, which lacks the mapped subpackages.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
 
 import cost
+import engine_cpu
 import engine_load
 import hot_path
 import stores
@@ -25,10 +27,24 @@ BENCHMARKS = {
     "cost": cost.run,
     "growth": engine_load.growth,
     "stores": stores.run,
+    "engine_cpu": engine_cpu.run,
 }
 
 
+MANIFEST = "run.json"
+"""Lists the benchmarks a run selected: the files check_results.py expects."""
+
+
+def _write_manifest(out: Path, selected: list[str], quick: bool) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / MANIFEST).write_text(
+        json.dumps({"benchmarks": selected, "quick": quick}), encoding="utf-8"
+    )
+
+
 def _rows(name: str, results: list[dict]) -> list[dict]:
+    if name == "engine_cpu":
+        return engine_cpu.rows(results)
     if name == "stores":
         return [
             {
@@ -80,7 +96,9 @@ def main(argv: list[str] | None = None) -> int:
         help="where the JSON results go (default: benchmarks/results)",
     )
     args = parser.parse_args(argv)
-    for name in args.only or list(BENCHMARKS):
+    selected = args.only or list(BENCHMARKS)
+    _write_manifest(args.out, selected, args.quick)
+    for name in selected:
         started = time.perf_counter()
         print(f"running {name}{' (quick)' if args.quick else ''} ...", flush=True)
         results = BENCHMARKS[name](args.quick)
