@@ -19,9 +19,9 @@ from typing import Protocol
 
 import attrs
 
-import memory_summary.domain as domain
 from memory_summary.domain import (
     NAMESPACE,
+    Accepted,
     Archive,
     CompactionStore,
     Compressing,
@@ -37,6 +37,7 @@ from memory_summary.domain import (
     SummarizerTimeout,
     SummaryConfig,
     SummaryRecord,
+    check_summary,
     drop_unsummarized_through,
     fold_chunks,
     is_forced,
@@ -314,7 +315,12 @@ class _Run:
         for page in pages:
             yield from self._split(page, plan.input_limit_tokens)
 
-    def _split(self, page: Sequence[Message], limit_tokens: int) -> list[FoldChunk]:
+    def _split(
+        self,
+        page: Sequence[Message],
+        limit_tokens: int,
+        max_count: int | None = None,
+    ) -> list[FoldChunk]:
         config = self.job.config
         return fold_chunks(
             page,
@@ -323,7 +329,16 @@ class _Run:
             cut_chars=config.truncate_chars,
             count_tokens=self.resolved.count_tokens,
             limit_tokens=limit_tokens,
-            max_count=probe_limit(config),
+            max_count=max_count or probe_limit(config),
+        )
+
+    def _halves(self, chunk: FoldChunk, plan: CompressionPlan) -> list[FoldChunk]:
+        """Re-split a chunk the model found too long: half its messages and tokens."""
+        count = self.resolved.count_tokens
+        tokens = sum(count(line) for line in chunk.transcript)
+        limit = max(min(tokens, plan.input_limit_tokens) // 2, 1)
+        return self._split(
+            chunk.messages, limit, max((len(chunk.messages) + 1) // 2, 1)
         )
 
     def _backlog_pages(self, boundary_id: int) -> Iterator[Sequence[Message]]:
@@ -354,7 +369,7 @@ class _Run:
             result = self._summary_of(chunk, plan)
         except SummarizerContextError as exc:
             if halvable:
-                smaller = self._split(chunk.messages, plan.input_limit_tokens // 2)
+                smaller = self._halves(chunk, plan)
                 log.warning(
                     "session %s: context exceeded, retrying %d message(s) in %d "
                     "smaller chunk(s)",
@@ -386,7 +401,7 @@ class _Run:
         self._commit_fold(chunk, result, last=last)
 
     def _commit_fold(
-        self, chunk: FoldChunk, summary: domain.Accepted | None, *, last: bool
+        self, chunk: FoldChunk, summary: Accepted | None, *, last: bool
     ) -> None:
         job = self.job
         record = next_record(
@@ -480,9 +495,7 @@ class _Run:
 
     # -- the summarizer ------------------------------------------------------------
 
-    def _summary_of(
-        self, chunk: FoldChunk, plan: CompressionPlan
-    ) -> domain.Accepted | str:
+    def _summary_of(self, chunk: FoldChunk, plan: CompressionPlan) -> Accepted | str:
         """Return the validated summary of ``chunk``, or why there is none.
 
         Raises:
@@ -509,7 +522,7 @@ class _Run:
         if not job.store.renew_lease(
             self.session_id, self.lease, ttl_s=job.lease_ttl_s
         ):
-            job.breakers.succeeded(llm)  # no call went out: release the probe slot
+            job.breakers.released(llm)  # no call went out
             raise Fenced("lease")
         try:
             reply = self._call(request, plan.budget_tokens)
@@ -519,7 +532,7 @@ class _Run:
         except SummarizerError as exc:
             job.breakers.failed(llm)
             return f"summarizer failed: {exc}"
-        verdict = domain.check_summary(
+        verdict = check_summary(
             reply,
             transcript=chunk.transcript,
             previous=previous,
@@ -527,7 +540,7 @@ class _Run:
             count_tokens=self.resolved.count_tokens,
             locale=job.config.locale,
         )
-        if isinstance(verdict, domain.Accepted):
+        if isinstance(verdict, Accepted):
             job.breakers.succeeded(llm)
             return verdict
         job.breakers.failed(llm)

@@ -28,6 +28,7 @@ from memory_summary.domain import (
     SummaryConfig,
     breaker_admit,
     breaker_failed,
+    breaker_released,
     breaker_succeeded,
 )
 
@@ -299,5 +300,12 @@ class BreakerBox:
         """Count a successful call of ``llm``: the breaker closes."""
         with self._lock:
             self._breakers[id(llm)] = breaker_succeeded(
+                self._breakers.get(id(llm), Breaker())
+            )
+
+    def released(self, llm: Summarizer) -> None:
+        """Hand back an admission whose call never went out."""
+        with self._lock:
+            self._breakers[id(llm)] = breaker_released(
                 self._breakers.get(id(llm), Breaker())
             )

@@ -87,11 +87,19 @@ def _inspect(args: argparse.Namespace) -> int:
         else:
             print(
                 f"summary: covers messages through id {record.covered_through_id}, "
+                f"generation {record.generation or '-'}, "
                 f"{record.tokens} tokens, {record.compressions} summarizer call(s), "
                 f"by {record.model}"
             )
             for line in record.text.splitlines():
                 print(f"  | {line}")
+        pending = record.unsummarized if record is not None else ()
+        if pending:
+            ranges = ", ".join(f"{first}-{last}" for first, last in pending)
+            print(
+                f"unsummarized: ids {ranges} were archived without a summary during a "
+                "summarizer outage; the next compression (or `compress`) folds them in"
+            )
         print(f"\n{'id':>7}  {'role':<9}  content (active history)")
         for message in active[-args.limit :]:
             print(message_row(message))

@@ -1,0 +1,446 @@
+"""Summary integrity under faults, through the public engine API on every store.
+
+Each test reproduces one fault that once corrupted, resurrected or stalled a session's
+summary: a clear or a forget during a compression, a second engine on the same store,
+records of foreign or corrupt shape, bad summarizer replies, outages and hung calls.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import pytest
+
+from memory_summary import (
+    EngineClosed,
+    Message,
+    MessageError,
+    SummarizerError,
+    SummaryConfig,
+)
+from memory_summary.domain import (
+    NAMESPACE,
+    QUARANTINE_NAMESPACE,
+    SummarizerContextError,
+)
+from tests.fakes import InstrumentedSummarizer, ScriptedSummarizer
+from tests.integration.helpers import fill, transcript_of
+
+SMALL = SummaryConfig(threshold=10, keep_recent=4)
+GOOD = "The user and the assistant discussed the weather forecast for Paris in detail."
+
+
+def archived_ids(store, sid: str) -> list[int]:
+    active = {m.id for m in store.get_history(sid)}
+    return [m.id for m in store.get_full_history(sid) if m.id not in active]
+
+
+def assert_every_archived_message_is_covered(engine, store, sid: str) -> None:
+    """Invariant: each archived message is in the summary or a recorded range."""
+    record = engine.summary(sid)
+    covered = record.covered_through_id if record else None
+    ranges = record.unsummarized if record else ()
+    for mid in archived_ids(store, sid):
+        in_summary = covered is not None and mid <= covered
+        in_range = any(first <= mid <= last for first, last in ranges)
+        assert in_summary or in_range, f"message {mid} archived but covered nowhere"
+
+
+class GatedSummarizer(InstrumentedSummarizer):
+    """Blocks every call until ``release`` is set; answers with a good summary."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        super().__init__(gate=self.release)
+
+    def complete(self, messages: Sequence[Message], **kwargs: object) -> str:
+        super().complete(messages, **kwargs)
+        return f"{GOOD} (call {self.calls})"
+
+
+# -- fenced commits ------------------------------------------------------------------
+
+
+def test_clear_during_a_compression_is_never_undone(store, make_engine):
+    first = make_engine(store, ScriptedSummarizer(f"{GOOD} Old facts."), config=SMALL)
+    fill(store, "s1", 10)
+    first.compress("s1").result(timeout=10)
+    first.stop()
+    llm = GatedSummarizer()
+    engine = make_engine(store, llm, config=SMALL)
+    fill(store, "s1", 10, start=10)
+
+    future = engine.compress("s1")
+    assert llm.entered.wait(10)
+    engine.clear("session", "s1")
+    llm.release.set()
+    outcome = future.result(timeout=10)
+
+    assert outcome.kind == "fenced"
+    assert engine.summary("s1") is None
+    assert engine.build_prompt("s1") is None
+    assert store.count_history("s1") == 14  # nothing more was archived
+
+
+def test_forget_erases_everything_and_fences_a_running_compression(store, make_engine):
+    llm = GatedSummarizer()
+    engine = make_engine(store, llm, config=SMALL)
+    fill(store, "s1", 12)
+    fill(store, "s2", 3)
+
+    future = engine.compress("s1")
+    assert llm.entered.wait(10)
+    deleted = engine.forget("s1")
+    llm.release.set()
+    outcome = future.result(timeout=10)
+
+    assert deleted == 12
+    assert outcome.kind == "fenced"
+    assert store.get_full_history("s1") == []
+    assert store.get_metadata(NAMESPACE, "s1") is None
+    assert engine.summary("s1") is None
+    assert len(store.get_history("s2")) == 3
+
+
+def test_two_engines_on_one_store_never_compress_one_session_twice(store, make_engine):
+    gate = GatedSummarizer()
+    one = make_engine(store, gate, config=SMALL)
+    two = make_engine(store, ScriptedSummarizer(GOOD), config=SMALL)
+    fill(store, "s1", 12)
+
+    running = one.compress("s1")
+    assert gate.entered.wait(10)
+    second = two.compress("s1").result(timeout=10)
+    gate.release.set()
+    first = running.result(timeout=10)
+
+    assert second.kind == "skipped"
+    assert "lease" in second.detail
+    assert first.kind == "compressed"
+    assert_every_archived_message_is_covered(one, store, "s1")
+
+
+def test_a_second_writer_that_changed_the_record_fences_the_commit(store, make_engine):
+    llm = GatedSummarizer()
+    engine = make_engine(store, llm, config=SMALL)
+    fill(store, "s1", 12)
+
+    future = engine.compress("s1")
+    assert llm.entered.wait(10)
+    store.save_metadata(
+        NAMESPACE,
+        "s1",
+        {"text": "x", "covered_through_id": None, "tokens": 1, "generation": "foreign"},
+    )
+    llm.release.set()
+
+    assert future.result(timeout=10).kind == "fenced"
+    assert store.count_history("s1") == 12
+
+
+# -- poison-proof reads ----------------------------------------------------------------
+
+POISON = [
+    {"summary": 5},
+    {},
+    {"text": "t", "tokens": True, "covered_through_id": None},
+    {"text": "t", "tokens": 1, "covered_through_id": None, "updated_at": 10**400},
+    {"text": ["not", "text"], "tokens": 1, "covered_through_id": None},
+]
+
+
+@pytest.mark.parametrize("data", POISON, ids=range(len(POISON)))
+def test_a_poisoned_record_never_raises_and_never_stalls_the_session(
+    store, make_engine, data
+):
+    store.save_metadata(NAMESPACE, "s1", data)
+    llm = ScriptedSummarizer(GOOD)
+    engine = make_engine(store, llm, config=SMALL)
+    fill(store, "s1", 12)
+
+    assert engine.build_prompt("s1") is None
+    assert engine.summary("s1") is None
+    assert [m.role for m in engine.assemble([Message("user", "hi")], "s1")] == ["user"]
+    outcome = engine.compress("s1").result(timeout=10)
+
+    assert outcome.kind == "compressed"
+    assert store.count_history("s1") == 4
+    assert store.get_metadata(QUARANTINE_NAMESPACE, "s1") == data
+    assert GOOD in engine.build_prompt("s1")
+
+
+def test_undecodable_rows_from_a_foreign_writer_are_quarantined(tmp_path, make_engine):
+    import sqlite3
+
+    from memory_summary.adapters import SqliteStore
+
+    path = tmp_path / "foreign.sqlite3"
+    store = SqliteStore(path)
+    for key, raw in [("s1", "{not json"), ("s2", '"a string"'), ("s3", "42")]:
+        with sqlite3.connect(path) as conn:
+            conn.execute(
+                "INSERT INTO metadata (namespace, key, data) VALUES (?, ?, ?)",
+                (NAMESPACE, key, raw),
+            )
+    engine = make_engine(store, ScriptedSummarizer(GOOD), config=SMALL)
+
+    for sid in ("s1", "s2", "s3"):
+        fill(store, sid, 12)
+        assert engine.build_prompt(sid) is None
+        assert engine.compress(sid).result(timeout=10).kind == "compressed"
+        assert GOOD in engine.build_prompt(sid)
+    assert sorted(store.list_metadata(QUARANTINE_NAMESPACE)) == ["s1", "s2", "s3"]
+    store.close()
+
+
+def test_the_original_plugins_record_is_read_as_the_previous_summary(
+    store, make_engine
+):
+    store.save_metadata(
+        NAMESPACE,
+        "s1",
+        {"summary": "Legacy: the user is Ada.", "coveredUpTo": 40, "messageCount": 40},
+    )
+    llm = ScriptedSummarizer(GOOD)
+    engine = make_engine(store, llm, config=SMALL)
+    fill(store, "s1", 12)
+
+    assert "Legacy: the user is Ada." in engine.build_prompt("s1")
+    engine.compress("s1").result(timeout=10)
+
+    assert "Legacy: the user is Ada." in llm.calls[0][-1].content
+    assert engine.summary("s1").text.startswith(GOOD)
+
+
+# -- validated output ------------------------------------------------------------------
+
+REJECTED = {
+    "refusal": "I'm sorry, but I can't help with that.",
+    "provider_error": "Error: 429 Too Many Requests - rate limit exceeded",
+    "too_short": "ok",
+    "empty": "   \n ",
+}
+
+
+@pytest.mark.parametrize("reason", sorted(REJECTED))
+def test_a_bad_reply_is_never_stored_and_the_reason_is_named(
+    store, make_engine, reason
+):
+    engine = make_engine(store, ScriptedSummarizer(REJECTED[reason]), config=SMALL)
+    fill(store, "s1", 30)
+
+    outcome = engine.compress("s1").result(timeout=10)
+
+    assert outcome.kind == "trimmed"
+    assert reason in outcome.detail
+    record = engine.summary("s1")
+    assert record is None or record.text == ""
+    assert_every_archived_message_is_covered(engine, store, "s1")
+
+
+def test_an_echo_of_the_transcript_is_rejected(store, make_engine):
+    class Echo(ScriptedSummarizer):
+        def complete(self, messages, **kwargs):
+            super().complete(messages, **kwargs)
+            return transcript_of(messages)
+
+    engine = make_engine(store, Echo(), config=SMALL)
+    fill(store, "s1", 30)
+
+    outcome = engine.compress("s1").result(timeout=10)
+
+    assert outcome.kind == "trimmed"
+    assert "echo" in outcome.detail
+
+
+def test_reasoning_and_echoed_tags_are_stripped_before_storing(store, make_engine):
+    reply = (
+        f"<think>the user wants a summary</think><conversation>{GOOD}</conversation>"
+    )
+    engine = make_engine(store, ScriptedSummarizer(reply), config=SMALL)
+    fill(store, "s1", 12)
+
+    engine.compress("s1").result(timeout=10)
+
+    text = engine.summary("s1").text
+    assert GOOD in text
+    assert "<think>" not in text
+    assert "<conversation>" not in text
+    assert "the user wants a summary" not in text
+
+
+def test_a_lone_surrogate_in_a_reply_is_normalized_on_every_store(store, make_engine):
+    engine = make_engine(store, ScriptedSummarizer(f"{GOOD} \ud800 end"), config=SMALL)
+    fill(store, "s1", 12)
+    assert engine.compress("s1").result(timeout=10).kind == "compressed"
+    fill(store, "s1", 12, start=12)
+
+    assert engine.compress("s1").result(timeout=10).kind == "compressed"
+
+    engine.build_prompt("s1").encode("utf-8")
+    assert "\ufffd" in engine.summary("s1").text
+
+
+def test_a_huge_reply_is_stored_within_its_budget(store, make_engine):
+    huge = " ".join(f"word{i}" for i in range(1_000_000))  # about 6 MB
+    engine = make_engine(
+        store,
+        ScriptedSummarizer(huge),
+        config=SMALL,
+        count_tokens_for=lambda model: len,
+    )
+    fill(store, "s1", 12)
+
+    engine.compress("s1").result(timeout=30)
+
+    record = engine.summary("s1")
+    assert record.tokens <= 512  # the budget at an 8,192-token context
+    assert len(record.text) <= 512
+
+
+# -- outages ---------------------------------------------------------------------------
+
+
+def test_an_outage_trims_records_the_ranges_and_recovers_them_later(store, make_engine):
+    down = SummarizerError("connection refused")
+    llm = ScriptedSummarizer(down, down, down, f"{GOOD} Recovered.")
+    engine = make_engine(store, llm, config=SMALL)
+    fill(store, "s1", 12)
+    assert engine.compress("s1").result(timeout=10).kind == "trimmed"
+    fill(store, "s1", 10, start=12)
+    assert engine.compress("s1").result(timeout=10).kind == "trimmed"
+    pending = engine.summary("s1").unsummarized
+    assert pending
+    assert_every_archived_message_is_covered(engine, store, "s1")
+
+    outcome = engine.resummarize("s1").result(timeout=10)
+
+    assert outcome.recovered == len(archived_ids(store, "s1"))
+    record = engine.summary("s1")
+    assert record.unsummarized == ()
+    assert "Recovered." in record.text
+    recovered_input = "".join(m.content for m in llm.calls[-1])
+    assert "message 0 of s1." in recovered_input
+
+
+def test_the_breaker_stops_calls_while_open(store, make_engine):
+    llm = ScriptedSummarizer(SummarizerError("down"))
+    config = SummaryConfig(
+        threshold=10, keep_recent=4, breaker_failures=2, breaker_cooldown_s=3600
+    )
+    engine = make_engine(store, llm, config=config)
+
+    for start in range(0, 50, 10):
+        fill(store, "s1", 10, start=start)
+        engine.compress("s1").result(timeout=10)
+
+    assert len(llm.calls) == 2
+    assert_every_archived_message_is_covered(engine, store, "s1")
+
+
+def test_keep_mode_leaves_the_history_active_during_an_outage(store, make_engine):
+    llm = ScriptedSummarizer(SummarizerError("down"))
+    config = SummaryConfig(threshold=10, keep_recent=4, on_summarizer_failure="keep")
+    engine = make_engine(store, llm, config=config)
+    fill(store, "s1", 12)
+
+    outcome = engine.compress("s1").result(timeout=10)
+
+    assert outcome.kind == "failed"
+    assert store.count_history("s1") == 12
+    assert archived_ids(store, "s1") == []
+
+
+# -- deadlines and limits --------------------------------------------------------------
+
+
+class HungForOneSession(ScriptedSummarizer):
+    """Never answers for session ``stuck`` (until released); answers well otherwise."""
+
+    def __init__(self) -> None:
+        super().__init__(GOOD)
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def complete(self, messages, **kwargs):
+        if "of stuck." in messages[-1].content:
+            self.entered.set()
+            self.release.wait(60)
+        return super().complete(messages, **kwargs)
+
+
+def test_a_hung_call_does_not_hold_the_slot_other_sessions_need(make_engine):
+    from memory_summary.adapters import InMemoryStore
+
+    store = InMemoryStore()
+    llm = HungForOneSession()
+    config = SummaryConfig(
+        threshold=10, keep_recent=4, max_concurrent_summaries=1, summarizer_timeout_s=1
+    )
+    engine = make_engine(store, llm, config=config)
+    fill(store, "stuck", 12)
+    fill(store, "ok", 12)
+
+    stuck = engine.compress("stuck")
+    assert llm.entered.wait(10)
+    assert stuck.result(timeout=10).kind == "trimmed"
+    outcome = engine.compress("ok").result(timeout=10)
+
+    assert outcome.kind == "compressed"  # the stuck call holds no slot
+    llm.release.set()
+
+
+def test_context_errors_are_retried_once_at_half_size(store, make_engine):
+    class Small(ScriptedSummarizer):
+        def complete(self, messages, **kwargs):
+            super().complete(messages, **kwargs)
+            lines = transcript_of(messages).splitlines()
+            if len(lines) > 3:
+                raise SummarizerContextError("maximum context length exceeded")
+            return f"{GOOD} ({len(lines)} lines)"
+
+    llm = Small()
+    engine = make_engine(store, llm, config=SMALL, count_tokens_for=lambda m: len)
+    fill(store, "s1", 10)
+
+    outcome = engine.compress("s1").result(timeout=10)
+
+    assert outcome.kind == "compressed"
+    assert outcome.summarizer_calls >= 3
+    assert store.count_history("s1") == 4
+
+
+def test_the_previous_summary_counts_against_the_input_limit(store, make_engine):
+    llm = ScriptedSummarizer(GOOD * 40, context=4096)
+    engine = make_engine(store, llm, config=SMALL, count_tokens_for=lambda m: len)
+    fill(store, "s1", 12)
+    engine.compress("s1").result(timeout=10)
+    for i in range(12, 40):
+        store.save_message("s1", Message("user", f"{i} " + "x" * 300))
+
+    engine.compress("s1").result(timeout=10)
+
+    for request in llm.calls:
+        assert sum(len(m.content) for m in request) <= 4096
+
+
+# -- contract gaps ---------------------------------------------------------------------
+
+
+def test_calls_after_stop_raise_even_when_they_would_do_nothing(store, make_engine):
+    engine = make_engine(store, ScriptedSummarizer(GOOD))
+    engine.start()
+    engine.stop()
+
+    with pytest.raises(EngineClosed):
+        engine.turn_after("s1", outcome="aborted")
+    with pytest.raises(EngineClosed):
+        engine.token_usage("s1", 0.01)
+
+
+def test_a_lone_surrogate_in_a_session_id_names_the_field(store, make_engine):
+    engine = make_engine(store, ScriptedSummarizer(GOOD))
+
+    with pytest.raises(MessageError, match="session_id"):
+        engine.turn_after("s\ud800")
