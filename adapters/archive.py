@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import threading
 
-import attrs
-
 from memory_summary.domain import Message
+
+from .message_rows import stored_message
 
 
 class InMemoryArchive:
@@ -26,10 +26,15 @@ class InMemoryArchive:
 
     def save_message(self, session_id: str, message: Message) -> Message:
         with self._lock:
-            stored = attrs.evolve(message, id=self._next_id)
+            stored = stored_message(message, self._next_id)
             self._next_id += 1
             self._messages.setdefault(session_id, []).append(stored)
         return stored
+
+    def forget_session(self, session_id: str) -> int:
+        """Delete the session's archive messages; return how many."""
+        with self._lock:
+            return len(self._messages.pop(session_id, ()))
 
     def messages(self, session_id: str) -> list[Message]:
         """Return the session's archive messages, oldest first."""

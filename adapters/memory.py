@@ -1,14 +1,33 @@
-"""The in-memory store: thread-safe, and the reference every other store must match."""
+"""The in-memory store: thread-safe, and the reference every other store must match.
+
+It runs the same checks as the SQL stores (``message_rows``), so it refuses exactly
+what they refuse, and it keeps metadata as the SQL stores return it: decoded JSON.
+"""
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Mapping
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from typing import ClassVar
 
 import attrs
 
-from memory_summary.domain import Message, StoreError
+from memory_summary.domain import CommitResult, Message
+
+from .message_rows import (
+    check_key,
+    check_limit,
+    check_row_id,
+    check_ttl,
+    json_copy,
+    metadata_column,
+    metadata_json,
+    record_generation,
+    stored_message,
+)
 
 
 @attrs.define
@@ -17,26 +36,17 @@ class _Session:
     first_active: int = 0  # archived messages are always a prefix: active is a suffix
 
 
-def _json_copy(
-    namespace: str, key: str, data: Mapping[str, object]
-) -> dict[str, object]:
-    """Return a deep copy of ``data``, proving it JSON-compatible as SQL stores do."""
-    if not isinstance(data, Mapping):
-        raise StoreError(f"metadata {namespace}/{key} must be a mapping")
-    try:
-        copied: dict[str, object] = json.loads(json.dumps(dict(data), allow_nan=False))
-    except (TypeError, ValueError) as exc:
-        raise StoreError(
-            f"metadata {namespace}/{key} is not JSON-compatible: {exc}"
-        ) from exc
-    return copied
+@attrs.frozen
+class _Lease:
+    owner: str
+    token: str
+    expires_at: float  # time.monotonic() seconds
 
 
 def _newest(messages: list[Message], limit: int | None) -> list[Message]:
+    check_limit(limit)
     if limit is None:
         return list(messages)
-    if limit < 0:
-        raise ValueError(f"limit={limit} is invalid; allowed: None or int >= 0")
     return messages[max(len(messages) - limit, 0) :] if limit else []
 
 
@@ -44,6 +54,7 @@ class InMemoryStore:
     """A memory store in a dict, guarded by one lock; for tests, demos and single runs.
 
     Message ids increase across the whole store, so they order a session's messages.
+    Leases time out on ``time.monotonic()``; they bind the threads of this process.
 
     >>> store = InMemoryStore()
     >>> store.save_message("s1", Message("user", "hi")).id
@@ -52,22 +63,40 @@ class InMemoryStore:
     ['hi']
     """
 
+    counts_locally: ClassVar[bool] = True
+    """Whether ``count_history`` is a cheap local read the host's thread may run."""
+
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._sessions: dict[str, _Session] = {}
         self._metadata: dict[tuple[str, str], dict[str, object]] = {}
+        self._leases: dict[str, _Lease] = {}
         self._next_id = 1
 
     def save_message(self, session_id: str, message: Message) -> Message:
+        check_key("session_id", session_id)
+        metadata = metadata_column(message)  # refuses what the SQL stores refuse
+        kept: dict[str, object] = json.loads(metadata) if metadata else {}
         with self._lock:
-            stored = attrs.evolve(
-                message, id=self._next_id, metadata=dict(message.metadata)
-            )
+            row_id = self._next_id
             self._next_id += 1
-            self._sessions.setdefault(session_id, _Session()).messages.append(stored)
-        return stored
+            self._sessions.setdefault(session_id, _Session()).messages.append(
+                Message.from_row(
+                    message.role,
+                    message.content,
+                    message.tool_calls,
+                    message.tool_call_id,
+                    message.name,
+                    message.kind,
+                    message.timestamp,
+                    kept,
+                    row_id,
+                )
+            )
+        return stored_message(message, row_id)
 
     def get_history(self, session_id: str, limit: int | None = None) -> list[Message]:
+        check_key("session_id", session_id)
         with self._lock:
             session = self._sessions.get(session_id)
             if session is None:
@@ -77,11 +106,13 @@ class InMemoryStore:
     def get_full_history(
         self, session_id: str, limit: int | None = None
     ) -> list[Message]:
+        check_key("session_id", session_id)
         with self._lock:
             session = self._sessions.get(session_id)
             return _newest(session.messages if session else [], limit)
 
     def count_history(self, session_id: str) -> int:
+        check_key("session_id", session_id)
         with self._lock:
             session = self._sessions.get(session_id)
             return len(session.messages) - session.first_active if session else 0
@@ -89,16 +120,33 @@ class InMemoryStore:
     def get_oldest_history(
         self, session_id: str, limit: int, after_id: int | None = None
     ) -> list[Message]:
+        check_key("session_id", session_id)
+        check_limit(limit)
+        check_row_id("after_id", after_id)
         with self._lock:
             session = self._sessions.get(session_id)
             if session is None:
                 return []
             active = session.messages[session.first_active :]
-            if after_id is not None:
-                active = [m for m in active if (m.id or 0) > after_id]
-            return active[:limit]
+        if after_id is not None:
+            active = [m for m in active if m.id > after_id]  # type: ignore[operator]
+        return active[:limit]
+
+    def get_archived(
+        self, session_id: str, *, after_id: int | None, through_id: int, limit: int
+    ) -> list[Message]:
+        check_key("session_id", session_id)
+        check_limit(limit)
+        check_row_id("after_id", after_id)
+        check_row_id("through_id", through_id)
+        low = 0 if after_id is None else after_id
+        with self._lock:
+            session = self._sessions.get(session_id)
+            archived = session.messages[: session.first_active] if session else []
+        return [m for m in archived if low < m.id <= through_id][:limit]  # type: ignore[operator]
 
     def trim_history(self, session_id: str, keep_recent: int) -> int:
+        check_key("session_id", session_id)
         if keep_recent < 0:
             raise ValueError(f"keep_recent={keep_recent} is invalid; allowed: int >= 0")
         with self._lock:
@@ -114,51 +162,144 @@ class InMemoryStore:
         self,
         session_id: str,
         *,
-        through_id: int,
-        summary: Mapping[str, object] | None,
         namespace: str,
+        record: Mapping[str, object],
+        expect_generation: str | None,
+        through_id: int | None = None,
+        expect_archived: int = 0,
+        lease: str | None = None,
         separator: Callable[[int], Message | None] | None = None,
-    ) -> int:
+    ) -> CommitResult:
+        """Archive and replace the summary record, fenced; see ``CompactionStore``."""
         if separator is not None:
             raise ValueError("InMemoryStore has no archive; write separators to one")
-        record = None if summary is None else _json_copy(namespace, session_id, summary)
+        check_key("session_id", session_id)
+        kept = json.loads(metadata_json(namespace, session_id, record))
+        check_row_id("through_id", through_id)
+        if through_id is None and expect_archived:
+            raise ValueError("expect_archived needs a through_id")
+        if lease is not None:
+            check_key("lease", lease)
         with self._lock:
+            if lease is not None and not self._holds(session_id, lease):
+                return CommitResult(fenced="lease")
+            stored = self._metadata.get((namespace, session_id))
+            if record_generation(stored) != expect_generation:
+                return CommitResult(fenced="generation")
             session = self._sessions.get(session_id)
             archived = 0
-            if session is not None:
-                messages, index = session.messages, session.first_active
-                while index < len(messages) and (messages[index].id or 0) <= through_id:
-                    index += 1
-                archived = index - session.first_active
-                session.first_active = index
-            if record is not None:
-                self._metadata[(namespace, session_id)] = record
-            return archived
+            if through_id is not None:
+                end = session.first_active if session else 0
+                if session is not None:
+                    messages = session.messages
+                    while end < len(messages) and messages[end].id <= through_id:  # type: ignore[operator]
+                        end += 1
+                    archived = end - session.first_active
+                if archived != expect_archived:
+                    return CommitResult(fenced="archive")
+                if session is not None:
+                    session.first_active = end
+            self._metadata[(namespace, session_id)] = kept
+            return CommitResult(archived=archived)
+
+    def forget_session(self, session_id: str, *, namespaces: Sequence[str]) -> int:
+        check_key("session_id", session_id)
+        if isinstance(namespaces, str):
+            raise TypeError("namespaces must be a sequence of names, not one str")
+        for namespace in namespaces:
+            check_key("namespace", namespace)
+        with self._lock:
+            session = self._sessions.pop(session_id, None)
+            self._leases.pop(session_id, None)
+            for namespace in namespaces:
+                self._metadata.pop((namespace, session_id), None)
+            return len(session.messages) if session else 0
+
+    def _holds(self, session_id: str, token: str) -> bool:
+        lease = self._leases.get(session_id)
+        return (
+            lease is not None
+            and lease.token == token
+            and lease.expires_at > time.monotonic()
+        )
+
+    def acquire_lease(self, session_id: str, *, owner: str, ttl_s: float) -> str | None:
+        check_key("session_id", session_id)
+        check_key("owner", owner)
+        check_ttl(ttl_s)
+        with self._lock:
+            now = time.monotonic()
+            lease = self._leases.get(session_id)
+            if lease is not None and lease.expires_at > now:
+                return None
+            token = uuid.uuid4().hex
+            self._leases[session_id] = _Lease(owner, token, now + ttl_s)
+            return token
+
+    def renew_lease(self, session_id: str, token: str, *, ttl_s: float) -> bool:
+        check_key("session_id", session_id)
+        check_key("token", token)
+        check_ttl(ttl_s)
+        with self._lock:
+            if not self._holds(session_id, token):
+                return False
+            lease = self._leases[session_id]
+            self._leases[session_id] = attrs.evolve(
+                lease, expires_at=time.monotonic() + ttl_s
+            )
+            return True
+
+    def release_lease(self, session_id: str, token: str) -> None:
+        check_key("session_id", session_id)
+        check_key("token", token)
+        with self._lock:
+            lease = self._leases.get(session_id)
+            if lease is not None and lease.token == token:
+                del self._leases[session_id]
 
     def save_metadata(
         self, namespace: str, key: str, data: Mapping[str, object]
     ) -> None:
-        record = _json_copy(namespace, key, data)
+        kept = json.loads(metadata_json(namespace, key, data))
         with self._lock:
-            self._metadata[(namespace, key)] = record
+            self._metadata[(namespace, key)] = kept
 
     def get_metadata(self, namespace: str, key: str) -> dict[str, object] | None:
+        check_key("namespace", namespace)
+        check_key("key", key)
         with self._lock:
             record = self._metadata.get((namespace, key))
-        copied: dict[str, object] | None = (
-            None if record is None else json.loads(json.dumps(record))
-        )
-        return copied
+        # Stored records are never mutated, only replaced: copy outside the lock.
+        return None if record is None else json_copy(record)  # type: ignore[return-value]
 
     def list_metadata(self, namespace: str) -> list[str]:
+        check_key("namespace", namespace)
         with self._lock:
             return sorted(key for ns, key in self._metadata if ns == namespace)
 
     def delete_metadata(self, namespace: str, key: str) -> bool:
+        check_key("namespace", namespace)
+        check_key("key", key)
         with self._lock:
             return self._metadata.pop((namespace, key), None) is not None
 
+    def quarantine_metadata(self, namespace: str, key: str, to_namespace: str) -> bool:
+        check_key("namespace", namespace)
+        check_key("key", key)
+        check_key("to_namespace", to_namespace)
+        if to_namespace == namespace:
+            raise ValueError(
+                f"to_namespace={to_namespace!r} must differ from namespace"
+            )
+        with self._lock:
+            record = self._metadata.pop((namespace, key), None)
+            if record is None:
+                return False
+            self._metadata[(to_namespace, key)] = record
+            return True
+
     def clear_session(self, session_id: str) -> None:
+        check_key("session_id", session_id)
         with self._lock:
             self._sessions.pop(session_id, None)
 
@@ -166,3 +307,4 @@ class InMemoryStore:
         with self._lock:
             self._sessions.clear()
             self._metadata.clear()
+            self._leases.clear()

@@ -1,12 +1,29 @@
-"""How a ``Message`` is laid out in a SQL row, shared by the SQL stores."""
+"""How values are laid out in store rows, shared by every store.
+
+The SQL stores write and read rows with these functions, and ``InMemoryStore`` runs the
+same checks so that it refuses exactly what they refuse. Rows this library wrote are
+decoded with the trusted ``Message.from_row`` (no converters run twice); a row that
+fails the cheap shape checks goes through the validating constructor instead.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memory_summary.domain import Message, StoreError, ToolCall
+from memory_summary.domain import (
+    MalformedRecord,
+    Message,
+    MessageError,
+    StoreError,
+    ToolCall,
+)
+from memory_summary.domain.model import ROLES
+
+log = logging.getLogger(__name__)
 
 COLUMNS = (
     "id",
@@ -20,66 +37,255 @@ COLUMNS = (
     "metadata",
 )
 SELECT_COLUMNS = ", ".join(COLUMNS)
+MAX_ROW_ID = 2**63 - 1  # SQL BIGINT / SQLite INTEGER
+_ROLES = frozenset(ROLES)
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+_JSON_ERRORS = (TypeError, ValueError, RecursionError)
+
+
+def check_key(field: str, value: object) -> None:
+    """Refuse a session id, namespace, key or owner no SQL column could store.
+
+    Raises:
+        StoreError: ``value`` is not text, holds a NUL (PostgreSQL text cannot) or
+            a lone surrogate (no UTF-8 encoding has it); names ``field``.
+    """
+    if type(value) is not str:
+        raise StoreError(f"{field} must be text (str), got {type(value).__name__}")
+    if "\x00" in value:
+        raise StoreError(f"{field} {value!r} holds a NUL character; allowed: text")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise StoreError(
+                f"{field} {value!r} holds a lone surrogate; allowed: UTF-8 text"
+            ) from exc
+
+
+def check_row_id(field: str, value: int | None) -> None:
+    """Refuse an id bound that is not an int or that no SQL integer holds."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{field}={value!r} is invalid; allowed: int or None")
+    if not -MAX_ROW_ID <= value <= MAX_ROW_ID:
+        raise ValueError(f"{field}={value} is invalid; allowed: a 64-bit int")
+
+
+def check_limit(limit: int | None) -> None:
+    """Reject a negative or non-int ``limit`` the same way in every store."""
+    if limit is None:
+        return
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+        raise ValueError(f"limit={limit!r} is invalid; allowed: None or int >= 0")
+    if limit > MAX_ROW_ID:
+        raise ValueError(f"limit={limit} is invalid; allowed: a 64-bit int")
+
+
+def check_ttl(ttl_s: float) -> None:
+    """Refuse a lease duration that is not a positive, finite number of seconds."""
+    if (
+        isinstance(ttl_s, bool)
+        or not isinstance(ttl_s, (int, float))
+        or not math.isfinite(ttl_s)
+        or ttl_s <= 0
+    ):
+        raise ValueError(f"ttl_s={ttl_s!r} is invalid; allowed: seconds > 0")
 
 
 def to_json(data: object, what: str) -> str:
-    """Return ``data`` as JSON text, or raise StoreError naming ``what``."""
+    """Return ``data`` as JSON text that every store can keep.
+
+    Raises:
+        StoreError: ``data`` holds something JSON cannot express (a set, NaN, an
+            arbitrary object, a cycle) or a lone surrogate; names ``what``.
+    """
     try:
-        return json.dumps(data, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
+        text = json.dumps(data, ensure_ascii=False, allow_nan=False)
+    except _JSON_ERRORS as exc:
         raise StoreError(f"{what} is not JSON-compatible: {exc}") from exc
-
-
-def message_values(message: Message) -> tuple[object, ...]:
-    """Return the row values of ``message`` in ``COLUMNS[1:]`` order (no id)."""
-    calls = [
-        {"id": c.id, "name": c.name, "arguments": c.arguments}
-        for c in message.tool_calls
-    ]
-    return (
-        message.role,
-        message.content,
-        to_json(calls, "tool_calls") if calls else None,
-        message.tool_call_id,
-        message.name,
-        message.kind,
-        message.timestamp,
-        to_json(dict(message.metadata), "message metadata")
-        if message.metadata
-        else None,
-    )
-
-
-def row_message(row: Sequence[object]) -> Message:
-    """Return the message of a row selected with ``SELECT_COLUMNS``."""
-    id_, role, content, calls, call_id, name, kind, timestamp, metadata = row
-    tool_calls = [ToolCall.from_mapping(c) for c in _json(calls)] if calls else ()
-    return Message(
-        role,  # type: ignore[arg-type]
-        content,
-        tool_calls=tool_calls,
-        tool_call_id=call_id,
-        name=name,
-        kind=kind,
-        timestamp=timestamp,
-        metadata=_json(metadata) if metadata else {},
-        id=int(id_),  # type: ignore[call-overload]
-    )
-
-
-def _json(value: object) -> Any:
-    """Decode a JSON column (text from SQLite, already decoded from PostgreSQL)."""
-    return json.loads(value) if isinstance(value, (str, bytes)) else value
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise StoreError(
+                f"{what} is not JSON-compatible: it holds a lone surrogate"
+            ) from exc
+    return text
 
 
 def metadata_json(namespace: str, key: str, data: Mapping[str, object]) -> str:
-    """Return metadata as JSON text, checking it is a JSON-compatible mapping."""
+    """Return a metadata record as JSON text; check it is a JSON-compatible mapping."""
+    check_key("namespace", namespace)
+    check_key("key", key)
     if not isinstance(data, Mapping):
         raise StoreError(f"metadata {namespace}/{key} must be a mapping")
     return to_json(dict(data), f"metadata {namespace}/{key}")
 
 
-def check_limit(limit: int | None) -> None:
-    """Reject a negative ``limit`` the way InMemoryStore does."""
-    if limit is not None and limit < 0:
-        raise ValueError(f"limit={limit} is invalid; allowed: None or int >= 0")
+def decode_record(namespace: str, key: str, raw: object) -> dict[str, object]:
+    """Return the mapping a metadata row holds.
+
+    Raises:
+        MalformedRecord: the row is not JSON text of an object (a foreign writer or
+            corruption); the engine moves such rows aside with ``quarantine_metadata``.
+    """
+    if isinstance(raw, (bytes, bytearray, memoryview)):
+        try:
+            raw = bytes(raw).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise MalformedRecord(
+                f"metadata {namespace}/{key} is not UTF-8 text"
+            ) from exc
+    if not isinstance(raw, str):
+        raise MalformedRecord(
+            f"metadata {namespace}/{key} is not JSON text: {type(raw).__name__}"
+        )
+    try:
+        data = json.loads(raw)
+    except _JSON_ERRORS as exc:
+        raise MalformedRecord(
+            f"metadata {namespace}/{key} is not valid JSON: {exc}"
+        ) from exc
+    if not isinstance(data, dict):
+        raise MalformedRecord(
+            f"metadata {namespace}/{key} is JSON {type(data).__name__}, not an object"
+        )
+    return data
+
+
+def record_generation(record: Mapping[str, object] | None) -> str | None:
+    """Return the text ``"generation"`` of a summary record, or None."""
+    if record is None:
+        return None
+    generation = record.get("generation")
+    return generation if isinstance(generation, str) else None
+
+
+def json_copy(value: object) -> object:
+    """Return an independent copy of decoded JSON (dicts, lists and scalars)."""
+    kind = type(value)
+    if kind is dict:
+        return {
+            k: v if type(v) in _SCALARS else json_copy(v)
+            for k, v in value.items()  # type: ignore[attr-defined]
+        }
+    if kind is list:
+        return [v if type(v) in _SCALARS else json_copy(v) for v in value]  # type: ignore[attr-defined]
+    return value
+
+
+def message_values(message: Message) -> tuple[object, ...]:
+    """Return the row values of ``message`` in ``COLUMNS[1:]`` order (no id).
+
+    Raises:
+        StoreError: see ``metadata_column``.
+    """
+    if message.tool_calls:
+        calls: str | None = json.dumps(
+            [
+                {"id": c.id, "name": c.name, "arguments": c.arguments}
+                for c in message.tool_calls
+            ],
+            ensure_ascii=False,
+        )  # texts the constructor normalized: always encodable
+    else:
+        calls = None
+    return (
+        message.role,
+        message.content,
+        calls,
+        message.tool_call_id,
+        message.name,
+        message.kind,
+        message.timestamp,
+        metadata_column(message),
+    )
+
+
+def metadata_column(message: Message) -> str | None:
+    """Return the JSON text of ``message.metadata`` (None when empty), checked.
+
+    Also checks ``timestamp``: SQLite would silently store NaN as NULL.
+
+    Raises:
+        StoreError: the metadata is not JSON-compatible, or the timestamp is not
+            finite; names the field.
+    """
+    timestamp = message.timestamp
+    if timestamp is not None and not math.isfinite(timestamp):
+        raise StoreError(
+            f"message field 'timestamp' is {timestamp}; allowed: a finite number"
+        )
+    metadata = message.metadata
+    return to_json(dict(metadata), "message field 'metadata'") if metadata else None
+
+
+def stored_message(message: Message, row_id: int) -> Message:
+    """Return ``message`` as stored under ``row_id``, without re-running converters."""
+    return Message.from_row(
+        message.role,
+        message.content,
+        message.tool_calls,
+        message.tool_call_id,
+        message.name,
+        message.kind,
+        message.timestamp,
+        dict(message.metadata),
+        row_id,
+    )
+
+
+def row_message(row: Sequence[Any]) -> Message:
+    """Return the message of a row selected with ``SELECT_COLUMNS``.
+
+    Raises:
+        MalformedRecord: the row is not a message (written by someone else).
+    """
+    id_, role, content, calls, call_id, name, kind, timestamp, metadata = row
+    if role in _ROLES and type(content) is str and type(id_) is int:
+        try:
+            data = json.loads(metadata) if metadata else {}
+            if type(data) is dict:
+                return Message.from_row(
+                    role,
+                    content,
+                    tuple(
+                        ToolCall.from_row(c["id"], c["name"], c["arguments"])
+                        for c in json.loads(calls)
+                    )
+                    if calls
+                    else (),
+                    call_id,
+                    name,
+                    kind,
+                    timestamp,
+                    data,
+                    id_,
+                )
+        except (*_JSON_ERRORS, KeyError):
+            pass
+    return _checked_row_message(row)
+
+
+def _checked_row_message(row: Sequence[Any]) -> Message:
+    """Decode a row that failed the trusted path, validating every field."""
+    id_, role, content, calls, call_id, name, kind, timestamp, metadata = row
+    try:
+        tool_calls = json.loads(calls) if calls else ()
+        data = json.loads(metadata) if metadata else {}
+        return Message(
+            role,
+            content,
+            tool_calls=tool_calls,
+            tool_call_id=call_id,
+            name=name,
+            kind=kind,
+            timestamp=timestamp,
+            metadata=data,
+            id=int(id_),
+        )
+    except (*_JSON_ERRORS, MessageError) as exc:
+        log.warning("stored message %r cannot be decoded: %s", id_, exc)
+        raise MalformedRecord(f"stored message {id_!r} cannot be decoded") from exc

@@ -1,0 +1,630 @@
+"""One SQL core for every SQL store: the whole contract over a thin driver face.
+
+``SqliteStore`` and ``PostgresStore`` differ only in how they connect, pool, define
+their tables and spell a few things (a ``Dialect``). Everything else lives here, once:
+the queries, the fenced commit, leases, forgetting, quarantine and row decoding.
+
+A face (``SqlDriver``) is the only code that touches its driver: it runs statements
+and turns the driver's exceptions into ``StoreError``, so none escapes ``adapters/``.
+Every query the engine makes per turn or per compression is an index range scan on
+``(session_id, archived, id)``, so its cost follows the active history, not the total.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, ClassVar, Protocol
+
+import attrs
+
+from memory_summary.domain import (
+    CommitResult,
+    FenceReason,
+    MalformedRecord,
+    Message,
+    StoreError,
+)
+
+from .message_rows import (
+    SELECT_COLUMNS,
+    check_key,
+    check_limit,
+    check_row_id,
+    check_ttl,
+    decode_record,
+    message_values,
+    metadata_json,
+    record_generation,
+    row_message,
+    stored_message,
+)
+
+log = logging.getLogger(__name__)
+
+
+class Rows(Protocol):
+    """The result of one statement, as a DB-API cursor offers it."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+
+class Executor(Protocol):
+    """Runs statements inside a transaction (a driver's connection)."""
+
+    def execute(self, sql: str, params: Sequence[Any], /) -> Rows: ...
+
+
+class SqlDriver(Protocol):
+    """The face of one database driver: connecting, pooling and its exceptions.
+
+    ``what`` and ``about`` (a session id or a metadata key) only name the operation
+    in the ``StoreError`` a failure raises.
+    """
+
+    def read(
+        self, sql: str, params: Sequence[object], what: str, about: str | None = None
+    ) -> list[Any]:
+        """Run one query and return all its rows."""
+        ...
+
+    def write(
+        self, sql: str, params: Sequence[object], what: str, about: str | None = None
+    ) -> tuple[int, int | None]:
+        """Run one statement, atomic on its own; return its row count and new id."""
+        ...
+
+    def transaction(
+        self, what: str, about: str | None = None
+    ) -> AbstractContextManager[Executor]:
+        """Run a block in one transaction: committed at its end, undone if it raises."""
+        ...
+
+    def close(self) -> None:
+        """Release every connection."""
+        ...
+
+
+def store_error(what: str, about: str | None, exc: BaseException) -> StoreError:
+    """Return the StoreError a face raises for a driver failure in ``what``."""
+    where = what if about is None else f"{what} for {about!r}"
+    return StoreError(f"{where} failed: {exc}")
+
+
+@attrs.frozen(kw_only=True)
+class Dialect:
+    """How one database spells what the queries need.
+
+    Attributes:
+        clock: an SQL expression for now, in seconds since the epoch (a float).
+        unlimited: the ``LIMIT`` parameter that means no limit.
+        tables: the prefix of every table name (a quoted schema and a dot, or "").
+        scope: what tells this store's session locks from another's in one database.
+        placeholder: the driver's parameter marker; queries are written with ``?``.
+        true, false: boolean literals for the ``archived`` column.
+        returning_id: appended to an INSERT when the driver reports no row id.
+        lock_rows: appended to a SELECT whose rows the transaction must lock.
+        lock_session: a statement taking a transaction lock on ``scope/session``
+            (one parameter); None when every write transaction is serialized anyway.
+        sort_bytes: appended to ``ORDER BY key`` to sort by code point.
+    """
+
+    clock: str
+    unlimited: int | None
+    tables: str = ""
+    scope: str = ""
+    placeholder: str = "?"
+    true: str = "1"
+    false: str = "0"
+    returning_id: str = ""
+    lock_rows: str = ""
+    lock_session: str | None = None
+    sort_bytes: str = ""
+
+
+_MESSAGE_COLUMNS = (
+    "session_id, role, content, tool_calls, tool_call_id, name, kind, timestamp, "
+    "metadata"
+)
+_ACTIVE = "session_id = ? AND archived = {false}"
+_TEMPLATES = {
+    "insert_message": f"INSERT INTO {{t}}messages ({_MESSAGE_COLUMNS}) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?){returning_id}",
+    "insert_archive": f"INSERT INTO {{t}}archive ({_MESSAGE_COLUMNS}) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?){returning_id}",
+    "newest_active": f"SELECT {SELECT_COLUMNS} FROM {{t}}messages WHERE {_ACTIVE} "
+    "ORDER BY id DESC LIMIT ?",
+    "newest_all": f"SELECT {SELECT_COLUMNS} FROM {{t}}messages WHERE session_id = ? "
+    "ORDER BY id DESC LIMIT ?",
+    "count_active": f"SELECT count(*) FROM {{t}}messages WHERE {_ACTIVE}",
+    "oldest_active": f"SELECT {SELECT_COLUMNS} FROM {{t}}messages WHERE {_ACTIVE} "
+    "AND id > ? ORDER BY id LIMIT ?",
+    "archived_range": f"SELECT {SELECT_COLUMNS} FROM {{t}}messages "
+    "WHERE session_id = ? AND archived = {true} AND id > ? AND id <= ? "
+    "ORDER BY id LIMIT ?",
+    "trim_cut": f"SELECT id FROM {{t}}messages WHERE {_ACTIVE} "
+    "ORDER BY id DESC LIMIT 1 OFFSET ?",
+    "archive_through": "UPDATE {t}messages SET archived = {true} "
+    f"WHERE {_ACTIVE} AND id <= ?",
+    "archive_rows": f"SELECT {SELECT_COLUMNS} FROM {{t}}archive WHERE session_id = ? "
+    "ORDER BY id",
+    "get_metadata": "SELECT data FROM {t}metadata WHERE namespace = ? AND key = ?",
+    "lock_metadata": "SELECT data FROM {t}metadata WHERE namespace = ? AND key = ?"
+    "{lock_rows}",
+    "upsert_metadata": "INSERT INTO {t}metadata (namespace, key, data) "
+    "VALUES (?, ?, ?) ON CONFLICT (namespace, key) DO UPDATE SET data = excluded.data",
+    "copy_metadata": "INSERT INTO {t}metadata (namespace, key, data) "
+    "SELECT ?, key, data FROM {t}metadata WHERE namespace = ? AND key = ? "
+    "ON CONFLICT (namespace, key) DO UPDATE SET data = excluded.data",
+    "list_metadata": "SELECT key FROM {t}metadata WHERE namespace = ? "
+    "ORDER BY key{sort_bytes}",
+    "delete_metadata": "DELETE FROM {t}metadata WHERE namespace = ? AND key = ?",
+    "delete_messages": "DELETE FROM {t}messages WHERE session_id = ?",
+    "delete_archive": "DELETE FROM {t}archive WHERE session_id = ?",
+    "delete_lease": "DELETE FROM {t}leases WHERE session_id = ?",
+    "clear_messages": "DELETE FROM {t}messages",
+    "clear_metadata": "DELETE FROM {t}metadata",
+    "clear_archive": "DELETE FROM {t}archive",
+    "clear_leases": "DELETE FROM {t}leases",
+    # A lease row is taken over only once it expired: the upsert's WHERE refuses a
+    # live one, so the statement changes no row and the caller gets None.
+    "acquire_lease": "INSERT INTO {t}leases (session_id, owner, token, expires_at) "
+    "VALUES (?, ?, ?, {now} + ?) ON CONFLICT (session_id) DO UPDATE SET "
+    "owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at "
+    "WHERE {t}leases.expires_at <= {now}",
+    "renew_lease": "UPDATE {t}leases SET expires_at = {now} + ? "
+    "WHERE session_id = ? AND token = ? AND expires_at > {now}",
+    "release_lease": "DELETE FROM {t}leases WHERE session_id = ? AND token = ?",
+    "check_lease": "SELECT 1 FROM {t}leases "
+    "WHERE session_id = ? AND token = ? AND expires_at > {now}{lock_rows}",
+    "schema_version": "SELECT max(version) FROM {t}schema_version",
+    "create_versions": "CREATE TABLE IF NOT EXISTS {t}schema_version "
+    "(version INTEGER NOT NULL)",
+    "insert_version": "INSERT INTO {t}schema_version (version) VALUES (?)",
+}
+
+
+def render_queries(dialect: Dialect) -> dict[str, str]:
+    """Return every query of the core in ``dialect``'s spelling."""
+    fields = {
+        "t": dialect.tables,
+        "now": dialect.clock,
+        "true": dialect.true,
+        "false": dialect.false,
+        "returning_id": dialect.returning_id,
+        "lock_rows": dialect.lock_rows,
+        "sort_bytes": dialect.sort_bytes,
+    }
+    return {
+        name: template.format(**fields).replace("?", dialect.placeholder)
+        for name, template in _TEMPLATES.items()
+    }
+
+
+class _Fenced(Exception):
+    """Raised inside a commit's transaction to roll it back and report why."""
+
+    def __init__(self, reason: FenceReason) -> None:
+        super().__init__(reason)
+        self.reason: FenceReason = reason
+
+
+class SqlStore:
+    """The contract of ``CompactionStore`` over any ``SqlDriver``; faces subclass it.
+
+    A subclass builds its driver, dialect and migrations and calls ``__init__``; it
+    adds nothing else to the contract.
+    """
+
+    counts_locally: ClassVar[bool] = False
+    """Whether ``count_history`` is a cheap local read the host's thread may run."""
+
+    def __init__(
+        self,
+        driver: SqlDriver,
+        dialect: Dialect,
+        migrations: Sequence[str],
+        *,
+        where: str,
+    ) -> None:
+        self._driver = driver
+        self._dialect = dialect
+        self._q = render_queries(dialect)
+        self._where = where
+        self._migrate(migrations)
+
+    def _before_migration(self, tx: Executor) -> None:
+        """Prepare a migration transaction (the PostgreSQL face takes a lock)."""
+
+    def _migrate(self, migrations: Sequence[str]) -> None:
+        q, latest = self._q, len(migrations)
+        with self._driver.transaction("migrating", self._where) as tx:
+            self._before_migration(tx)
+            tx.execute(q["create_versions"], ())
+            current = tx.execute(q["schema_version"], ()).fetchone()[0] or 0
+            if current > latest:
+                raise StoreError(
+                    f"{self._where} has schema version {current}, newer than this "
+                    f"library's {latest}; upgrade memory-summary"
+                )
+            for version in range(current + 1, latest + 1):
+                for statement in migrations[version - 1].split(";"):
+                    if statement.strip():
+                        tx.execute(statement, ())
+                tx.execute(q["insert_version"], (version,))
+                log.info("%s: migrated to schema version %d", self._where, version)
+
+    def schema_version(self) -> int:
+        """Return the database's schema version."""
+        return int(
+            self._driver.read(self._q["schema_version"], (), "schema_version")[0][0]
+        )
+
+    def close(self) -> None:
+        """Release every connection; the store cannot be used afterwards."""
+        self._driver.close()
+
+    def _lock_session(self, tx: Executor, session_id: str) -> None:
+        """Serialize this transaction with every other one on the same session."""
+        lock = self._dialect.lock_session
+        if lock is not None:
+            tx.execute(lock, (f"{self._dialect.scope}/{session_id}",))
+
+    # -- messages
+
+    def save_message(self, session_id: str, message: Message) -> Message:
+        check_key("session_id", session_id)
+        values = message_values(message)
+        _, row_id = self._driver.write(
+            self._q["insert_message"], (session_id, *values), "save_message", session_id
+        )
+        if row_id is None:
+            raise StoreError(f"save_message for {session_id!r}: no id was returned")
+        return stored_message(message, row_id)
+
+    def get_history(self, session_id: str, limit: int | None = None) -> list[Message]:
+        return self._newest("newest_active", session_id, limit)
+
+    def get_full_history(
+        self, session_id: str, limit: int | None = None
+    ) -> list[Message]:
+        return self._newest("newest_all", session_id, limit)
+
+    def _newest(self, query: str, session_id: str, limit: int | None) -> list[Message]:
+        check_key("session_id", session_id)
+        check_limit(limit)
+        if limit == 0:
+            return []
+        rows = self._driver.read(
+            self._q[query],
+            (session_id, self._dialect.unlimited if limit is None else limit),
+            "get_history",
+            session_id,
+        )
+        rows.reverse()
+        return [row_message(row) for row in rows]
+
+    def count_history(self, session_id: str) -> int:
+        check_key("session_id", session_id)
+        rows = self._driver.read(
+            self._q["count_active"], (session_id,), "count_history", session_id
+        )
+        return int(rows[0][0])
+
+    def get_oldest_history(
+        self, session_id: str, limit: int, after_id: int | None = None
+    ) -> list[Message]:
+        check_key("session_id", session_id)
+        check_limit(limit)
+        check_row_id("after_id", after_id)
+        rows = self._driver.read(
+            self._q["oldest_active"],
+            (session_id, 0 if after_id is None else after_id, limit),
+            "get_oldest_history",
+            session_id,
+        )
+        return [row_message(row) for row in rows]
+
+    def get_archived(
+        self, session_id: str, *, after_id: int | None, through_id: int, limit: int
+    ) -> list[Message]:
+        check_key("session_id", session_id)
+        check_limit(limit)
+        check_row_id("after_id", after_id)
+        check_row_id("through_id", through_id)
+        rows = self._driver.read(
+            self._q["archived_range"],
+            (session_id, 0 if after_id is None else after_id, through_id, limit),
+            "get_archived",
+            session_id,
+        )
+        return [row_message(row) for row in rows]
+
+    def trim_history(self, session_id: str, keep_recent: int) -> int:
+        check_key("session_id", session_id)
+        if keep_recent < 0:
+            raise ValueError(f"keep_recent={keep_recent} is invalid; allowed: int >= 0")
+        q = self._q
+        with self._driver.transaction("trim_history", session_id) as tx:
+            row = tx.execute(q["trim_cut"], (session_id, keep_recent)).fetchone()
+            if row is None:
+                return 0
+            return tx.execute(q["archive_through"], (session_id, row[0])).rowcount
+
+    def clear_session(self, session_id: str) -> None:
+        check_key("session_id", session_id)
+        self._driver.write(
+            self._q["delete_messages"], (session_id,), "clear_session", session_id
+        )
+
+    def clear_all(self) -> None:
+        q = self._q
+        with self._driver.transaction("clear_all") as tx:
+            for name in ("clear_messages", "clear_metadata", "clear_archive"):
+                tx.execute(q[name], ())
+            tx.execute(q["clear_leases"], ())
+
+    # -- the fenced commit and forgetting
+
+    def commit_compaction(
+        self,
+        session_id: str,
+        *,
+        namespace: str,
+        record: Mapping[str, object],
+        expect_generation: str | None,
+        through_id: int | None = None,
+        expect_archived: int = 0,
+        lease: str | None = None,
+        separator: Callable[[int], Message | None] | None = None,
+    ) -> CommitResult:
+        """Archive and replace the summary record in one fenced transaction.
+
+        See ``CompactionStore.commit_compaction``. A stored record that cannot be
+        decoded fences the commit (``"generation"``): it is never overwritten before
+        the engine moved it aside with ``quarantine_metadata``.
+        """
+        check_key("session_id", session_id)
+        data = metadata_json(namespace, session_id, record)
+        check_row_id("through_id", through_id)
+        if through_id is None and expect_archived:
+            raise ValueError("expect_archived needs a through_id")
+        if lease is not None:
+            check_key("lease", lease)
+        try:
+            with self._driver.transaction("commit_compaction", session_id) as tx:
+                archived = self._fenced_commit(
+                    tx,
+                    session_id,
+                    namespace=namespace,
+                    data=data,
+                    expect_generation=expect_generation,
+                    through_id=through_id,
+                    expect_archived=expect_archived,
+                    lease=lease,
+                )
+                marker = separator(archived) if separator is not None else None
+                if marker is not None:
+                    tx.execute(
+                        self._q["insert_archive"],
+                        (session_id, *message_values(marker)),
+                    )
+        except _Fenced as fence:
+            log.debug("session %s: commit fenced (%s)", session_id, fence.reason)
+            return CommitResult(fenced=fence.reason)
+        return CommitResult(archived=archived)
+
+    def _fenced_commit(
+        self,
+        tx: Executor,
+        session_id: str,
+        *,
+        namespace: str,
+        data: str,
+        expect_generation: str | None,
+        through_id: int | None,
+        expect_archived: int,
+        lease: str | None,
+    ) -> int:
+        """Check the fences in order, archive and upsert; return how many archived.
+
+        Raises:
+            _Fenced: a check failed; the caller's transaction rolls back.
+        """
+        q = self._q
+        self._lock_session(tx, session_id)
+        held = lease is None or (
+            tx.execute(q["check_lease"], (session_id, lease)).fetchone() is not None
+        )
+        if not held:
+            raise _Fenced("lease")
+        row = tx.execute(q["lock_metadata"], (namespace, session_id)).fetchone()
+        if _stored_generation(namespace, session_id, row) != expect_generation:
+            raise _Fenced("generation")
+        archived = 0
+        if through_id is not None:
+            archived = tx.execute(
+                q["archive_through"], (session_id, through_id)
+            ).rowcount
+            if archived != expect_archived:
+                raise _Fenced("archive")
+        tx.execute(q["upsert_metadata"], (namespace, session_id, data))
+        return archived
+
+    def forget_session(self, session_id: str, *, namespaces: Sequence[str]) -> int:
+        check_key("session_id", session_id)
+        if isinstance(namespaces, str):
+            raise TypeError("namespaces must be a sequence of names, not one str")
+        for namespace in namespaces:
+            check_key("namespace", namespace)
+        q = self._q
+        with self._driver.transaction("forget_session", session_id) as tx:
+            self._lock_session(tx, session_id)
+            deleted = tx.execute(q["delete_messages"], (session_id,)).rowcount
+            tx.execute(q["delete_archive"], (session_id,))
+            tx.execute(q["delete_lease"], (session_id,))
+            for namespace in namespaces:
+                tx.execute(q["delete_metadata"], (namespace, session_id))
+        return deleted
+
+    # -- leases
+
+    def acquire_lease(self, session_id: str, *, owner: str, ttl_s: float) -> str | None:
+        check_key("session_id", session_id)
+        check_key("owner", owner)
+        check_ttl(ttl_s)
+        token = uuid.uuid4().hex
+        changed, _ = self._driver.write(
+            self._q["acquire_lease"],
+            (session_id, owner, token, float(ttl_s)),
+            "acquire_lease",
+            session_id,
+        )
+        return token if changed else None
+
+    def renew_lease(self, session_id: str, token: str, *, ttl_s: float) -> bool:
+        check_key("session_id", session_id)
+        check_key("token", token)
+        check_ttl(ttl_s)
+        changed, _ = self._driver.write(
+            self._q["renew_lease"],
+            (float(ttl_s), session_id, token),
+            "renew_lease",
+            session_id,
+        )
+        return changed > 0
+
+    def release_lease(self, session_id: str, token: str) -> None:
+        check_key("session_id", session_id)
+        check_key("token", token)
+        self._driver.write(
+            self._q["release_lease"], (session_id, token), "release_lease", session_id
+        )
+
+    # -- metadata
+
+    def save_metadata(
+        self, namespace: str, key: str, data: Mapping[str, object]
+    ) -> None:
+        text = metadata_json(namespace, key, data)
+        self._driver.write(
+            self._q["upsert_metadata"],
+            (namespace, key, text),
+            "save_metadata",
+            f"{namespace}/{key}",
+        )
+
+    def get_metadata(self, namespace: str, key: str) -> dict[str, object] | None:
+        check_key("namespace", namespace)
+        check_key("key", key)
+        rows = self._driver.read(
+            self._q["get_metadata"], (namespace, key), "get_metadata", key
+        )
+        return decode_record(namespace, key, rows[0][0]) if rows else None
+
+    def list_metadata(self, namespace: str) -> list[str]:
+        check_key("namespace", namespace)
+        rows = self._driver.read(
+            self._q["list_metadata"], (namespace,), "list_metadata", namespace
+        )
+        return [row[0] for row in rows]
+
+    def delete_metadata(self, namespace: str, key: str) -> bool:
+        check_key("namespace", namespace)
+        check_key("key", key)
+        deleted, _ = self._driver.write(
+            self._q["delete_metadata"],
+            (namespace, key),
+            "delete_metadata",
+            f"{namespace}/{key}",
+        )
+        return deleted > 0
+
+    def quarantine_metadata(self, namespace: str, key: str, to_namespace: str) -> bool:
+        check_key("namespace", namespace)
+        check_key("key", key)
+        check_key("to_namespace", to_namespace)
+        if to_namespace == namespace:
+            raise ValueError(
+                f"to_namespace={to_namespace!r} must differ from namespace"
+            )
+        q = self._q
+        with self._driver.transaction(
+            "quarantine_metadata", f"{namespace}/{key}"
+        ) as tx:
+            copied = tx.execute(
+                q["copy_metadata"], (to_namespace, namespace, key)
+            ).rowcount
+            if copied:
+                tx.execute(q["delete_metadata"], (namespace, key))
+        if copied:  # the engine logs the warning; this is the store's trace
+            log.debug("metadata %s/%s moved to %s", namespace, key, to_namespace)
+        return copied > 0
+
+    # -- the store's own archive (separator messages)
+
+    def save_archive_message(self, session_id: str, message: Message) -> Message:
+        """Write a message to the archive table (the store's ``Archive`` face)."""
+        check_key("session_id", session_id)
+        values = message_values(message)
+        _, row_id = self._driver.write(
+            self._q["insert_archive"],
+            (session_id, *values),
+            "save_archive_message",
+            session_id,
+        )
+        if row_id is None:
+            raise StoreError(f"archive message for {session_id!r}: no id was returned")
+        return stored_message(message, row_id)
+
+    def delete_archive_messages(self, session_id: str) -> int:
+        """Delete the session's archive messages; return how many."""
+        check_key("session_id", session_id)
+        deleted, _ = self._driver.write(
+            self._q["delete_archive"], (session_id,), "delete_archive", session_id
+        )
+        return deleted
+
+    def archive_messages(self, session_id: str) -> list[Message]:
+        """Return the session's archive messages, oldest first."""
+        check_key("session_id", session_id)
+        rows = self._driver.read(
+            self._q["archive_rows"], (session_id,), "archive_messages", session_id
+        )
+        return [row_message(row) for row in rows]
+
+
+def _stored_generation(
+    namespace: str, key: str, row: Sequence[object] | None
+) -> str | None:
+    if row is None:
+        return None
+    try:
+        return record_generation(decode_record(namespace, key, row[0]))
+    except MalformedRecord:
+        raise _Fenced("generation") from None
+
+
+class SqlArchive:
+    """The archive in a SQL store's own database: separators commit with compactions."""
+
+    def __init__(self, store: SqlStore) -> None:
+        self.store = store
+
+    def save_message(self, session_id: str, message: Message) -> Message:
+        return self.store.save_archive_message(session_id, message)
+
+    def forget_session(self, session_id: str) -> int:
+        """Delete the session's archive messages; return how many."""
+        return self.store.delete_archive_messages(session_id)
+
+    def messages(self, session_id: str) -> list[Message]:
+        """Return the session's archive messages, oldest first."""
+        return self.store.archive_messages(session_id)
