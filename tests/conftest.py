@@ -35,7 +35,11 @@ def chars_counter_for(model: str | None) -> object:
 
 @pytest.fixture(params=STORE_KINDS)
 def store(request, tmp_path) -> Iterator[object]:
-    """The engine's store: every engine test runs on each store."""
+    """The one store fixture: the contract suite and engine tests run on each store.
+
+    PostgreSQL gets a schema of its own per test, dropped afterwards; it is skipped
+    when no server answers, and a failure under ``CI=true``.
+    """
     made = make_store(request.param, tmp_path)
     yield made
     dispose(made)

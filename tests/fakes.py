@@ -5,9 +5,11 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from memory_summary import Message
 from memory_summary.adapters import InMemoryStore
+from memory_summary.domain import CommitResult
 
 
 class ScriptedSummarizer:
@@ -98,12 +100,12 @@ class FailingStore(InMemoryStore):
         super().__init__()
         self.failing = True
 
-    def commit_compaction(self, session_id: str, **kwargs: object) -> int:
+    def commit_compaction(self, session_id: str, **kwargs: Any) -> CommitResult:
         from memory_summary import StoreError
 
         if self.failing:
             raise StoreError(f"commit_compaction failed for {session_id!r}")
-        return super().commit_compaction(session_id, **kwargs)  # type: ignore[arg-type]
+        return super().commit_compaction(session_id, **kwargs)
 
 
 class OverlapRecorder:

@@ -1,8 +1,16 @@
-"""Builds each store under test; PostgreSQL gets a schema of its own per test."""
+"""Builds each store under test; PostgreSQL gets a schema of its own per test.
+
+Also the driver-level helpers the contract suite uses to play a foreign writer: they
+write and read rows behind the store's back, as another program sharing the database
+would.
+"""
 
 from __future__ import annotations
 
 import os
+import sqlite3
+import threading
+import time
 from pathlib import Path
 from uuid import uuid4
 
@@ -12,6 +20,7 @@ from memory_summary import StoreError
 from memory_summary.adapters import InMemoryStore, SqliteStore
 
 STORE_KINDS = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+SQL_KINDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 DEFAULT_DSN = "host=127.0.0.1 port=5432 dbname=test user=postgres connect_timeout=3"
 
 
@@ -23,22 +32,29 @@ def in_ci() -> bool:
     return os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
-def make_postgres(schema: str | None = None) -> object:
+def skip_or_fail(message: str) -> None:
+    """Skip a test that lacks its database; under CI that is a failure."""
+    if in_ci():
+        pytest.fail(f"CI needs this: {message}")
+    pytest.skip(message)
+
+
+def make_postgres(schema: str | None = None, dsn: str | None = None) -> object:
     """Return a PostgresStore in a fresh schema; skip without a server (CI fails)."""
     from memory_summary.adapters import PostgresStore
 
     try:
         return PostgresStore(
-            postgres_dsn(), schema=schema or f"t_{uuid4().hex[:12]}", timeout_s=5
+            dsn or postgres_dsn(),
+            schema=schema or f"t_{uuid4().hex[:12]}",
+            timeout_s=5,
         )
     except StoreError as exc:
-        message = (
-            f"no PostgreSQL at {postgres_dsn()!r} ({exc}); start one on 127.0.0.1:5432 "
-            "or set MEMORY_SUMMARY_PG_DSN to run these tests"
+        skip_or_fail(
+            f"no PostgreSQL at {dsn or postgres_dsn()!r} ({exc}); start one on "
+            "127.0.0.1:5432 or set MEMORY_SUMMARY_PG_DSN to run these tests"
         )
-        if in_ci():
-            pytest.fail(f"CI needs PostgreSQL: {message}")
-        pytest.skip(message)
+        raise  # unreachable: skip_or_fail raises
 
 
 def make_store(kind: str, tmp_path: Path) -> object:
@@ -59,3 +75,79 @@ def dispose(store: object) -> None:
     close = getattr(store, "close", None)
     if close is not None:
         close()
+
+
+def kind_of(store: object) -> str:
+    if isinstance(store, InMemoryStore):
+        return "memory"
+    if isinstance(store, SqliteStore):
+        return "sqlite"
+    return "postgres"
+
+
+def run_sql(store: object, sql: str, params: tuple[object, ...] = ()) -> list[tuple]:
+    """Run one statement on the store's database with the bare driver; return rows.
+
+    Write ``{t}`` before a table name: it becomes the store's schema on PostgreSQL.
+    Placeholders are ``?`` for both drivers.
+    """
+    kind = kind_of(store)
+    if kind == "sqlite":
+        with sqlite3.connect(store.path, isolation_level=None) as conn:  # type: ignore[attr-defined]
+            cursor = conn.execute(sql.replace("{t}", ""), params)
+            return cursor.fetchall() if cursor.description else []
+    if kind == "postgres":
+        import psycopg
+
+        with psycopg.connect(postgres_dsn(), autocommit=True) as conn:
+            text = sql.replace("{t}", f'"{store.schema}".').replace("?", "%s")  # type: ignore[attr-defined]
+            cursor = conn.execute(text, params)
+            return cursor.fetchall() if cursor.description else []
+    raise ValueError(f"{kind} has no driver: nothing else can write to it")
+
+
+def write_raw_metadata(store: object, namespace: str, key: str, raw: object) -> None:
+    """Write a metadata row as a foreign program would, bypassing every check."""
+    run_sql(
+        store,
+        "DELETE FROM {t}metadata WHERE namespace = ? AND key = ?",
+        (namespace, key),
+    )
+    run_sql(
+        store,
+        "INSERT INTO {t}metadata (namespace, key, data) VALUES (?, ?, ?)",
+        (namespace, key, raw),
+    )
+
+
+def read_raw_metadata(store: object, namespace: str, key: str) -> object:
+    """Return the raw data column of a metadata row (None when absent)."""
+    rows = run_sql(
+        store,
+        "SELECT data FROM {t}metadata WHERE namespace = ? AND key = ?",
+        (namespace, key),
+    )
+    return rows[0][0] if rows else None
+
+
+def poll_until_acquired(
+    store: object,
+    sid: str,
+    *,
+    owner: str,
+    ttl_s: float = 60.0,
+    deadline_s: float = 10.0,
+) -> str | None:
+    """Take the session's lease once it is free: polling, with a deadline.
+
+    Nothing signals that a lease expired, so this polls; it returns None when the
+    deadline passes first.
+    """
+    pause = threading.Event()  # never set: its wait() spaces the polls
+    stop_at = time.monotonic() + deadline_s
+    while time.monotonic() < stop_at:
+        token = store.acquire_lease(sid, owner=owner, ttl_s=ttl_s)  # type: ignore[attr-defined]
+        if token is not None:
+            return token
+        pause.wait(0.005)
+    return None

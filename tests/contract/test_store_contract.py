@@ -1,27 +1,28 @@
-"""One suite for every store: InMemoryStore is the reference the others must match."""
+"""One suite for every store: InMemoryStore is the reference the others must match.
+
+The basic history and metadata contract; fencing, leases, forgetting and hostile input
+have files of their own. The ``store`` fixture (tests/conftest.py) runs each test on
+memory, SQLite and PostgreSQL.
+"""
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from uuid import uuid4
 
 import pytest
 
 from memory_summary import Message, StoreError, ToolCall
-from tests.contract.stores import STORE_KINDS, dispose, make_store
-
-
-@pytest.fixture(params=STORE_KINDS)
-def store(request, tmp_path):
-    made = make_store(request.param, tmp_path)
-    yield made
-    dispose(made)
-
-
-@pytest.fixture
-def sid():
-    return f"s-{uuid4().hex[:8]}"
+from memory_summary.adapters import SqliteStore
+from memory_summary.domain import CommitResult
+from tests.contract.stores import (
+    SQL_KINDS,
+    dispose,
+    kind_of,
+    make_postgres,
+    make_store,
+)
 
 
 def save(store, sid, count, start=0):
@@ -84,23 +85,36 @@ def test_oldest_history_reads_the_oldest_active(store, sid):
     assert store.get_oldest_history("missing", 2) == []
 
 
-def test_commit_compaction_archives_through_an_id_and_saves_the_summary(store, sid):
+def test_commit_compaction_archives_through_an_id_and_saves_the_record(store, sid):
     saved = save(store, sid, 10)
 
-    archived = store.commit_compaction(
-        sid, through_id=saved[5].id, summary={"text": "s", "n": 1}, namespace="summary"
+    result = store.commit_compaction(
+        sid,
+        namespace="summary",
+        record={"generation": "g1", "text": "s"},
+        expect_generation=None,
+        through_id=saved[5].id,
+        expect_archived=6,
     )
 
-    assert archived == 6
+    assert result == CommitResult(archived=6)
+    assert result.committed
     assert store.get_history(sid) == saved[6:]
-    assert store.get_metadata("summary", sid) == {"text": "s", "n": 1}
-    assert (
-        store.commit_compaction(
-            sid, through_id=saved[5].id, summary=None, namespace="summary"
-        )
-        == 0
+    assert store.get_full_history(sid) == saved
+    assert store.get_metadata("summary", sid) == {"generation": "g1", "text": "s"}
+
+
+def test_a_commit_without_through_id_only_replaces_the_record(store, sid):
+    saved = save(store, sid, 4)
+    store.save_metadata("summary", sid, {"generation": "g1"})
+
+    result = store.commit_compaction(
+        sid, namespace="summary", record={"generation": "g2"}, expect_generation="g1"
     )
-    assert store.get_metadata("summary", sid) == {"text": "s", "n": 1}
+
+    assert result == CommitResult(archived=0)
+    assert store.get_history(sid) == saved
+    assert store.get_metadata("summary", sid) == {"generation": "g2"}
 
 
 def test_commit_never_archives_messages_of_another_session(store, sid):
@@ -109,10 +123,16 @@ def test_commit_never_archives_messages_of_another_session(store, sid):
     mine = save(store, sid, 3)
 
     store.commit_compaction(
-        sid, through_id=mine[-1].id, summary=None, namespace="summary"
+        sid,
+        namespace="summary",
+        record={"generation": "g1"},
+        expect_generation=None,
+        through_id=mine[-1].id,
+        expect_archived=3,
     )
 
     assert store.count_history(other) == 3
+    assert store.get_metadata("summary", other) is None
 
 
 def test_metadata_put_get_list_delete(store, sid):
@@ -206,9 +226,14 @@ def test_a_failure_inside_the_commit_leaves_nothing_half_written(store, sid):
     saved = save(store, sid, 10)
     store.save_metadata("summary", sid, {"text": "before"})
 
-    with pytest.raises(StoreError):
+    with pytest.raises(StoreError, match="JSON"):
         store.commit_compaction(
-            sid, through_id=saved[5].id, summary={"bad": object()}, namespace="summary"
+            sid,
+            namespace="summary",
+            record={"bad": object()},
+            expect_generation=None,
+            through_id=saved[5].id,
+            expect_archived=6,
         )
 
     assert store.get_history(sid) == saved
@@ -224,15 +249,12 @@ def test_oldest_history_pages_with_a_cursor(store, sid):
     assert first + second == saved[:8]
 
 
-@pytest.mark.parametrize(
-    "kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
-)
+@pytest.mark.parametrize("kind", SQL_KINDS)
 def test_reopening_keeps_data_and_schema_version(kind, tmp_path, sid):
-    from tests.contract.stores import make_postgres
-
     first = make_store(kind, tmp_path)
     saved = save(first, sid, 3)
     first.save_metadata("summary", sid, {"text": "kept"})
+    token = first.acquire_lease(sid, owner="first", ttl_s=60)
     first.close()
 
     again = (
@@ -241,17 +263,17 @@ def test_reopening_keeps_data_and_schema_version(kind, tmp_path, sid):
         else make_store(kind, tmp_path)
     )
 
-    assert again.schema_version() == 1
-    assert again.get_history(sid) == saved
-    assert again.get_metadata("summary", sid) == {"text": "kept"}
-    dispose(again)
+    try:
+        assert again.schema_version() == 2
+        assert again.get_history(sid) == saved
+        assert again.get_metadata("summary", sid) == {"text": "kept"}
+        assert again.acquire_lease(sid, owner="again", ttl_s=60) is None
+        assert again.renew_lease(sid, token, ttl_s=60)
+    finally:
+        dispose(again)
 
 
 def test_a_database_from_a_newer_release_is_refused(tmp_path):
-    import sqlite3
-
-    from memory_summary.adapters import SqliteStore
-
     path = tmp_path / "newer.sqlite3"
     SqliteStore(path).close()
     with sqlite3.connect(path) as conn:
@@ -259,3 +281,7 @@ def test_a_database_from_a_newer_release_is_refused(tmp_path):
 
     with pytest.raises(StoreError, match="schema version 99, newer than"):
         SqliteStore(path)
+
+
+def test_stores_say_whether_counting_is_a_local_read(store):
+    assert store.counts_locally is (kind_of(store) != "postgres")

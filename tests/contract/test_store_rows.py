@@ -1,0 +1,169 @@
+"""The trusted decode: rows the library wrote come back equal to what was saved.
+
+Stores rebuild messages with ``Message.from_row`` (no converters); these tests prove
+that shortcut yields exactly what the validating constructor would, field by field.
+"""
+
+from __future__ import annotations
+
+from uuid import uuid4
+
+import attrs
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memory_summary import Message, StoreError, ToolCall
+from memory_summary.adapters.message_rows import message_values, row_message
+from memory_summary.domain import MalformedRecord
+from tests.contract.stores import kind_of, run_sql
+from tests.strategies import texts
+
+metadata_values = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(2**53), 2**53),
+        st.floats(allow_nan=False, allow_infinity=False),
+        texts(40).map(lambda s: s.encode("utf-8", "replace").decode("utf-8")),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    ),
+    max_leaves=8,
+)
+
+
+@st.composite
+def messages(draw):
+    role = draw(st.sampled_from(["system", "user", "assistant", "tool"]))
+    calls = []
+    if role == "assistant":
+        calls = draw(
+            st.lists(st.builds(ToolCall, texts(20), texts(20), texts(80)), max_size=3)
+        )
+    return Message(
+        role,
+        draw(texts(200)),
+        tool_calls=calls,
+        tool_call_id="call-" + draw(texts(20)) if role == "tool" else None,
+        name=draw(st.none() | texts(20)),
+        kind=draw(st.none() | st.sampled_from(["event-marker", "chat"]) | texts(10)),
+        timestamp=draw(
+            st.none()
+            | st.floats(allow_nan=False, allow_infinity=False)
+            | st.integers(-(2**40), 2**40)
+        ),
+        metadata=draw(
+            st.dictionaries(st.text(max_size=8), metadata_values, max_size=3)
+        ),
+    )
+
+
+def validated(message, row_id):
+    """The message as the validating constructor builds it, with the store's id."""
+    return Message(
+        message.role,
+        message.content,
+        tool_calls=[attrs.asdict(c) for c in message.tool_calls],
+        tool_call_id=message.tool_call_id,
+        name=message.name,
+        kind=message.kind,
+        timestamp=message.timestamp,
+        metadata=message.metadata,
+        id=row_id,
+    )
+
+
+def assert_same_fields(decoded, expected):
+    for field in attrs.fields(Message):
+        assert getattr(decoded, field.name) == getattr(expected, field.name), field.name
+        assert type(getattr(decoded, field.name)) is type(
+            getattr(expected, field.name)
+        ), field.name
+    assert all(type(c) is ToolCall for c in decoded.tool_calls)
+    assert decoded == expected
+    assert hash(decoded) == hash(expected)
+
+
+@given(message=messages(), row_id=st.integers(1, 2**62))
+def test_the_trusted_row_decode_equals_the_validating_constructor(message, row_id):
+    decoded = row_message((row_id, *message_values(message)))
+
+    assert_same_fields(decoded, validated(message, row_id))
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=40)
+@given(message=messages())
+def test_every_field_round_trips_through_every_store(store, message):
+    sid = f"s-{uuid4().hex[:8]}"
+
+    saved = store.save_message(sid, message)
+    (read,) = store.get_history(sid)
+
+    assert saved.id is not None
+    assert_same_fields(saved, validated(message, saved.id))
+    assert_same_fields(read, validated(message, saved.id))
+    assert store.get_full_history(sid) == [read]
+    assert store.get_oldest_history(sid, 1) == [read]
+
+
+def test_saving_does_not_share_metadata_with_the_caller(store, sid):
+    message = Message("user", "hi", metadata={"k": "v"})
+
+    saved = store.save_message(sid, message)
+    saved.metadata["k"] = "changed"
+
+    assert message.metadata == {"k": "v"}
+    assert store.get_history(sid)[0].metadata == {"k": "v"}
+
+
+def test_a_decoded_message_behaves_like_a_constructed_one(store, sid):
+    saved = store.save_message(sid, Message("user", "hi"))
+    (read,) = store.get_history(sid)
+
+    assert attrs.evolve(read, content="changed").content == "changed"
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        read.content = "x"
+    assert {read, saved} == {saved}
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("tool_calls", "{broken"),
+        ("metadata", "[1, 2]"),
+        ("role", "robot"),
+    ],
+)
+def test_a_foreign_row_that_is_no_message_raises_malformed_record(
+    sql_store, sid, column, value
+):
+    sql_store.save_message(sid, Message("assistant", "x"))
+    run_sql(
+        sql_store,
+        f"UPDATE {{t}}messages SET {column} = ? WHERE session_id = ?",
+        (value, sid),
+    )
+
+    with pytest.raises(MalformedRecord, match="stored message") as caught:
+        sql_store.get_history(sid)
+
+    assert isinstance(caught.value, StoreError)
+
+
+def test_a_foreign_row_that_is_a_message_is_read_through_the_constructor(
+    sql_store, sid
+):
+    sql_store.save_message(sid, Message("assistant", "x"))
+    run_sql(
+        sql_store,
+        "UPDATE {t}messages SET tool_calls = ?, content = ? WHERE session_id = ?",
+        ('[{"function": {"name": "f", "arguments": "{}"}, "id": "c1"}]', "a\x01b", sid),
+    )
+
+    (read,) = sql_store.get_history(sid)
+
+    assert read.tool_calls == (ToolCall("c1", "f", "{}"),)
+    assert kind_of(sql_store) in ("sqlite", "postgres")
