@@ -5,7 +5,9 @@ from __future__ import annotations
 import random
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from uuid import uuid4
 
 import pytest
 
@@ -13,8 +15,76 @@ from memory_summary import Compressing, SummaryConfig
 from tests.fakes import InstrumentedSummarizer, OverlapRecorder
 from tests.integration.helpers import fill
 
+WAIT_S = 10.0  # the bound of every wait; a passing run never gets near it
 
-def eventually(predicate, timeout_s=5.0):
+
+class HeldSummarizer:
+    """Blocks every call until the test releases it; counts calls and their peak.
+
+    Each ``release()`` lets one waiting (or future) call return. A call that is never
+    released returns after ``hold_s``, so a failing test cannot hang the engine.
+    """
+
+    def __init__(self, hold_s: float = 60.0) -> None:
+        self._changed = threading.Condition()
+        self._permits = 0
+        self._hold_s = hold_s
+        self.started = 0
+        self.finished = 0
+        self.in_flight = 0
+        self.peak = 0
+
+    def context_length(self, model: str | None = None) -> int | None:
+        return 32768
+
+    def complete(self, messages: object, **kwargs: object) -> str:
+        with self._changed:
+            self.started += 1
+            self.in_flight += 1
+            self.peak = max(self.peak, self.in_flight)
+            self._changed.notify_all()
+            self._changed.wait_for(lambda: self._permits > 0, timeout=self._hold_s)
+            self._permits = max(0, self._permits - 1)
+            self.in_flight -= 1
+            self.finished += 1
+            self._changed.notify_all()
+            return f"summary #{self.finished}"
+
+    def release(self, calls: int = 1) -> None:
+        with self._changed:
+            self._permits += calls
+            self._changed.notify_all()
+
+    def release_all(self) -> None:
+        self.release(1_000_000)
+
+    def wait_started(self, calls: int, timeout_s: float = WAIT_S) -> bool:
+        """Wait until ``calls`` calls have entered ``complete``; tell if they did."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self.started >= calls, timeout_s)
+
+
+@pytest.fixture
+def held(make_engine) -> Iterator[HeldSummarizer]:
+    """A held summarizer, released before make_engine stops the engines."""
+    summarizer = HeldSummarizer()
+    yield summarizer
+    summarizer.release_all()  # before make_engine's stop: nothing stays blocked
+
+
+@pytest.fixture
+def sid() -> str:
+    """A session id of this test alone (PostgreSQL's compaction locks are global)."""
+    return f"s-{uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def prefix() -> str:
+    """A session-id prefix of this test alone."""
+    return f"s-{uuid4().hex[:8]}-"
+
+
+def eventually(predicate, timeout_s=WAIT_S):
     """Poll ``predicate`` until it holds or ``timeout_s`` passes; return it."""
     deadline = time.monotonic() + timeout_s
     tick = threading.Event()
@@ -23,20 +93,16 @@ def eventually(predicate, timeout_s=5.0):
     return predicate()
 
 
-def actor_threads():
-    return [t for t in threading.enumerate() if t.name.startswith("SessionActor")]
-
-
 @pytest.mark.slow
 def test_200_sessions_from_16_threads_never_overlap_and_respect_the_limit(
-    store, make_engine
+    store, make_engine, prefix
 ):
     llm = InstrumentedSummarizer(delay_s=0.002)
     config = SummaryConfig(threshold=12, keep_recent=4, max_concurrent_summaries=4)
     engine = make_engine(store, llm, config=config)
     recorder = OverlapRecorder()
     engine.subscribe(recorder)
-    sessions = [f"s{i}" for i in range(200)]
+    sessions = [f"{prefix}{i}" for i in range(200)]
 
     def drive(worker: int) -> None:
         rng = random.Random(worker)
@@ -65,153 +131,175 @@ def test_200_sessions_from_16_threads_never_overlap_and_respect_the_limit(
         assert full[len(full) - len(active) :] == active
 
 
-def test_messages_saved_during_a_slow_compression_stay_active(store, make_engine):
-    gate = threading.Event()
-    llm = InstrumentedSummarizer(gate=gate)
-    engine = make_engine(store, llm)
-    fill(store, "s1", 40)
-    future = engine.compress("s1")
-    assert llm.entered.wait(5)
+def test_messages_saved_during_a_slow_compression_stay_active(
+    store, make_engine, held, sid
+):
+    engine = make_engine(store, held)
+    fill(store, sid, 40)
+    future = engine.compress(sid)
+    assert held.wait_started(1)
 
-    late = fill(store, "s1", 10, start=40)
-    gate.set()
-    outcome = future.result(timeout=10)
+    late = fill(store, sid, 10, start=40)
+    held.release()
+    outcome = future.result(timeout=WAIT_S)
 
-    active_ids = [m.id for m in store.get_history("s1")]
+    active_ids = [m.id for m in store.get_history(sid)]
     assert outcome.archived == 20
     assert active_ids[-10:] == [m.id for m in late]
     assert len(active_ids) == 30
-    assert engine.summary("s1").covered_through_id < late[0].id
+    assert engine.summary(sid).covered_through_id < late[0].id
 
 
-def test_turn_after_returns_while_the_summarizer_is_blocked(store, make_engine):
-    gate = threading.Event()
-    llm = InstrumentedSummarizer(gate=gate)
-    engine = make_engine(store, llm)
-    fill(store, "s1", 30)
-    engine.turn_after("s1")
-    assert llm.entered.wait(5)
+def test_turn_after_returns_while_the_summarizer_is_blocked(
+    store, make_engine, held, sid
+):
+    engine = make_engine(store, held)
+    fill(store, sid, 30)
+    engine.turn_after(sid)
+    assert held.wait_started(1)
+    returned = threading.Event()
 
-    started = time.perf_counter()
-    for _ in range(100):
-        engine.turn_after("s1")
-        engine.token_usage("s1", 0.9)
-        engine.build_prompt("s1")
-    elapsed = time.perf_counter() - started
-    gate.set()
+    def host_turns() -> None:
+        for _ in range(100):
+            engine.turn_after(sid)
+            engine.token_usage(sid, 0.9)
+            engine.build_prompt(sid)
+        returned.set()
 
-    assert elapsed < 2.0  # blocked calls would take the gate's 30 s
-    assert engine.wait_idle(timeout=10)
+    threading.Thread(target=host_turns, daemon=True).start()
+
+    # The calls return while the summarizer is still held: they never wait for it.
+    assert returned.wait(WAIT_S * 3)
+    assert (held.in_flight, held.finished) == (1, 0)
+    held.release_all()
+    assert engine.wait_idle(timeout=WAIT_S)
 
 
-def test_triggers_during_a_compression_coalesce_into_one_follow_up(store, make_engine):
-    gate = threading.Event()
-    llm = InstrumentedSummarizer(gate=gate)
-    engine = make_engine(store, llm)
-    fill(store, "s1", 40)
-    first = engine.compress("s1")
-    assert llm.entered.wait(5)
+def test_triggers_during_a_compression_coalesce_into_one_follow_up(
+    store, make_engine, held, sid
+):
+    engine = make_engine(store, held)
+    fill(store, sid, 40)
+    first = engine.compress(sid)
+    assert held.wait_started(1)
 
-    fill(store, "s1", 30, start=40)
-    followers = [engine.compress("s1") for _ in range(5)]
+    fill(store, sid, 30, start=40)
+    followers = [engine.compress(sid) for _ in range(5)]
     for _ in range(5):
-        engine.turn_after("s1")
-    gate.set()
+        engine.turn_after(sid)
+    held.release_all()
 
-    assert first.result(timeout=10).kind == "compressed"
-    outcomes = {f.result(timeout=10) for f in followers}
-    assert engine.wait_idle(timeout=10)
+    assert first.result(timeout=WAIT_S).kind == "compressed"
+    outcomes = {f.result(timeout=WAIT_S) for f in followers}
+    assert engine.wait_idle(timeout=WAIT_S)
     # Requests still being routed when the first finished may form a second, empty
     # follow-up; either way ten triggers cost exactly one more summarizer call.
     compressed = [o for o in outcomes if o.kind == "compressed"]
     assert len(compressed) == 1
     assert compressed[0].archived == 30
     assert {o.kind for o in outcomes} <= {"compressed", "skipped"}
-    assert llm.calls == 2
+    assert held.started == 2
 
 
-def test_the_global_limit_bounds_concurrent_summarizer_calls(store, make_engine):
-    llm = InstrumentedSummarizer(delay_s=0.05)
-    engine = make_engine(store, llm, config=SummaryConfig(max_concurrent_summaries=2))
-    futures = []
-    for i in range(12):
-        fill(store, f"s{i}", 30)
-        futures.append(engine.compress(f"s{i}"))
-
-    assert all(f.result(timeout=20).kind == "compressed" for f in futures)
-    assert llm.max_in_flight == 2
-
-
-def test_stop_leaves_no_actor_threads_behind(store, make_engine):
-    engine = make_engine(store, InstrumentedSummarizer())
-    before = len(actor_threads())
-    for i in range(50):
-        fill(store, f"s{i}", 3)
-        engine.turn_after(f"s{i}")
-    assert engine.wait_idle(timeout=5)
-    assert len(actor_threads()) - before == 50
-
-    assert engine.stop(timeout=5)
-
-    assert len(actor_threads()) == before
-    engine_threads = ("memory-summary-reaper", "memory-summary-router")
-    assert not [t for t in threading.enumerate() if t.name in engine_threads]
-
-
-def test_stop_with_a_blocked_summarizer_returns_in_time_and_commits_nothing(
-    store, make_engine
+def test_the_global_limit_bounds_concurrent_summarizer_calls(
+    store, make_engine, held, prefix
 ):
-    gate = threading.Event()
-    llm = InstrumentedSummarizer(gate=gate)
-    engine = make_engine(store, llm)
-    fill(store, "s1", 40)
-    future = engine.compress("s1")
-    assert llm.entered.wait(5)
+    limit, sessions = 2, 12
+    engine = make_engine(
+        store, held, config=SummaryConfig(max_concurrent_summaries=limit)
+    )
+    for i in range(sessions):  # every session is full before the first trigger
+        fill(store, f"{prefix}{i}", 30)
 
-    started = time.perf_counter()
+    futures = [engine.compress(f"{prefix}{i}") for i in range(sessions)]
+    assert held.wait_started(limit)
+    # While the first calls are held nothing else may enter; a correct engine makes
+    # this wait run out, and only a broken limit can end it early.
+    assert not held.wait_started(limit + 1, timeout_s=0.5), held.started
+    # Then calls are released one at a time: each release admits one more call.
+    for released in range(sessions):
+        assert held.wait_started(min(sessions, limit + released)), held.started
+        held.release()
+
+    assert all(f.result(timeout=WAIT_S).kind == "compressed" for f in futures)
+    assert held.started == sessions
+    assert held.peak == limit  # reached (the first calls were held) and never passed
+
+
+def new_threads(before: set[threading.Thread]) -> list[str]:
+    return sorted(t.name for t in set(threading.enumerate()) - before)
+
+
+def test_stop_leaves_no_engine_threads_behind(store, make_engine, prefix):
+    before = set(threading.enumerate())
+    engine = make_engine(store, InstrumentedSummarizer())
+    for i in range(50):
+        fill(store, f"{prefix}{i}", 3)
+        engine.turn_after(f"{prefix}{i}")
+    assert engine.wait_idle(timeout=WAIT_S)
+    assert engine.live_actors() == 50
+
+    assert engine.stop(timeout=WAIT_S)
+
+    assert engine.live_actors() == 0
+    assert eventually(lambda: not new_threads(before)), new_threads(before)
+
+
+def test_stop_with_a_blocked_summarizer_returns_and_commits_nothing(
+    store, make_engine, held, sid
+):
+    engine = make_engine(store, held)
+    fill(store, sid, 40)
+    future = engine.compress(sid)
+    assert held.wait_started(1)
+
     finished = engine.stop(timeout=0.5)
-    took = time.perf_counter() - started
-    gate.set()
 
+    # stop() returned while the summarizer was still held: it did not wait for it.
     assert not finished
-    assert took < 3
-    assert store.count_history("s1") == 40  # nothing committed after stop
+    assert (held.in_flight, held.finished) == (1, 0)
+    held.release_all()
     with pytest.raises(Exception, match="stopped"):
-        future.result(timeout=5)
+        future.result(timeout=WAIT_S)
+    assert store.count_history(sid) == 40  # nothing committed after stop
 
 
-def test_idle_actors_are_reaped_and_respawned_on_demand(store, make_engine):
+def test_idle_actors_are_reaped_and_respawned_on_demand(store, make_engine, prefix):
+    before = set(threading.enumerate())
     config = SummaryConfig(actor_idle_s=0.1)
     engine = make_engine(store, InstrumentedSummarizer(), config=config)
-    before = len(actor_threads())
     for i in range(30):
-        fill(store, f"s{i}", 2)
-        engine.turn_after(f"s{i}")
-    assert engine.wait_idle(timeout=5)
+        fill(store, f"{prefix}{i}", 2)
+        engine.turn_after(f"{prefix}{i}")
+    assert engine.wait_idle(timeout=WAIT_S)
 
     assert eventually(lambda: engine.live_actors() == 0)
-    assert eventually(lambda: len(actor_threads()) == before)
 
-    fill(store, "s0", 40)
-    assert engine.compress("s0").result(timeout=10).kind == "compressed"
+    fill(store, f"{prefix}0", 40)
+    assert engine.compress(f"{prefix}0").result(timeout=WAIT_S).kind == "compressed"
     assert engine.live_actors() == 1
+    assert engine.stop(timeout=WAIT_S)
+    assert eventually(lambda: not new_threads(before)), new_threads(before)
 
 
-def test_a_busy_actor_is_never_reaped(store, make_engine):
-    gate = threading.Event()
-    llm = InstrumentedSummarizer(gate=gate)
-    engine = make_engine(store, llm)
+def test_a_busy_actor_is_never_reaped(store, make_engine, held, sid, prefix):
+    engine = make_engine(store, held, config=SummaryConfig(actor_idle_s=0.05))
     recorder = OverlapRecorder()
     engine.subscribe(recorder)
-    fill(store, "s1", 40)
-    first = engine.compress("s1")
-    assert llm.entered.wait(5)
+    fill(store, sid, 40)
+    first = engine.compress(sid)
+    assert held.wait_started(1)
 
-    assert engine._core.reap(time.monotonic() + 3600) == 1  # every actor looks idle
-    second = engine.compress("s1")  # reaches the same actor, queued behind the Reap
+    # Two idle sessions come and go: the reaper has swept at least twice while
+    # the busy actor got no message for much longer than actor_idle_s.
+    for idle in (f"{prefix}a", f"{prefix}b"):
+        fill(store, idle, 2)
+        assert engine.compress(idle).result(timeout=WAIT_S).kind == "skipped"
+        assert eventually(lambda: engine.live_actors() == 1), engine.live_actors()
+    second = engine.compress(sid)  # reaches the same, still living actor
     assert engine.live_actors() == 1
-    gate.set()
+    held.release_all()
 
-    assert first.result(timeout=10).kind == "compressed"
-    assert second.result(timeout=10).kind in ("compressed", "skipped")
+    assert first.result(timeout=WAIT_S).kind == "compressed"
+    assert second.result(timeout=WAIT_S).kind in ("compressed", "skipped")
     assert recorder.overlaps == []
