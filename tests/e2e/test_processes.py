@@ -1,28 +1,51 @@
-"""Several processes on one database, and processes killed during compressions."""
+"""Several processes on one database, and processes killed during compressions.
+
+The kills are placed by what the worker reports (a compression started, messages
+saved), not by wall-clock sleeps, and the checks run only once the killed process
+can change nothing more: it is reaped and, on PostgreSQL, its server backends are
+gone (a commit it sent just before dying may still be landing until then).
+"""
 
 from __future__ import annotations
 
 import itertools
+import os
+import queue
 import random
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from uuid import uuid4
 
 import pytest
 
-from memory_summary import Message, SummaryConfig, SummaryEngine
-from memory_summary.domain import NAMESPACE, SummaryRecord
+from memory_summary import Message, SummaryConfig, SummaryEngine, SummaryRecord
+from memory_summary.domain import NAMESPACE
 from tests.contract.stores import dispose, make_postgres, postgres_dsn
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 WORKER = Path(__file__).with_name("worker.py")
 SESSIONS = 20
+WAIT_S = 60.0  # the bound of every wait on a worker or on the server
 
 
-def spawn(kind, target, name, rounds, seed):
+def new_prefix() -> str:
+    """Return a random session-id prefix: runs sharing a server never collide."""
+    return f"p{uuid4().hex[:8]}-s"
+
+
+def session_ids(prefix: str) -> list[str]:
+    return [f"{prefix}{i}" for i in range(SESSIONS)]
+
+
+def spawn(kind, target, name, prefix, rounds, seed, stderr, app_name=None):
+    env = dict(os.environ)
+    if app_name is not None:
+        env["PGAPPNAME"] = app_name  # libpq tags the worker's connections with it
     return subprocess.Popen(
         [
             sys.executable,
@@ -30,30 +53,37 @@ def spawn(kind, target, name, rounds, seed):
             kind,
             target,
             name,
+            prefix,
             str(SESSIONS),
             str(rounds),
             str(seed),
         ],
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=stderr,
         text=True,
         cwd=WORKER.parent,
+        env=env,
     )
 
 
-def saved_ids(output: str) -> set[int]:
-    return {
-        int(line.split()[1])
-        for line in output.splitlines()
-        if line.startswith("saved ")
-    }
+def saved_ids(lines) -> set[int]:
+    return {int(line.split()[1]) for line in lines if line.startswith("saved ")}
 
 
-def check_invariants(store, reported: set[int]) -> None:
+def poll_until(predicate: Callable[[], bool], what: str, timeout_s=WAIT_S) -> None:
+    """Check ``predicate`` every 20 ms until it holds; fail after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    tick = threading.Event()
+    while not predicate():
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what} did not happen within {timeout_s} s")
+        tick.wait(0.02)
+
+
+def check_invariants(store, prefix: str, reported: set[int]) -> None:
     """No message lost, active is a suffix, every archived message is summarized."""
     stored: set[int] = set()
-    for index in range(SESSIONS):
-        sid = f"s{index}"
+    for sid in session_ids(prefix):
         full, active = store.get_full_history(sid), store.get_history(sid)
         assert full[len(full) - len(active) :] == active, sid
         stored |= {m.id for m in full}
@@ -62,6 +92,13 @@ def check_invariants(store, reported: set[int]) -> None:
             record = SummaryRecord.from_mapping(store.get_metadata(NAMESPACE, sid))
             assert record.covered_through_id >= max(archived), sid
     assert reported <= stored
+
+
+def archived_count(store, prefix: str) -> int:
+    return sum(
+        len(store.get_full_history(sid)) - store.count_history(sid)
+        for sid in session_ids(prefix)
+    )
 
 
 def assert_no_overlap(intervals) -> None:
@@ -76,68 +113,175 @@ def assert_no_overlap(intervals) -> None:
             )
 
 
+def postgres_connection():
+    import psycopg
+
+    return psycopg.connect(postgres_dsn(), autocommit=True)
+
+
 @pytest.fixture
 def pg_store():
-    store = make_postgres()
-    with store._pool.connection() as conn:
+    store = make_postgres()  # skips (or fails under CI) without a server
+    with postgres_connection() as conn:
         conn.execute(
             f"CREATE TABLE {store.schema}.intervals "
-            "(session TEXT, pid INT, start DOUBLE PRECISION, stop DOUBLE PRECISION)"
+            "(session TEXT, worker TEXT, start DOUBLE PRECISION, stop DOUBLE PRECISION)"
         )
     yield store
     dispose(store)
 
 
-def test_three_processes_on_one_postgres_never_overlap_or_lose_messages(pg_store):
-    target = f"{postgres_dsn()}|{pg_store.schema}"
-    workers = [spawn("postgres", target, f"w{i}", 150, seed=i) for i in range(3)]
-    outputs = [w.communicate(timeout=300) for w in workers]
+def test_three_processes_on_one_postgres_never_overlap_or_lose_messages(
+    pg_store, tmp_path
+):
+    target, prefix = f"{postgres_dsn()}|{pg_store.schema}", new_prefix()
+    logs = [(tmp_path / f"w{i}.err").open("w+") for i in range(3)]
+    workers = [
+        spawn("postgres", target, f"w{i}", prefix, 150, seed=i, stderr=logs[i])
+        for i in range(3)
+    ]
 
-    for worker, (out, err) in zip(workers, outputs, strict=True):
-        assert worker.returncode == 0, err
-        assert out.rstrip().endswith("done")
-    reported = set().union(*(saved_ids(out) for out, _ in outputs))
+    outputs = [w.communicate(timeout=300)[0] for w in workers]
+
+    for worker, out, log in zip(workers, outputs, logs, strict=True):
+        log.seek(0)
+        assert worker.returncode == 0, log.read()
+        assert out.rstrip().endswith("finished")
+        log.close()
+    reported = set().union(*(saved_ids(out.splitlines()) for out in outputs))
     assert len(reported) == 450
-    with pg_store._pool.connection() as conn:
+    with postgres_connection() as conn:
         intervals = conn.execute(
             f"SELECT session, start, stop FROM {pg_store.schema}.intervals"
         ).fetchall()
-        pids = conn.execute(
-            f"SELECT count(DISTINCT pid) FROM {pg_store.schema}.intervals"
-        ).fetchone()[0]
+        names = conn.execute(
+            f"SELECT DISTINCT worker FROM {pg_store.schema}.intervals"
+        ).fetchall()
     assert len(intervals) > 20
-    assert pids >= 3  # every process compressed something
+    assert {name for (name,) in names} == {"w0", "w1", "w2"}  # each one compressed
     assert_no_overlap(intervals)
-    check_invariants(pg_store, reported)
+    check_invariants(pg_store, prefix, reported)
 
 
-def kill_during_compressions(kind, target, store, rounds=20):
+class LineReader:
+    """Reads a worker's stdout on a thread, so every wait on it can have a deadline."""
+
+    def __init__(self, stream) -> None:
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self.seen: list[str] = []
+        self._thread = threading.Thread(target=self._pump, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _pump(self, stream) -> None:
+        with stream:
+            for line in stream:
+                self._lines.put(line.rstrip("\n"))
+        self._lines.put(None)
+
+    def next_line(self) -> str | None:
+        """Return the next line, or None at the end of the output."""
+        try:
+            line = self._lines.get(timeout=WAIT_S)
+        except queue.Empty:
+            pytest.fail(f"the worker printed nothing for {WAIT_S} s")
+        if line is not None:
+            self.seen.append(line)
+        return line
+
+    def drain(self) -> list[str]:
+        """Read to the end of the output (the process is dead); return every line."""
+        self._thread.join(WAIT_S)
+        assert not self._thread.is_alive(), "the worker's output never closed"
+        while (line := self._lines.get_nowait()) is not None:
+            self.seen.append(line)
+        return self.seen
+
+
+def run_until_killed(worker, reader, rng, archived: Callable[[], bool]) -> None:
+    """Kill ``worker`` among its compressions: after some starts, dones and saves.
+
+    ``archived`` tells whether the kill may land yet; the first kill waits for a
+    commit that archived something, so the run certainly crosses commits. The
+    others land at random points after a compression started.
+    """
+    starts, dones, saves = rng.randint(1, 4), rng.randint(0, 2), rng.randint(0, 3)
+    ready = archived()
+    while True:
+        line = reader.next_line()
+        if line is None:
+            code = worker.wait(timeout=WAIT_S)
+            pytest.fail(
+                f"the worker ended (exit {code}) before it could be killed; "
+                f"its last lines: {reader.seen[-5:]}"
+            )
+        if line.startswith("start "):
+            starts -= 1
+        elif line.startswith("done "):
+            dones -= 1
+            ready = ready or archived()
+        elif line.startswith("saved ") and starts <= 0 and dones <= 0 and ready:
+            saves -= 1
+        if ready and starts <= 0 and dones <= 0 and saves <= 0:
+            worker.send_signal(signal.SIGKILL)
+            return
+
+
+def kill_during_compressions(kind, target, store, tmp_path, attempts=20):
     rng = random.Random(7)
+    prefix = new_prefix()
     reported: set[int] = set()
-    for attempt in range(rounds):
-        worker = spawn(kind, target, f"k{attempt}", 400, seed=attempt)
-        first = worker.stdout.readline()  # the process is in its turn loop now
-        time.sleep(rng.uniform(0.02, 0.4))  # compressions run from the first turns on
-        worker.send_signal(signal.SIGKILL)
-        out, _ = worker.communicate(timeout=60)
-        assert worker.returncode == -signal.SIGKILL
-        reported |= saved_ids(first + out)
-        check_invariants(store, reported)
-    archived = sum(
-        len(store.get_full_history(f"s{i}")) - store.count_history(f"s{i}")
-        for i in range(SESSIONS)
-    )
-    assert archived > 0  # the kills did land among compressions
+
+    def archived() -> bool:
+        return archived_count(store, prefix) > 0
+
+    def always() -> bool:
+        return True
+
+    for attempt in range(attempts):
+        app_name = f"ms-crash-{uuid4().hex[:8]}" if kind == "postgres" else None
+        with (tmp_path / f"k{attempt}.err").open("w+") as log:
+            # Rounds without end in practice: the worker is alive when it is killed.
+            worker = spawn(
+                kind, target, f"k{attempt}", prefix, 10**6, attempt, log, app_name
+            )
+            reader = LineReader(worker.stdout)
+            run_until_killed(worker, reader, rng, archived if attempt == 0 else always)
+
+            worker.wait(timeout=WAIT_S)  # reaped: its SQLite handles are closed
+            lines = reader.drain()
+            log.seek(0)
+            assert worker.returncode == -signal.SIGKILL, log.read()
+        if app_name is not None:
+            wait_for_backends_to_end(app_name)
+        reported |= saved_ids(lines)
+        check_invariants(store, prefix, reported)
+    assert archived()  # the kills did land among compressions
     # the next compression after the last crash proceeds normally
     with SummaryEngine(
         store, config=SummaryConfig(threshold=12, keep_recent=4)
     ) as engine:
-        store.save_message("s0", Message("user", "after the crashes of s0."))
-        outcome = engine.compress("s0").result(timeout=60)
+        first = f"{prefix}0"
+        store.save_message(first, Message("user", f"after the crashes of {first}."))
+        outcome = engine.compress(first).result(timeout=WAIT_S)
     assert outcome.kind in ("compressed", "skipped")
-    assert store.count_history("s0") <= 5 or outcome.kind == "skipped"
-    check_invariants(store, reported)
+    assert store.count_history(first) <= 5 or outcome.kind == "skipped"
+    check_invariants(store, prefix, reported)
     return reported
+
+
+def wait_for_backends_to_end(app_name: str) -> None:
+    """Wait until no server backend of the killed worker remains.
+
+    A backend finishes the statement it is running (a COMMIT the worker sent just
+    before it died) before it notices the closed connection and exits.
+    """
+    with postgres_connection() as conn:
+
+        def backends() -> int:
+            query = "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s"
+            return conn.execute(query, (app_name,)).fetchone()[0]
+
+        poll_until(lambda: backends() == 0, f"the end of {app_name}'s backends")
 
 
 def test_sigkill_during_compressions_on_sqlite_leaves_consistent_state(tmp_path):
@@ -145,12 +289,19 @@ def test_sigkill_during_compressions_on_sqlite_leaves_consistent_state(tmp_path)
 
     path = tmp_path / f"crash-{uuid4().hex[:6]}.sqlite3"
     store = SqliteStore(path)
-    reported = kill_during_compressions("sqlite", str(path), store)
+    try:
+        reported = kill_during_compressions("sqlite", str(path), store, tmp_path)
+    finally:
+        store.close()
+
     assert len(reported) > 20
-    store.close()
 
 
-def test_sigkill_during_compressions_on_postgres_leaves_consistent_state(pg_store):
+def test_sigkill_during_compressions_on_postgres_leaves_consistent_state(
+    pg_store, tmp_path
+):
     target = f"{postgres_dsn()}|{pg_store.schema}"
-    reported = kill_during_compressions("postgres", target, pg_store)
+
+    reported = kill_during_compressions("postgres", target, pg_store, tmp_path)
+
     assert len(reported) > 20
