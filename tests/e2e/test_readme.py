@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.e2e
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
