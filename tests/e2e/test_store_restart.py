@@ -1,0 +1,105 @@
+"""A PostgreSQL restart, on a throw-away cluster: leases and fences survive it.
+
+A lease is a row, so it outlives the server; the store's pool drops the connections
+the restart killed instead of sending a write down one; and a commit prepared before
+the restart is fenced when another process changed the record meanwhile.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memory_summary import Message
+from tests.pgcluster import pg_cluster  # noqa: F401
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.postgres]
+WORKER = Path(__file__).with_name("store_worker.py")
+NS, SID, SCHEMA = "summary", "s1", "restart"
+
+
+def contend(dsn: str, expect: str, new: str) -> dict:
+    """Run a second process that tries the lease, then commits NEW over EXPECT."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(WORKER),
+            "contend",
+            f"postgres:{dsn}|{SCHEMA}",
+            SID,
+            *(expect, new),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=WORKER.parent,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def raw_leases(dsn: str) -> list[tuple]:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        return conn.execute(
+            f"SELECT session_id, owner FROM {SCHEMA}.leases ORDER BY session_id"
+        ).fetchall()
+
+
+@pytest.mark.parametrize("mode", ["fast", "immediate"], ids=["restart", "crash"])
+def test_a_lease_and_the_fence_survive_a_server_restart(pg_cluster, mode):  # noqa: F811
+    from memory_summary.adapters import PostgresStore
+
+    store = PostgresStore(pg_cluster.dsn, schema=SCHEMA, timeout_s=10)
+    try:
+        saved = [store.save_message(SID, Message("user", f"m{i}")) for i in range(4)]
+        first = store.commit_compaction(
+            SID, namespace=NS, record={"generation": "g1"}, expect_generation=None
+        )
+        token = store.acquire_lease(SID, owner="first", ttl_s=120)
+        assert first.committed
+        assert token is not None
+
+        pg_cluster.restart(mode)
+
+        # A write on the old pool: connections the restart ended are not reused.
+        assert store.renew_lease(SID, token, ttl_s=120) is True
+        assert raw_leases(pg_cluster.dsn) == [(SID, "first")]
+        # Another process: the lease is taken; it changes the record, unleased.
+        assert contend(pg_cluster.dsn, expect="g1", new="g2") == {
+            "event": "contended",
+            "acquired": False,
+            "commit": "committed",
+        }
+        # Our compression read g1 before the restart: its commit is fenced.
+        stale = store.commit_compaction(
+            SID,
+            namespace=NS,
+            record={"generation": "g-stale"},
+            expect_generation="g1",
+            through_id=saved[1].id,
+            expect_archived=2,
+            lease=token,
+        )
+        assert stale.fenced == "generation"
+        assert store.get_history(SID) == saved
+        assert store.get_metadata(NS, SID) == {"generation": "g2"}
+        # With what is stored now, the same lease still commits.
+        fresh = store.commit_compaction(
+            SID,
+            namespace=NS,
+            record={"generation": "g3"},
+            expect_generation="g2",
+            through_id=saved[1].id,
+            expect_archived=2,
+            lease=token,
+        )
+        assert fresh.archived == 2
+    finally:
+        store.close()
