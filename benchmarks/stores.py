@@ -1,15 +1,25 @@
-"""Store cost against stored history: ``get_history(limit=200)`` and one commit.
+"""Store cost: each store against its bare driver, and against stored history.
 
-Both should stay flat as a session's stored history grows, because every query is an
-index range scan on (session_id, archived, id).
+For each store, in one run and interleaved round by round so drift hits both alike:
+
+- ``save_message`` against a plain ``INSERT`` + ``COMMIT`` of the same row on a bare
+  driver connection to the same database (same pragmas on SQLite);
+- ``get_history(limit=200)`` against the same ``SELECT`` on a bare connection, its
+  rows fetched but not decoded into messages;
+- one fenced ``commit_compaction`` (archive 10 messages, replace the record).
+
+``get_history`` and the commit should stay flat as a session's stored history grows:
+every query is an index range scan on (session_id, archived, id).
 """
 
 from __future__ import annotations
 
 import os
+import sqlite3
 import tempfile
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from report import latency_summary
@@ -20,9 +30,50 @@ from memory_summary.adapters import SqliteStore
 DSN = os.environ.get(
     "MEMORY_SUMMARY_PG_DSN", "host=127.0.0.1 port=5432 dbname=test user=postgres"
 )
+COLUMNS = (
+    "session_id, role, content, tool_calls, tool_call_id, name, kind, timestamp, "
+    "metadata"
+)
+INSERT = f"INSERT INTO {{t}}messages ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+SELECT = (
+    f"SELECT id, {COLUMNS.split(', ', 1)[1]} FROM {{t}}messages "
+    "WHERE session_id = ? AND archived = {false} ORDER BY id DESC LIMIT ?"
+)
+MESSAGE = Message("user", "message text " * 8)
+ROW = ("user", MESSAGE.content, None, None, None, None, None, None)
 
 
-def _stores(workdir: Path):
+class _Bare:
+    """A bare driver connection to a store's database: the baseline."""
+
+    def __init__(self, kind: str, store: object) -> None:
+        if kind == "sqlite":
+            self.conn = sqlite3.connect(store.path)  # type: ignore[attr-defined]
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            table, placeholder, false = "", "?", "0"
+        else:
+            import psycopg
+
+            self.conn = psycopg.connect(DSN)
+            table, placeholder, false = f'"{store.schema}".', "%s", "FALSE"  # type: ignore[attr-defined]
+        self.insert = INSERT.format(t=table).replace("?", placeholder)
+        self.select = SELECT.format(t=table, false=false).replace("?", placeholder)
+
+    def insert_commit(self, sid: str) -> None:
+        self.conn.execute(self.insert, (sid, *ROW))
+        self.conn.commit()
+
+    def history(self, sid: str, limit: int) -> list[tuple]:
+        rows = self.conn.execute(self.select, (sid, limit)).fetchall()
+        self.conn.commit()  # ends psycopg's implicit transaction; cheap on SQLite
+        return rows
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _stores(workdir: Path) -> Iterator[tuple[str, object]]:
     yield "sqlite", SqliteStore(workdir / f"bench-{uuid.uuid4().hex[:6]}.sqlite3")
     try:
         from memory_summary.adapters import PostgresStore
@@ -32,38 +83,79 @@ def _stores(workdir: Path):
         print(f"  postgres skipped: {exc}")
 
 
-def _measure(store, stored: int, samples: int) -> dict:
-    sid = f"bench-{stored}"
-    ids = [
-        store.save_message(sid, Message("user", f"message {i} " * 8)).id
-        for i in range(stored)
-    ]
+def _interleaved(
+    calls: dict[str, Callable[[], object]], rounds: int, per_round: int
+) -> dict[str, list[int]]:
+    """Time each call ``rounds * per_round`` times, alternating call by round."""
     clock = time.perf_counter_ns
-    reads = []
-    for _ in range(samples):
-        start = clock()
-        store.get_history(sid, limit=200)
-        reads.append(clock() - start)
+    samples: dict[str, list[int]] = {name: [] for name in calls}
+    for _ in range(rounds):
+        for name, call in calls.items():
+            times = samples[name]
+            for _ in range(per_round):
+                start = clock()
+                call()
+                times.append(clock() - start)
+    return samples
+
+
+def _ratio(ours: dict[str, float], bare: dict[str, float]) -> float:
+    return round(ours["p50_us"] / bare["p50_us"], 2)
+
+
+def _measure(kind: str, store, bare: _Bare, stored: int, samples: int) -> dict:
+    sid = f"bench-{stored}"
+    ids = [store.save_message(sid, MESSAGE).id for _ in range(stored)]
+    for _ in range(50):  # warm both paths (statement caches, prepared statements)
+        store.save_message("warm", MESSAGE)
+        bare.insert_commit("warm-bare")
+    writes = _interleaved(
+        {
+            "save_message": lambda: store.save_message("writes", MESSAGE),
+            "insert_commit": lambda: bare.insert_commit("writes-bare"),
+        },
+        rounds=10,
+        per_round=max(samples // 10, 5),
+    )
+    reads = _interleaved(
+        {
+            "get_history": lambda: store.get_history(sid, limit=200),
+            "raw_query": lambda: bare.history(sid, 200),
+        },
+        rounds=10,
+        per_round=max(samples // 10, 5),
+    )
     commits = []
+    generation = None
     for n in range(min(samples, len(ids) // 10)):
         through = ids[(n + 1) * 10 - 1]
-        start = clock()
-        store.commit_compaction(
+        start = time.perf_counter_ns()
+        result = store.commit_compaction(
             sid,
-            through_id=through,
-            summary={
-                "text": f"summary {n}",
-                "tokens": 2,
-                "covered_through_id": through,
-            },
             namespace="summary",
+            record={"generation": f"g{n}", "text": f"summary {n}", "tokens": 2},
+            expect_generation=generation,
+            through_id=through,
+            expect_archived=10,
         )
-        commits.append(clock() - start)
-    return {
+        commits.append(time.perf_counter_ns() - start)
+        assert result.committed, result
+        generation = f"g{n}"
+    result = {
         "stored": stored,
-        "get_history_200": latency_summary(reads),
+        "save_message": latency_summary(writes["save_message"]),
+        "plain_insert_commit": latency_summary(writes["insert_commit"]),
+        "get_history_200": latency_summary(reads["get_history"]),
+        "raw_query_200": latency_summary(reads["raw_query"]),
         "commit": latency_summary(commits),
     }
+    result["save_vs_plain_p50_ratio"] = _ratio(
+        result["save_message"], result["plain_insert_commit"]
+    )
+    result["history_vs_raw_p50_ratio"] = _ratio(
+        result["get_history_200"], result["raw_query_200"]
+    )
+    return result
 
 
 def run(quick: bool) -> list[dict]:
@@ -73,15 +165,31 @@ def run(quick: bool) -> list[dict]:
     results = []
     with tempfile.TemporaryDirectory() as workdir:
         for name, store in _stores(Path(workdir)):
-            for stored in sizes:
-                started = time.perf_counter()
-                result = {"store": name, **_measure(store, stored, samples)}
-                result["seconds"] = round(time.perf_counter() - started, 1)
-                results.append(result)
-                print(f"  {name} at {stored}: done", flush=True)
-            if hasattr(store, "drop_schema"):
-                store.drop_schema()
-            store.close()
+            bare = _Bare(name, store)
+            try:
+                for stored in sizes:
+                    started = time.perf_counter()
+                    result = {
+                        "store": name,
+                        **_measure(name, store, bare, stored, samples),
+                    }
+                    result["seconds"] = round(time.perf_counter() - started, 1)
+                    results.append(result)
+                    print(
+                        f"  {name} at {stored}: save_message "
+                        f"{result['save_message']['p50_us']} us vs plain INSERT+COMMIT "
+                        f"{result['plain_insert_commit']['p50_us']} us "
+                        f"(x{result['save_vs_plain_p50_ratio']}); get_history(200) "
+                        f"{result['get_history_200']['p50_us']} us vs raw query "
+                        f"{result['raw_query_200']['p50_us']} us "
+                        f"(x{result['history_vs_raw_p50_ratio']})",
+                        flush=True,
+                    )
+            finally:
+                bare.close()
+                if hasattr(store, "drop_schema"):
+                    store.drop_schema()
+                store.close()
     base = {r["store"]: r for r in results if r["stored"] == sizes[0]}
     for result in results:
         first = base[result["store"]]
