@@ -96,9 +96,17 @@ def _check_idle(conn: psycopg.Connection[Any]) -> None:
     its goodbye, so ping it: a dead one raises and the pool hands out another. This
     keeps a write from being sent on a connection that was already gone.
     """
-    readable, _, _ = select.select([conn.fileno()], [], [], 0)
-    if readable:
+    if _has_input(conn.fileno()):
         conn.execute("")
+
+
+def _has_input(fd: int) -> bool:
+    """Tell, without waiting, whether ``fd`` has something to read."""
+    if hasattr(select, "poll"):  # select() fails on descriptors >= FD_SETSIZE
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        return bool(poller.poll(0))
+    return bool(select.select([fd], [], [], 0)[0])
 
 
 class PostgresDriver:

@@ -12,6 +12,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
+from typing import NoReturn
 from uuid import uuid4
 
 import pytest
@@ -32,29 +33,26 @@ def in_ci() -> bool:
     return os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
-def skip_or_fail(message: str) -> None:
+def skip_or_fail(message: str) -> NoReturn:
     """Skip a test that lacks its database; under CI that is a failure."""
     if in_ci():
         pytest.fail(f"CI needs this: {message}")
     pytest.skip(message)
 
 
-def make_postgres(schema: str | None = None, dsn: str | None = None) -> object:
+def make_postgres(schema: str | None = None) -> object:
     """Return a PostgresStore in a fresh schema; skip without a server (CI fails)."""
     from memory_summary.adapters import PostgresStore
 
     try:
         return PostgresStore(
-            dsn or postgres_dsn(),
-            schema=schema or f"t_{uuid4().hex[:12]}",
-            timeout_s=5,
+            postgres_dsn(), schema=schema or f"t_{uuid4().hex[:12]}", timeout_s=5
         )
     except StoreError as exc:
         skip_or_fail(
-            f"no PostgreSQL at {dsn or postgres_dsn()!r} ({exc}); start one on "
+            f"no PostgreSQL at {postgres_dsn()!r} ({exc}); start one on "
             "127.0.0.1:5432 or set MEMORY_SUMMARY_PG_DSN to run these tests"
         )
-        raise  # unreachable: skip_or_fail raises
 
 
 def make_store(kind: str, tmp_path: Path) -> object:

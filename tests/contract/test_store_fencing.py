@@ -220,16 +220,20 @@ def test_expect_archived_needs_a_through_id(store, sid):
         commit(store, sid, expect_archived=3)
 
 
-def test_racing_commits_with_one_expected_generation_let_one_through(store, sid):
+@pytest.mark.parametrize("before", [None, "g0"], ids=["first-record", "replacing"])
+def test_racing_commits_with_one_expected_generation_let_one_through(
+    store, sid, before
+):
     save(store, sid, 2)
-    assert commit(store, sid, record={"generation": "g0"}).committed
+    if before is not None:
+        assert commit(store, sid, record={"generation": before}).committed
     racers = 8
     barrier = threading.Barrier(racers)
 
     def race(index):
         barrier.wait()
         return commit(
-            store, sid, expect_generation="g0", record={"generation": f"g-{index}"}
+            store, sid, expect_generation=before, record={"generation": f"g-{index}"}
         )
 
     with ThreadPoolExecutor(racers) as pool:
