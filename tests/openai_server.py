@@ -1,17 +1,75 @@
 """A small OpenAI-compatible server for tests: canned replies, streams, faults.
 
 Each request to ``/v1/chat/completions`` takes the next scripted behaviour (the last
-one repeats). Requests are recorded as parsed JSON.
+one repeats). Requests are recorded as parsed JSON. Streams that never end on their own
+(keep-alive comments, endless text) run until the client leaves, which the server
+records in ``disconnected``.
 """
 
 from __future__ import annotations
 
 import json
+import select
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import attrs
+
+_TICK_S = 0.05  # how often a waiting stream checks for the client leaving
+
+# What real servers answer to a prompt longer than the model's context.
+OPENAI_CONTEXT_ERROR = {
+    "error": {
+        "message": "This model's maximum context length is 128000 tokens. However, "
+        "your messages resulted in 130011 tokens. Please reduce the length of the "
+        "messages.",
+        "type": "invalid_request_error",
+        "param": "messages",
+        "code": "context_length_exceeded",
+    }
+}
+VLLM_CONTEXT_ERROR = {  # vLLM puts the error at the top level
+    "object": "error",
+    "message": "This model's maximum context length is 4096 tokens. However, you "
+    "requested 5120 tokens (4096 in the messages, 1024 in the completion). Please "
+    "reduce the length of the messages or completion.",
+    "type": "BadRequestError",
+    "param": None,
+    "code": 400,
+}
+LLAMA_CPP_CONTEXT_ERROR = {
+    "error": {
+        "code": 400,
+        "message": "request (4476 tokens) exceeds the available context size "
+        "(4096 tokens), try increasing it",
+        "type": "exceed_context_size_error",
+        "n_prompt_tokens": 4476,
+        "n_ctx": 4096,
+    }
+}
+LLAMA_CPP_PYTHON_CONTEXT_ERROR = {
+    "error": {
+        "message": "Requested tokens (3000) exceed context window of 2048",
+        "type": "internal_server_error",
+        "param": None,
+        "code": None,
+    }
+}
+OLLAMA_CONTEXT_ERROR = {
+    "error": {
+        "message": "input length exceeds the context length",
+        "type": "api_error",
+        "param": None,
+        "code": None,
+    }
+}
+TGI_CONTEXT_ERROR = {
+    "error": "Input validation error: `inputs` tokens + `max_new_tokens` must be "
+    "<= 4096. Given: 4000 `inputs` tokens and 500 `max_new_tokens`",
+    "error_type": "validation",
+}
 
 
 @attrs.define
@@ -21,8 +79,13 @@ class Behaviour:
     text: str = "a summary"
     stream_break_after: int | None = None  # pieces sent before the connection drops
     status: int = 200
-    delay_s: float = 0.0
+    error: object = None  # the JSON body of a non-200 answer (default: a 5xx shape)
+    delay_s: float = 0.0  # before the headers
     finish: bool = True
+    stream_events: bool = True  # False: a 200 stream that ends with no event at all
+    stream_error: object = None  # an error event sent after the text, in the stream
+    keepalive_s: float | None = None  # after the text: comments until the client leaves
+    endless: bool = False  # after the text: more text until the client leaves
 
 
 class OpenAICompatibleServer:
@@ -34,10 +97,17 @@ class OpenAICompatibleServer:
         )
         self.script: list[Behaviour] = [Behaviour()]
         self.requests: list[dict[str, object]] = []
+        self.headers: list[dict[str, str]] = []
+        self.streaming = threading.Event()  # a never-ending stream has begun
+        self.disconnected = threading.Event()  # a client left a never-ending stream
+        self.sent_bytes = 0  # body bytes of the never-ending streams
+        self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(_TICK_S,), daemon=True
+        )
 
     @property
     def base_url(self) -> str:
@@ -49,6 +119,7 @@ class OpenAICompatibleServer:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        self._stopping.set()
         self._server.shutdown()
         self._server.server_close()
 
@@ -57,10 +128,15 @@ class OpenAICompatibleServer:
         with self._lock:
             self.script = list(behaviours)
 
-    def _next(self, body: dict[str, object]) -> Behaviour:
+    def _next(self, body: dict[str, object], headers: dict[str, str]) -> Behaviour:
         with self._lock:
             self.requests.append(body)
+            self.headers.append(headers)
             return self.script.pop(0) if len(self.script) > 1 else self.script[0]
+
+    def _sent(self, size: int) -> None:
+        with self._lock:
+            self.sent_bytes += size
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -92,19 +168,19 @@ class OpenAICompatibleServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
-                behaviour = server._next(body)
+                behaviour = server._next(
+                    body, {k.lower(): v for k, v in self.headers.items()}
+                )
                 if behaviour.delay_s:
                     time.sleep(behaviour.delay_s)
                 if behaviour.status != 200:
-                    self._json(
-                        behaviour.status,
-                        {
-                            "error": {
-                                "message": f"scripted {behaviour.status}",
-                                "type": "server_error",
-                            }
-                        },
-                    )
+                    error = behaviour.error or {
+                        "error": {
+                            "message": f"scripted {behaviour.status}",
+                            "type": "server_error",
+                        }
+                    }
+                    self._json(behaviour.status, error)
                     return
                 if body.get("stream"):
                     self._stream(behaviour, body)
@@ -129,16 +205,39 @@ class OpenAICompatibleServer:
                         },
                     )
 
-            def _chunk(self, payload: str) -> None:
+            def _chunk(self, payload: str) -> int:
                 data = payload.encode()
                 self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
                 self.wfile.flush()
+                return len(data)
+
+            def _event(
+                self, body: dict[str, object], text: str | None, finish: bool
+            ) -> int:
+                delta = {} if text is None else {"content": text}
+                event = {
+                    "id": "cmpl-1",
+                    "object": "chat.completion.chunk",
+                    "created": 0,
+                    "model": body.get("model"),
+                    "choices": [
+                        {
+                            "index": 0,
+                            "delta": delta,
+                            "finish_reason": "stop" if finish else None,
+                        }
+                    ],
+                }
+                return self._chunk(f"data: {json.dumps(event)}\n\n")
 
             def _stream(self, behaviour: Behaviour, body: dict[str, object]) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
+                if not behaviour.stream_events:  # llama.cpp: prompt over its context
+                    self.wfile.write(b"0\r\n\r\n")
+                    return
                 pieces = behaviour.text.split(" ")
                 for index, piece in enumerate(pieces):
                     if (
@@ -150,23 +249,49 @@ class OpenAICompatibleServer:
                         self.connection.shutdown(2)
                         return
                     last = index == len(pieces) - 1
-                    event = {
-                        "id": "cmpl-1",
-                        "object": "chat.completion.chunk",
-                        "created": 0,
-                        "model": body.get("model"),
-                        "choices": [
-                            {
-                                "index": 0,
-                                "delta": {"content": piece + ("" if last else " ")},
-                                "finish_reason": "stop"
-                                if last and behaviour.finish
-                                else None,
-                            }
-                        ],
-                    }
-                    self._chunk(f"data: {json.dumps(event)}\n\n")
+                    self._event(body, piece + ("" if last else " "), finish=False)
+                if behaviour.endless:
+                    text = behaviour.text or "x"
+                    self._until_client_leaves(lambda: self._event(body, text, False), 0)
+                    return
+                if behaviour.keepalive_s is not None:
+                    self._until_client_leaves(
+                        lambda: self._chunk(": keep-alive\n\n"), behaviour.keepalive_s
+                    )
+                    return
+                if behaviour.stream_error is not None:
+                    self._chunk(f"data: {json.dumps(behaviour.stream_error)}\n\n")
+                elif behaviour.finish:
+                    self._event(body, None, finish=True)
                 self._chunk("data: [DONE]\n\n")
                 self.wfile.write(b"0\r\n\r\n")
+
+            def _until_client_leaves(
+                self, send: Callable[[], int], interval_s: float
+            ) -> None:
+                """Call ``send`` every ``interval_s`` until the client disconnects."""
+                self.close_connection = True
+                next_send = time.monotonic()
+                while not server._stopping.is_set():
+                    if time.monotonic() >= next_send:
+                        try:
+                            server._sent(send())
+                        except OSError:  # the client reset the connection
+                            server.disconnected.set()
+                            return
+                        server.streaming.set()
+                        next_send = time.monotonic() + interval_s
+                    wait_s = min(_TICK_S, max(next_send - time.monotonic(), 0.0))
+                    readable, _, _ = select.select([self.connection], [], [], wait_s)
+                    if readable and self._client_left():
+                        server.disconnected.set()
+                        return
+
+            def _client_left(self) -> bool:
+                """Return whether the readable connection was closed by the client."""
+                try:
+                    return self.connection.recv(1) == b""
+                except OSError:
+                    return True
 
         return Handler
