@@ -2,21 +2,75 @@
 
 Configuration comes from the arguments or, as the openai client does, from
 ``OPENAI_API_KEY``, ``OPENAI_BASE_URL`` and (for the model) ``OPENAI_MODEL``.
+
+Every call is bounded: ``timeout_s`` caps the whole call, retries included; the connect
+timeout is short; a stream can be closed from another thread (the engine does so at its
+deadline), which also stops the server generating; a reply far past ``max_tokens`` is
+cut off instead of read whole.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import random
+import re
+import socket
 import threading
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import openai
 
-from memory_summary.domain import Message, SummarizerError, SummarizerTimeout
+from memory_summary.domain import (
+    ConfigError,
+    Message,
+    SummarizerContextError,
+    SummarizerError,
+    SummarizerTimeout,
+)
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from openai.types.chat import ChatCompletionChunk
 
 log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+
+CONNECT_TIMEOUT_S = 5.0
+# A reply longer than this many characters per requested token ignores max_tokens:
+# stop reading it (real text averages about 4 characters a token).
+REPLY_CHARS_PER_TOKEN = 8
+MIN_REPLY_CHARS = 4096
+_FIRST_BACKOFF_S = 0.5
+_MAX_BACKOFF_S = 8.0
+_MAX_RETRY_AFTER_S = 60.0
+_RETRY_STATUSES = frozenset({408, 409, 429})
+# How servers word "the prompt does not fit the context window".
+_CONTEXT_WORDING = re.compile(
+    "|".join(
+        (
+            r"context_length_exceeded",  # OpenAI, Azure, Groq: the error code
+            r"context length exceeded",
+            r"maximum context length",  # OpenAI, vLLM, DeepSeek, Mistral
+            r"exceeds? the available context size",  # llama.cpp server
+            r"exceeds? (the )?context window",  # llama-cpp-python
+            r"exceeds? (the )?(model's )?(maximum )?context length",  # Ollama, vLLM
+            r"too long to fit into the model",  # vLLM
+            r"longer than the maximum model length",  # vLLM
+            r"prompt is too long",  # Anthropic's compatible endpoint
+            r"input token count .* exceeds the maximum",  # Gemini's
+            r"max_new_tokens` must be <=",  # text-generation-inference
+            r"reduce the length of the messages",
+        )
+    ),
+    re.IGNORECASE,
+)
+_CONTEXT_STATUSES = frozenset({400, 413, 422})
 
 # Context windows of well-known models, longest prefix first; used when neither the
 # configuration nor the endpoint's model listing says. Tokens.
@@ -65,11 +119,17 @@ class OpenAIChatLLM:
         model: the default model (``$OPENAI_MODEL`` when omitted).
         base_url: the endpoint (``$OPENAI_BASE_URL``, else OpenAI's).
         api_key: the key (``$OPENAI_API_KEY``; a placeholder for local endpoints).
-        timeout_s: per-request timeout; max_retries: the client's retries on 5xx/429.
+        timeout_s: the timeout of one request (a call's ``timeout_s`` lowers it).
+        max_retries: retries on connection errors, 408/409/429 and 5xx, with backoff;
+            all of them fit in a call's ``timeout_s``.
+        connect_timeout_s: the timeout of opening a connection.
         context_tokens: the context window, per model (a mapping) or for all (an int);
             overrides the endpoint listing and the known-model table.
         disable_thinking: send ``DISABLE_THINKING_FIELDS`` to turn provider
             "thinking" off (summaries are mechanical); ``extra_body`` adds any fields.
+        max_reply_chars: the longest reply read, in characters; the rest is not read
+            (default ``REPLY_CHARS_PER_TOKEN`` x ``max_tokens``, at least
+            ``MIN_REPLY_CHARS``).
 
     Example:
         >>> llm = OpenAIChatLLM("qwen2.5-7b", base_url="http://127.0.0.1:8000/v1")
@@ -85,9 +145,11 @@ class OpenAIChatLLM:
         api_key: str | None = None,
         timeout_s: float = 60.0,
         max_retries: int = 2,
+        connect_timeout_s: float = CONNECT_TIMEOUT_S,
         context_tokens: int | Mapping[str, int] | None = None,
         disable_thinking: bool = False,
         extra_body: Mapping[str, object] | None = None,
+        max_reply_chars: int | None = None,
     ) -> None:
         self.model = model or os.environ.get("OPENAI_MODEL") or "gpt-4o-mini"
         base_url = base_url or os.environ.get("OPENAI_BASE_URL")
@@ -97,11 +159,25 @@ class OpenAIChatLLM:
                 "OpenAIChatLLM needs an API key (api_key= or $OPENAI_API_KEY) or a "
                 "base_url of a local endpoint"
             )
+        for field, value in (
+            ("timeout_s", timeout_s),
+            ("connect_timeout_s", connect_timeout_s),
+        ):
+            if not value > 0:
+                raise ConfigError(field, value, "a number of seconds > 0")
+        if max_retries < 0:
+            raise ConfigError("max_retries", max_retries, "int >= 0")
+        if max_reply_chars is not None and max_reply_chars < 1:
+            raise ConfigError("max_reply_chars", max_reply_chars, "int >= 1 or None")
+        self._timeout_s = timeout_s
+        self._connect_timeout_s = connect_timeout_s
+        self._max_retries = max_retries
+        self._max_reply_chars = max_reply_chars
         self._client = openai.OpenAI(
             api_key=api_key or "not-needed",  # local endpoints accept any key
             base_url=base_url,
-            timeout=timeout_s,
-            max_retries=max_retries,
+            timeout=self._request_timeout(None),
+            max_retries=0,  # retried here, within the call's deadline
         )
         self._context_tokens = context_tokens
         self._extra_body = {
@@ -110,6 +186,10 @@ class OpenAIChatLLM:
         }
         self._lengths: dict[str, int | None] = {}
         self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Close the adapter's idle connections; do not use it afterwards."""
+        self._client.close()
 
     def context_length(self, model: str | None = None) -> int | None:
         name = model or self.model
@@ -145,6 +225,12 @@ class OpenAIChatLLM:
         """Return the chat messages in the wire format (the SDK types them loosely)."""
         return [{"role": m.role, "content": m.content} for m in messages]
 
+    def _reply_cap_chars(self, max_tokens: int) -> int:
+        """Return how many characters of a reply are read before the rest is dropped."""
+        if self._max_reply_chars is not None:
+            return self._max_reply_chars
+        return max(REPLY_CHARS_PER_TOKEN * max_tokens, MIN_REPLY_CHARS)
+
     def complete(
         self,
         messages: Sequence[Message],
@@ -152,20 +238,37 @@ class OpenAIChatLLM:
         model: str | None = None,
         max_tokens: int,
         temperature: float,
+        timeout_s: float | None = None,
     ) -> str:
-        try:
-            response = self._client.chat.completions.create(
+        """Return the answer; ``timeout_s`` bounds the call, retries included.
+
+        The bound holds per read of the reply (the SDK's timeout): a server that
+        trickles bytes of a non-streamed reply can stretch it. Use ``stream()`` for a
+        hard bound.
+        """
+        response = self._retried(
+            lambda timeout: self._client.chat.completions.create(
                 model=model or self.model,
                 messages=self._payload(messages),
                 max_tokens=max_tokens,
                 temperature=temperature,
                 extra_body=self._extra_body or None,
-            )
-        except openai.OpenAIError as exc:
-            raise _translated(exc) from exc
+                timeout=timeout,
+            ),
+            _deadline(timeout_s),
+        )
         if not response.choices:
             raise SummarizerError("the endpoint returned no choices")
-        return response.choices[0].message.content or ""
+        text = response.choices[0].message.content or ""
+        cap = self._reply_cap_chars(max_tokens)
+        if len(text) > cap:
+            log.warning(
+                "reply of %d chars cut to %d (max_tokens=%d)",
+                len(text),
+                cap,
+                max_tokens,
+            )
+        return text[:cap]
 
     def stream(
         self,
@@ -174,27 +277,311 @@ class OpenAIChatLLM:
         model: str | None = None,
         max_tokens: int,
         temperature: float,
-    ) -> Iterator[str]:
-        """Yield the answer in pieces; a stream that ends before finishing raises."""
-        try:
-            chunks = self._client.chat.completions.create(
-                model=model or self.model,
-                messages=self._payload(messages),
-                max_tokens=max_tokens,
-                temperature=temperature,
-                extra_body=self._extra_body or None,
-                stream=True,
+        timeout_s: float | None = None,
+    ) -> OpenAIChatStream:
+        """Return the answer's pieces as they arrive; nothing is sent before iterating.
+
+        ``timeout_s`` bounds the whole stream: at the deadline it is closed and raises
+        ``SummarizerTimeout``. ``close()`` may be called from any thread.
+
+        Example:
+            >>> llm = OpenAIChatLLM("m", base_url="http://127.0.0.1:9/v1")
+            >>> pieces = llm.stream([], max_tokens=10, temperature=0.3, timeout_s=5)
+            >>> pieces.close()
+        """
+        deadline = _deadline(timeout_s)
+
+        def open_stream() -> openai.Stream[ChatCompletionChunk]:
+            return self._retried(
+                lambda timeout: self._client.chat.completions.create(
+                    model=model or self.model,
+                    messages=self._payload(messages),
+                    max_tokens=max_tokens,
+                    temperature=temperature,
+                    extra_body=self._extra_body or None,
+                    # never pooled: close() may shut the socket down at any time
+                    extra_headers={"Connection": "close"},
+                    timeout=timeout,
+                    stream=True,
+                ),
+                deadline,
             )
-            finished = False
-            for chunk in chunks:
-                for choice in chunk.choices:
-                    if choice.delta and choice.delta.content:
-                        yield choice.delta.content
-                    finished = finished or choice.finish_reason is not None
-        except openai.OpenAIError as exc:
-            raise _translated(exc) from exc
-        if not finished:
-            raise SummarizerError("the summary stream ended before it finished")
+
+        return OpenAIChatStream(
+            open_stream, deadline=deadline, max_chars=self._reply_cap_chars(max_tokens)
+        )
+
+    def _request_timeout(self, deadline: float | None) -> openai.Timeout:
+        """Return the next request's timeout: the configured one, cut to deadline."""
+        total_s = self._timeout_s
+        if deadline is not None:
+            total_s = min(total_s, deadline - time.monotonic())
+            if total_s <= 0:
+                raise SummarizerTimeout("the summarizer call ran out of time")
+        return openai.Timeout(total_s, connect=min(self._connect_timeout_s, total_s))
+
+    def _retried(
+        self, call: Callable[[openai.Timeout], _T], deadline: float | None
+    ) -> _T:
+        """Return ``call(timeout)``, retried like the SDK does, before ``deadline``."""
+        attempt = 0
+        while True:
+            try:
+                return call(self._request_timeout(deadline))
+            except openai.OpenAIError as exc:
+                pause_s = _retry_pause_s(exc, attempt)
+                fits = deadline is None or time.monotonic() + pause_s < deadline
+                if attempt >= self._max_retries or pause_s < 0 or not fits:
+                    raise _translated(exc) from exc
+                log.warning(
+                    "summarizer endpoint failed (%s); retry %d of %d in %.1f s",
+                    type(exc).__name__,
+                    attempt + 1,
+                    self._max_retries,
+                    pause_s,
+                )
+            time.sleep(pause_s)
+            attempt += 1
+
+
+class OpenAIChatStream:
+    """The pieces of one streamed answer, closable from any thread.
+
+    Iterating sends the request (the first ``next()``), then yields text pieces. It
+    raises ``SummarizerError`` when the stream breaks or was closed,
+    ``SummarizerTimeout`` at its deadline and ``SummarizerContextError`` when the
+    endpoint refuses the prompt as too long. A reply past ``max_chars`` ends early,
+    cut to ``max_chars``, and its connection is closed.
+
+    ``close()`` is idempotent and thread-safe: it shuts the connection down, so a
+    ``next()`` blocked on another thread (say, on a server's keep-alive comments)
+    fails at once, and the server sees the client leave and stops generating.
+
+    Example:
+        >>> pieces = OpenAIChatLLM("m", base_url="http://127.0.0.1:9/v1").stream(
+        ...     [], max_tokens=10, temperature=0.3
+        ... )
+        >>> pieces.close()
+        >>> try:
+        ...     next(pieces)
+        ... except SummarizerError as exc:
+        ...     print(exc)
+        the summary stream was closed before it finished
+    """
+
+    def __init__(
+        self,
+        open_stream: Callable[[], openai.Stream[ChatCompletionChunk]],
+        *,
+        deadline: float | None,
+        max_chars: int,
+    ) -> None:
+        self._open_stream = open_stream
+        self._deadline = deadline
+        self._max_chars = max_chars
+        self._lock = threading.Lock()  # guards the four fields below
+        self._sdk_stream: openai.Stream[ChatCompletionChunk] | None = None
+        self._closed_by: Literal["caller", "deadline"] | None = None
+        self._ended = False  # read to its end, cut off, or failed: nothing to free
+        self._timer: threading.Timer | None = None
+        self._chunks: Iterator[ChatCompletionChunk] | None = None
+        self._chars = 0
+        self._finished = False  # a finish_reason arrived
+
+    def __iter__(self) -> OpenAIChatStream:
+        return self
+
+    def __enter__(self) -> OpenAIChatStream:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """End the stream and free its connection; safe from any thread, repeatable."""
+        self._close("caller")
+
+    def __next__(self) -> str:
+        while True:
+            chunk = self._next_chunk()
+            text = "".join(
+                choice.delta.content
+                for choice in chunk.choices
+                if choice.delta and choice.delta.content
+            )
+            self._finished = self._finished or any(
+                choice.finish_reason is not None for choice in chunk.choices
+            )
+            if text:
+                return self._within_cap(text)
+
+    def _next_chunk(self) -> ChatCompletionChunk:
+        """Return the next chunk; at the end raise StopIteration or the error."""
+        self._raise_if_closed(None)
+        if self._ended:  # read, cut off or failed: a stream is sent once
+            raise StopIteration
+        if self._chunks is None:
+            self._chunks = iter(self._opened())
+        try:
+            return next(self._chunks)
+        except StopIteration:
+            self._end()
+            self._raise_if_closed(None)  # a shut-down socket may read as a clean end
+            if self._finished:
+                raise
+            if self._chars == 0:
+                raise SummarizerContextError(
+                    "the summary stream ended with neither text nor a finish_reason; "
+                    "llama.cpp's server answers a prompt longer than its context so"
+                ) from None
+            raise SummarizerError(
+                "the summary stream ended before it finished"
+            ) from None
+        # close() on another thread may surface any driver error here
+        except Exception as exc:
+            self._end()
+            self._raise_if_closed(exc)
+            if isinstance(exc, openai.OpenAIError):
+                raise _translated(exc) from exc
+            raise
+
+    def _opened(self) -> openai.Stream[ChatCompletionChunk]:
+        """Send the request and arm the deadline; raise if closed meanwhile."""
+        if self._deadline is not None:
+            timer = threading.Timer(
+                max(self._deadline - time.monotonic(), 0.0), self._close, ("deadline",)
+            )
+            timer.daemon = True
+            with self._lock:
+                self._timer = timer
+            timer.start()
+        try:
+            sdk_stream = self._open_stream()
+        except Exception:
+            self._end()
+            raise
+        with self._lock:
+            closed = self._closed_by is not None
+            if not closed:
+                self._sdk_stream = sdk_stream
+        if closed:  # close() ran while the request was being sent
+            _abort(sdk_stream)
+            self._raise_if_closed(None)
+        return sdk_stream
+
+    def _within_cap(self, text: str) -> str:
+        """Return ``text`` cut to the reply cap; past it, stop reading the stream."""
+        room = self._max_chars - self._chars
+        if len(text) <= room:
+            self._chars += len(text)
+            return text
+        log.warning(
+            "reply passed %d chars; stopped reading it and closed the stream",
+            self._max_chars,
+        )
+        self._chars = self._max_chars
+        sdk_stream = self._end()  # later next() calls end the iteration
+        if sdk_stream is not None:
+            _abort(sdk_stream)
+        return text[:room]
+
+    def _raise_if_closed(self, cause: Exception | None) -> None:
+        closed_by = self._closed_by
+        if closed_by == "deadline":
+            raise SummarizerTimeout(
+                "the summary stream ran past its deadline and was closed"
+            ) from cause
+        if closed_by == "caller":
+            raise SummarizerError(
+                "the summary stream was closed before it finished"
+            ) from cause
+
+    def _end(self) -> openai.Stream[ChatCompletionChunk] | None:
+        """Mark the stream over, disarm the deadline; return what is left to close."""
+        with self._lock:
+            self._ended = True
+            timer, self._timer = self._timer, None
+            sdk_stream, self._sdk_stream = self._sdk_stream, None
+        if timer is not None:
+            timer.cancel()
+        return sdk_stream
+
+    def _close(self, by: Literal["caller", "deadline"]) -> None:
+        with self._lock:
+            if self._closed_by is not None or self._ended:
+                return
+            self._closed_by = by
+            timer, self._timer = self._timer, None
+            sdk_stream = self._sdk_stream
+        if timer is not None:
+            timer.cancel()
+        if by == "deadline":
+            log.warning("summary stream ran past its deadline; closing it")
+        if sdk_stream is not None:
+            _abort(sdk_stream)
+
+
+def _abort(sdk_stream: openai.Stream[Any]) -> None:
+    """Close the stream's connection so that a read blocked on another thread fails now.
+
+    Closing a socket does not wake a thread blocked reading it (its pending poll keeps
+    the connection open until data or the read timeout comes, and the server sees
+    nothing): shut the socket down first, which wakes the reader and sends a FIN.
+    Streams are sent with ``Connection: close``, so the socket is never a pooled one.
+    """
+    network = sdk_stream.response.extensions.get("network_stream")
+    sock = network.get_extra_info("socket") if network is not None else None
+    if isinstance(sock, socket.socket):
+        with contextlib.suppress(OSError):  # already shut down or closed
+            # the base method: SSLSocket's would drop its TLS state under the reader
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
+    sdk_stream.close()
+
+
+def _deadline(timeout_s: float | None) -> float | None:
+    """Return the monotonic deadline ``timeout_s`` from now, or None."""
+    return None if timeout_s is None else time.monotonic() + timeout_s
+
+
+def _retry_pause_s(exc: openai.OpenAIError, attempt: int) -> float:
+    """Return the pause before retrying after ``exc``, or -1 when it is not retried."""
+    if isinstance(exc, openai.APIStatusError):
+        headers = exc.response.headers
+        should = headers.get("x-should-retry")
+        if should == "false" or (
+            should != "true"
+            and exc.status_code not in _RETRY_STATUSES
+            and exc.status_code < 500
+        ):
+            return -1.0
+        with contextlib.suppress(ValueError):
+            retry_after_s = float(headers.get("retry-after", ""))
+            if 0 <= retry_after_s <= _MAX_RETRY_AFTER_S:
+                return retry_after_s
+    elif not isinstance(exc, openai.APIConnectionError):  # includes timeouts
+        return -1.0
+    backoff_s = min(_FIRST_BACKOFF_S * 2.0**attempt, _MAX_BACKOFF_S)
+    return backoff_s * (1 - 0.25 * random.random())  # jitter, as the SDK's
+
+
+def _is_context_error(exc: openai.OpenAIError) -> bool:
+    """Return whether ``exc`` says the request is longer than the model's context."""
+    if isinstance(exc, openai.APIStatusError):
+        if exc.status_code == 413:  # too large for the server or a proxy in front
+            return True
+        if exc.status_code not in _CONTEXT_STATUSES:
+            return False
+    elif not isinstance(exc, openai.APIError) or isinstance(
+        exc, openai.APIConnectionError
+    ):
+        return False
+    # an error event inside a 200 stream is a bare APIError: its message decides
+    return bool(_CONTEXT_WORDING.search(f"{exc} {exc.code} {exc.body}"))
 
 
 def _translated(exc: openai.OpenAIError) -> SummarizerError:
@@ -202,4 +589,8 @@ def _translated(exc: openai.OpenAIError) -> SummarizerError:
     log.warning("summarizer endpoint failed: %s: %s", type(exc).__name__, exc)
     if isinstance(exc, openai.APITimeoutError):
         return SummarizerTimeout(f"the summarizer endpoint timed out: {exc}")
+    if _is_context_error(exc):
+        return SummarizerContextError(
+            f"the request exceeds the summarizer model's context window: {exc}"
+        )
     return SummarizerError(f"{type(exc).__name__}: {exc}")

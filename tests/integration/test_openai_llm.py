@@ -2,12 +2,31 @@
 
 from __future__ import annotations
 
+import socket
+import sys
+import threading
+import time
+
 import pytest
 
 from memory_summary import Message, SummarizerError, SummarizerTimeout, SummaryEngine
 from memory_summary.adapters import OpenAIChatLLM
+from memory_summary.domain import SummarizerContextError
 from tests.integration.helpers import fill
-from tests.openai_server import Behaviour, OpenAICompatibleServer
+from tests.openai_server import (
+    LLAMA_CPP_CONTEXT_ERROR,
+    LLAMA_CPP_PYTHON_CONTEXT_ERROR,
+    OLLAMA_CONTEXT_ERROR,
+    OPENAI_CONTEXT_ERROR,
+    TGI_CONTEXT_ERROR,
+    VLLM_CONTEXT_ERROR,
+    Behaviour,
+    OpenAICompatibleServer,
+)
+
+BOUND_S = 5.0  # every wait on another thread or on the server ends by then
+FOREVER_S = 60.0  # longer than any test: a keep-alive interval or request timeout
+FIRST = "First summary: the user and the assistant exchanged thirty numbered messages."
 
 REQUEST = [
     Message("system", "Summarize."),
@@ -21,9 +40,21 @@ def server():
         yield running
 
 
+_made: list[OpenAIChatLLM] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_made_llms():
+    yield
+    while _made:
+        _made.pop().close()
+
+
 def make_llm(server, **kwargs):
     kwargs.setdefault("max_retries", 0)
-    return OpenAIChatLLM("test-model", base_url=server.base_url, api_key="k", **kwargs)
+    llm = OpenAIChatLLM("test-model", base_url=server.base_url, api_key="k", **kwargs)
+    _made.append(llm)
+    return llm
 
 
 def test_complete_sends_the_request_and_returns_the_text(server):
@@ -65,8 +96,9 @@ def test_a_stream_cut_midway_raises(server):
 def test_a_stream_that_never_finishes_raises(server):
     server.then(Behaviour(text="one two", finish=False))
 
-    with pytest.raises(SummarizerError, match="ended before it finished"):
+    with pytest.raises(SummarizerError, match="ended before it finished") as caught:
         list(make_llm(server).stream(REQUEST, max_tokens=50, temperature=0.3))
+    assert not isinstance(caught.value, SummarizerContextError)
 
 
 def test_a_500_maps_to_a_summarizer_error_with_the_providers_message(server, caplog):
@@ -167,7 +199,7 @@ def test_the_engine_streams_through_the_adapter_and_stores_the_summary(server, s
 def test_engine_degrades_on_endpoint_faults_and_stores_no_partial_text(
     server, store, fault
 ):
-    server.then(Behaviour(text="first summary"))
+    server.then(Behaviour(text=FIRST))
     fill(store, "s1", 30)
     with SummaryEngine(store, make_llm(server)) as engine:
         engine.compress("s1").result(timeout=20)
@@ -178,5 +210,261 @@ def test_engine_degrades_on_endpoint_faults_and_stores_no_partial_text(
         record = engine.summary("s1")
 
     assert outcome.kind == "trimmed"
-    assert record.text == "first summary"
+    assert record.text == FIRST
     assert store.count_history("s1") == 20
+
+
+def drain_in_thread(pieces) -> tuple[threading.Thread, dict[str, object]]:
+    """Join ``pieces`` on another thread; the outcome lands in the returned dict."""
+    outcome: dict[str, object] = {}
+
+    def drain() -> None:
+        try:
+            outcome["text"] = "".join(pieces)
+        except SummarizerError as exc:
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=drain, daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+def test_close_from_another_thread_unblocks_a_stream_stuck_on_keepalives(server):
+    server.then(Behaviour(text="", keepalive_s=FOREVER_S))
+    pieces = make_llm(server, timeout_s=FOREVER_S).stream(
+        REQUEST, max_tokens=50, temperature=0.3
+    )
+    reader, outcome = drain_in_thread(pieces)
+    assert server.streaming.wait(BOUND_S)
+
+    pieces.close()
+    reader.join(BOUND_S)
+
+    assert not reader.is_alive()
+    assert isinstance(outcome["error"], SummarizerError)
+    assert "closed before it finished" in str(outcome["error"])
+    assert server.disconnected.wait(BOUND_S)
+
+
+def test_close_is_safe_from_many_threads_at_once_and_repeated(server):
+    server.then(Behaviour(text="", keepalive_s=FOREVER_S))
+    pieces = make_llm(server, timeout_s=FOREVER_S).stream(
+        REQUEST, max_tokens=50, temperature=0.3
+    )
+    reader, outcome = drain_in_thread(pieces)
+    assert server.streaming.wait(BOUND_S)
+    start = threading.Barrier(4)
+
+    def close() -> None:
+        start.wait(BOUND_S)
+        pieces.close()
+
+    closers = [threading.Thread(target=close) for _ in range(4)]
+    for closer in closers:
+        closer.start()
+    for closer in closers:
+        closer.join(BOUND_S)
+    reader.join(BOUND_S)
+    pieces.close()
+
+    assert not any(thread.is_alive() for thread in (*closers, reader))
+    assert isinstance(outcome["error"], SummarizerError)
+    with pytest.raises(SummarizerError, match="closed"):
+        next(pieces)
+
+
+def test_stream_timeout_closes_a_stream_stuck_on_keepalives(server):
+    # each comment resets the read timeout: only the stream's own deadline ends it
+    server.then(Behaviour(text="", keepalive_s=0.1))
+    llm = make_llm(server, timeout_s=FOREVER_S)
+    started = time.monotonic()
+
+    with pytest.raises(SummarizerTimeout, match="deadline"):
+        list(llm.stream(REQUEST, max_tokens=50, temperature=0.3, timeout_s=0.5))
+
+    assert time.monotonic() - started < BOUND_S
+    assert server.disconnected.wait(BOUND_S)
+
+
+def test_stream_timeout_bounds_the_wait_for_the_headers(server):
+    server.then(Behaviour(delay_s=BOUND_S))
+    llm = make_llm(server, timeout_s=FOREVER_S)
+    started = time.monotonic()
+
+    with pytest.raises(SummarizerTimeout):
+        list(llm.stream(REQUEST, max_tokens=50, temperature=0.3, timeout_s=0.3))
+
+    assert time.monotonic() - started < BOUND_S / 2
+
+
+def test_close_before_iterating_sends_nothing(server):
+    pieces = make_llm(server).stream(REQUEST, max_tokens=50, temperature=0.3)
+
+    pieces.close()
+
+    with pytest.raises(SummarizerError, match="closed"):
+        next(pieces)
+    assert server.requests == []
+
+
+def test_close_after_the_end_changes_nothing(server):
+    server.then(Behaviour(text="one two"))
+    pieces = make_llm(server).stream(REQUEST, max_tokens=50, temperature=0.3)
+
+    text = "".join(pieces)
+    pieces.close()
+
+    assert text == "one two"
+    assert list(pieces) == []
+
+
+def test_a_stream_is_never_pooled_so_closing_it_cannot_hit_another_request(server):
+    server.then(Behaviour(text="one two"))
+
+    with make_llm(server).stream(REQUEST, max_tokens=50, temperature=0.3) as pieces:
+        list(pieces)
+
+    assert server.headers[-1]["connection"] == "close"
+
+
+def test_timeout_s_bounds_complete(server):
+    server.then(Behaviour(delay_s=BOUND_S))
+    llm = make_llm(server, timeout_s=FOREVER_S)
+    started = time.monotonic()
+
+    with pytest.raises(SummarizerTimeout):
+        llm.complete(REQUEST, max_tokens=50, temperature=0.3, timeout_s=0.3)
+
+    assert time.monotonic() - started < BOUND_S / 2
+
+
+def test_retries_stay_within_timeout_s(server):
+    server.then(Behaviour(status=500))
+    llm = make_llm(server, max_retries=10)
+    started = time.monotonic()
+
+    with pytest.raises(SummarizerError, match="scripted 500"):
+        llm.complete(REQUEST, max_tokens=50, temperature=0.3, timeout_s=0.2)
+
+    assert time.monotonic() - started < BOUND_S / 2
+    assert len(server.requests) == 1  # the first backoff (about 0.5 s) did not fit
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="relies on Linux dropping SYNs")
+def test_the_connect_timeout_is_short_when_the_request_timeout_is_long():
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        port = listener.getsockname()[1]
+        # nobody accepts: once the queue is full, Linux drops further SYNs
+        fillers = [socket.socket() for _ in range(3)]
+        for filler in fillers:
+            filler.setblocking(False)
+            filler.connect_ex(("127.0.0.1", port))
+        llm = OpenAIChatLLM(
+            "m",
+            base_url=f"http://127.0.0.1:{port}/v1",
+            api_key="k",
+            max_retries=0,
+            timeout_s=FOREVER_S,
+            connect_timeout_s=0.3,
+        )
+        started = time.monotonic()
+        try:
+            with pytest.raises(SummarizerTimeout):
+                llm.complete(REQUEST, max_tokens=10, temperature=0.3)
+        finally:
+            for filler in fillers:
+                filler.close()
+
+    assert time.monotonic() - started < BOUND_S / 2
+
+
+def answer(llm: OpenAIChatLLM, call: str) -> str:
+    """Return the whole answer to ``REQUEST`` by ``complete()`` or ``stream()``."""
+    if call == "complete":
+        return llm.complete(REQUEST, max_tokens=50, temperature=0.3)
+    return "".join(llm.stream(REQUEST, max_tokens=50, temperature=0.3))
+
+
+CONTEXT_ERRORS = {
+    "openai": Behaviour(status=400, error=OPENAI_CONTEXT_ERROR),
+    "vllm": Behaviour(status=400, error=VLLM_CONTEXT_ERROR),
+    "llama.cpp": Behaviour(status=400, error=LLAMA_CPP_CONTEXT_ERROR),
+    "llama-cpp-python": Behaviour(status=400, error=LLAMA_CPP_PYTHON_CONTEXT_ERROR),
+    "ollama": Behaviour(status=400, error=OLLAMA_CONTEXT_ERROR),
+    "tgi-422": Behaviour(status=422, error=TGI_CONTEXT_ERROR),
+    "proxy-413": Behaviour(status=413, error={"error": "Request Entity Too Large"}),
+}
+
+
+@pytest.mark.parametrize("fault", CONTEXT_ERRORS.values(), ids=CONTEXT_ERRORS.keys())
+@pytest.mark.parametrize("call", ["complete", "stream"])
+def test_context_length_errors_raise_summarizer_context_error(server, fault, call):
+    server.then(fault)
+    llm = make_llm(server)
+
+    with pytest.raises(SummarizerContextError, match="context window"):
+        answer(llm, call)
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        Behaviour(status=400, error={"error": {"message": "max_tokens is too large"}}),
+        Behaviour(status=500, error=OPENAI_CONTEXT_ERROR),  # not the client's request
+        Behaviour(status=429, error={"error": {"message": "too many tokens per min"}}),
+    ],
+    ids=["other-400", "500", "429"],
+)
+def test_other_errors_are_not_context_errors(server, fault):
+    server.then(fault)
+
+    with pytest.raises(SummarizerError) as caught:
+        make_llm(server).complete(REQUEST, max_tokens=50, temperature=0.3)
+
+    assert not isinstance(caught.value, SummarizerContextError)
+
+
+def test_a_context_error_event_inside_a_stream_is_a_context_error(server):
+    server.then(Behaviour(text="", stream_error=OPENAI_CONTEXT_ERROR))
+
+    with pytest.raises(SummarizerContextError):
+        list(make_llm(server).stream(REQUEST, max_tokens=50, temperature=0.3))
+
+
+def test_a_stream_that_ends_with_no_text_and_no_finish_is_a_context_error(server):
+    server.then(Behaviour(stream_events=False))  # llama.cpp on an over-long prompt
+
+    with pytest.raises(SummarizerContextError, match="neither text nor a finish"):
+        list(make_llm(server).stream(REQUEST, max_tokens=50, temperature=0.3))
+
+
+def test_an_endless_reply_is_cut_at_the_cap_and_the_stream_closed(server):
+    server.then(Behaviour(text="word " * 200, endless=True))
+
+    text = "".join(
+        make_llm(server, max_reply_chars=10_000).stream(
+            REQUEST, max_tokens=50, temperature=0.3
+        )
+    )
+
+    assert len(text) == 10_000
+    assert server.disconnected.wait(BOUND_S)
+
+
+def test_the_default_cap_is_eight_characters_per_requested_token(server):
+    server.then(Behaviour(text="word " * 200, endless=True))
+
+    text = "".join(make_llm(server).stream(REQUEST, max_tokens=2000, temperature=0.3))
+
+    assert len(text) == 16_000
+    assert server.disconnected.wait(BOUND_S)
+
+
+def test_a_huge_complete_reply_is_cut_to_the_cap(server):
+    server.then(Behaviour(text="x" * 5_000_000))
+
+    text = make_llm(server).complete(REQUEST, max_tokens=2000, temperature=0.3)
+
+    assert len(text) == 16_000
