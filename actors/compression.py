@@ -505,7 +505,8 @@ class _Run:
         if not job.breakers.admit(llm):
             return "summarizer circuit open"
         previous = self.record.text if self.record and self.record.text else None
-        if previous is not None:  # a summary from elsewhere may exceed the budget
+        if previous is not None and len(previous.encode()) > plan.budget_tokens:
+            # A summary from elsewhere may exceed the budget (bytes bound tokens).
             previous = truncate_to_tokens(
                 previous,
                 plan.budget_tokens,

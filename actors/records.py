@@ -27,12 +27,17 @@ _MAX_REMEMBERED = 10_000
 
 
 class RecordReader:
-    """Reads summary records poison-proof; logs each unreadable one once."""
+    """Reads summary records poison-proof; logs each unreadable one once.
+
+    A record whose generation was read before is not validated again: a generation
+    is a fresh random token per commit, so it names one record's content.
+    """
 
     def __init__(self, store: CompactionStore) -> None:
         self._store = store
         self._lock = threading.Lock()
         self._reported: set[str] = set()
+        self._known: dict[str, SummaryRecord] = {}
 
     def read(
         self, session_id: str, *, quarantine: bool = False
@@ -47,10 +52,19 @@ class RecordReader:
         except MalformedRecord as exc:
             self._unreadable(session_id, str(exc), quarantine)
             return None
+        if data is not None:
+            known = self._known.get(session_id)
+            generation = data.get("generation")
+            if known is not None and known.generation == generation:
+                return known
         found = read_record(data)
         if isinstance(found, Unreadable):
             self._unreadable(session_id, found.reason, quarantine)
             return None
+        if found is not None and found.generation is not None:
+            if len(self._known) >= _MAX_REMEMBERED:
+                self._known.clear()
+            self._known[session_id] = found
         return found
 
     def _unreadable(self, session_id: str, reason: str, quarantine: bool) -> None:

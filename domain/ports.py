@@ -70,7 +70,7 @@ active ones the compression read, or the compaction lease was lost."""
 
 @attrs.frozen
 class CommitResult:
-    """What ``commit_compaction`` did: ``archived`` messages, or nothing (``fenced``)."""
+    """What ``commit_compaction`` did: ``archived`` messages, or nothing, ``fenced``."""
 
     archived: int = 0
     fenced: FenceReason | None = None

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from itertools import islice
 from typing import Literal
 
 import attrs
@@ -170,11 +171,16 @@ def _clean(reply: str) -> str:
     return _PROMPT_TAG.sub("", _strip_reasoning(normalize_text(reply))).strip()
 
 
-def _words(text: str) -> float:
-    """Return the number of words, a CJK character counting half."""
-    cjk = sum(1 for _ in _CJK.finditer(text))
-    words = sum(1 for _ in _WORD.finditer(_CJK.sub(" ", text)))
-    return words + cjk / 2
+def _words(text: str, cap: int) -> float:
+    """Return the number of words, a CJK character counting half; at most ``cap``.
+
+    Counting stops at ``cap``: a long reply is never walked word by word.
+    """
+    cjk = sum(1 for _ in islice(_CJK.finditer(text), 2 * cap))
+    if cjk >= 2 * cap:
+        return cap
+    words = sum(1 for _ in islice(_WORD.finditer(_CJK.sub(" ", text)), cap))
+    return min(words + cjk / 2, cap)
 
 
 def _lines(text: str) -> list[str]:
@@ -228,7 +234,7 @@ def _rejection(
             return Rejected("provider_error", f"{size} opening with an error phrase")
     if len(text) <= REFUSAL_MAX_CHARS and _REFUSAL.match(lead):
         return Rejected("refusal", f"{size} opening as a first-person refusal")
-    words = _words(text)
+    words = _words(text, TOO_SHORT_MAX_WORDS)
     if words < TOO_SHORT_MAX_WORDS:  # only then count the input: it may be long
         tokens = count_tokens(text)
         given = count_tokens(normalize_text("\n".join([*transcript, previous or ""])))

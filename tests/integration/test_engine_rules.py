@@ -24,6 +24,8 @@ from tests.fakes import InstrumentedSummarizer, ScriptedSummarizer, StreamingScr
 from tests.integration.helpers import fill, transcript_of
 
 O200K = TiktokenCounter("o200k_base")
+SUMMARY = "The user and the assistant exchanged numbered messages about the weather."
+OLD = "Old summary: the user asked twice about the weather in Paris."
 
 
 def statuses(events, session_id="s1"):
@@ -35,7 +37,7 @@ def statuses(events, session_id="s1"):
 
 
 def test_default_30_20_with_a_120_message_backlog_summarizes_100(store, make_engine):
-    llm = ScriptedSummarizer("the summary")
+    llm = ScriptedSummarizer(SUMMARY)
     engine = make_engine(store, llm)
     messages = fill(store, "s1", 120)
 
@@ -48,7 +50,7 @@ def test_default_30_20_with_a_120_message_backlog_summarizes_100(store, make_eng
 
 
 def test_threshold_above_the_200_probe_floor_still_fires(store, make_engine):
-    llm = ScriptedSummarizer("s")
+    llm = ScriptedSummarizer(SUMMARY)
     engine = make_engine(store, llm, config=SummaryConfig(threshold=250))
     fill(store, "s1", 250)
 
@@ -60,7 +62,7 @@ def test_threshold_above_the_200_probe_floor_still_fires(store, make_engine):
 
 
 def test_below_threshold_nothing_changes(store, make_engine):
-    llm = ScriptedSummarizer("s")
+    llm = ScriptedSummarizer(SUMMARY)
     engine = make_engine(store, llm)
     events = []
     engine.subscribe(events.append)
@@ -76,7 +78,7 @@ def test_below_threshold_nothing_changes(store, make_engine):
 
 @pytest.mark.parametrize("outcome", ["aborted", "error"])
 def test_aborted_and_error_turns_do_nothing(store, make_engine, outcome):
-    llm = ScriptedSummarizer("s")
+    llm = ScriptedSummarizer(SUMMARY)
     engine = make_engine(store, llm)
     fill(store, "s1", 60)
 
@@ -93,7 +95,7 @@ def test_aborted_and_error_turns_do_nothing(store, make_engine, outcome):
 def test_token_usage_at_or_above_the_threshold_compresses_in_the_background(
     store, make_engine, ratio, compresses
 ):
-    llm = ScriptedSummarizer("s")
+    llm = ScriptedSummarizer(SUMMARY)
     engine = make_engine(store, llm)
     events = []
     engine.subscribe(events.append)
@@ -115,7 +117,9 @@ def test_token_usage_at_or_above_the_threshold_compresses_in_the_background(
 
 def test_token_trigger_disabled_by_zero(store, make_engine):
     engine = make_engine(
-        store, ScriptedSummarizer("s"), config=SummaryConfig(auto_compress_threshold=0)
+        store,
+        ScriptedSummarizer(SUMMARY),
+        config=SummaryConfig(auto_compress_threshold=0),
     )
     fill(store, "s1", 25)
 
@@ -134,7 +138,7 @@ def test_usage_ratio_must_be_a_non_negative_number(store, make_engine):
 
 
 def test_manual_compress_ignores_the_threshold(store, make_engine):
-    engine = make_engine(store, ScriptedSummarizer("s"))
+    engine = make_engine(store, ScriptedSummarizer(SUMMARY))
     events = []
     engine.subscribe(events.append)
     fill(store, "s1", 25)
@@ -149,7 +153,7 @@ def test_manual_compress_ignores_the_threshold(store, make_engine):
 def test_manual_compress_with_nothing_beyond_keep_recent_reports_done(
     store, make_engine
 ):
-    llm = ScriptedSummarizer("s")
+    llm = ScriptedSummarizer(SUMMARY)
     engine = make_engine(store, llm)
     events = []
     engine.subscribe(events.append)
@@ -170,10 +174,10 @@ def test_compress_rejects_an_unknown_reason(store, make_engine):
 @pytest.mark.parametrize(
     "make_failing",
     [
-        lambda: ScriptedSummarizer("old summary", RuntimeError("provider down")),
-        lambda: ScriptedSummarizer("old summary", ""),
-        lambda: ScriptedSummarizer("old summary", "   \n"),
-        lambda: StreamingScripted("old summary", "partial text that breaks"),
+        lambda: ScriptedSummarizer(OLD, RuntimeError("provider down")),
+        lambda: ScriptedSummarizer(OLD, ""),
+        lambda: ScriptedSummarizer(OLD, "   \n"),
+        lambda: StreamingScripted(OLD, "partial text that breaks"),
     ],
     ids=["raises", "empty", "blank", "broken-stream"],
 )
@@ -188,7 +192,7 @@ def test_failed_summary_trims_and_keeps_the_old_summary(
     engine.turn_after("s1")
     assert engine.wait_idle(timeout=10)
     old = engine.summary("s1")
-    assert old.text == "old summary"
+    assert old.text == OLD
     if isinstance(failing, StreamingScripted):
         failing.break_after = 2
     events.clear()
@@ -197,14 +201,16 @@ def test_failed_summary_trims_and_keeps_the_old_summary(
     outcome = engine.compress("s1").result(timeout=10)
 
     assert outcome.kind == "trimmed"
-    assert engine.summary("s1") == old  # untouched
+    kept = engine.summary("s1")
+    assert (kept.text, kept.covered_through_id) == (old.text, old.covered_through_id)
+    assert kept.unsummarized  # the trimmed range is recorded for recovery
     assert store.count_history("s1") == 20  # still trimmed: no retry loop
     assert statuses(events) == ["start", "error"]
-    assert "summarizer failed" in events[-1].detail
+    assert events[-1].detail.startswith(("summarizer failed", "summary rejected"))
 
 
 def test_a_partial_stream_is_never_stored(store, make_engine):
-    llm = StreamingScripted("alpha beta gamma delta", break_after=2)
+    llm = StreamingScripted("alpha beta gamma delta epsilon zeta", break_after=2)
     engine = make_engine(store, llm)
     fill(store, "s1", 30)
 
@@ -212,17 +218,17 @@ def test_a_partial_stream_is_never_stored(store, make_engine):
 
     assert llm.streamed == ["alpha", "beta"]
     assert outcome.kind == "trimmed"
-    assert engine.summary("s1") is None
+    assert engine.summary("s1").text == ""  # a record of the trimmed range only
     assert engine.build_prompt("s1") is None
 
 
 def test_a_whole_stream_is_stored(store, make_engine):
-    engine = make_engine(store, StreamingScripted("alpha beta gamma"))
+    engine = make_engine(store, StreamingScripted("alpha beta gamma delta epsilon"))
     fill(store, "s1", 30)
 
     engine.compress("s1").result(timeout=10)
 
-    assert engine.summary("s1").text == "alpha beta gamma"
+    assert engine.summary("s1").text == "alpha beta gamma delta epsilon"
 
 
 def test_a_slow_summarizer_times_out_and_degrades(store, make_engine):
@@ -236,13 +242,14 @@ def test_a_slow_summarizer_times_out_and_degrades(store, make_engine):
 
     assert outcome.kind == "trimmed"
     assert "0.2 s" in outcome.detail
-    assert engine.summary("s1") is None
+    assert engine.summary("s1").text == ""
+    assert engine.build_prompt("s1") is None
 
 
 def test_summarizer_gets_temperature_03_and_max_tokens_equal_to_the_budget(
     store, make_engine
 ):
-    llm = ScriptedSummarizer("s", context=100_000)
+    llm = ScriptedSummarizer(SUMMARY, context=100_000)
     engine = make_engine(store, llm)
     fill(store, "s1", 30)
 
@@ -254,7 +261,7 @@ def test_summarizer_gets_temperature_03_and_max_tokens_equal_to_the_budget(
 
 
 def test_clear_with_and_without_types(store, make_engine):
-    engine = make_engine(store, ScriptedSummarizer("s"))
+    engine = make_engine(store, ScriptedSummarizer(SUMMARY))
     for sid in ("s1", "s2", "s3"):
         fill(store, sid, 30)
         engine.compress(sid).result(timeout=10)
@@ -294,7 +301,7 @@ def test_injection_goes_after_the_leading_system_block_and_is_idempotent(
 
 
 def test_sessions_are_isolated(store, make_engine):
-    llm = ScriptedSummarizer("summary of one")
+    llm = ScriptedSummarizer(f"{SUMMARY} One.")
     engine = make_engine(store, llm)
     fill(store, "one", 30)
     fill(store, "two", 10)
@@ -344,7 +351,7 @@ def test_chinese_locale_injects_the_chinese_header(store, make_engine):
 def test_separator_event_messages_say_compressed_or_trimmed(store, make_engine):
     archive = InMemoryArchive()
     engine = make_engine(
-        store, ScriptedSummarizer("s", RuntimeError("down")), archive=archive
+        store, ScriptedSummarizer(SUMMARY, RuntimeError("down")), archive=archive
     )
     fill(store, "s1", 30)
     engine.compress("s1").result(timeout=10)
@@ -361,7 +368,7 @@ def test_separator_event_messages_say_compressed_or_trimmed(store, make_engine):
 def test_the_latest_todo_list_call_in_the_kept_part_is_sent_as_task_state(
     store, make_engine
 ):
-    llm = ScriptedSummarizer("s")
+    llm = ScriptedSummarizer(SUMMARY)
     engine = make_engine(store, llm)
     fill(store, "s1", 25)
     store.save_message(
@@ -383,7 +390,7 @@ def test_the_latest_todo_list_call_in_the_kept_part_is_sent_as_task_state(
 
 def test_tool_groups_are_never_split_by_the_engine(store, make_engine):
     engine = make_engine(
-        store, ScriptedSummarizer("s"), config=SummaryConfig(keep_recent=2)
+        store, ScriptedSummarizer(SUMMARY), config=SummaryConfig(keep_recent=2)
     )
     fill(store, "s1", 10)
     store.save_message(
@@ -398,8 +405,8 @@ def test_tool_groups_are_never_split_by_the_engine(store, make_engine):
 
 
 def test_custom_mode_uses_the_registered_provider_and_model(store, make_engine):
-    custom = ScriptedSummarizer("from custom")
-    default = ScriptedSummarizer("from default")
+    custom = ScriptedSummarizer(f"{SUMMARY} From custom.")
+    default = ScriptedSummarizer(f"{SUMMARY} From default.")
     config = SummaryConfig(
         summary_model_mode="custom", summary_llm=LLMRef("local", "qwen-7b")
     )
@@ -416,7 +423,7 @@ def test_custom_mode_uses_the_registered_provider_and_model(store, make_engine):
 def test_custom_mode_with_a_missing_provider_reports_an_error_event(store, make_engine):
     config = SummaryConfig(summary_model_mode="custom", summary_llm=LLMRef("nope", "m"))
     engine = make_engine(
-        store, ScriptedSummarizer("s"), config=config, llms={"other": object()}
+        store, ScriptedSummarizer(SUMMARY), config=config, llms={"other": object()}
     )
     events = []
     engine.subscribe(events.append)
@@ -431,7 +438,7 @@ def test_custom_mode_with_a_missing_provider_reports_an_error_event(store, make_
 
 
 def test_session_mode_uses_the_model_of_the_sessions_last_turn(store, make_engine):
-    llm = ScriptedSummarizer("s")
+    llm = ScriptedSummarizer(SUMMARY)
     engine = make_engine(store, llm, config=SummaryConfig(summary_model_mode="session"))
     fill(store, "s1", 29)
     engine.turn_after("s1", model="gpt-4o-mini")
@@ -455,7 +462,7 @@ def test_offline_default_summarizer_is_labelled_extractive(store, make_engine):
 
 
 def test_a_raising_subscriber_never_breaks_the_engine(store, make_engine, caplog):
-    engine = make_engine(store, ScriptedSummarizer("s"))
+    engine = make_engine(store, ScriptedSummarizer(SUMMARY))
     seen = []
 
     def broken(event):
@@ -476,7 +483,7 @@ def test_a_raising_subscriber_never_breaks_the_engine(store, make_engine, caplog
 def test_a_backlog_larger_than_the_input_limit_is_folded_in_chunks_oldest_first(
     store, make_engine
 ):
-    llm = ScriptedSummarizer("s", context=1500)  # tiny context: many chunks
+    llm = ScriptedSummarizer(SUMMARY, context=1500)  # tiny context: many chunks
     engine = make_engine(store, llm)
     messages = fill(store, "s1", 120)
 
@@ -488,11 +495,13 @@ def test_a_backlog_larger_than_the_input_limit_is_folded_in_chunks_oldest_first(
     assert folded == [f"{m.role.capitalize()}: {m.content}" for m in messages[:100]]
     assert engine.summary("s1").covered_through_id == messages[99].id
     # every call after the first carries the previous summary
-    assert all("<previous_summary>\ns\n" in call[-1].content for call in llm.calls[1:])
+    assert all(
+        f"<previous_summary>\n{SUMMARY}\n" in call[-1].content for call in llm.calls[1:]
+    )
 
 
 def test_a_backlog_larger_than_the_window_is_read_in_pages(store, make_engine):
-    llm = ScriptedSummarizer("s")
+    llm = ScriptedSummarizer(SUMMARY)
     engine = make_engine(store, llm)
     messages = fill(store, "s1", 500)
 
@@ -531,7 +540,7 @@ def test_sqlite_archive_separator_commits_with_the_compaction(tmp_path, make_eng
     store = SqliteStore(tmp_path / "shared.sqlite3")
     archive = SqliteArchive(store)
     engine = make_engine(
-        store, ScriptedSummarizer("s", RuntimeError("down")), archive=archive
+        store, ScriptedSummarizer(SUMMARY, RuntimeError("down")), archive=archive
     )
     fill(store, "s1", 30)
 
@@ -550,7 +559,7 @@ def test_a_failing_store_reports_an_error_and_applies_nothing(make_engine):
     from tests.fakes import FailingStore
 
     store = FailingStore()
-    llm = ScriptedSummarizer("s")
+    llm = ScriptedSummarizer(SUMMARY)
     engine = make_engine(store, llm)
     events = []
     engine.subscribe(events.append)
