@@ -87,7 +87,7 @@ class InstrumentedSummarizer:
                 self.gate.wait(30)
             if self.delay_s:
                 time.sleep(self.delay_s)
-            return f"summary #{self.calls}: the user and the assistant exchanged messages."
+            return f"summary #{self.calls}: the user and the assistant talked."
         finally:
             with self._lock:
                 self.in_flight -= 1
