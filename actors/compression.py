@@ -62,9 +62,10 @@ from .summary_model import BreakerBox, CallHandle, ResolvedModel
 log = logging.getLogger(__name__)
 
 TEMPERATURE = 0.3  # seed: summaries are mechanical
-LEASE_MARGIN_S = 30.0
-"""A lease outlives one summarizer call (bounded by ``summarizer_timeout_s``) by this
-much; the job renews it before every call."""
+LEASE_TTL_S = 30.0
+"""How long a lease lasts unless renewed. The job renews it before every summarizer call
+and every third of this while it waits for one, so a crashed process blocks its sessions
+for at most this long (and not at all on its own host: see ``is_dead_owner``)."""
 WAIT_SLICE_S = 0.25
 """How often a job waiting for its summarizer looks whether the engine is stopping."""
 _PLAN_CACHE_SIZE = 256
@@ -117,6 +118,7 @@ class CompressionJob:
     records: RecordReader
     owner: str
     new_generation: Callable[[], str]
+    is_dead_owner: Callable[[str], bool] = lambda owner: False
     archive: Archive | None = None
     clock: Callable[[], float] = time.time
     _plans: dict[tuple[object, ...], CompressionPlan] = attrs.field(
@@ -131,10 +133,27 @@ class CompressionJob:
             and getattr(self.archive, "store", None) is self.store
         )
 
-    @property
-    def lease_ttl_s(self) -> float:
-        """Return how long a lease lasts between renewals."""
-        return self.config.summarizer_timeout_s + LEASE_MARGIN_S
+    lease_ttl_s: float = LEASE_TTL_S
+
+    def _acquire(self, session_id: str) -> str | None:
+        """Take the session's lease; break it first if its holder is known dead."""
+        store = self.store
+        lease = store.acquire_lease(
+            session_id, owner=self.owner, ttl_s=self.lease_ttl_s
+        )
+        if lease is not None:
+            return lease
+        holder = store.lease_owner(session_id)
+        if holder is None or not self.is_dead_owner(holder):
+            return None
+        log.warning(
+            "session %s: breaking the lease of %s, a process that no longer runs",
+            session_id,
+            holder,
+            extra={"session_id": session_id},
+        )
+        store.break_lease(session_id, holder)
+        return store.acquire_lease(session_id, owner=self.owner, ttl_s=self.lease_ttl_s)
 
     def run(self, session_id: str, reason: Reason) -> Outcome:
         """Compress ``session_id`` once; never raises (failures are outcomes)."""
@@ -165,9 +184,7 @@ class CompressionJob:
             if isinstance(resolved, str):
                 start()
                 return finish(Outcome(session_id, "failed", reason, resolved))
-            lease = self.store.acquire_lease(
-                session_id, owner=self.owner, ttl_s=self.lease_ttl_s
-            )
+            lease = self._acquire(session_id)
             if lease is None:
                 detail = "another worker holds the session's lease"
                 return finish(Outcome(session_id, "skipped", reason, detail))
@@ -556,8 +573,17 @@ class _Run:
         future = job.calls.submit(
             self.resolved.call, request, budget, TEMPERATURE, deadline, handle
         )
+        renewed = time.monotonic()
         while True:
-            remaining = deadline - time.monotonic()
+            now = time.monotonic()
+            remaining = deadline - now
+            if now - renewed > job.lease_ttl_s / 3:  # a heartbeat while the model works
+                renewed = now
+                if not job.store.renew_lease(
+                    self.session_id, self.lease, ttl_s=job.lease_ttl_s
+                ):
+                    handle.close()
+                    raise Fenced("lease")
             try:
                 return future.result(timeout=max(min(remaining, WAIT_SLICE_S), 0))
             except FuturesTimeout as exc:

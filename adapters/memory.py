@@ -257,6 +257,24 @@ class InMemoryStore:
             if lease is not None and lease.token == token:
                 del self._leases[session_id]
 
+    def lease_owner(self, session_id: str) -> str | None:
+        check_key("session_id", session_id)
+        with self._lock:
+            lease = self._leases.get(session_id)
+            if lease is None or lease.expires_at <= time.monotonic():
+                return None
+            return lease.owner
+
+    def break_lease(self, session_id: str, owner: str) -> bool:
+        check_key("session_id", session_id)
+        check_key("owner", owner)
+        with self._lock:
+            lease = self._leases.get(session_id)
+            if lease is None or lease.owner != owner:
+                return False
+            del self._leases[session_id]
+            return True
+
     def save_metadata(
         self, namespace: str, key: str, data: Mapping[str, object]
     ) -> None:

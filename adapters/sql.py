@@ -182,6 +182,9 @@ _TEMPLATES = {
     "renew_lease": "UPDATE {t}leases SET expires_at = {now} + ? "
     "WHERE session_id = ? AND token = ? AND expires_at > {now}",
     "release_lease": "DELETE FROM {t}leases WHERE session_id = ? AND token = ?",
+    "lease_owner": "SELECT owner FROM {t}leases "
+    "WHERE session_id = ? AND expires_at > {now}",
+    "break_lease": "DELETE FROM {t}leases WHERE session_id = ? AND owner = ?",
     "check_lease": "SELECT 1 FROM {t}leases "
     "WHERE session_id = ? AND token = ? AND expires_at > {now}{lock_rows}",
     "schema_version": "SELECT max(version) FROM {t}schema_version",
@@ -507,6 +510,21 @@ class SqlStore:
         self._driver.write(
             self._q["release_lease"], (session_id, token), "release_lease", session_id
         )
+
+    def lease_owner(self, session_id: str) -> str | None:
+        check_key("session_id", session_id)
+        rows = self._driver.read(
+            self._q["lease_owner"], (session_id,), "lease_owner", session_id
+        )
+        return str(rows[0][0]) if rows else None
+
+    def break_lease(self, session_id: str, owner: str) -> bool:
+        check_key("session_id", session_id)
+        check_key("owner", owner)
+        changed, _ = self._driver.write(
+            self._q["break_lease"], (session_id, owner), "break_lease", session_id
+        )
+        return changed > 0
 
     # -- metadata
 

@@ -169,6 +169,17 @@ class CompactionStore(MemoryStore, Protocol):
         """Drop the lease if it still carries ``token``."""
         ...
 
+    def lease_owner(self, session_id: str) -> str | None:
+        """Return the owner of the session's unexpired lease, or None."""
+        ...
+
+    def break_lease(self, session_id: str, owner: str) -> bool:
+        """Drop the session's lease if ``owner`` holds it (a holder known to be dead).
+
+        Breaking a live holder's lease is safe, only wasteful: its commit is fenced.
+        """
+        ...
+
 
 @runtime_checkable
 class Summarizer(Protocol):

@@ -64,6 +64,8 @@ _REQUIRED = (
     "acquire_lease",
     "renew_lease",
     "release_lease",
+    "lease_owner",
+    "break_lease",
 )
 
 
@@ -89,6 +91,28 @@ def _utf8_bytes(text: str) -> int:
 
 def _owner_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def _is_dead_owner(owner: str) -> bool:
+    """Tell whether a lease owner is a process of this host that no longer runs.
+
+    Owners are ``host:pid:nonce``. A pid reused by another process reads as alive (the
+    lease then simply expires); breaking a live lease is only wasteful, never unsafe.
+    """
+    host, _, rest = owner.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # exists, but not ours to signal
+        return False
+    return False
 
 
 def _new_generation() -> str:
@@ -173,6 +197,7 @@ class SummaryEngine:
             records=self._records,
             owner=_owner_id(),
             new_generation=_new_generation,
+            is_dead_owner=_is_dead_owner,
             archive=archive,
         )
         self._core = ThreadRuntime(

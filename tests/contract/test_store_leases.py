@@ -124,3 +124,15 @@ def test_leases_of_two_schemas_in_one_database_are_independent(sid):
     finally:
         dispose(first)
         dispose(second)
+
+
+def test_the_owner_of_a_live_lease_is_known_and_only_it_can_be_broken(store, sid):
+    token = store.acquire_lease(sid, owner="host:1:a", ttl_s=60)
+
+    assert store.lease_owner(sid) == "host:1:a"
+    assert not store.break_lease(sid, "host:2:b")
+    assert store.acquire_lease(sid, owner="c", ttl_s=60) is None
+    assert store.break_lease(sid, "host:1:a")
+    assert store.lease_owner(sid) is None
+    assert not store.renew_lease(sid, token, ttl_s=60)  # the broken token is worthless
+    assert store.acquire_lease(sid, owner="c", ttl_s=60) is not None

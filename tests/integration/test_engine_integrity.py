@@ -444,3 +444,20 @@ def test_a_lone_surrogate_in_a_session_id_names_the_field(store, make_engine):
 
     with pytest.raises(MessageError, match="session_id"):
         engine.turn_after("s\ud800")
+
+
+def test_a_lease_left_by_a_dead_process_of_this_host_is_broken(store, make_engine):
+    import socket
+    import subprocess
+    import sys
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    store.acquire_lease("s1", owner=f"{socket.gethostname()}:{dead.pid}:x", ttl_s=600)
+    store.acquire_lease("s2", owner="elsewhere:1:x", ttl_s=600)
+    engine = make_engine(store, ScriptedSummarizer(GOOD), config=SMALL)
+    fill(store, "s1", 12)
+    fill(store, "s2", 12)
+
+    assert engine.compress("s1").result(timeout=10).kind == "compressed"
+    assert engine.compress("s2").result(timeout=10).kind == "skipped"  # a live holder
