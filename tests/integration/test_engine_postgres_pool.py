@@ -1,0 +1,64 @@
+"""On PostgreSQL, compressions hold no pooled connection while the model works."""
+
+from __future__ import annotations
+
+import threading
+from uuid import uuid4
+
+import pytest
+
+from memory_summary import Message, StoreError, SummaryConfig, SummaryEngine
+from tests.contract.stores import postgres_dsn, skip_or_fail
+from tests.fakes import InstrumentedSummarizer
+from tests.integration.helpers import fill
+
+pytestmark = pytest.mark.postgres
+BOUND_S = 10.0
+
+
+@pytest.fixture
+def small_pool_store():
+    from memory_summary.adapters import PostgresStore
+
+    try:
+        store = PostgresStore(
+            postgres_dsn(), schema=f"t_{uuid4().hex[:12]}", max_size=2, timeout_s=2
+        )
+    except StoreError as exc:
+        skip_or_fail(f"no PostgreSQL at {postgres_dsn()!r} ({exc})")
+    yield store
+    store.drop_schema()
+    store.close()
+
+
+def test_host_calls_never_wait_on_the_pool_while_summaries_run(small_pool_store):
+    store = small_pool_store
+    gate = threading.Event()
+    llm = InstrumentedSummarizer(gate=gate)
+    config = SummaryConfig(threshold=10, keep_recent=4, max_concurrent_summaries=4)
+    sessions = [f"s{i}" for i in range(4)]
+    for sid in sessions:
+        fill(store, sid, 12)
+    with SummaryEngine(store, llm, config=config) as engine:
+        futures = [engine.compress(sid) for sid in sessions]
+        all_in_calls = threading.Event()
+
+        def watch() -> None:
+            while llm.in_flight < 4 and not gate.is_set():
+                gate.wait(0.01)  # polls; the gate opens only after the check
+            all_in_calls.set()
+
+        threading.Thread(target=watch, daemon=True).start()
+        try:
+            assert all_in_calls.wait(BOUND_S)  # twice the pool size in model calls
+            saved = [
+                store.save_message("host", Message("user", f"turn {i}"))
+                for i in range(20)
+            ]
+        finally:
+            gate.set()
+        outcomes = [f.result(timeout=BOUND_S) for f in futures]
+
+    assert len(saved) == 20  # none timed out waiting for a connection
+    assert llm.max_in_flight == 4
+    assert [o.kind for o in outcomes] == ["compressed"] * 4
