@@ -228,3 +228,55 @@ def test_demo_uses_an_openai_compatible_endpoint_when_given(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "summarizer        test-model" in result.stdout
     assert any(body.get("stream") for body in server.requests)
+
+
+@pytest.mark.parametrize("raw", ["{not json", '"a string"', '{"text": 5}'])
+def test_inspect_and_compress_survive_a_corrupt_summary_record(tmp_path, raw):
+    import sqlite3
+
+    from memory_summary import Message
+    from memory_summary.adapters import SqliteStore
+
+    db = tmp_path / "chat.sqlite3"
+    store = SqliteStore(db)
+    for i in range(30):
+        store.save_message("s1", Message("user", f"Question {i} about the weather."))
+    store.close()
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "INSERT INTO metadata (namespace, key, data) VALUES ('summary', 's1', ?)",
+            (raw,),
+        )
+
+    inspected = run("inspect", "s1", "--db", str(db))
+    compressed = run("compress", "s1", "--db", str(db))
+    after = run("inspect", "s1", "--db", str(db))
+
+    assert inspected.returncode == 0, inspected.stderr
+    assert "summary: none" in inspected.stdout
+    assert compressed.returncode == 0, compressed.stderr
+    assert "compressed" in compressed.stdout
+    assert after.returncode == 0, after.stderr
+    assert "Question 0 about the weather" in after.stdout  # the new summary
+    assert "Traceback" not in inspected.stderr + compressed.stderr + after.stderr
+
+
+def test_inspect_shows_ranges_archived_without_a_summary(tmp_path):
+    from memory_summary.adapters import SqliteStore
+
+    db = tmp_path / "chat.sqlite3"
+    store = SqliteStore(db)
+    record = {
+        "text": "",
+        "covered_through_id": None,
+        "tokens": 0,
+        "generation": "g1",
+        "unsummarized": [[1, 8], [12, 20]],
+    }
+    store.save_metadata("summary", "s1", record)
+    store.close()
+
+    result = run("inspect", "s1", "--db", str(db))
+
+    assert result.returncode == 0, result.stderr
+    assert "unsummarized: ids 1-8, 12-20" in result.stdout
