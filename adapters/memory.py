@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar
 
@@ -25,6 +24,7 @@ from .message_rows import (
     json_copy,
     metadata_column,
     metadata_json,
+    new_token,
     record_generation,
     stored_message,
 )
@@ -232,7 +232,7 @@ class InMemoryStore:
             lease = self._leases.get(session_id)
             if lease is not None and lease.expires_at > now:
                 return None
-            token = uuid.uuid4().hex
+            token = new_token()
             self._leases[session_id] = _Lease(owner, token, now + ttl_s)
             return token
 

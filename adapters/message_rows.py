@@ -8,9 +8,11 @@ fails the cheap shape checks goes through the validating constructor instead.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import math
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,6 +24,18 @@ from memory_summary.domain import (
     ToolCall,
 )
 from memory_summary.domain.model import ROLES
+
+_TOKEN_NONCE = uuid.uuid4().hex[:16]  # per process: tokens never repeat across them
+_TOKEN_COUNTER = itertools.count(1)
+
+
+def new_token() -> str:
+    """Return a token unique across processes and time: a per-process nonce + counter.
+
+    Cheaper than ``uuid4()`` (no system call), which matters once per compression.
+    """
+    return f"{_TOKEN_NONCE}{next(_TOKEN_COUNTER):x}"
+
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,6 @@ Every query the engine makes per turn or per compression is an index range scan 
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, ClassVar, Protocol
@@ -37,6 +36,7 @@ from .message_rows import (
     decode_record,
     message_values,
     metadata_json,
+    new_token,
     record_generation,
     row_message,
     stored_message,
@@ -483,7 +483,7 @@ class SqlStore:
         check_key("session_id", session_id)
         check_key("owner", owner)
         check_ttl(ttl_s)
-        token = uuid.uuid4().hex
+        token = new_token()
         changed, _ = self._driver.write(
             self._q["acquire_lease"],
             (session_id, owner, token, float(ttl_s)),

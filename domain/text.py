@@ -33,6 +33,8 @@ def normalize_text(text: str) -> str:
     >>> normalize_text("a\x00b\ud800")
     'ab\ufffd'
     """
+    if text.isascii():  # O(1) in CPython; ASCII text holds no surrogate
+        return text.replace("\x00", "") if "\x00" in text else text
     if _SURROGATE_OR_NUL.search(text) is None:
         return text
     return _SURROGATE_OR_NUL.sub(_replace, text)

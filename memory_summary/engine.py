@@ -6,6 +6,7 @@ summarizer (the offline one by default), the thread runtime and the compression 
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import os
@@ -115,8 +116,13 @@ def _is_dead_owner(owner: str) -> bool:
     return False
 
 
+_GENERATION_NONCE = uuid.uuid4().hex[:16]
+_GENERATIONS = itertools.count(1)
+
+
 def _new_generation() -> str:
-    return uuid.uuid4().hex
+    """Return a fresh generation: unique per process (nonce) and commit (counter)."""
+    return f"{_GENERATION_NONCE}{next(_GENERATIONS):x}"
 
 
 class SummaryEngine:

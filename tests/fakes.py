@@ -50,11 +50,12 @@ class StreamingScripted(ScriptedSummarizer):
 
     def stream(self, messages: Sequence[Message], **kwargs: object) -> Iterator[str]:
         text = self.complete(messages, **kwargs)
-        for index, piece in enumerate(text.split(" ")):
+        words = text.split(" ")
+        for index, piece in enumerate(words):
             if self.break_after is not None and index >= self.break_after:
                 raise ConnectionError("stream broke midway")
             self.streamed.append(piece)
-            yield piece + " "
+            yield piece if index == len(words) - 1 else piece + " "
 
 
 class InstrumentedSummarizer:
@@ -83,8 +84,8 @@ class InstrumentedSummarizer:
             self.requests.append(messages)
         self.entered.set()
         try:
-            if self.gate is not None:
-                self.gate.wait(30)
+            if self.gate is not None and not self.gate.wait(30):
+                raise TimeoutError("the test never opened the gate")
             if self.delay_s:
                 time.sleep(self.delay_s)
             return f"summary #{self.calls}: the user and the assistant talked."

@@ -71,10 +71,7 @@ CASES = {
 }
 # Known breaches of the contract by a test double, each one an expected failure
 # until the double is fixed (strict: the fix turns it into a pass to remove here).
-KNOWN_BREACHES = {
-    ("stream", "StreamingScripted"): "its pieces carry a trailing space that "
-    "complete() does not return",
-}
+KNOWN_BREACHES: dict[tuple[str, str], str] = {}
 
 
 @pytest.fixture(scope="module")
