@@ -5,7 +5,6 @@ from __future__ import annotations
 import socket
 import sys
 import threading
-import time
 
 import pytest
 
@@ -277,24 +276,19 @@ def test_stream_timeout_closes_a_stream_stuck_on_keepalives(server):
     # each comment resets the read timeout: only the stream's own deadline ends it
     server.then(Behaviour(text="", keepalive_s=0.1))
     llm = make_llm(server, timeout_s=FOREVER_S)
-    started = time.monotonic()
 
     with pytest.raises(SummarizerTimeout, match="deadline"):
         list(llm.stream(REQUEST, max_tokens=50, temperature=0.3, timeout_s=0.5))
 
-    assert time.monotonic() - started < BOUND_S
     assert server.disconnected.wait(BOUND_S)
 
 
 def test_stream_timeout_bounds_the_wait_for_the_headers(server):
-    server.then(Behaviour(delay_s=BOUND_S))
+    server.then(Behaviour(delay_s=FOREVER_S))  # only the timeout can end it
     llm = make_llm(server, timeout_s=FOREVER_S)
-    started = time.monotonic()
 
     with pytest.raises(SummarizerTimeout):
         list(llm.stream(REQUEST, max_tokens=50, temperature=0.3, timeout_s=0.3))
-
-    assert time.monotonic() - started < BOUND_S / 2
 
 
 def test_close_before_iterating_sends_nothing(server):
@@ -328,25 +322,20 @@ def test_a_stream_is_never_pooled_so_closing_it_cannot_hit_another_request(serve
 
 
 def test_timeout_s_bounds_complete(server):
-    server.then(Behaviour(delay_s=BOUND_S))
+    server.then(Behaviour(delay_s=FOREVER_S))  # only the timeout can end it
     llm = make_llm(server, timeout_s=FOREVER_S)
-    started = time.monotonic()
 
     with pytest.raises(SummarizerTimeout):
         llm.complete(REQUEST, max_tokens=50, temperature=0.3, timeout_s=0.3)
-
-    assert time.monotonic() - started < BOUND_S / 2
 
 
 def test_retries_stay_within_timeout_s(server):
     server.then(Behaviour(status=500))
     llm = make_llm(server, max_retries=10)
-    started = time.monotonic()
 
     with pytest.raises(SummarizerError, match="scripted 500"):
         llm.complete(REQUEST, max_tokens=50, temperature=0.3, timeout_s=0.2)
 
-    assert time.monotonic() - started < BOUND_S / 2
     assert len(server.requests) == 1  # the first backoff (about 0.5 s) did not fit
 
 
@@ -369,15 +358,12 @@ def test_the_connect_timeout_is_short_when_the_request_timeout_is_long():
             timeout_s=FOREVER_S,
             connect_timeout_s=0.3,
         )
-        started = time.monotonic()
         try:
             with pytest.raises(SummarizerTimeout):
                 llm.complete(REQUEST, max_tokens=10, temperature=0.3)
         finally:
             for filler in fillers:
                 filler.close()
-
-    assert time.monotonic() - started < BOUND_S / 2
 
 
 def answer(llm: OpenAIChatLLM, call: str) -> str:
