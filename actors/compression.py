@@ -119,6 +119,8 @@ class CompressionJob:
     owner: str
     new_generation: Callable[[], str]
     is_dead_owner: Callable[[str], bool] = lambda owner: False
+    counted_by_host: bool = False
+    """The host's thread already counted (a local store): skip the job's pre-check."""
     archive: Archive | None = None
     clock: Callable[[], float] = time.time
     _plans: dict[tuple[object, ...], CompressionPlan] = attrs.field(
@@ -176,8 +178,12 @@ class CompressionJob:
         if is_forced(reason):
             start()
         try:
-            if reason == "turn" and not should_compress(
-                self.store.count_history(session_id), self.config, forced=False
+            if (
+                reason == "turn"
+                and not self.counted_by_host
+                and not should_compress(
+                    self.store.count_history(session_id), self.config, forced=False
+                )
             ):
                 return finish(Outcome(session_id, "skipped", reason, "below threshold"))
             resolved = self.resolve(session_id)
@@ -272,6 +278,7 @@ class _Run:
     resolved: ResolvedModel
     lease: str
     start: Callable[[], None]
+    renewed_at: float = attrs.field(factory=time.monotonic)
     record: SummaryRecord | None = None
     tail: Sequence[Message] = ()
     failure: str | None = None
@@ -537,11 +544,11 @@ class _Run:
             system=plan.system,
             locale=job.config.locale,
         )
-        if not job.store.renew_lease(
-            self.session_id, self.lease, ttl_s=job.lease_ttl_s
-        ):
+        try:
+            self._keep_lease()
+        except Fenced:
             job.breakers.released(llm)  # no call went out
-            raise Fenced("lease")
+            raise
         try:
             reply = self._call(request, plan.budget_tokens)
         except SummarizerContextError:
@@ -564,6 +571,18 @@ class _Run:
         job.breakers.failed(llm)
         return f"summary rejected ({verdict.reason}): {verdict.detail}"
 
+    def _keep_lease(self) -> None:
+        """Renew the lease once a third of its time has passed; raise if it is lost."""
+        job = self.job
+        now = time.monotonic()
+        if now - self.renewed_at <= job.lease_ttl_s / 3:
+            return
+        if not job.store.renew_lease(
+            self.session_id, self.lease, ttl_s=job.lease_ttl_s
+        ):
+            raise Fenced("lease")
+        self.renewed_at = now
+
     def _call(self, request: Sequence[Message], budget: int) -> str:
         job = self.job
         timeout_s = job.config.summarizer_timeout_s
@@ -573,17 +592,13 @@ class _Run:
         future = job.calls.submit(
             self.resolved.call, request, budget, TEMPERATURE, deadline, handle
         )
-        renewed = time.monotonic()
         while True:
-            now = time.monotonic()
-            remaining = deadline - now
-            if now - renewed > job.lease_ttl_s / 3:  # a heartbeat while the model works
-                renewed = now
-                if not job.store.renew_lease(
-                    self.session_id, self.lease, ttl_s=job.lease_ttl_s
-                ):
-                    handle.close()
-                    raise Fenced("lease")
+            remaining = deadline - time.monotonic()
+            try:
+                self._keep_lease()  # a heartbeat while the model works
+            except Fenced:
+                handle.close()
+                raise
             try:
                 return future.result(timeout=max(min(remaining, WAIT_SLICE_S), 0))
             except FuturesTimeout as exc:

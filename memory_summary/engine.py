@@ -204,6 +204,7 @@ class SummaryEngine:
             owner=_owner_id(),
             new_generation=_new_generation,
             is_dead_owner=_is_dead_owner,
+            counted_by_host=self._counts_locally,
             archive=archive,
         )
         self._core = ThreadRuntime(
