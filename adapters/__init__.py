@@ -5,7 +5,7 @@ from __future__ import annotations
 from .archive import InMemoryArchive
 from .extractive import ExtractiveSummarizer
 from .memory import InMemoryStore
-from .openai_llm import OpenAIChatLLM
+from .openai_llm import OpenAIChatLLM, OpenAIChatStream
 from .sqlite import SqliteArchive, SqliteStore
 from .tokens import TiktokenCounter, counter_factory, encoding_name_for
 
@@ -30,6 +30,7 @@ __all__ = [
     "InMemoryArchive",
     "InMemoryStore",
     "OpenAIChatLLM",
+    "OpenAIChatStream",
     "PostgresArchive",
     "PostgresStore",
     "SqliteArchive",
