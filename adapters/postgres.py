@@ -23,7 +23,9 @@ from psycopg.pq import TransactionStatus
 
 from memory_summary.domain import StoreError
 
-from .sql import Dialect, Executor, SqlArchive, SqlStore, store_error
+from .dialect import Dialect
+from .driver import Executor, store_error
+from .sql import SqlArchive, SqlStore
 
 DSN_VARIABLE = "MEMORY_SUMMARY_PG_DSN"
 LOCK_CLASS = 0x4D53  # "MS": our advisory-lock namespace, paired with hashtext(key)

@@ -20,7 +20,9 @@ from typing import Any
 
 from memory_summary.domain import StoreError
 
-from .sql import Dialect, SqlArchive, SqlStore, store_error
+from .dialect import Dialect
+from .driver import store_error
+from .sql import SqlArchive, SqlStore
 
 # The columns of a stored message, shared by the history and the archive tables.
 # Released migrations never change: a new column needs a new migration.
@@ -73,7 +75,11 @@ class SqliteDriver:
     """Connections to one SQLite file: a bounded pool, lone writes, transactions.
 
     The pool is a deque (taking and returning are atomic); a condition variable is
-    touched only when every connection is out.
+    touched only when every connection is out. Writers of one process take turns on a
+    lock: SQLite admits one writer at a time anyway, and a writer that found the file
+    locked would sleep in SQLite's busy handler (1, 2, 5, 10... ms), which is what a
+    chat turn's ``save_message`` would wait for behind a compression's commit. Other
+    processes still meet the busy handler (``busy_timeout_s``).
     """
 
     def __init__(self, path: str, *, pool_size: int, busy_timeout_s: float) -> None:
@@ -86,6 +92,7 @@ class SqliteDriver:
         self._freed = threading.Condition(threading.Lock())
         self._waiting = 0
         self._closed = False
+        self._writing = threading.Lock()
 
     def _connect(self) -> sqlite3.Connection:
         try:
@@ -161,7 +168,8 @@ class SqliteDriver:
     ) -> tuple[int, int | None]:
         conn = self._take()
         try:
-            cursor = conn.execute(sql, params)  # autocommit: atomic on its own
+            with self._writing:
+                cursor = conn.execute(sql, params)  # autocommit: atomic on its own
         except _DRIVER_ERRORS as exc:
             raise store_error(what, about, exc) from exc
         finally:
@@ -174,15 +182,16 @@ class SqliteDriver:
     ) -> Iterator[sqlite3.Connection]:
         conn = self._take()
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    with contextlib.suppress(sqlite3.Error):
-                        conn.execute("ROLLBACK")
-                raise
+            with self._writing:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        with contextlib.suppress(sqlite3.Error):
+                            conn.execute("ROLLBACK")
+                    raise
         except _DRIVER_ERRORS as exc:
             raise store_error(what, about, exc) from exc
         finally:
