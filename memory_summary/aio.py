@@ -38,7 +38,7 @@ class AsyncSummaryEngine:
         self._local = bool(getattr(engine.memory, "counts_locally", False))
 
     async def __aenter__(self) -> AsyncSummaryEngine:
-        self.engine.start()
+        await asyncio.to_thread(self.engine.start)  # it loads the tokenizer
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:

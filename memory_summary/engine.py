@@ -176,6 +176,7 @@ class SummaryEngine:
             )
         self.config = config or SummaryConfig()
         counter = count_tokens_for or counter_factory()
+        self._counter = counter
         self.memory = memory
         # The tokenizer loads on the first summary, on a worker thread, not here.
         self.llm = llm or ExtractiveSummarizer(lambda text: counter(None)(text))
@@ -220,12 +221,19 @@ class SummaryEngine:
         self._resolve("")
 
     def start(self) -> SummaryEngine:
-        """Start the engine's background threads (sending to a session also does).
+        """Load the tokenizer and start the engine's threads (a first send also starts).
 
-        The summary model's context length and tokenizer load in the background; until
-        they are known, ``build_prompt`` uses the documented fallback (a 512-token
-        budget, counted in UTF-8 bytes, which never undercounts).
+        The default summarizer's tokenizer loads here, on the caller's thread, once:
+        parsing a vocabulary holds the interpreter for a few hundred milliseconds,
+        which would otherwise stall the first turns. The summary model's context
+        length (possibly an HTTP call) resolves in the background; until it is known,
+        ``build_prompt`` uses the documented fallback (a 512-token budget, counted in
+        UTF-8 bytes, which never undercount). ``AsyncSummaryEngine`` runs this off the
+        event loop.
         """
+        if not self._core.closed:
+            model = getattr(self.llm, "model", None)
+            self._counter(model if isinstance(model, str) else None)
         self._core.start()
         return self
 
