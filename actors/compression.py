@@ -52,6 +52,7 @@ from memory_summary.domain import (
     summary_request,
     trimmed_record,
     truncate_to_tokens,
+    with_pins,
 )
 from memory_summary.domain.compaction import OVERSIZED_SUFFIX, OutcomeKind
 from memory_summary.domain.events import Status
@@ -557,17 +558,30 @@ class _Run:
         except SummarizerError as exc:
             job.breakers.failed(llm)
             return f"summarizer failed: {exc}"
+        count = self.resolved.count_tokens
         verdict = check_summary(
             reply,
             transcript=chunk.transcript,
             previous=previous,
-            budget_tokens=plan.budget_tokens,
-            count_tokens=self.resolved.count_tokens,
+            budget_tokens=plan.summary_tokens,
+            count_tokens=count,
             locale=job.config.locale,
         )
         if isinstance(verdict, Accepted):
             job.breakers.succeeded(llm)
-            return verdict
+            if not job.config.pin_facts:
+                return verdict
+            text = with_pins(
+                verdict.text,
+                transcript=chunk.transcript,
+                previous=previous,
+                budget_tokens=plan.summary_tokens,
+                count_tokens=count,
+                locale=job.config.locale,
+            )
+            return (
+                verdict if text == verdict.text else Accepted(text, count(text), True)
+            )
         job.breakers.failed(llm)
         return f"summary rejected ({verdict.reason}): {verdict.detail}"
 

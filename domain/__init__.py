@@ -29,6 +29,7 @@ from .errors import (
 from .events import ClearResult, Compressing, CompressRequested, Event
 from .injection import assemble_messages, injection_text, summary_message
 from .model import EVENT_MARKER, SUMMARY_KIND, LLMRef, Message, ToolCall
+from .pins import extract_pins, pinned_section, with_pins
 from .plan import CompressionPlan, injection_budget_tokens, plan_compression
 from .ports import (
     Archive,
@@ -122,6 +123,7 @@ __all__ = [
     "check_summary",
     "cut_chars",
     "drop_unsummarized_through",
+    "extract_pins",
     "find_safe_cut",
     "fold_chunks",
     "injection_budget_tokens",
@@ -134,6 +136,7 @@ __all__ = [
     "normalize_text",
     "on_finished",
     "on_trigger",
+    "pinned_section",
     "plan_chunks",
     "plan_compression",
     "probe_limit",
@@ -150,4 +153,5 @@ __all__ = [
     "system_prompt",
     "trimmed_record",
     "truncate_to_tokens",
+    "with_pins",
 ]

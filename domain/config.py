@@ -69,6 +69,11 @@ def _one_of(
     return check
 
 
+def _is_bool(instance: object, attribute: attrs.Attribute[bool], value: object) -> None:
+    if not isinstance(value, bool):
+        raise ConfigError(attribute.name, value, "true or false")
+
+
 def _is_text(instance: object, attribute: attrs.Attribute[str], value: object) -> None:
     if not isinstance(value, str):
         raise ConfigError(attribute.name, value, "text (str)")
@@ -100,7 +105,8 @@ class SummaryConfig:
     When the summarizer fails, ``on_summarizer_failure="trim"`` (the seed's rule)
     archives without a summary and ``"keep"`` leaves the history active until it is
     back; ``breaker_failures`` consecutive failures open a summarizer's circuit
-    breaker for ``breaker_cooldown_s`` seconds.
+    breaker for ``breaker_cooldown_s`` seconds. ``pin_facts`` re-attaches identifiers
+    a new summary lost (``domain.pins``).
     ``SummaryConfig.from_mapping`` also takes camelCase names.
 
     >>> SummaryConfig(threshold=40).keep_recent
@@ -140,6 +146,7 @@ class SummaryConfig:
     )
     breaker_failures: int = attrs.field(default=5, validator=_int_at_least(1))
     breaker_cooldown_s: float = attrs.field(default=30.0, validator=_positive_seconds)
+    pin_facts: bool = attrs.field(default=True, validator=_is_bool)
 
     def __attrs_post_init__(self) -> None:
         if self.summary_model_mode == "custom" and self.summary_llm is None:

@@ -13,6 +13,7 @@ import attrs
 from .budget import FRAMING_TOKENS, MIN_INPUT_TOKENS, context_tokens
 from .budget import summary_budget_tokens as _budget
 from .config import SummaryConfig
+from .injection import HEADERS
 from .model import Message, ToolCall
 from .prompt import latest_todo_call, system_prompt
 from .reason import Reason
@@ -23,7 +24,9 @@ class CompressionPlan:
     """What every summarizer call of one compression is given and may carry.
 
     Attributes:
-        budget_tokens: the summary's budget (also its ``max_tokens``).
+        budget_tokens: the injected summary's budget (also the call's ``max_tokens``).
+        summary_tokens: the stored summary's budget: ``budget_tokens`` less the
+            injection header, so that injecting never cuts a stored summary.
         system: the summarizer's system prompt.
         todo: the latest to-do-list call in the kept part (current task state).
         input_limit_tokens: transcript tokens one call may carry; the previous summary,
@@ -31,6 +34,7 @@ class CompressionPlan:
     """
 
     budget_tokens: int
+    summary_tokens: int
     system: str
     todo: ToolCall | None
     input_limit_tokens: int
@@ -74,4 +78,11 @@ def plan_compression(
         - todo_tokens
         - FRAMING_TOKENS
     )
-    return CompressionPlan(budget, system, todo, max(MIN_INPUT_TOKENS, room))
+    header = count_tokens(HEADERS[config.locale] + "\n")
+    return CompressionPlan(
+        budget_tokens=budget,
+        summary_tokens=max(budget - header, 1),
+        system=system,
+        todo=todo,
+        input_limit_tokens=max(MIN_INPUT_TOKENS, room),
+    )

@@ -1,0 +1,207 @@
+"""Pinned facts: identifiers a summary must not lose, re-attached deterministically.
+
+After the summarizer answers, identifiers found in the folded transcript (ids and codes,
+numbers with units, dates, file paths, URLs, e-mail addresses, and names the user
+introduced) and the pins the previous summary carried are checked against the new
+summary; those it lost are appended in one short section (``Pinned facts: a; b; c``,
+``固定事实：…`` in Chinese), within the budget: the newest pins are kept, the
+oldest give way first. Any summarizer, even one that answers a generic sentence,
+then keeps them.
+
+Matching is literal and case-insensitive: a pin counts as kept when its text appears in
+the summary as written (a paraphrase such as "twelve kilograms" for ``12 kg`` does not).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+
+from .config import Locale
+from .truncate import truncate_to_tokens
+
+PIN_HEADERS: dict[Locale, str] = {"en": "Pinned facts: ", "zh": "固定事实："}
+PIN_SEPARATORS: dict[Locale, str] = {"en": "; ", "zh": "；"}
+MAX_PIN_SHARE = 0.25
+"""Pins may take up to this share of the budget, cutting the summary's end for room."""
+MAX_PIN_CHARS = 120
+"""A longer match is no identifier (a megabyte of digits, a path of many parts)."""
+MAX_PINS = 200
+"""At most this many identifiers are taken from one transcript."""
+MAX_KEPT = 32
+"""A pinned section lists at most this many pins: the newest."""
+
+_UNITS = (
+    r"(?:kg|g|mg|lb|lbs|km|m|cm|mm|mi|ft|in|GB|MB|KB|TB|GiB|MiB|KiB|TiB|ms|s|sec|"
+    r"min|mins|h|hrs|hours|days|weeks|months|years|%|°C|°F|EUR|USD|GBP|JPY|CNY|RMB|"
+    r"kWh|W|kW|V|A|Hz|MHz|GHz|rpm|px|pt|"
+    r"元|公斤|千克|克|公里|米|厘米|毫米|天|小时|分钟|秒|年|个月|周|岁|人|件|台|页)"
+)
+_MONTHS = (
+    r"(?:January|February|March|April|May|June|July|August|September|October|"
+    r"November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)"
+)
+_NAME = r"[A-Z][a-z]+(?: [A-Z][a-z]+){0,2}"
+# One pass, leftmost match first; at one position the earlier kind wins (a URL's path
+# is no file path, an id's digits are no number).
+_KINDS: tuple[str, ...] = (
+    r"https?://[^\s<>\"'`)\]}，。；]+",  # URLs
+    r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+",  # e-mail addresses
+    r"(?<![\w/.])(?:~|\.{1,2})?/(?:[\w.@-]+/)*[\w.@-]+",  # absolute paths
+    r"\b[A-Za-z]:\\(?:[\w. -]+\\)*[\w.-]+",  # Windows paths
+    r"\b(?:[\w-]+/)+[\w-]+\.[A-Za-z0-9]{1,6}\b",  # relative file paths
+    r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b",  # ISO dates
+    rf"\b\d{{1,2}} {_MONTHS}(?: \d{{4}})?\b",  # 3 March 2026
+    rf"\b{_MONTHS} \d{{1,2}}(?:, \d{{4}})?\b",  # March 3, 2026
+    r"\d{4}年\d{1,2}月(?:\d{1,2}日)?",  # 2026年3月3日
+    r"#\d{3,}\b",  # #4711
+    r"\b[A-Z][A-Z0-9]*(?:[-_][A-Z0-9]+)+\b",  # ORD-2041, TICKET_77-B
+    r"\b(?:[A-Z]+\d|\d+[A-Z])[A-Z0-9]{3,}\b",  # X7K9P2, 4XK9Q
+    r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b",  # UUIDs
+    rf"(?:[$€£¥]\s?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)?\s?{_UNITS}(?![A-Za-z]))",
+)
+_IDENTIFIER = re.compile("|".join(f"(?:{kind})" for kind in _KINDS))
+_TRIGGER = re.compile(r"[\d@/\\#$€£¥]")
+"""Every identifier kind holds one of these: text without them is skipped cheaply."""
+
+
+def _candidates(line: str) -> str:
+    """Return the parts of ``line`` that may hold identifiers, apart by newlines.
+
+    Each whitespace-separated word with a trigger character is kept with its
+    neighbours ("12 kg", "March 3, 2026"); the identifier pattern then scans only
+    those, not a long message's chatter.
+    """
+    if _TRIGGER.search(line) is None:
+        return ""
+    words = line.split()
+    keep = [False] * (len(words) + 1)
+    for index, word in enumerate(words):
+        if _TRIGGER.search(word) is not None:
+            keep[max(index - 1, 0)] = keep[index] = keep[index + 1] = True
+    parts: list[str] = []
+    for index, word in enumerate(words):
+        if keep[index]:
+            parts.append(word)
+        elif parts and parts[-1] != "\n":
+            parts.append("\n")
+    return " ".join(parts)
+
+
+# (words that must occur in the line, the pattern): the words are a cheap filter.
+_INTRODUCED_NAMES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
+    (
+        ("name", "call"),
+        re.compile(rf"\b(?i:my name is|call me|I'm called|named) ({_NAME})"),
+    ),
+    (
+        ("叫", "名字", "我是"),
+        re.compile(r"(?:我叫|我的名字是|名字叫|我是)([\u4e00-\u9fff]{2,4})"),
+    ),
+)
+_USER_LINE = re.compile(r"^(?:User|用户)[:：] ?")
+_NOT_NAMES = frozenset({"I", "The", "This", "That", "It", "We", "Not", "Just", "Sorry"})
+
+
+def _clean(pin: str) -> str:
+    return pin.strip().rstrip(".,;:!?)]}'\"，。；：！？")
+
+
+def extract_pins(lines: Iterable[str]) -> list[str]:
+    """Return the identifiers in ``lines`` (rendered transcript entries), in order.
+
+    Each pin once (the first spelling), at most ``MAX_PINS``; names only from what the
+    user said about themselves or others ("my name is Ada Lovelace", "我叫李雷").
+
+    >>> extract_pins(["User: my name is Ada Lovelace; order ORD-2041 ships 12 kg."])
+    ['ORD-2041', '12 kg', 'Ada Lovelace']
+    """
+    found: dict[str, str] = {}
+    for line in lines:
+        for match in _IDENTIFIER.finditer(_candidates(line)):
+            _add(found, _clean(match.group()))
+        if _USER_LINE.match(line):
+            folded = line.casefold()
+            for words, pattern in _INTRODUCED_NAMES:
+                if not any(word in folded for word in words):
+                    continue
+                for match in pattern.finditer(line):
+                    name = _clean(match.group(1))
+                    if name.split(" ")[0] not in _NOT_NAMES:
+                        _add(found, name)
+        if len(found) >= MAX_PINS:
+            break
+    return list(found.values())[:MAX_PINS]
+
+
+def _add(found: dict[str, str], pin: str) -> None:
+    if 2 <= len(pin) <= MAX_PIN_CHARS:
+        found.setdefault(pin.casefold(), pin)
+
+
+def pinned_section(text: str, locale: Locale) -> tuple[str, list[str]]:
+    """Split ``text`` into its body and the pins of its pinned section, if any."""
+    header = PIN_HEADERS[locale].strip()
+    lines = text.split("\n")
+    for index in range(len(lines) - 1, -1, -1):
+        if lines[index].startswith(header):
+            listed = lines[index][len(header) :].strip()
+            pins = [
+                p.strip() for p in listed.split(PIN_SEPARATORS[locale].strip()) if p
+            ]
+            body = "\n".join(lines[:index] + lines[index + 1 :]).rstrip()
+            return body, [p for p in pins if p]
+    return text, []
+
+
+def with_pins(
+    summary: str,
+    *,
+    transcript: Sequence[str],
+    previous: str | None,
+    budget_tokens: int,
+    count_tokens: Callable[[str], int],
+    locale: Locale,
+) -> str:
+    """Return ``summary`` with the pins it lost re-attached, within ``budget_tokens``.
+
+    The pins are those of ``previous`` (its pinned section) then those of
+    ``transcript``, oldest first. The summary body keeps at least
+    ``1 - MAX_PIN_SHARE`` of the budget; within what is left, the newest lost pins are
+    kept and the oldest give way.
+    """
+    body, carried = pinned_section(summary, locale)
+    if previous:
+        carried = [*pinned_section(previous, locale)[1], *carried]
+    candidates = list(dict.fromkeys([*carried, *extract_pins(transcript)]))
+    folded = body.casefold()
+    lost = [pin for pin in candidates if pin.casefold() not in folded]
+    if not lost:
+        return body
+    header, separator = PIN_HEADERS[locale], PIN_SEPARATORS[locale]
+    room = budget_tokens - count_tokens(body) - 1  # the newline before the section
+    allowed = max(room, int(budget_tokens * MAX_PIN_SHARE))
+    # Each pin is counted once; a section's count is about the sum of its parts,
+    # checked exactly once below (and trimmed, oldest first, in the rare miss).
+    used = count_tokens(header)
+    kept: list[str] = []
+    for pin in reversed(lost[-MAX_KEPT:]):  # the newest first: the oldest give way
+        cost = count_tokens(pin + separator)
+        if used + cost > allowed:
+            break
+        used += cost
+        kept.insert(0, pin)
+    section = header + separator.join(kept)
+    while kept and count_tokens(section) > allowed:
+        kept.pop(0)
+        section = header + separator.join(kept)
+    if not kept:
+        return body
+    limit = budget_tokens - count_tokens(section) - 1
+    if count_tokens(body) > limit:
+        body = _cut(body, limit, count_tokens)
+    return f"{body}\n{section}" if body else section
+
+
+def _cut(text: str, limit: int, count_tokens: Callable[[str], int]) -> str:
+    return truncate_to_tokens(text, limit, count_tokens, " […]").rstrip()

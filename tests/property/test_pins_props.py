@@ -1,0 +1,55 @@
+"""Properties of pinned facts: within budget, stable, safe on hostile text."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memory_summary.domain import extract_pins, pinned_section, with_pins
+from tests.strategies import texts
+
+IDS = st.from_regex(r"\A(?:ORD|TKT|INC)-[0-9]{2,6}\Z")
+
+
+@given(
+    ids=st.lists(IDS, min_size=1, max_size=30),
+    noise=texts(60),
+    budget=st.integers(1, 400),
+)
+def test_pins_never_exceed_the_budget_and_ids_are_found_in_hostile_text(
+    ids, noise, budget
+):
+    transcript = [f"User: {noise} {identifier} {noise}" for identifier in ids]
+
+    found = extract_pins(transcript)
+    text = with_pins(
+        "Summary.",
+        transcript=transcript,
+        previous=None,
+        budget_tokens=budget,
+        count_tokens=len,
+        locale="en",
+    )
+
+    assert all(identifier in found for identifier in ids)
+    assert len(text) <= max(budget, len("Summary."))
+
+
+@given(ids=st.lists(IDS, min_size=1, max_size=10, unique=True))
+def test_repeated_compressions_keep_every_pin_and_converge(ids):
+    transcript = [f"User: order {identifier}" for identifier in ids]
+    summary = "Generic summary."
+    texts = []
+    for _ in range(4):
+        summary = with_pins(
+            "Generic summary.",
+            transcript=transcript if not texts else [],
+            previous=summary,
+            budget_tokens=10_000,
+            count_tokens=len,
+            locale="en",
+        )
+        texts.append(summary)
+
+    assert pinned_section(texts[-1], "en")[1] == ids
+    assert texts[1] == texts[2] == texts[3]
