@@ -21,6 +21,7 @@ EXPECTED = (
     "growth",
     "stores",
     "engine_cpu",
+    "facts",
 )
 ENGINE_CPU_KEYS = {
     "hot_path_cpu": (
@@ -81,6 +82,85 @@ def _engine_cpu(results: list[object], quick: bool) -> list[str]:
     return problems
 
 
+FACT_KINDS = (
+    "person",
+    "place",
+    "quantity",
+    "date",
+    "id",
+    "path",
+    "decision",
+    "constraint",
+    "tool_outcome",
+)
+FACTS_MIN_COMPRESSIONS = 5  # per conversation: what the benchmark is built to reach
+FACTS_EARLY_MESSAGES = 35
+FACTS_CONVERSATIONS = {True: 2, False: 4}  # per locale, quick and full
+
+
+def _facts_retention(name: str, shares: object, planted_total: int) -> list[str]:
+    """Return the problems of one locale's (or the overall) retention table."""
+    if not isinstance(shares, dict):
+        return [f"facts {name}: no retention table"]
+    problems = []
+    for kind in (*FACT_KINDS, "all"):
+        share = shares.get(kind)
+        if not isinstance(share, dict) or not {"retained", "planted"} <= share.keys():
+            problems.append(f"facts {name}: no {kind} figures")
+        elif share["planted"] <= 0 or not 0 <= share["retained"] <= share["planted"]:
+            problems.append(f"facts {name}: {kind} planted none, or kept more")
+    if not problems and shares["all"]["planted"] != planted_total:
+        problems.append(f"facts {name}: the kinds do not add up to the facts planted")
+    return problems
+
+
+def _facts_conversation(row: object) -> list[str]:
+    """Return the problems of one conversation: size, compressions, early facts."""
+    if not isinstance(row, dict) or not isinstance(row.get("facts"), list):
+        return ["facts: a conversation is not an object with facts"]
+    label = f"facts {row.get('locale', '?')} #{row.get('index', '?')}"
+    problems = []
+    if row.get("messages", 0) < 100:
+        problems.append(f"{label}: fewer than 100 messages")
+    if row.get("compressions", 0) + row.get("degraded", 0) < FACTS_MIN_COMPRESSIONS:
+        problems.append(f"{label}: fewer than {FACTS_MIN_COMPRESSIONS} compressions")
+    if any(f.get("message_index", -1) >= FACTS_EARLY_MESSAGES for f in row["facts"]):
+        problems.append(f"{label}: a fact planted late")
+    if {f.get("kind") for f in row["facts"]} != set(FACT_KINDS):
+        problems.append(f"{label}: not every kind of fact planted")
+    return problems
+
+
+def _facts(results: list[object], quick: bool) -> list[str]:
+    """Return the problems of the facts report: tables, conversations, counts."""
+    report = results[0]
+    if len(results) != 1 or not isinstance(report, dict):
+        return ["facts: expected one report object"]
+    missing = [
+        k
+        for k in ("summarizer", "locales", "retention", "runs", "conversations")
+        if k not in report
+    ]
+    if missing:
+        return [f"facts: missing {', '.join(missing)}"]
+    conversations = report["conversations"]
+    problems = []
+    for row in conversations:
+        problems += _facts_conversation(row)
+    if problems:
+        return problems
+    per_locale = FACTS_CONVERSATIONS[quick]
+    for locale in report["locales"]:
+        mine = [r for r in conversations if r["locale"] == locale]
+        if len(mine) != per_locale:
+            problems.append(f"facts {locale}: {len(mine)} conversations")
+        planted = sum(len(r["facts"]) for r in mine)
+        problems += _facts_retention(locale, report["retention"].get(locale), planted)
+    total = sum(len(r["facts"]) for r in conversations)
+    problems += _facts_retention("all", report["retention"].get("all"), total)
+    return problems
+
+
 def _selected(directory: Path) -> tuple[str, ...]:
     manifest = directory / "run.json"
     if not manifest.exists():
@@ -111,6 +191,8 @@ def check(directory: Path) -> list[str]:
             problems.append(f"{name}: missing, negative or NaN figures")
         if name == "engine_cpu":
             problems += _engine_cpu(results, payload.get("quick") is True)
+        if name == "facts":
+            problems += _facts(results, payload.get("quick") is True)
     return problems
 
 

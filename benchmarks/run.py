@@ -15,6 +15,7 @@ from pathlib import Path
 import cost
 import engine_cpu
 import engine_load
+import facts
 import hot_path
 import stores
 from report import print_table, write_json
@@ -28,6 +29,7 @@ BENCHMARKS = {
     "growth": engine_load.growth,
     "stores": stores.run,
     "engine_cpu": engine_cpu.run,
+    "facts": facts.run,
 }
 
 
@@ -45,6 +47,8 @@ def _write_manifest(out: Path, selected: list[str], quick: bool) -> None:
 def _rows(name: str, results: list[dict]) -> list[dict]:
     if name == "engine_cpu":
         return engine_cpu.rows(results)
+    if name == "facts":
+        return facts.rows(results)
     if name == "stores":
         return [
             {
