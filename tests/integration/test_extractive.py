@@ -16,13 +16,15 @@ def request(lines, previous=None):
     )
 
 
-def test_extracts_the_first_sentence_of_each_line_deterministically():
+def test_keeps_the_telling_sentences_of_each_line_deterministically():
+    # Changed by the salience issue: sections, a speaker per line, later sentences
+    # kept when they tell something, chatter ("Noted!") left out.
     summarizer = ExtractiveSummarizer(COUNT)
     lines = ["User: I live in Oslo. I like skiing.", "Assistant: Noted! Anything else?"]
 
     first = summarizer.complete(request(lines), max_tokens=500, temperature=0.3)
 
-    assert first == "- User: I live in Oslo.\n- Assistant: Noted!"
+    assert first == "Facts:\n- user: I live in Oslo.\n- user: I like skiing."
     assert summarizer.complete(request(lines), max_tokens=500, temperature=0.3) == first
 
 
@@ -35,7 +37,11 @@ def test_keeps_the_previous_summarys_facts():
         temperature=0.3,
     )
 
-    assert text.splitlines() == ["- User: I live in Oslo.", "- User: My cat is Tom."]
+    assert text.splitlines() == [
+        "Facts:",
+        "- user: I live in Oslo.",
+        "- user: My cat is Tom.",
+    ]
 
 
 @given(
@@ -52,24 +58,44 @@ def test_never_exceeds_max_tokens(lines, max_tokens):
     assert COUNT(text) <= max_tokens
 
 
-def test_drops_the_oldest_lines_first_when_over_budget():
+def test_drops_the_oldest_of_equally_plain_lines_first_when_over_budget():
     lines = [f"User: fact number {i}." for i in range(100)]
 
     text = ExtractiveSummarizer(COUNT).complete(
         request(lines), max_tokens=60, temperature=0.3
     )
 
-    assert text.splitlines()[-1] == "- User: fact number 99."
+    assert text.splitlines()[-1] == "- user: fact number 99."
     assert "fact number 0." not in text
+
+
+def test_keeps_early_identifiers_over_later_plain_lines_when_over_budget():
+    # Changed by the salience issue: the oldest lines no longer go first.
+    lines = [
+        "User: My order number is ORD-58213.",
+        *(
+            f"User: the walk was long and the view was nice, part {i}."
+            for i in range(40)
+        ),
+    ]
+
+    text = ExtractiveSummarizer(COUNT).complete(
+        request(lines), max_tokens=60, temperature=0.3
+    )
+
+    assert "ORD-58213" in text
+    assert COUNT(text) <= 60
 
 
 def test_is_labelled_as_not_an_llm():
     assert "not an LLM" in ExtractiveSummarizer.label
 
 
-def test_multi_line_bodies_stay_one_entry_and_list_numbers_do_not_end_sentences():
+def test_each_line_of_a_body_is_a_sentence_and_list_numbers_are_dropped():
+    # Changed by the salience issue: lines of a body are read one by one, list
+    # markers dropped, tool results labelled with their tool.
     lines = [
-        "Tool result(search): 1. First hit.\n2. Second hit.",
+        "Tool result(search): 1. First hit.\n2. Second hit at https://example.com/2.",
         "用户: 我住在上海。我喜欢茶。",
     ]
 
@@ -78,6 +104,9 @@ def test_multi_line_bodies_stay_one_entry_and_list_numbers_do_not_end_sentences(
     )
 
     assert text.splitlines() == [
-        "- Tool result(search): 1. First hit.",
-        "- 用户: 我住在上海。",
+        "Facts:",
+        "- tool search: First hit.",
+        "- tool search: Second hit at https://example.com/2.",
+        "- user: 我住在上海。",
+        "- user: 我喜欢茶。",
     ]
