@@ -5,12 +5,13 @@ key and no network. It reads the tagged request ``memory_summary.domain.prompt``
 and keeps *facts*: short fragments quoted from the messages, each ranked by salience.
 
 - Salience: a fragment scores its strongest kind (``WEIGHTS``: identifiers, contacts
-  and paths 8; dates, names, decisions and constraints 7; quantities and errors 6;
-  goals 5; open tasks 4; bare numbers, proper nouns, personal statements and tool
-  outcomes 3; questions 2; anything else 1), plus one per further kind (at most 3),
-  plus the speaker's (user +2, assistant and system +1, tool calls and results -3:
-  a search result's URL ranks below what a person said). Chatter alone (greetings,
-  thanks, filler) scores 0.
+  and paths 8; dates, names, decisions and constraints 7; quantities, errors and
+  proper nouns 6; stated goals 5; open tasks 4; bare numbers, personal statements and
+  tool outcomes 3; questions and requests 2; anything else 1), plus one per further
+  kind (at most 3), plus the speaker's (user +2, assistant, system and a tool's
+  result +1, tool calls -3). A tool result gives its first line only, its outcome;
+  a first line that is one item of a list (search hits) scores 1. Chatter alone
+  (greetings, thanks, filler) scores 0.
 - Merge by fact: the previous summary is parsed back into facts (its own sections and
   bullets, or a foreign summary's sentences; the engine's pinned section is the
   engine's). A new fact already contained in a kept one is dropped, one that contains
@@ -51,7 +52,7 @@ from memory_summary.domain.render import LABELS
 Kind = Literal[
     "identifier", "contact", "path", "date", "quantity", "number", "name", "proper",
     "decision", "constraint", "error", "goal", "task", "personal", "outcome",
-    "question", "plain",
+    "question", "plain", "listing",
 ]  # fmt: skip
 Role = Literal["user", "assistant", "system", "call", "tool"]
 Section = Literal["goals", "facts", "decisions", "tasks"]
@@ -61,16 +62,16 @@ LINE_CHARS = 160
 ENTRY_CHARS = 65_536  # read of one message: about the 16k-token context it reports
 SCAN_CHARS = 262_144  # read of one whole request
 MAX_FACTS_PER_ENTRY = 16
-MAX_FACTS_PER_TOOL_ENTRY = 3  # a tool result: its first line and two salient ones
 HIGH_SCORE = 8
 LOW_SHARE = 0.7  # past this share of the budget, only salient facts are added
 WEIGHTS: dict[Kind, int] = {
     "identifier": 8, "contact": 8, "path": 8, "date": 7, "decision": 7,
     "constraint": 7, "name": 7, "quantity": 6, "error": 6, "goal": 5, "task": 4,
-    "number": 3, "proper": 3, "personal": 3, "outcome": 3, "question": 2, "plain": 1,
+    "proper": 6, "number": 3, "personal": 3, "outcome": 3, "question": 2, "plain": 1,
+    "listing": 0,
 }  # fmt: skip
 ROLE_BONUS: dict[Role | None, int] = {
-    "user": 2, "assistant": 1, "system": 1, "call": -3, "tool": -3, None: 1,
+    "user": 2, "assistant": 1, "system": 1, "call": -3, "tool": 1, None: 1,
 }  # fmt: skip
 IDENTIFYING: frozenset[Kind] = frozenset(
     {"identifier", "contact", "path", "date", "quantity", "name"}
@@ -112,10 +113,13 @@ _MONTHS = (
     r"November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)"
 )
 _UNITS = (
-    r"(?:kg|g|mg|lb|lbs|km|m|cm|mm|mi|ft|GB|MB|KB|TB|GiB|MiB|ms|s|sec|secs|min|mins|"
-    r"minutes|h|hrs|hours|days|weeks|months|years|%|°C|°F|EUR|USD|GBP|JPY|CNY|RMB|"
-    r"euros?|dollars?|kWh|W|kW|V|Hz|MHz|GHz|rpm|px|pt|requests|users|people|"
-    r"元|块|公斤|千克|克|公里|米|厘米|毫米|天|小时|分钟|秒|年|个月|周|岁|人|件|台|页|条|次|个)"
+    r"(?:kg|kilograms?|kilos?|g|grams?|mg|lbs?|pounds?|km|kilomet(?:re|er)s?|m²|sqm|"
+    r"square met(?:re|er)s?|m|met(?:re|er)s?|cm|mm|mi|miles?|ft|feet|GB|gigabytes?|MB|"
+    r"KB|TB|GiB|MiB|ms|s|sec|secs|seconds?|min|mins|minutes?|h|hrs|hours?|days?|"
+    r"weeks?|months?|years?|%|°C|°F|EUR|USD|GBP|JPY|CNY|RMB|euros?|dollars?|kWh|W|kW|"
+    r"V|Hz|MHz|GHz|rpm|px|pt|requests|users|people|"
+    r"欧元|美元|英镑|日元|人民币|元|块|公斤|千克|克|公里|千米|平方米|平米|米|厘米|毫米|"
+    r"天|小时|分钟|秒|年|个月|周|岁|人|件|台|页|条|次|个|星)"
 )
 # Bounded quantifiers throughout: a megabyte of hostile text stays linear.
 # Order matters: earlier patterns claim their text (a URL's path is no file path).
@@ -157,6 +161,8 @@ _SPAN_PATTERNS: tuple[tuple[Kind, str], ...] = (
         r"[ :：是为]{0,2}[A-Za-z0-9][\w-]{2,30}",
     ),
     ("identifier", r"(?<![\d.])\d{5,20}(?![\d.])"),
+    ("identifier", r"\b[a-z][a-z0-9]{0,30}(?:_[a-z0-9]{1,30}){1,8}\b"),  # snake_case
+    ("identifier", r"\b[a-z][a-z0-9]{1,30}(?:[A-Z][a-z0-9]{1,30}){1,6}\b"),  # camelCase
     ("quantity", r"[$€£¥] ?\d[\d,]{0,20}(?:\.\d{1,6})?"),
     ("quantity", rf"\d[\d,]{{0,20}}(?:\.\d{{1,6}})? ?{_UNITS}(?![A-Za-z])"),
     ("number", r"\d[\d,.]{0,20}"),
@@ -164,9 +170,24 @@ _SPAN_PATTERNS: tuple[tuple[Kind, str], ...] = (
 _SPANS = tuple((kind, re.compile(pattern)) for kind, pattern in _SPAN_PATTERNS)
 _NAME = re.compile(r"\b[A-Z][a-z]{1,20}(?:[ -][A-Z][a-z]{1,20}){1,3}\b")
 _PROPER = re.compile(r"(?<=[a-z0-9,;:] )[A-Z][a-z]{2,20}\b")
+_SURNAMES = (
+    "欧阳|司马|诸葛|上官|东方|皇甫|令狐|慕容|公孙|端木|西门|南宫|尉迟|长孙|宇文|"
+    "[王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋"
+    "蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷"
+    "侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤葛柏俞施倪齐季伍裴温樊兰殷易常乔康祝"
+    "庞闵华单洪纪舒喻荣鲍翟祁包左岳项褚穆霍詹]"
+)
+_NOT_GIVEN = "的了是在吗呢吧啊也都就和与给个们些"
+# A Chinese name after a cue word, ending where the sentence pauses or a verb follows.
 _CJK_NAME = re.compile(
-    r"(?:我叫|他叫|她叫|名叫|叫做|名字(?:是|叫)|我是|他是|她是)[\u4e00-\u9fff]{2,3}"
-    r"(?=[，。！？、,.!?\s]|$)"
+    rf"(?:叫|是|给|找|问|由|请|和|跟|联系|告诉|让|名字(?:是|叫))"
+    rf"((?:{_SURNAMES})[^\W\d_{_NOT_GIVEN}a-zA-Z]{{1,2}})"
+    r"(?=[，。！？、；,.!?;\s]|$|负责|来|说|会|审批)"
+)
+_CJK_PLACE = re.compile(
+    r"(?<![正现存实所])(?:在|到|去|来自|位于|住在|搬到|飞往|前往)"
+    r"([\u4e00-\u9fff]{2,4}?)"
+    r"(?=[，。！？、；]|举办|举行|工作|生活|开会|见面|出差|旅行|旅游|的办公室)"
 )
 _NOT_NAMES = frozenset(
     """I The This That These Those It We You They He She My Our Your Not Just Sorry
@@ -185,8 +206,8 @@ _CUES: tuple[tuple[Kind, re.Pattern[str]], ...] = (
     (
         "decision",
         _cue(
-            r"(?:we|i)(?:'ve| have)? decided|decided|decision|let's (?:go with|use|do|"
-            r"pick|choose|book|take|keep)|go(?:ing)? with|(?:we|i)'ll (?:use|go with|"
+            r"(?:we|i)(?:'ve| have)? decided|decided|decision|let's (?:go with|use|"
+            r"pick|choose|book)|go(?:ing)? with|(?:we|i)'ll (?:use|go with|"
             r"take|book|pick)|chose|chosen|settled on|agreed|opt(?:ed)? for|confirmed|"
             r"booked",
             "决定|就用|就选|选定|选了|确定|定了|同意|采用|敲定|确认|订好",
@@ -217,16 +238,17 @@ _CUES: tuple[tuple[Kind, re.Pattern[str]], ...] = (
         "goal",
         _cue(
             r"i (?:want|need|would like|am trying|am looking for|plan|hope|wish)|"
-            r"i'd like|i'm (?:trying|looking for|planning)|help me|can you|could you|"
-            r"would you|please|how (?:do|can|should|to)|my goal|(?:we|i) (?:need|want)"
-            r" to",
-            "我想|我要|我需要|我打算|我希望|我准备|帮我|请你|请帮|能不能|能否|如何|怎么"
-            "|怎样|目标",
+            r"i'd like|i'm (?:trying|looking for|planning)|help me|my goal|"
+            r"(?:we|i) (?:need|want) to",
+            "我想|我要|我需要|我打算|我希望|我准备|帮我|目标",
         ),
     ),
     (
         "question",
-        _cue(r"what|which|where|when|why|how|who", r"[?？]\W*$|吗|呢|什么|哪"),
+        _cue(
+            r"what|which|where|when|why|how|who|can you|could you|would you|please",
+            r"[?？]\W*$|吗|呢|什么|哪|请你|请帮|能不能|能否|如何|怎么|怎样",
+        ),
     ),
     (
         "task",
@@ -259,7 +281,7 @@ _CHATTER = _cue(
     "|太好了|太棒了|再见|哈哈+|是的|当然",
 )
 _SENTENCE_END = re.compile(r"(?<=[^\d\s][.!?])\s+|(?<=[\u3002\uff01\uff1f])")
-_LIST_MARK = re.compile(r"^(?:(?:[-*\u2022]|\d{1,3}[.)])\s+|\d{1,3}、\s*)+")
+_LIST_ITEM = re.compile(r"(?:[-*\u2022]|\d{1,3}[.)])\s|\d{1,3}、")
 _WORDY = re.compile(r"[^\W_]")
 _CONTENT = re.compile(r"[a-z][a-z']+|[\u4e00-\u9fff]")
 _VALUE = re.compile(r"\d[\d,.:/-]{0,30}\d|\d")
@@ -306,8 +328,10 @@ def utf8_bytes(text: str) -> int:
 def _score(kinds: frozenset[Kind], role: Role | None) -> int:
     if not kinds:
         return 0  # chatter
-    weights = sorted((WEIGHTS[kind] for kind in kinds), reverse=True)
+    weights = sorted((WEIGHTS[k] for k in kinds if k != "listing"), reverse=True)
     extra = min(sum(1 for weight in weights[1:] if weight >= 3), 3)
+    if "listing" in kinds:
+        return 1  # one hit of a tool's many: detail, whatever it holds
     return max(weights[0] + extra + ROLE_BONUS[role], 1)
 
 
@@ -324,7 +348,9 @@ def _names(text: str) -> Iterator[tuple[Kind, str]]:
         if match.group() not in _NOT_NAMES:
             yield "proper", match.group()
     for match in _CJK_NAME.finditer(text):
-        yield "name", match.group()
+        yield "name", match.group(1)
+    for match in _CJK_PLACE.finditer(text):
+        yield "proper", match.group(1)
 
 
 def salience_of(text: str, role: Role | None = "user") -> Salience:
@@ -351,8 +377,12 @@ def salience_of(text: str, role: Role | None = "user") -> Salience:
         if role not in ("user", None):
             kinds -= {"goal", "question"}  # only the user sets goals
         kinds.add("outcome" if role == "tool" else "plain")
+        if role == "tool" and _LIST_ITEM.match(text):
+            kinds.add("listing")  # one hit of many: no outcome of its own
         if len(kinds) > 1:
             kinds -= {"outcome", "plain"}  # the fallback kinds, when nothing else
+        if kinds == {"listing"}:
+            kinds.add("outcome")
     identifiers = tuple(
         (kind, value) for kind, value in found.values() if kind in IDENTIFYING
     )
@@ -399,7 +429,7 @@ def _fragment(sentence: str) -> str:
     A longer sentence is cut to a window that starts shortly before its first match
     of the weightiest kind it holds.
     """
-    text = _LIST_MARK.sub("", " ".join(sentence.split()), count=1).strip()
+    text = " ".join(sentence.split())
     if len(text) <= LINE_CHARS:
         return text
     found = ((WEIGHTS[kind], pattern.search(text)) for kind, pattern in _SPANS)
@@ -509,7 +539,11 @@ def _new_facts(conversation: str) -> tuple[list[Fact], dict[Locale, int]]:
         if locale is not None:
             labelled[locale] += 1
         candidates: list[Fact] = []
-        for number, sentence in enumerate(_sentences(body[:ENTRY_CHARS])):
+        body = body[:ENTRY_CHARS]
+        sentences = _sentences(body)
+        if role == "tool":  # a result's first line is its outcome; the rest, detail
+            sentences = [next((x for x in body.splitlines() if x.strip()), "")]
+        for number, sentence in enumerate(sentences):
             text = _fragment(sentence)
             if not text:
                 continue
@@ -518,7 +552,7 @@ def _new_facts(conversation: str) -> tuple[list[Fact], dict[Locale, int]]:
                 candidates.append(fact)  # the first sentence, then telling ones
         best = sorted(
             range(len(candidates)), key=lambda i: (-candidates[i].salience.score, i)
-        )[: MAX_FACTS_PER_TOOL_ENTRY if role == "tool" else MAX_FACTS_PER_ENTRY]
+        )[:MAX_FACTS_PER_ENTRY]
         facts.extend(candidates[i] for i in sorted(best))
     return facts, labelled
 
@@ -614,9 +648,11 @@ def merged_facts(older: Sequence[Fact], newer: Sequence[Fact]) -> list[Fact]:
         key = _key(fact.text)
         if not key or any(key in kept for kept in keys):
             continue
-        grown = next((i for i, kept in enumerate(keys) if kept in key), None)
-        if grown is not None:  # it says more than a kept fact: replace that one
-            facts[grown], keys[grown] = fact, key
+        grown = [i for i, kept in enumerate(keys) if kept in key]
+        if grown:  # it says more than kept facts: it takes the first one's place
+            facts[grown[0]], keys[grown[0]] = fact, key
+            for index in reversed(grown[1:]):
+                del facts[index], keys[index]
             continue
         stale = [i for i, kept in enumerate(facts) if _supersedes(fact, kept)]
         for index in reversed(stale):

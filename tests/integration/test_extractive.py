@@ -91,9 +91,9 @@ def test_is_labelled_as_not_an_llm():
     assert "not an LLM" in ExtractiveSummarizer.label
 
 
-def test_each_line_of_a_body_is_a_sentence_and_list_numbers_are_dropped():
-    # Changed by the salience issue: lines of a body are read one by one, list
-    # markers dropped, tool results labelled with their tool.
+def test_a_tool_result_keeps_its_first_line_and_list_numbers_do_not_end_sentences():
+    # Changed by the salience issue: a tool result keeps its first line (its
+    # outcome), labelled with its tool; a user's message keeps its telling sentences.
     lines = [
         "Tool result(search): 1. First hit.\n2. Second hit at https://example.com/2.",
         "用户: 我住在上海。我喜欢茶。",
@@ -105,8 +105,7 @@ def test_each_line_of_a_body_is_a_sentence_and_list_numbers_are_dropped():
 
     assert text.splitlines() == [
         "Facts:",
-        "- tool search: First hit.",
-        "- tool search: Second hit at https://example.com/2.",
+        "- tool search: 1. First hit.",
         "- user: 我住在上海。",
         "- user: 我喜欢茶。",
     ]

@@ -91,9 +91,34 @@ def test_what_a_person_said_outranks_the_same_kind_in_a_tool_result():
     assert salience_of(sentence, "user").score >= HIGH_SCORE > 0
 
 
-def test_only_the_user_sets_goals():
-    assert "goal" in salience_of("Can you book a table?", "user").kinds
-    assert "goal" not in salience_of("Can you book a table?", "assistant").kinds
+def test_only_the_user_sets_goals_and_asks():
+    assert "goal" in salience_of("I want to book a table.", "user").kinds
+    assert "question" in salience_of("Can you book a table?", "user").kinds
+    assert not {"goal", "question"} & salience_of("I want it?", "assistant").kinds
+
+
+def test_a_stated_goal_outranks_a_bare_question():
+    goal = salience_of("I want to learn the guitar.")
+
+    assert goal.score > salience_of("What would you do first?").score
+
+
+def test_a_tool_results_first_line_is_kept_and_its_listing_is_not():
+    text = summarize(
+        [
+            "Tool result(run_tests): 219 passed, 7 failed: test_coupon_discount.\n"
+            "1. Result from run_tests: entry #946, rated 4/5.",
+            "Tool result(web_search): 1. Result about Oslo: entry #357, 18 days ago.\n"
+            "2. Result about Oslo: entry #358.",
+            "User: Our budget is at most 4,500 EUR.",
+        ]
+    )
+
+    assert "test_coupon_discount" in text
+    assert "#946" not in text
+    assert "#358" not in text
+    assert salience_of("1. Result: entry #357, 18 days ago.", "tool").score == 1
+    assert salience_of("Parcel JJD241233542427 is held.", "tool").score >= HIGH_SCORE
 
 
 # -- merge by fact -----------------------------------------------------------------
