@@ -551,7 +551,7 @@ class _Run:
             job.breakers.released(llm)  # no call went out
             raise
         try:
-            reply = self._call(request, plan.budget_tokens)
+            reply = self._call(request, plan.summary_tokens)
         except SummarizerContextError:
             job.breakers.succeeded(llm)  # the endpoint answered: it is up
             raise

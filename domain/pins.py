@@ -28,8 +28,11 @@ MAX_PIN_CHARS = 120
 """A longer match is no identifier (a megabyte of digits, a path of many parts)."""
 MAX_PINS = 200
 """At most this many identifiers are taken from one transcript."""
-MAX_KEPT = 32
+MAX_KEPT = 24
 """A pinned section lists at most this many pins: the newest."""
+MAX_PER_LINE = 4
+"""At most this many pins come from one transcript entry (a tool result listing search
+hits holds dozens of numbers; its first ones carry its outcome)."""
 
 _UNITS = (
     r"(?:kg|g|mg|lb|lbs|km|m|cm|mm|mi|ft|in|GB|MB|KB|TB|GiB|MiB|KiB|TiB|ms|s|sec|"
@@ -118,7 +121,9 @@ def extract_pins(lines: Iterable[str]) -> list[str]:
     """
     found: dict[str, str] = {}
     for line in lines:
-        for match in _IDENTIFIER.finditer(_candidates(line)):
+        for taken, match in enumerate(_IDENTIFIER.finditer(_candidates(line))):
+            if taken >= MAX_PER_LINE:
+                break
             _add(found, _clean(match.group()))
         if _USER_LINE.match(line):
             folded = line.casefold()

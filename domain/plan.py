@@ -24,9 +24,10 @@ class CompressionPlan:
     """What every summarizer call of one compression is given and may carry.
 
     Attributes:
-        budget_tokens: the injected summary's budget (also the call's ``max_tokens``).
-        summary_tokens: the stored summary's budget: ``budget_tokens`` less the
-            injection header, so that injecting never cuts a stored summary.
+        budget_tokens: the injected summary's budget (header included).
+        summary_tokens: the summary's own budget: ``budget_tokens`` less the
+            injection header, so that injecting never cuts a stored summary. It is the
+            call's ``max_tokens`` and the budget the prompt states.
         system: the summarizer's system prompt.
         todo: the latest to-do-list call in the kept part (current task state).
         input_limit_tokens: transcript tokens one call may carry; the previous summary,
@@ -66,8 +67,13 @@ def plan_compression(
     (6400, True)
     """
     budget = injection_budget_tokens(config, context_length)
+    header = count_tokens(HEADERS[config.locale] + "\n")
+    summary_tokens = max(budget - header, 1)
     system = system_prompt(
-        config.summary_prompt, locale=config.locale, budget_tokens=budget, reason=reason
+        config.summary_prompt,
+        locale=config.locale,
+        budget_tokens=summary_tokens,
+        reason=reason,
     )
     todo = latest_todo_call(keep, config.todo_tool_names)
     todo_tokens = count_tokens(f"{todo.name}({todo.arguments})") if todo else 0
@@ -78,10 +84,9 @@ def plan_compression(
         - todo_tokens
         - FRAMING_TOKENS
     )
-    header = count_tokens(HEADERS[config.locale] + "\n")
     return CompressionPlan(
         budget_tokens=budget,
-        summary_tokens=max(budget - header, 1),
+        summary_tokens=summary_tokens,
         system=system,
         todo=todo,
         input_limit_tokens=max(MIN_INPUT_TOKENS, room),
