@@ -9,8 +9,9 @@ import threading
 import pytest
 
 from memory_summary import Message, SummarizerError, SummarizerTimeout, SummaryEngine
-from memory_summary.adapters import OpenAIChatLLM
+from memory_summary.adapters import OpenAIChatLLM, TiktokenCounter
 from memory_summary.domain import SummarizerContextError
+from memory_summary.domain.injection import HEADERS
 from tests.integration.helpers import fill
 from tests.openai_server import (
     LLAMA_CPP_CONTEXT_ERROR,
@@ -183,7 +184,8 @@ def test_the_engine_streams_through_the_adapter_and_stores_the_summary(server, s
     body = server.requests[-1]
     assert body["stream"] is True
     assert body["temperature"] == 0.3
-    assert body["max_tokens"] == 819  # 16384 (listed) x 0.05
+    header = TiktokenCounter.for_model("test-model").count(HEADERS["en"] + "\n")
+    assert body["max_tokens"] == 819 - header  # 16384 (listed) x 0.05, less the header
 
 
 @pytest.mark.parametrize(
