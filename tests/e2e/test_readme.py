@@ -98,3 +98,12 @@ def test_the_openai_snippet_runs_against_a_compatible_endpoint(tmp_path):
         )
 
     assert result.returncode == 0, result.stderr
+
+
+def test_the_local_model_snippet_builds_a_client(tmp_path):
+    block = next(b for b in python_blocks() if "context_tokens=8192" in b)
+
+    result = run_block(block + "\nprint(llm.context_length())", tmp_path)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "8192"
