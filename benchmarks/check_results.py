@@ -132,10 +132,16 @@ def _facts_conversation(row: object) -> list[str]:
 
 
 def _facts(results: list[object], quick: bool) -> list[str]:
-    """Return the problems of the facts report: tables, conversations, counts."""
-    report = results[0]
-    if len(results) != 1 or not isinstance(report, dict):
-        return ["facts: expected one report object"]
+    """Return the problems of the facts reports (offline, then forgetful + pins)."""
+    if len(results) != 2:
+        return ["facts: expected two reports (offline, forgetful + pins)"]
+    return [problem for report in results for problem in _facts_report(report, quick)]
+
+
+def _facts_report(report: object, quick: bool) -> list[str]:
+    """Return the problems of one facts report: tables, conversations, counts."""
+    if not isinstance(report, dict):
+        return ["facts: a report is not an object"]
     missing = [
         k
         for k in ("summarizer", "locales", "retention", "runs", "conversations")

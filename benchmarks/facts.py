@@ -2,28 +2,57 @@
 
 Generated English and Chinese conversations (``memory_summary.facts``) plant twelve
 facts of nine kinds in their first 35 messages and never repeat them; each runs through
-the engine (threshold 30, keep_recent 10) with the offline summarizer. Figures are
-counts, not timings: retained/planted per kind and locale, the final summary's tokens
-against its budget, compressions and summarizer calls.
+the engine (threshold 30, keep_recent 10) twice: with the offline summarizer, and with
+a forgetful one that answers the same generic sentence every time, so that what it
+keeps is what pinned facts (``pin_facts``) re-attach. Figures are counts, not timings:
+retained/planted per kind and locale, the final summary's tokens against its budget,
+compressions and summarizer calls.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from memory_summary import Message
 from memory_summary.facts import run_facts, table_rows
 
 QUICK_CONVERSATIONS = 2  # per locale
 FULL_CONVERSATIONS = 4
+GENERIC = "The user and the assistant had a long and friendly conversation."
+
+
+class ForgetfulSummarizer:
+    """Answers one generic sentence whatever it is asked: it keeps no fact itself."""
+
+    label = "forgetful (a generic sentence; what stays was pinned)"
+
+    def context_length(self, model: str | None = None) -> int:
+        return 16_384
+
+    def complete(self, messages: Sequence[Message], **_: object) -> str:
+        return GENERIC
 
 
 def run(quick: bool) -> list[dict]:
-    """Run the conversations of every locale; one result: the whole report."""
-    report = run_facts(
-        conversations=QUICK_CONVERSATIONS if quick else FULL_CONVERSATIONS,
-        progress=lambda line: print(f"  {line}", flush=True),
-    )
-    return [report.to_mapping()]
+    """Run every locale's conversations with the offline, then a forgetful summarizer.
+
+    Returns two reports: the offline summarizer's, then the forgetful one's.
+    """
+    conversations = QUICK_CONVERSATIONS if quick else FULL_CONVERSATIONS
+    reports = []
+    for llm in (None, ForgetfulSummarizer()):
+        report = run_facts(
+            llm,
+            conversations=conversations,
+            progress=lambda line: print(f"  {line}", flush=True),
+        )
+        reports.append(report.to_mapping())
+    return reports
 
 
 def rows(results: list[dict]) -> list[dict]:
-    """Return the printed table: retained/planted per kind, per locale and overall."""
-    return table_rows(results[0])
+    """Return the printed table: retained/planted per kind, locale and summarizer."""
+    table = []
+    for report, name in zip(results, ("offline", "forgetful+pins"), strict=False):
+        table += [{"summarizer": name, **row} for row in table_rows(report)]
+    return table

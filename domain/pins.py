@@ -31,8 +31,10 @@ MAX_PINS = 200
 MAX_KEPT = 24
 """A pinned section lists at most this many pins: the newest."""
 MAX_PER_LINE = 4
-"""At most this many pins come from one transcript entry (a tool result listing search
-hits holds dozens of numbers; its first ones carry its outcome)."""
+"""At most this many pins come from one user or assistant entry."""
+MAX_PER_TOOL_RESULT = 1
+"""A tool result gives its first identifier only: its outcome. One listing search hits
+holds dozens of numbers that would push the conversation's own identifiers out."""
 
 _UNITS = (
     r"(?:kg|g|mg|lb|lbs|km|m|cm|mm|mi|ft|in|GB|MB|KB|TB|GiB|MiB|KiB|TiB|ms|s|sec|"
@@ -103,6 +105,7 @@ _INTRODUCED_NAMES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
     ),
 )
 _USER_LINE = re.compile(r"^(?:User|用户)[:：] ?")
+_TOOL_RESULT_LINE = re.compile(r"^(?:Tool result|工具结果)\(")
 _NOT_NAMES = frozenset({"I", "The", "This", "That", "It", "We", "Not", "Just", "Sorry"})
 
 
@@ -121,8 +124,9 @@ def extract_pins(lines: Iterable[str]) -> list[str]:
     """
     found: dict[str, str] = {}
     for line in lines:
+        most = MAX_PER_TOOL_RESULT if _TOOL_RESULT_LINE.match(line) else MAX_PER_LINE
         for taken, match in enumerate(_IDENTIFIER.finditer(_candidates(line))):
-            if taken >= MAX_PER_LINE:
+            if taken >= most:
                 break
             _add(found, _clean(match.group()))
         if _USER_LINE.match(line):
