@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import CancelledError as FuturesCancelled
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FuturesTimeout
 from typing import Protocol
@@ -64,9 +65,10 @@ log = logging.getLogger(__name__)
 
 TEMPERATURE = 0.3  # seed: summaries are mechanical
 LEASE_TTL_S = 30.0
-"""How long a lease lasts unless renewed. The job renews it before every summarizer call
-and every third of this while it waits for one, so a crashed process blocks its sessions
-for at most this long (and not at all on its own host: see ``is_dead_owner``)."""
+"""How long a lease lasts unless renewed. The job renews it once a third of this has
+passed (before a summarizer call and while it waits for one), so a crashed process
+blocks its sessions for at most this long (not at all on its own host: see
+``is_dead_owner``)."""
 WAIT_SLICE_S = 0.25
 """How often a job waiting for its summarizer looks whether the engine is stopping."""
 _PLAN_CACHE_SIZE = 256
@@ -103,7 +105,9 @@ FENCE_DETAILS: dict[FenceReason, str] = {
 
 @attrs.define
 class CompressionJob:
-    """Runs compressions for every session of one engine (stateless between runs).
+    """Runs compressions for every session of one engine.
+
+    Nothing of a session is kept between runs; only compression plans are cached.
 
     With an archive that lives in the store's own database (``archive.store is
     store``), the separator message commits in the compaction's last transaction.
@@ -205,6 +209,11 @@ class CompressionJob:
         except StoreError as exc:
             log.warning("session %s: store failed: %s", session_id, exc)
             return finish(Outcome(session_id, "failed", reason, f"store failed: {exc}"))
+        except Exception as exc:  # a bug: the start event still gets its end
+            log.exception("session %s: compression crashed", session_id)
+            return finish(
+                Outcome(session_id, "failed", reason, f"internal error: {exc}")
+            )
 
     def _release(self, session_id: str, lease: str) -> None:
         try:
@@ -283,6 +292,7 @@ class _Run:
     record: SummaryRecord | None = None
     tail: Sequence[Message] = ()
     failure: str | None = None
+    paused: str | None = None  # why recovering archived ranges stopped
     fenced: FenceReason | None = None
     archived: int = 0
     summarized: int = 0
@@ -297,8 +307,6 @@ class _Run:
             self.record = job.records.read(sid, quarantine=True)
             if self.record is not None and self.record.unsummarized:
                 self._recover()
-            if self.reason == "recover":
-                return self._outcome("recovered from the archive")
             probe = probe_limit(job.config)
             self.tail = job.store.get_history(sid, limit=probe)
             active = (
@@ -476,36 +484,54 @@ class _Run:
                 continue
             self.start()
             for chunk in self._split(page, plan.input_limit_tokens):
-                if not chunk.transcript:
-                    self._commit(self._dropped(chunk.through_id), None, None)
-                    continue
-                result = self._summary_of(chunk, plan)
-                if isinstance(result, str):
-                    log.warning(
-                        "session %s: recovery paused: %s",
-                        sid,
-                        result,
-                        extra={"session_id": sid},
-                    )
+                if not self._recover_chunk(chunk, plan, halvable=True):
                     return
-                assert self.record is not None
-                record = resummarized_record(
-                    self.record,
-                    text=result.text,
-                    tokens=result.tokens,
-                    through_id=chunk.through_id,
-                    folded=len(chunk.messages),
-                    model=self.resolved.label,
-                    generation=job.new_generation(),
-                    now=job.clock(),
-                )
-                self._commit(record, None, None)
-                self.recovered += len(chunk.messages)
-                self.summarized += len(chunk.messages)
             if self.record.unsummarized[:1] == (before,):  # pragma: no cover - guard
                 raise StoreError(
                     "recovery made no progress; the record is inconsistent"
                 )
+
+    def _recover_chunk(
+        self, chunk: FoldChunk, plan: CompressionPlan, *, halvable: bool
+    ) -> bool:
+        """Fold one archived chunk into the summary; False when recovery pauses."""
+        job, sid = self.job, self.session_id
+        if not chunk.transcript:
+            self._commit(self._dropped(chunk.through_id), None, None)
+            return True
+        try:
+            result = self._summary_of(chunk, plan)
+        except SummarizerContextError as exc:
+            if halvable:
+                return all(
+                    self._recover_chunk(sub, plan, halvable=False)
+                    for sub in self._halves(chunk, plan)
+                )
+            result = f"summarizer failed: {exc}"
+        if isinstance(result, str):
+            self.paused = result
+            log.warning(
+                "session %s: recovery paused: %s",
+                sid,
+                result,
+                extra={"session_id": sid},
+            )
+            return False
+        assert self.record is not None
+        record = resummarized_record(
+            self.record,
+            text=result.text,
+            tokens=result.tokens,
+            through_id=chunk.through_id,
+            folded=len(chunk.messages),
+            model=self.resolved.label,
+            generation=job.new_generation(),
+            now=job.clock(),
+        )
+        self._commit(record, None, None)
+        self.recovered += len(chunk.messages)
+        self.summarized += len(chunk.messages)
+        return True
 
     def _dropped(self, through_id: int) -> SummaryRecord:
         assert self.record is not None
@@ -523,67 +549,90 @@ class _Run:
     def _summary_of(self, chunk: FoldChunk, plan: CompressionPlan) -> Accepted | str:
         """Return the validated summary of ``chunk``, or why there is none.
 
+        Every admission by the breaker is answered: a success, a failure, or (when
+        no answer came: a lost lease, a stop, a store failure) handed back.
+
         Raises:
             SummarizerContextError: the request was too long for the model.
         """
         job, llm = self.job, self.resolved.llm
+        if job.is_cancelled():
+            raise Cancelled
         if not job.breakers.admit(llm):
             return "summarizer circuit open"
+        answered = False
+        try:
+            previous = self._previous_text(plan)
+            request = summary_request(
+                chunk.transcript,
+                previous_summary=previous,
+                todo=plan.todo,
+                system=plan.system,
+                locale=job.config.locale,
+            )
+            self._keep_lease()
+            try:
+                reply = self._call(request, plan.summary_tokens)
+            except SummarizerContextError:
+                answered = True
+                job.breakers.succeeded(llm)  # the endpoint answered: it is up
+                raise
+            except SummarizerError as exc:
+                answered = True
+                job.breakers.failed(llm)
+                return f"summarizer failed: {exc}"
+            answered = True
+            verdict = check_summary(
+                reply,
+                transcript=chunk.transcript,
+                previous=previous,
+                budget_tokens=plan.summary_tokens,
+                count_tokens=self.resolved.count_tokens,
+                locale=job.config.locale,
+            )
+            if not isinstance(verdict, Accepted):
+                job.breakers.failed(llm)
+                return f"summary rejected ({verdict.reason}): {verdict.detail}"
+            job.breakers.succeeded(llm)
+            return self._pinned(verdict, chunk, previous, plan)
+        finally:
+            if not answered:
+                job.breakers.released(llm)
+
+    def _previous_text(self, plan: CompressionPlan) -> str | None:
+        """Return the previous summary as sent: one from elsewhere is cut to budget."""
         previous = self.record.text if self.record and self.record.text else None
         if previous is not None and len(previous.encode()) > plan.budget_tokens:
-            # A summary from elsewhere may exceed the budget (bytes bound tokens).
+            # Bytes bound tokens: only a summary longer in bytes may need the count.
             previous = truncate_to_tokens(
                 previous,
                 plan.budget_tokens,
                 self.resolved.count_tokens,
                 OVERSIZED_SUFFIX,
             )
-        request = summary_request(
-            chunk.transcript,
-            previous_summary=previous,
-            todo=plan.todo,
-            system=plan.system,
-            locale=job.config.locale,
-        )
-        try:
-            self._keep_lease()
-        except Fenced:
-            job.breakers.released(llm)  # no call went out
-            raise
-        try:
-            reply = self._call(request, plan.summary_tokens)
-        except SummarizerContextError:
-            job.breakers.succeeded(llm)  # the endpoint answered: it is up
-            raise
-        except SummarizerError as exc:
-            job.breakers.failed(llm)
-            return f"summarizer failed: {exc}"
+        return previous
+
+    def _pinned(
+        self,
+        verdict: Accepted,
+        chunk: FoldChunk,
+        previous: str | None,
+        plan: CompressionPlan,
+    ) -> Accepted:
+        """Return the summary with the identifiers it lost re-attached (pin_facts)."""
+        config = self.job.config
+        if not config.pin_facts:
+            return verdict
         count = self.resolved.count_tokens
-        verdict = check_summary(
-            reply,
+        text = with_pins(
+            verdict.text,
             transcript=chunk.transcript,
             previous=previous,
             budget_tokens=plan.summary_tokens,
             count_tokens=count,
-            locale=job.config.locale,
+            locale=config.locale,
         )
-        if isinstance(verdict, Accepted):
-            job.breakers.succeeded(llm)
-            if not job.config.pin_facts:
-                return verdict
-            text = with_pins(
-                verdict.text,
-                transcript=chunk.transcript,
-                previous=previous,
-                budget_tokens=plan.summary_tokens,
-                count_tokens=count,
-                locale=job.config.locale,
-            )
-            return (
-                verdict if text == verdict.text else Accepted(text, count(text), True)
-            )
-        job.breakers.failed(llm)
-        return f"summary rejected ({verdict.reason}): {verdict.detail}"
+        return verdict if text == verdict.text else Accepted(text, count(text), True)
 
     def _keep_lease(self) -> None:
         """Renew the lease once a third of its time has passed; raise if it is lost."""
@@ -603,9 +652,12 @@ class _Run:
         deadline = time.monotonic() + timeout_s
         handle = CallHandle()
         self.calls += 1
-        future = job.calls.submit(
-            self.resolved.call, request, budget, TEMPERATURE, deadline, handle
-        )
+        try:
+            future = job.calls.submit(
+                self.resolved.call, request, budget, TEMPERATURE, deadline, handle
+            )
+        except RuntimeError as exc:  # the pool is shut down: the engine is stopping
+            raise Cancelled from exc
         while True:
             remaining = deadline - time.monotonic()
             try:
@@ -615,6 +667,8 @@ class _Run:
                 raise
             try:
                 return future.result(timeout=max(min(remaining, WAIT_SLICE_S), 0))
+            except FuturesCancelled as exc:  # cancelled by the pool's shutdown
+                raise Cancelled from exc
             except FuturesTimeout as exc:
                 if job.is_cancelled():
                     handle.close()
@@ -645,7 +699,9 @@ class _Run:
             self.session_id,
             namespace=NAMESPACE,
             record=record.to_mapping(),
-            expect_generation=None if self.record is None else self.record.generation,
+            expect_generation=None
+            if self.record is None
+            else self.record.generation or "",
             through_id=None if chunk is None else chunk.through_id,
             expect_archived=0 if chunk is None else len(chunk.messages),
             lease=self.lease,
@@ -679,6 +735,8 @@ class _Run:
             trimmed = self.job.config.on_summarizer_failure == "trim" and self.archived
             kind = "trimmed" if trimmed else "failed"
             detail = self.failure
+        elif self.paused is not None and not (self.summarized or self.archived):
+            kind, detail = "failed", f"recovery paused: {self.paused}"
         elif self.summarized or self.archived:
             kind, detail = "compressed", done
         else:

@@ -50,7 +50,15 @@ class SessionRegistry:
                 self._entries[session_id] = entry
             entry.touched_s = self._clock()
             entry.stamp += 1
-            entry.ref.tell(message)
+            try:
+                entry.ref.tell(message)
+            except pykka.ActorDeadError:  # it crashed: a new actor takes over
+                log.warning(
+                    "session %s: its actor had died; starting a new one", session_id
+                )
+                entry = _Entry(self._spawn(session_id), self._clock())
+                self._entries[session_id] = entry
+                entry.ref.tell(message)
             return True
 
     def idle_since(self, cutoff_s: float) -> list[tuple[str, pykka.ActorRef, int]]:

@@ -150,13 +150,14 @@ class ThreadRuntime:
 
     def send(self, session_id: str, message: object) -> None:
         """Send a trigger to the session's actor, counting it as pending work."""
-        if self._closed:
-            raise EngineClosed("the engine was stopped")
         if not self._started:
             self.start()
-        with self._idle:
-            self._pending += 1
-        self._inbox.put((session_id, message))
+        with self._start_lock:  # never behind stop()'s end-of-inbox marker
+            if self._closed:
+                raise EngineClosed("the engine was stopped")
+            with self._idle:
+                self._pending += 1
+            self._inbox.put((session_id, message))
 
     def _route(self) -> None:
         """Deliver queued triggers to their session actors, in arrival order."""
@@ -169,6 +170,7 @@ class ThreadRuntime:
                 delivered = False
             if not delivered:
                 self.settle(1)
+                _refuse(message, session_id)
 
     def settle(self, units: int) -> None:
         """Mark ``units`` of pending work done."""
@@ -233,6 +235,13 @@ class ThreadRuntime:
     def live_actors(self) -> int:
         """Return how many session actors are alive."""
         return len(self.registry)
+
+
+def _refuse(message: object, session_id: str) -> None:
+    """Fail the reply of a message no actor received, so no caller waits forever."""
+    reply = getattr(message, "reply", None)
+    if isinstance(reply, Future) and not reply.done():
+        reply.set_exception(EngineClosed(f"session {session_id}: not delivered"))
 
 
 def _logged(callback: Callable[[], None]) -> Callable[[], None]:

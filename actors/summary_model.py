@@ -207,11 +207,6 @@ class ModelResolver:
             return self._default, session_model
         return self._default, None
 
-    def summarizer_of(self, session_model: str | None) -> Summarizer | None:
-        """Return the summarizer a session uses, None when it cannot be resolved."""
-        target = self._target(session_model)
-        return None if isinstance(target, str) else target[0]
-
     def peek(self, session_model: str | None) -> ResolvedModel | None:
         """Return the cached resolution, or None when it is not known yet."""
         target = self._target(session_model)

@@ -170,11 +170,15 @@ def decode_record(namespace: str, key: str, raw: object) -> dict[str, object]:
 
 
 def record_generation(record: Mapping[str, object] | None) -> str | None:
-    """Return the text ``"generation"`` of a summary record, or None."""
+    """Return the text ``"generation"`` of a summary record: None without a record.
+
+    A record without one (a foreign writer's, the original plugin's) reads as ``""``,
+    so a commit prepared while it existed is fenced once it is deleted.
+    """
     if record is None:
         return None
     generation = record.get("generation")
-    return generation if isinstance(generation, str) else None
+    return generation if isinstance(generation, str) else ""
 
 
 def json_copy(value: object) -> object:

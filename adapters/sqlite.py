@@ -166,23 +166,23 @@ class SqliteDriver:
     def write(
         self, sql: str, params: Sequence[object], what: str, about: str | None = None
     ) -> tuple[int, int | None]:
-        conn = self._take()
-        try:
-            with self._writing:
+        with self._writing:  # taken first: a waiting writer holds no connection
+            conn = self._take()
+            try:
                 cursor = conn.execute(sql, params)  # autocommit: atomic on its own
-        except _DRIVER_ERRORS as exc:
-            raise store_error(what, about, exc) from exc
-        finally:
-            self._give(conn)
+            except _DRIVER_ERRORS as exc:
+                raise store_error(what, about, exc) from exc
+            finally:
+                self._give(conn)
         return cursor.rowcount, cursor.lastrowid
 
     @contextlib.contextmanager
     def transaction(
         self, what: str, about: str | None = None
     ) -> Iterator[sqlite3.Connection]:
-        conn = self._take()
-        try:
-            with self._writing:
+        with self._writing:  # taken first: a waiting writer holds no connection
+            conn = self._take()
+            try:
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     yield conn
@@ -192,10 +192,10 @@ class SqliteDriver:
                         with contextlib.suppress(sqlite3.Error):
                             conn.execute("ROLLBACK")
                     raise
-        except _DRIVER_ERRORS as exc:
-            raise store_error(what, about, exc) from exc
-        finally:
-            self._give(conn)
+            except _DRIVER_ERRORS as exc:
+                raise store_error(what, about, exc) from exc
+            finally:
+                self._give(conn)
 
     def close(self) -> None:
         with self._freed:

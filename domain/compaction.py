@@ -1,8 +1,9 @@
 """One compression, decided: what to fold, in which chunks, and what it produced.
 
-The session actor reads the store, calls these functions, calls the summarizer per
-chunk, and commits each chunk's record together with the archive of exactly the
-messages it folded (by id), so messages saved while the summarizer works stay active.
+The compression job (``actors.compression``) reads the store, calls these functions,
+calls the summarizer per chunk, and commits each chunk's record together with the
+archive of exactly the messages it folded (by id, fenced), so messages saved while the
+summarizer works stay active.
 """
 
 from __future__ import annotations

@@ -125,8 +125,8 @@ class CompactionStore(MemoryStore, Protocol):
 
         1. with ``lease``, the session's lease must still carry that token, unexpired;
         2. the stored record under (``namespace``, session id) must carry
-           ``expect_generation`` in its ``"generation"`` field (None: no record, or one
-           without a text generation);
+           ``expect_generation`` in its ``"generation"`` field (None: no record;
+           ``""``: a record without a text generation);
         3. with ``through_id``, exactly ``expect_archived`` active messages with
            ``id <= through_id`` are archived (any other number applies nothing);
         4. ``record`` (a JSON-compatible mapping carrying its new ``"generation"``)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-Reason = Literal["recover", "turn", "auto", "manual"]
-"""``recover``: fold ranges archived without a summary (after an outage) into it;
-``turn``: a turn ended at or above the threshold; ``auto``: token usage passed the
-pre-compression threshold; ``manual``: the host asked. ``auto`` and ``manual`` ignore
-the threshold. Every compression recovers first, so ``recover`` is the weakest."""
+Reason = Literal["turn", "recover", "auto", "manual"]
+"""``turn``: a turn ended at or above the threshold; ``recover``: fold ranges archived
+without a summary (after an outage) into it, then compress if the threshold says so;
+``auto``: token usage passed the pre-compression threshold; ``manual``: the host asked.
+``auto`` and ``manual`` ignore the threshold. Every compression recovers first."""
 
-RANK: dict[Reason, int] = {"recover": 0, "turn": 1, "auto": 2, "manual": 3}
+RANK: dict[Reason, int] = {"turn": 0, "recover": 1, "auto": 2, "manual": 3}
 
 
 def stronger(a: Reason | None, b: Reason) -> Reason:

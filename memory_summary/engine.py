@@ -90,19 +90,42 @@ def _utf8_bytes(text: str) -> int:
     return len(text.encode("utf-8"))
 
 
+def _pid_namespace() -> str:
+    """Return this process's PID namespace ("" where it cannot be told: not Linux)."""
+    try:
+        return str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        return ""
+
+
+_PID_NAMESPACE = _pid_namespace()
+
+
 def _owner_id() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    """Return a lease owner: ``host:pid:pid-namespace:nonce``."""
+    return (
+        f"{socket.gethostname()}:{os.getpid()}:{_PID_NAMESPACE}:{uuid.uuid4().hex[:8]}"
+    )
 
 
 def _is_dead_owner(owner: str) -> bool:
     """Tell whether a lease owner is a process of this host that no longer runs.
 
-    Owners are ``host:pid:nonce``. A pid reused by another process reads as alive (the
-    lease then simply expires); breaking a live lease is only wasteful, never unsafe.
+    Owners are ``host:pid:pid-namespace:nonce``; only an owner of this host and PID
+    namespace (containers sharing a host name have their own) is judged, and only
+    where the namespace is known (Linux). A pid reused by another process reads as
+    alive (the lease then simply expires); breaking a live lease is only wasteful,
+    never unsafe: its holder's commits are fenced.
     """
     host, _, rest = owner.partition(":")
-    pid_text = rest.partition(":")[0]
-    if host != socket.gethostname() or not pid_text.isdigit():
+    pid_text, _, rest = rest.partition(":")
+    namespace = rest.partition(":")[0]
+    if (
+        host != socket.gethostname()
+        or not pid_text.isdigit()
+        or not _PID_NAMESPACE
+        or namespace != _PID_NAMESPACE
+    ):
         return False
     pid = int(pid_text)
     if pid == os.getpid():

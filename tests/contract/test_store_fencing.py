@@ -125,11 +125,20 @@ def test_the_lease_is_checked_before_the_generation(store, sid, compressing):
     assert result.fenced == "lease"
 
 
-def test_a_record_without_text_generation_matches_none(store, sid):
+def test_a_record_without_text_generation_matches_the_empty_generation(store, sid):
     store.save_metadata(NS, sid, {"generation": 7, "text": "old"})
 
-    assert commit(store, sid, expect_generation=None).committed
     assert commit(store, sid, expect_generation=None).fenced == "generation"
+    assert commit(store, sid, expect_generation="").committed
+
+
+def test_a_deleted_record_without_generation_fences_a_commit_prepared_before(
+    store, sid
+):
+    store.save_metadata(NS, sid, {"summary": "legacy", "coveredUpTo": 3})
+    store.delete_metadata(NS, sid)  # a clear, while a compression ran
+
+    assert commit(store, sid, expect_generation="").fenced == "generation"
 
 
 def test_an_expired_lease_fences_the_commit(store, sid, compressing):

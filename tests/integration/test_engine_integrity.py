@@ -447,13 +447,16 @@ def test_a_lone_surrogate_in_a_session_id_names_the_field(store, make_engine):
 
 
 def test_a_lease_left_by_a_dead_process_of_this_host_is_broken(store, make_engine):
+    import os
     import socket
     import subprocess
     import sys
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    store.acquire_lease("s1", owner=f"{socket.gethostname()}:{dead.pid}:x", ttl_s=600)
+    namespace = os.stat("/proc/self/ns/pid").st_ino
+    owner = f"{socket.gethostname()}:{dead.pid}:{namespace}:x"
+    store.acquire_lease("s1", owner=owner, ttl_s=600)
     store.acquire_lease("s2", owner="elsewhere:1:x", ttl_s=600)
     engine = make_engine(store, ScriptedSummarizer(GOOD), config=SMALL)
     fill(store, "s1", 12)
@@ -461,3 +464,63 @@ def test_a_lease_left_by_a_dead_process_of_this_host_is_broken(store, make_engin
 
     assert engine.compress("s1").result(timeout=10).kind == "compressed"
     assert engine.compress("s2").result(timeout=10).kind == "skipped"  # a live holder
+
+
+def test_clearing_a_migrated_record_during_a_compression_is_never_undone(
+    store, make_engine
+):
+    store.save_metadata(
+        NAMESPACE,
+        "s1",
+        {"summary": "Legacy: the user is Ada.", "coveredUpTo": 4, "messageCount": 4},
+    )
+    llm = GatedSummarizer()
+    engine = make_engine(store, llm, config=SMALL)
+    fill(store, "s1", 12)
+
+    future = engine.compress("s1")
+    assert llm.entered.wait(10)
+    engine.clear("session", "s1")
+    llm.release.set()
+
+    assert future.result(timeout=10).kind == "fenced"
+    assert engine.summary("s1") is None
+
+
+def test_resummarize_during_an_outage_says_it_failed(store, make_engine):
+    down = SummarizerError("connection refused")
+    engine = make_engine(store, ScriptedSummarizer(down), config=SMALL)
+    fill(store, "s1", 12)
+    assert engine.compress("s1").result(timeout=10).kind == "trimmed"
+
+    outcome = engine.resummarize("s1").result(timeout=10)
+
+    assert outcome.kind == "failed"
+    assert "recovery paused" in outcome.detail
+    assert engine.summary("s1").unsummarized
+
+
+def test_a_context_error_while_recovering_is_retried_at_half_size(store, make_engine):
+    class Small(ScriptedSummarizer):
+        def __init__(self):
+            super().__init__(SummarizerError("down"))
+            self.up = False
+
+        def complete(self, messages, **kwargs):
+            if not self.up:
+                return super().complete(messages, **kwargs)
+            lines = transcript_of(messages).splitlines()
+            if len(lines) > 4:
+                raise SummarizerContextError("maximum context length exceeded")
+            return f"{GOOD} ({len(lines)} lines)"
+
+    llm = Small()
+    engine = make_engine(store, llm, config=SMALL, count_tokens_for=lambda m: len)
+    fill(store, "s1", 12)
+    assert engine.compress("s1").result(timeout=10).kind == "trimmed"
+    llm.up = True
+
+    outcome = engine.resummarize("s1").result(timeout=10)
+
+    assert outcome.recovered == 8
+    assert engine.summary("s1").unsummarized == ()
