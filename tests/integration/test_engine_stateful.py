@@ -104,13 +104,17 @@ class EngineMachine(RuleBasedStateMachine):
     @rule(sid=st.sampled_from(SESSIONS), reason=st.sampled_from(["manual", "auto"]))
     def compress(self, sid, reason):
         outcome = self.engine.compress(sid, reason).result(timeout=20)
-        assert outcome.kind in ("compressed", "trimmed", "skipped")
+        # failed: nothing new to fold while recovering an outage's ranges paused
+        assert outcome.kind in ("compressed", "trimmed", "skipped", "failed")
+        if outcome.kind == "failed":
+            assert outcome.detail.startswith("recovery paused")
         self._settle()
 
     @rule(sid=st.sampled_from(SESSIONS))
     def resummarize(self, sid):
         outcome = self.engine.resummarize(sid).result(timeout=20)
-        assert outcome.kind in ("compressed", "skipped", "failed")
+        # trimmed: after recovering, the threshold held and the summarizer was down
+        assert outcome.kind in ("compressed", "trimmed", "skipped", "failed")
         self._settle()
 
     @rule(sid=st.sampled_from(SESSIONS))
