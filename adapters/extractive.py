@@ -640,43 +640,8 @@ def _supersedes(new: Fact, old: Fact) -> bool:
     return overlap >= (0.5 if _CORRECTION.search(new.text.lower()) else 0.75)
 
 
-_DIGITS = re.compile(r"\d+")
-
-
-def _template(fact: Fact) -> str | None:
-    """Return the fact's text with its numbers blanked, or None if it names anything.
-
-    Facts that differ only in plain numbers ("Step 3, and please hurry.") are one
-    request repeated; a fact with an identifier, a path or a name is never merged so.
-    """
-    if fact.salience.identifiers or not _DIGITS.search(fact.text):
-        return None
-    return _DIGITS.sub("#", _key(fact.text))
-
-
-MAX_REPEATS = 3
-"""A numbered template ("Step 7, and please hurry.") keeps at most its newest three."""
-
-
-def _without_repeats(facts: list[Fact]) -> list[Fact]:
-    """Keep only the newest ``MAX_REPEATS`` facts of each numbered template."""
-    templates = [_template(fact) for fact in facts]
-    seen: dict[str, int] = {}
-    keep = [True] * len(facts)
-    for index in range(len(facts) - 1, -1, -1):  # the newest first
-        template = templates[index]
-        if template is None:
-            continue
-        seen[template] = seen.get(template, 0) + 1
-        keep[index] = seen[template] <= MAX_REPEATS
-    return [fact for fact, kept in zip(facts, keep, strict=True) if kept]
-
-
 def merged_facts(older: Sequence[Fact], newer: Sequence[Fact]) -> list[Fact]:
-    """Return ``older`` then ``newer``, each fact once (module docstring: merge).
-
-    A request repeated with only its numbers changed keeps its newest three.
-    """
+    """Return ``older`` then ``newer``, each fact once (module docstring: merge)."""
     facts: list[Fact] = []
     keys: list[str] = []
     for fact in [*older, *newer]:
@@ -694,7 +659,7 @@ def merged_facts(older: Sequence[Fact], newer: Sequence[Fact]) -> list[Fact]:
             del facts[index], keys[index]
         facts.append(fact)
         keys.append(key)
-    return _without_repeats(facts)
+    return facts
 
 
 def _effective_scores(facts: Sequence[Fact]) -> list[int]:

@@ -340,11 +340,3 @@ def test_tags_quoted_inside_a_message_stay_message_text():
 
     assert "ORD-7788" in text
     assert "#4711" in text
-
-
-def test_a_request_repeated_with_only_its_number_changed_keeps_its_newest_three():
-    lines = [f"User: Step {i}, and please keep it within my budget." for i in range(9)]
-
-    text = summarize(lines)
-
-    assert [f"Step {i}," in text for i in range(9)] == [False] * 6 + [True] * 3
