@@ -27,6 +27,7 @@ from memory_summary.domain import (
     CompactionStore,
     Compressing,
     CompressionPlan,
+    CompressRequested,
     FenceReason,
     FoldChunk,
     Message,
@@ -38,10 +39,12 @@ from memory_summary.domain import (
     SummarizerTimeout,
     SummaryConfig,
     SummaryRecord,
+    WindowSplit,
     check_summary,
     drop_unsummarized_through,
     fold_chunks,
     is_forced,
+    is_pressed,
     latest_todo_call,
     next_record,
     plan_compression,
@@ -58,6 +61,7 @@ from memory_summary.domain import (
 from memory_summary.domain.compaction import OVERSIZED_SUFFIX, OutcomeKind
 from memory_summary.domain.events import Status
 
+from .context import ContextPolicy
 from .records import RecordReader
 from .summary_model import BreakerBox, CallHandle, ResolvedModel
 
@@ -126,6 +130,8 @@ class CompressionJob:
     is_dead_owner: Callable[[str], bool] = lambda owner: False
     counted_by_host: bool = False
     """The host's thread already counted (a local store): skip the job's pre-check."""
+    context: ContextPolicy | None = None
+    """Token keep, self-measured usage and the loop guard (None: count only)."""
     archive: Archive | None = None
     clock: Callable[[], float] = time.time
     _plans: dict[tuple[object, ...], CompressionPlan] = attrs.field(
@@ -183,14 +189,14 @@ class CompressionJob:
         if is_forced(reason):
             start()
         try:
-            if (
-                reason == "turn"
-                and not self.counted_by_host
-                and not should_compress(
-                    self.store.count_history(session_id), self.config, forced=False
-                )
-            ):
-                return finish(Outcome(session_id, "skipped", reason, "below threshold"))
+            if reason == "turn" and not self._turn_needs_folding(session_id):
+                pressed = self._measured_pressure(session_id)
+                if pressed is None:
+                    detail = "below threshold"
+                    return finish(Outcome(session_id, "skipped", reason, detail))
+                self.emit(CompressRequested(session_id, "auto", pressed))
+                reason = "auto"
+                start()
             resolved = self.resolve(session_id)
             if isinstance(resolved, str):
                 start()
@@ -214,6 +220,30 @@ class CompressionJob:
             return finish(
                 Outcome(session_id, "failed", reason, f"internal error: {exc}")
             )
+
+    def _turn_needs_folding(self, session_id: str) -> bool:
+        """Tell whether a turn reaches the message-count threshold."""
+        if self.counted_by_host and (self.context is None or not self.context.measures):
+            return True  # the host's thread counted: it only sends what needs it
+        count = self.store.count_history(session_id)
+        return should_compress(count, self.config, forced=False)
+
+    def _measured_pressure(self, session_id: str) -> float | None:
+        """Return the usage ratio when the engine's own measure passes the trigger.
+
+        Measured only with ``context_window`` set and ``auto_compress_threshold`` > 0:
+        the injected summary plus the active history, in the chat model's encoding.
+        """
+        context = self.context
+        threshold = self.config.auto_compress_threshold
+        if context is None or not context.measures or threshold <= 0:
+            return None
+        record = self.records.read(session_id)
+        active = self.store.get_history(session_id, limit=probe_limit(self.config))
+        measure = context.measure(session_id, record.text if record else None, active)
+        if measure is None or measure.ratio < threshold:
+            return None
+        return measure.ratio
 
     def _release(self, session_id: str, lease: str) -> None:
         try:
@@ -305,7 +335,11 @@ class _Run:
         job, sid = self.job, self.session_id
         try:
             self.record = job.records.read(sid, quarantine=True)
-            if self.record is not None and self.record.unsummarized:
+            if (
+                self.record is not None
+                and self.record.unsummarized
+                and self.reason != "overflow"  # waits for nothing: recover later
+            ):
                 self._recover()
             probe = probe_limit(job.config)
             self.tail = job.store.get_history(sid, limit=probe)
@@ -314,10 +348,15 @@ class _Run:
                 if len(self.tail) < probe
                 else job.store.count_history(sid)
             )
-            split = split_window(self.tail, job.config.keep_recent)
+            split = self._split_window()
             forced = is_forced(self.reason)
-            if not should_compress(active, job.config, forced=forced) or not split.fold:
+            if not split.fold or (
+                not forced and not should_compress(active, job.config, forced=False)
+            ):
                 return self._outcome("nothing to compress")
+            guarded = self._guarded(split.keep)
+            if guarded is not None:
+                return self._outcome(guarded)
             self.start()
             log.debug(
                 "session %s: window %d, fold %d, keep %d, active %d",
@@ -334,11 +373,80 @@ class _Run:
             pages = iter([split.fold]) if whole else self._backlog_pages(boundary)
             for chunk, last in _with_last(self._chunks(pages, plan)):
                 self._fold(chunk, plan, last=last, halvable=True)
+            self._after_fold(split.keep)
         except Fenced as exc:
             self.fenced = exc.reason
         except KeepHistory:
             pass
         return self._outcome("summary written")
+
+    # -- the keep and the loop guard ---------------------------------------------
+
+    def _split_window(self) -> WindowSplit:
+        """Split the tail by count and tokens; an overflow keeps by tokens only."""
+        job, sid = self.job, self.session_id
+        context = job.context
+        keep_tokens = None if context is None else context.keep_tokens(sid)
+        keep_recent: int | None = job.config.keep_recent
+        if self.reason == "overflow":
+            keep_recent, keep_tokens = None, keep_tokens or 0
+        return split_window(
+            self.tail,
+            keep_recent,
+            keep_tokens=keep_tokens,
+            cost=None if context is None else context.cost(sid),
+        )
+
+    def _guarded(self, keep: Sequence[Message]) -> str | None:
+        """Return why an ``auto`` compression is pointless now, or None to go on.
+
+        After a pressed compression that could not bring the session under its
+        trigger, the next ``auto`` waits until enough new tokens arrived.
+        """
+        context = self.job.context
+        if self.reason != "auto" or context is None:
+            return None
+        guard = context.guard(self.session_id)
+        if guard is None:
+            return None
+        cost = context.cost(self.session_id)
+        if not guard.holds(
+            ((_id(m), cost(m)) for m in self.tail), self._kept_tokens(keep)
+        ):
+            return None
+        return (
+            "loop guard: the kept part alone is over the trigger; waiting for "
+            f"{guard.enough_tokens} new tokens"
+        )
+
+    def _kept_tokens(self, keep: Sequence[Message]) -> int:
+        """Return what the session holds after folding: the summary and ``keep``."""
+        context = self.job.context
+        assert context is not None
+        summary = self.record.text if self.record else None
+        cost = context.cost(self.session_id)
+        return context.summary_tokens(self.session_id, summary) + sum(map(cost, keep))
+
+    def _after_fold(self, keep: Sequence[Message]) -> None:
+        """Set or lift the loop guard after a fold, by what it kept."""
+        context = self.job.context
+        if context is None or not self.tail or not (self.summarized or self.archived):
+            return
+        if not is_pressed(self.reason):
+            return  # a count trigger keeps the guard: the kept part is the same
+        kept = self._kept_tokens(keep)
+        guard = context.after_pressed(
+            self.session_id, tip_id=_id(self.tail[-1]), kept_tokens=kept
+        )
+        if guard is not None:
+            log.info(
+                "session %s: the kept part (%d tokens) is over the trigger; the next "
+                "auto compression waits for %d new tokens",
+                self.session_id,
+                kept,
+                guard.enough_tokens,
+                extra={"session_id": self.session_id},
+            )
 
     # -- reading -----------------------------------------------------------------
 

@@ -44,6 +44,8 @@ from memory_summary.domain.config import Locale
 from memory_summary.domain.injection import TRUNCATION_SUFFIXES
 from memory_summary.domain.prompt import (
     CONVERSATION_TAG,
+    FENCE_TAGS,
+    NEUTRAL_OPEN,
     PREVIOUS_TAG,
     TASK_STATE_TAG,
 )
@@ -423,6 +425,11 @@ def _fact(text: str, role: Role | None, tool: str, section: Section | None) -> F
     )
 
 
+_FENCE_ONLY = re.compile(
+    rf"^{NEUTRAL_OPEN}\s*/?\s*(?:{'|'.join(FENCE_TAGS)})\s*>$", re.IGNORECASE
+)
+
+
 def _fragment(sentence: str) -> str:
     """Return ``sentence`` as one line of at most LINE_CHARS, around what matters.
 
@@ -430,6 +437,8 @@ def _fragment(sentence: str) -> str:
     of the weightiest kind it holds.
     """
     text = " ".join(sentence.split())
+    if _FENCE_ONLY.match(text):  # a disarmed fence tag quoted in a message: no fact
+        return ""
     if len(text) <= LINE_CHARS:
         return text
     found = ((WEIGHTS[kind], pattern.search(text)) for kind, pattern in _SPANS)

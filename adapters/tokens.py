@@ -15,6 +15,7 @@ import hashlib
 import importlib.resources
 import inspect
 import logging
+import math
 import os
 import tempfile
 import threading
@@ -195,10 +196,49 @@ class TiktokenCounter:
         return len(self._encoding.encode_ordinary(text))
 
 
+def is_exact_for(model: str | None) -> bool:
+    """Tell whether ``model``'s tokens count exactly here (tiktoken knows the model).
+
+    No model named counts exactly in the fallback encoding (there is nothing else to
+    match). A model tiktoken does not know (Llama, Qwen, Mistral, Gemma, Claude,
+    Gemini...) is counted in the fallback encoding, which undercounts most of them.
+
+    >>> is_exact_for("gpt-4o"), is_exact_for(None), is_exact_for("llama-3.1-8b")
+    (True, True, False)
+    """
+    if not model:
+        return True
+    try:
+        return tiktoken.model.encoding_name_for_model(model) in ENCODINGS
+    except KeyError:
+        return False
+
+
+def with_margin(count: Callable[[str], int], margin: float) -> Callable[[str], int]:
+    """Return ``count`` scaled up by ``margin`` (0.15: 15 % more), rounded up.
+
+    >>> with_margin(len, 0.15)("x" * 100)
+    115
+    """
+    if margin <= 0:
+        return count
+    scale = 1.0 + margin
+
+    def counted_with_margin(text: str) -> int:
+        return math.ceil(count(text) * scale)
+
+    return counted_with_margin
+
+
 def counter_factory(
-    fallback: str = DEFAULT_FALLBACK,
+    fallback: str = DEFAULT_FALLBACK, *, margin: float = 0.0
 ) -> Callable[[str | None], Callable[[str], int]]:
-    """Return ``model -> count_tokens`` for the engine, one counter per encoding."""
+    """Return ``model -> count_tokens`` for the engine, one counter per encoding.
+
+    Models whose tokenizer is not known exactly (``is_exact_for``) count in
+    ``fallback`` scaled up by ``margin``, so budgets and limits stay safe for a
+    tokenizer that needs more tokens than tiktoken's; each such model is logged once.
+    """
     if fallback not in ENCODINGS:
         raise TokenizerError(
             f"fallback encoding {fallback!r} is not one of {ENCODINGS}"
@@ -208,7 +248,22 @@ def counter_factory(
     def for_encoding(name: str) -> Callable[[str], int]:
         return TiktokenCounter(name).count
 
+    @cache
+    def inexact(name: str) -> Callable[[str], int]:
+        return with_margin(for_encoding(name), margin)
+
+    @cache
     def for_model(model: str | None) -> Callable[[str], int]:
-        return for_encoding(encoding_name_for(model, fallback))
+        name = encoding_name_for(model, fallback)
+        if is_exact_for(model):
+            return for_encoding(name)
+        log.info(
+            "model %r is not known to tiktoken: counting in %s with a %.0f%% safety "
+            "margin (token_safety_margin)",
+            model,
+            name,
+            margin * 100,
+        )
+        return inexact(name)
 
     return for_model

@@ -13,7 +13,7 @@ from .breaker import (
 from .budget import Chunk, input_limit_tokens, plan_chunks, summary_budget_tokens
 from .compaction import FoldChunk, Outcome, fold_chunks, next_record, separator_message
 from .config import SummaryConfig
-from .cut import find_safe_cut
+from .cut import find_safe_cut, find_token_cut
 from .errors import (
     ConfigError,
     EngineClosed,
@@ -27,7 +27,14 @@ from .errors import (
     TokenizerError,
 )
 from .events import ClearResult, Compressing, CompressRequested, Event
-from .injection import assemble_messages, injection_text, summary_message
+from .injection import (
+    Placement,
+    assemble_messages,
+    injection_text,
+    is_summary_message,
+    summary_message,
+)
+from .measure import LoopGuard, guard_after, message_tokens, usage_ratio
 from .model import EVENT_MARKER, SUMMARY_KIND, LLMRef, Message, ToolCall
 from .pins import extract_pins, pinned_section, with_pins
 from .plan import CompressionPlan, injection_budget_tokens, plan_compression
@@ -42,8 +49,9 @@ from .ports import (
     TokenCounter,
 )
 from .prompt import latest_todo_call, summary_request, system_prompt
-from .reason import Reason, is_forced
+from .reason import Reason, is_forced, is_pressed
 from .render import render_message, render_transcript
+from .repair import REPAIR_KIND, Repair, repair_pairs
 from .state import Busy, Idle, SessionState, on_finished, on_trigger
 from .summary import (
     NAMESPACE,
@@ -71,6 +79,7 @@ __all__ = [
     "EVENT_MARKER",
     "NAMESPACE",
     "QUARANTINE_NAMESPACE",
+    "REPAIR_KIND",
     "SUMMARY_KIND",
     "Accepted",
     "Archive",
@@ -90,15 +99,18 @@ __all__ = [
     "FoldChunk",
     "Idle",
     "LLMRef",
+    "LoopGuard",
     "MalformedRecord",
     "MemoryStore",
     "MemorySummaryError",
     "Message",
     "MessageError",
     "Outcome",
+    "Placement",
     "Reason",
     "RejectReason",
     "Rejected",
+    "Repair",
     "SessionState",
     "StoreError",
     "StreamingSummarizer",
@@ -125,13 +137,18 @@ __all__ = [
     "drop_unsummarized_through",
     "extract_pins",
     "find_safe_cut",
+    "find_token_cut",
     "fold_chunks",
+    "guard_after",
     "injection_budget_tokens",
     "injection_text",
     "input_limit_tokens",
     "is_forced",
+    "is_pressed",
     "is_summarized",
+    "is_summary_message",
     "latest_todo_call",
+    "message_tokens",
     "next_record",
     "normalize_text",
     "on_finished",
@@ -143,6 +160,7 @@ __all__ = [
     "read_record",
     "render_message",
     "render_transcript",
+    "repair_pairs",
     "resummarized_record",
     "separator_message",
     "should_compress",
@@ -153,5 +171,6 @@ __all__ = [
     "system_prompt",
     "trimmed_record",
     "truncate_to_tokens",
+    "usage_ratio",
     "with_pins",
 ]

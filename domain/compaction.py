@@ -17,7 +17,7 @@ from .budget import plan_chunks
 from .config import Locale
 from .model import EVENT_MARKER, Message
 from .reason import Reason
-from .render import render_message, tool_names_by_call_id
+from .render import render_message, result_names
 from .summary import SummaryRecord
 from .truncate import truncate_to_tokens
 from .window import is_summarized
@@ -90,12 +90,12 @@ def fold_chunks(
     sees ride along in their chunk with no transcript line, so they are archived with
     it. A single message too long for ``limit_tokens`` is cut to it, never dropped.
     """
-    names = tool_names_by_call_id(lookup)
+    names = result_names(lookup)  # ``lookup`` starts with ``page``
     lines = [
-        render_message(m, names, locale=locale, cut=cut_chars)
+        render_message(m, found, locale=locale, cut=cut_chars)
         if is_summarized(m)
         else None
-        for m in page
+        for m, found in zip(page, names, strict=False)
     ]
     # A token spans at least one UTF-8 byte: a page whose bytes fit needs no count.
     sizes = [len(line.encode("utf-8")) if line is not None else 0 for line in lines]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Literal, get_args
 
 import attrs
@@ -19,6 +20,10 @@ MODEL_MODES: tuple[ModelMode, ...] = get_args(ModelMode)
 LOCALES: tuple[Locale, ...] = get_args(Locale)
 FAILURE_POLICIES: tuple[FailurePolicy, ...] = get_args(FailurePolicy)
 DEFAULT_TASK_TOOLS = ("manage_todo_list", "todo_manage")
+KEEP_SHARE = 0.2
+"""The share of ``context_window`` the kept part may hold when ``keep_recent_tokens``
+is unset: well under the default trigger (0.7), so one compression brings a session
+back under it."""
 
 
 def _int_at_least(low: int) -> Callable[[object, attrs.Attribute[int], object], None]:
@@ -89,6 +94,32 @@ def _llm_ref(value: object) -> LLMRef | None:
     raise ConfigError("summary_llm", value, "LLMRef or {provider: str, model: str}")
 
 
+def _context_window(value: object) -> int | Mapping[str, int] | None:
+    allowed = "an int >= 1, a mapping model name -> int >= 1, or None"
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        if not value or not all(
+            isinstance(k, str) and k and _is_count(v) for k, v in value.items()
+        ):
+            raise ConfigError("context_window", value, allowed)
+        return MappingProxyType(dict(value))
+    if not _is_count(value):
+        raise ConfigError("context_window", value, allowed)
+    return value  # type: ignore[return-value]
+
+
+def _keep_tokens(
+    instance: object, attribute: attrs.Attribute[int | None], value: object
+) -> None:
+    if value is not None and not _is_count(value):
+        raise ConfigError(attribute.name, value, "an int >= 1, or None")
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
 def _todo_tools(value: object) -> tuple[str, ...]:
     if isinstance(value, str) or not isinstance(value, (list, tuple)):
         raise ConfigError("todo_tool_names", value, "a list of tool names")
@@ -147,8 +178,24 @@ class SummaryConfig:
     breaker_failures: int = attrs.field(default=5, validator=_int_at_least(1))
     breaker_cooldown_s: float = attrs.field(default=30.0, validator=_positive_seconds)
     pin_facts: bool = attrs.field(default=True, validator=_is_bool)
+    # The chat model's window: the engine measures usage itself after each turn.
+    context_window: int | Mapping[str, int] | None = attrs.field(
+        default=None, converter=_context_window
+    )
+    keep_recent_tokens: int | None = attrs.field(default=None, validator=_keep_tokens)
+    token_safety_margin: float = attrs.field(
+        default=0.15, validator=_number_in(0.0, 1.0)
+    )
 
     def __attrs_post_init__(self) -> None:
+        if self.threshold <= self.keep_recent:
+            raise ConfigError(
+                "threshold",
+                self.threshold,
+                f"an int > keep_recent={self.keep_recent} (a session kept at "
+                "keep_recent messages would reach threshold again at once and "
+                "compress on every turn)",
+            )
         if self.summary_model_mode == "custom" and self.summary_llm is None:
             raise ConfigError(
                 "summary_llm",
@@ -160,6 +207,35 @@ class SummaryConfig:
     def effective_keep_recent(self) -> int:
         """Return the kept count with the seed's floor of one message."""
         return max(self.keep_recent, 1)
+
+    def window_for(self, model: str | None) -> int | None:
+        """Return the chat model's context window in tokens, or None when unknown.
+
+        A mapping is looked up by the exact model name, then by the longest key the
+        name starts with (``"gpt-4o"`` covers ``"gpt-4o-2024-08-06"``), then under
+        ``"default"`` (or ``"*"``).
+        """
+        window = self.context_window
+        if window is None or isinstance(window, int):
+            return window
+        if model:
+            if model in window:
+                return window[model]
+            prefixes = [key for key in window if model.startswith(key)]
+            if prefixes:
+                return window[max(prefixes, key=len)]
+        return window.get("default", window.get("*"))
+
+    def keep_tokens_for(self, model: str | None) -> int | None:
+        """Return the kept part's token bound: ``keep_recent_tokens``, else a share.
+
+        With ``context_window`` known and ``keep_recent_tokens`` unset, the kept part
+        may hold ``KEEP_SHARE`` of the window; with neither, it is bound by count only.
+        """
+        if self.keep_recent_tokens is not None:
+            return self.keep_recent_tokens
+        window = self.window_for(model)
+        return None if window is None else max(int(window * KEEP_SHARE), 1)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, object]) -> SummaryConfig:
@@ -191,6 +267,8 @@ class SummaryConfig:
         """Return the effective values under their snake_case names."""
         out = attrs.asdict(self, recurse=True)
         out["todo_tool_names"] = list(self.todo_tool_names)
+        if isinstance(self.context_window, Mapping):
+            out["context_window"] = dict(self.context_window)
         return out
 
 

@@ -6,7 +6,7 @@ answering one of its calls (matched by ``tool_call_id``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .model import Message
 
@@ -58,4 +58,43 @@ def find_safe_cut(history: Sequence[Message], keep_recent: int) -> int:
         if moved == cut:
             return cut
         cut = moved
+    return cut
+
+
+def _earliest_starts(history: Sequence[Message]) -> list[int]:
+    """Return, for each index, the earliest group start at or after it."""
+    earliest = group_starts(history)
+    for index in range(len(history) - 2, -1, -1):
+        earliest[index] = min(earliest[index], earliest[index + 1])
+    return earliest
+
+
+def find_token_cut(
+    history: Sequence[Message],
+    keep_tokens: int,
+    cost: Callable[[Message], int],
+) -> int:
+    """Return where a kept tail of at most ``keep_tokens`` tokens starts.
+
+    The tail is the longest run of whole tool-call groups at the end of ``history``
+    whose ``cost`` sums to at most ``keep_tokens``, but never less than the newest
+    group (which may alone be over the bound). The same invariants as
+    ``find_safe_cut`` hold: no group straddles the cut and the tail never starts with
+    a tool result.
+
+    >>> from memory_summary.domain import Message
+    >>> find_token_cut([Message("user", "a" * 8), Message("user", "b")], 4, len)
+    1
+    """
+    if not history:
+        return 0
+    earliest = _earliest_starts(history)
+    cut = find_safe_cut(history, 1)
+    used = sum(cost(m) for m in history[cut:])
+    for index in range(cut - 1, -1, -1):
+        used += cost(history[index])
+        if used > keep_tokens:
+            break
+        if earliest[index] == index and (index == 0 or history[index].role != "tool"):
+            cut = index
     return cut

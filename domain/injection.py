@@ -7,6 +7,9 @@ of the leading system block, before the history, cut to its token budget.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Literal, get_args
+
+import attrs
 
 from .config import Locale
 from .model import SUMMARY_KIND, Message
@@ -29,21 +32,15 @@ def injection_text(
     locale: Locale,
     budget_tokens: int,
     count_tokens: Callable[[str], int],
-    summary_tokens: int | None = None,
 ) -> str:
     """Return the injected system text: header plus summary, within ``budget_tokens``.
 
-    ``summary_tokens`` (the summary's count, when the caller already has it) lets a
-    summary that clearly fits skip counting. The header is kept; the summary is cut on a
-    character boundary and marked with the locale's truncation suffix.
+    Always counted with ``count_tokens``, the encoding of the model the text is sent
+    to: a count stored in another encoding never lets a summary skip the cut. The
+    header is kept; the summary is cut on a character boundary and marked with the
+    locale's truncation suffix.
     """
-    header = HEADERS[locale] + "\n"
-    full = header + summary
-    if (
-        summary_tokens is not None
-        and summary_tokens + count_tokens(header) <= budget_tokens
-    ):
-        return full
+    full = HEADERS[locale] + "\n" + summary
     return truncate_to_tokens(
         full, budget_tokens, count_tokens, TRUNCATION_SUFFIXES[locale]
     )
@@ -54,24 +51,76 @@ def summary_message(text: str) -> Message:
     return Message("system", text, kind=SUMMARY_KIND)
 
 
+Placement = Literal["separate", "merge"]
+"""``separate``: the summary is its own system message at the end of the leading
+system block (OpenAI, most local servers); ``merge``: it is appended to the first
+system message, for APIs that take one system block (Anthropic, Gemini)."""
+PLACEMENTS: tuple[Placement, ...] = get_args(Placement)
+INSTRUCTION_ROLES: frozenset[str] = frozenset({"system", "developer"})
+"""Roles of the leading instruction block (``developer`` is OpenAI's newer name)."""
+MERGE_SEPARATOR = "\n\n"
+_MERGED_MARKS = tuple(MERGE_SEPARATOR + header for header in HEADERS.values())
+
+
 def anchor_index(messages: Sequence[Message]) -> int:
     """Return the index right after the leading block of system messages."""
     index = 0
-    while index < len(messages) and messages[index].role == "system":
+    while index < len(messages) and messages[index].role in INSTRUCTION_ROLES:
         index += 1
     return index
 
 
+def is_summary_message(message: Message) -> bool:
+    """Tell whether ``message`` is an injected summary, even one that lost its kind.
+
+    A summary that went through a host's own format (OpenAI dicts, say) keeps only
+    its text, which starts with a locale's header.
+    """
+    if message.kind == SUMMARY_KIND:
+        return True
+    return message.role == "system" and message.content.startswith(
+        tuple(HEADERS.values())
+    )
+
+
+def without_merged_summary(message: Message) -> Message:
+    """Return a system message without the summary a ``merge`` appended to it."""
+    if message.role not in INSTRUCTION_ROLES:
+        return message
+    content = message.content
+    cuts = [content.find(mark) for mark in _MERGED_MARKS]
+    found = [cut for cut in cuts if cut >= 0]
+    if not found:
+        return message
+    return attrs.evolve(message, content=content[: min(found)])
+
+
 def assemble_messages(
-    messages: Sequence[Message], injected: Message | None
+    messages: Sequence[Message],
+    injected: Message | None,
+    placement: Placement = "separate",
 ) -> list[Message]:
     """Return ``messages`` with ``injected`` placed at the context anchor.
 
-    Any summary message already present (``kind == SUMMARY_KIND``) is removed first, so
-    assembling twice leaves exactly one. With ``injected=None`` stale ones are removed.
+    Any summary already present (a summary message, or one merged into a system
+    message) is removed first, so assembling twice leaves exactly one. With
+    ``injected=None`` stale ones are removed. ``placement="merge"`` appends it to the
+    first system message (after the static prompt, so prompt caches keep their
+    prefix), or makes it the system message when there is none.
     """
-    rest = [m for m in messages if m.kind != SUMMARY_KIND]
+    if placement not in PLACEMENTS:
+        raise ValueError(
+            f"placement={placement!r} is invalid; allowed: 'separate' / 'merge'"
+        )
+    rest = [without_merged_summary(m) for m in messages if not is_summary_message(m)]
     if injected is None:
         return rest
+    if placement == "merge":
+        first = next((i for i, m in enumerate(rest) if m.role == "system"), None)
+        if first is not None and first < anchor_index(rest):
+            host = rest[first]
+            text = host.content.rstrip() + MERGE_SEPARATOR + injected.content
+            return [*rest[:first], attrs.evolve(host, content=text), *rest[first + 1 :]]
+        return [injected, *rest]
     at = anchor_index(rest)
     return [*rest[:at], injected, *rest[at:]]

@@ -4,6 +4,10 @@ seed: an assistant tool call renders as ``Call <tool>(<arguments>)``; a tool res
 ``Tool result(<tool>): <body>``, the tool name found by ``tool_call_id`` among the
 assistant calls of the same window (the message's own ``name`` only as fallback);
 arguments and bodies are each hard-cut to 200 characters. ``zh`` uses the seed's labels.
+
+A result takes the name of the nearest call before it with its id, so a reused id
+names its own call. Every line of a message after its first is indented, so text
+inside a message can never pass for a new transcript entry ("User: ...").
 """
 
 from __future__ import annotations
@@ -48,6 +52,10 @@ LABELS: Mapping[Locale, Labels] = {
 }
 
 
+CONTINUATION = "  "
+"""The indent of every line of a message after its first."""
+
+
 def tool_names_by_call_id(window: Iterable[Message]) -> dict[str, str]:
     """Return the tool name of every assistant tool call in ``window``, by call id."""
     return {
@@ -56,6 +64,39 @@ def tool_names_by_call_id(window: Iterable[Message]) -> dict[str, str]:
         if message.role == "assistant"
         for call in message.tool_calls
     }
+
+
+def result_names(window: Sequence[Message]) -> list[dict[str, str]]:
+    """Return, per message, the name of the call a tool result answers (by its id).
+
+    The nearest earlier call with the result's id names it; other messages get ``{}``.
+    """
+    latest: dict[str, str] = {}
+    names: list[dict[str, str]] = []
+    for message in window:
+        if message.role == "assistant":
+            latest.update((call.id, call.name) for call in message.tool_calls)
+        call_id = message.tool_call_id
+        if message.role == "tool" and call_id is not None and call_id in latest:
+            names.append({call_id: latest[call_id]})
+        else:
+            names.append({})
+    return names
+
+
+def _indented(text: str) -> str:
+    """Indent every line after the first (any line break ``str.splitlines`` knows).
+
+    Text ending in a line break is indented after it too, so whatever follows it in
+    the same entry (a call's closing parenthesis) stays indented.
+    """
+    lines = text.splitlines(keepends=True)
+    if not lines or (len(lines) == 1 and lines[0] == text.splitlines()[0]):
+        return text
+    out = lines[0] + "".join(CONTINUATION + line for line in lines[1:])
+    if lines[-1] != text.splitlines()[-1]:
+        out += CONTINUATION
+    return out
 
 
 def render_message(
@@ -69,16 +110,26 @@ def render_message(
     labels = LABELS[locale]
     if message.role == "tool":
         tool = names.get(message.tool_call_id or "") or message.name or UNKNOWN_TOOL
-        return f"{labels.tool_result}({tool}): {cut_chars(message.content, cut)}"
+        body = _indented(cut_chars(message.content, cut))
+        return f"{labels.tool_result}({_one_line(tool)}): {body}"
     if message.role == "assistant":
-        lines = [f"{labels.assistant}: {message.content}"] if message.content else []
+        lines = (
+            [f"{labels.assistant}: {_indented(message.content)}"]
+            if message.content
+            else []
+        )
         lines.extend(
-            f"{labels.call} {call.name}({cut_chars(call.arguments, cut)})"
+            f"{labels.call} {_one_line(call.name)}"
+            f"({_indented(cut_chars(call.arguments, cut))})"
             for call in message.tool_calls
         )
         return "\n".join(lines) or f"{labels.assistant}: "
     label = labels.system if message.role == "system" else labels.user
-    return f"{label}: {message.content}"
+    return f"{label}: {_indented(message.content)}"
+
+
+def _one_line(name: str) -> str:
+    return name if name.splitlines() in ([name], []) else " ".join(name.split())
 
 
 def render_transcript(
@@ -88,6 +139,19 @@ def render_transcript(
     locale: Locale = "en",
     cut: int = 200,
 ) -> list[str]:
-    """Render each message; tool names come from ``window`` (default ``messages``)."""
-    names = tool_names_by_call_id(messages if window is None else window)
-    return [render_message(m, names, locale=locale, cut=cut) for m in messages]
+    """Render each message; tool names come from ``window`` (default ``messages``).
+
+    A message of ``window`` takes the name of the nearest call before it; one that
+    is not in ``window`` takes any call of the window with its id.
+    """
+    if window is None:
+        window = messages
+    names = result_names(window)
+    at = {id(m): i for i, m in enumerate(window)}
+    fallback = tool_names_by_call_id(window)
+    return [
+        render_message(
+            m, names[at[id(m)]] if id(m) in at else fallback, locale=locale, cut=cut
+        )
+        for m in messages
+    ]

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 
 from .config import SummaryConfig
-from .cut import find_safe_cut
+from .cut import find_safe_cut, find_token_cut
 from .model import Message
 
 SUMMARIZED_ROLES = frozenset({"user", "assistant", "tool"})
@@ -47,9 +47,24 @@ class WindowSplit:
         return tuple(m for m in self.fold if is_summarized(m))
 
 
-def split_window(window: Sequence[Message], keep_recent: int) -> WindowSplit:
-    """Split a window (oldest first) at the safe cut for ``keep_recent``."""
-    cut = find_safe_cut(window, keep_recent)
+def split_window(
+    window: Sequence[Message],
+    keep_recent: int | None,
+    *,
+    keep_tokens: int | None = None,
+    cost: Callable[[Message], int] | None = None,
+) -> WindowSplit:
+    """Split a window (oldest first) at the safe cut for the keep.
+
+    The kept part holds about ``keep_recent`` messages (None: the count does not
+    bound it) and at most ``keep_tokens`` tokens by ``cost`` (None: no token bound),
+    whichever keeps less, but never less than the newest tool-call group.
+    """
+    cut = 0 if keep_recent is None else find_safe_cut(window, keep_recent)
+    if keep_tokens is not None and cost is not None:
+        cut = max(cut, find_token_cut(window, keep_tokens, cost))
+    elif keep_recent is None:
+        cut = find_safe_cut(window, 1)
     return WindowSplit(tuple(window[:cut]), tuple(window[cut:]))
 
 

@@ -18,6 +18,7 @@ from concurrent.futures import Future
 from typing import Literal
 
 from memory_summary.actors.compression import CompressionJob
+from memory_summary.actors.context import ContextPolicy
 from memory_summary.actors.events import EventBus
 from memory_summary.actors.messages import Compress, TurnEnded, UsageReported
 from memory_summary.actors.records import RecordReader
@@ -39,6 +40,8 @@ from memory_summary.domain import (
     Message,
     MessageError,
     Outcome,
+    Placement,
+    Repair,
     StoreError,
     Summarizer,
     SummaryConfig,
@@ -46,6 +49,7 @@ from memory_summary.domain import (
     assemble_messages,
     injection_budget_tokens,
     injection_text,
+    repair_pairs,
     summary_message,
 )
 
@@ -53,7 +57,7 @@ log = logging.getLogger(__name__)
 
 Scope = Literal["session", "all"]
 _IGNORED_OUTCOMES = frozenset({"aborted", "error"})
-_REASONS = ("manual", "auto")
+_REASONS = ("manual", "auto", "overflow")
 _PROMPT_CACHE_SIZE = 50_000
 _REQUIRED = (
     "count_history",
@@ -198,7 +202,9 @@ class SummaryEngine:
                 "PostgresStore; memory_summary.testing checks your own)"
             )
         self.config = config or SummaryConfig()
-        counter = count_tokens_for or counter_factory()
+        counter = count_tokens_for or counter_factory(
+            margin=self.config.token_safety_margin
+        )
         self._counter = counter
         self.memory = memory
         # The tokenizer loads on the first summary, on a worker thread, not here.
@@ -216,6 +222,7 @@ class SummaryEngine:
             "memory-summary-llm", self.config.max_concurrent_summaries, grow=True
         )
         stopping = threading.Event()
+        self._context = ContextPolicy(self.config, counter, self._session_models.get)
         job = CompressionJob(
             store=memory,
             config=self.config,
@@ -229,6 +236,7 @@ class SummaryEngine:
             new_generation=_new_generation,
             is_dead_owner=_is_dead_owner,
             counted_by_host=self._counts_locally,
+            context=self._context,
             archive=archive,
         )
         self._core = ThreadRuntime(
@@ -294,7 +302,7 @@ class SummaryEngine:
             return
         if model is not None:
             self._session_models[session_id] = model
-        if self._counts_locally:
+        if self._counts_locally and self.config.context_window is None:
             try:
                 if self.memory.count_history(session_id) < self.config.threshold:
                     return
@@ -331,11 +339,17 @@ class SummaryEngine:
         """Compress now, ignoring the threshold; return a future of the ``Outcome``.
 
         A request that arrives while the session compresses runs right after it.
+        ``reason="overflow"`` is for a host whose model call just failed on its
+        context length: it folds everything but the newest messages that fit the
+        token keep (``keep_recent_tokens``, else a share of ``context_window``, else
+        the newest tool-call group alone), ignoring ``keep_recent``, and leaves
+        recovering ranges archived during an outage to the next compression. It
+        never blocks: wait on the future (with a timeout) before retrying the call.
         """
         _check_session_id(session_id)
         if reason not in _REASONS:
             raise ValueError(
-                f"reason={reason!r} is invalid; allowed: 'manual' / 'auto'"
+                f"reason={reason!r} is invalid; allowed: 'manual' / 'auto' / 'overflow'"
             )
         reply: Future[Outcome] = Future()
         self._core.send(session_id, Compress(reason, reply))  # type: ignore[arg-type]
@@ -367,13 +381,15 @@ class SummaryEngine:
         _check_session_id(session_id)
         return self._records.read(session_id)
 
-    def build_prompt(self, session_id: str) -> str | None:
+    def build_prompt(self, session_id: str, model: str | None = None) -> str | None:
         """Return the system text to inject for the session, or None without a summary.
 
         The text is the locale's header plus the summary, cut to the token budget
-        (summary model's context length x ``summary_token_ratio``, floor 512), in the
-        summary model's encoding. It is cached per session and summary, so a call that
-        finds the same summary does no tokenizer work; it never does network I/O.
+        (summary model's context length x ``summary_token_ratio``, floor 512),
+        counted in the encoding of the model it is sent to: ``model``, else the
+        model the session's last ``turn_after`` named, else the summary model's. It
+        is cached per session, summary and encoding, so a call that finds the same
+        summary does no tokenizer work; it never does network I/O.
         """
         self._core.check_open()
         try:
@@ -383,7 +399,7 @@ class SummaryEngine:
             return None
         if record is None or not record.text:
             return None
-        budget, count = self._injection_budget(session_id)
+        budget, count = self._injection_budget(session_id, model)
         cached = self._prompts.get(session_id)
         if (
             cached is not None
@@ -403,17 +419,23 @@ class SummaryEngine:
         self._prompts[session_id] = (record.text, budget, count, text)
         return text
 
-    def _injection_budget(self, session_id: str) -> tuple[int, Callable[[str], int]]:
-        """Return the budget and counter for the injected summary, without blocking."""
-        model = self._session_models.get(session_id)
-        resolved = self._resolver.peek(model)
+    def _injection_budget(
+        self, session_id: str, model: str | None
+    ) -> tuple[int, Callable[[str], int]]:
+        """Return the budget and the chat model's counter, without blocking on I/O."""
+        session_model = self._session_models.get(session_id)
+        resolved = self._resolver.peek(session_model)
         if resolved is None:
-            self._resolve_later(model)
-            return injection_budget_tokens(self.config, None), _utf8_bytes
-        return (
-            injection_budget_tokens(self.config, resolved.context_length),
-            resolved.count_tokens,
+            self._resolve_later(session_model)
+        budget = injection_budget_tokens(
+            self.config, None if resolved is None else resolved.context_length
         )
+        chat = model or session_model
+        if chat is not None:
+            return budget, self._counter(chat)
+        if resolved is None:
+            return budget, _utf8_bytes
+        return budget, resolved.count_tokens
 
     def _resolve_later(self, model: str | None) -> None:
         with self._resolving_lock:
@@ -434,15 +456,39 @@ class SummaryEngine:
             target=resolve, name="memory-summary-resolve", daemon=True
         ).start()
 
-    def assemble(self, messages: Sequence[Message], session_id: str) -> list[Message]:
-        """Return ``messages`` with the summary injected at the context anchor.
+    def assemble(
+        self,
+        messages: Sequence[Message],
+        session_id: str,
+        *,
+        repair: Repair = True,
+        placement: Placement = "separate",
+        model: str | None = None,
+    ) -> list[Message]:
+        """Return ``messages`` ready for the provider, with the summary injected.
 
-        The summary goes at the end of the leading system block, before the history.
-        Idempotent: an injected summary already present is replaced, never doubled.
+        Args:
+            messages: the request as the host built it (system prompt, history).
+            session_id: whose summary to inject.
+            repair: pair tool calls and results as providers require
+                (``domain.repair``): ``True`` drops a result whose call is not before
+                it, ``"placeholder"`` synthesizes its call instead, ``False`` leaves
+                the list alone. A call without a result gets a synthetic "result
+                unavailable" unless it is in the trailing group (still executing).
+            placement: ``"separate"`` puts the summary in its own system message at
+                the end of the leading system block; ``"merge"`` appends it to the
+                first system message (one system block: Anthropic, Gemini).
+            model: the model the request goes to; the summary is cut to its budget
+                in that model's encoding (default: the session's last model).
+
+        Idempotent: a summary already present (separate or merged, even one that
+        lost its ``kind`` in the host's own format) is replaced, never doubled.
         """
-        text = self.build_prompt(session_id)
+        text = self.build_prompt(session_id, model)
         return assemble_messages(
-            messages, None if text is None else summary_message(text)
+            repair_pairs(messages, repair),
+            None if text is None else summary_message(text),
+            placement,
         )
 
     def clear(
@@ -507,6 +553,7 @@ class SummaryEngine:
             forget_archive(session_id)
         self._prompts.pop(session_id, None)
         self._session_models.pop(session_id, None)
+        self._context.lift(session_id)
         log.info("session %s: forgotten (%d messages)", session_id, deleted)
         return deleted
 

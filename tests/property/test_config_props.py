@@ -7,9 +7,18 @@ from hypothesis import strategies as st
 from memory_summary import ConfigError, LLMRef, SummaryConfig
 
 valid_configs = st.builds(
-    SummaryConfig,
-    threshold=st.integers(1, 10_000),
-    keep_recent=st.integers(0, 10_000),
+    lambda keep, more, **rest: SummaryConfig(
+        keep_recent=keep, threshold=keep + more, **rest
+    ),
+    keep=st.integers(0, 10_000),
+    more=st.integers(1, 10_000),
+    context_window=st.none()
+    | st.integers(1, 2_000_000)
+    | st.dictionaries(
+        st.text(min_size=1, max_size=8), st.integers(1, 10**6), min_size=1
+    ),
+    keep_recent_tokens=st.none() | st.integers(1, 10**6),
+    token_safety_margin=st.floats(0.0, 1.0),
     summary_token_ratio=st.floats(0.0001, 1.0),
     auto_compress_threshold=st.floats(0.0, 1.0),
     summary_prompt=st.text(max_size=50),

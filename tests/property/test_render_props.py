@@ -38,16 +38,45 @@ def test_tool_pieces_are_cut_and_chat_text_is_verbatim(history, cut, locale):
     for message, line in zip(history, lines, strict=True):
         if message.role == "tool":
             body = line.split("): ", 1)[1]
-            assert len(body) <= cut
-            assert body == message.content or message.content.startswith(body[:-1])
+            assert len(unindented(body)) <= cut
+            assert unindented(body) == message.content or message.content.startswith(
+                unindented(body)[:-1]
+            )
         elif message.role == "user":
-            assert line.endswith(message.content)
+            assert line.endswith(indented(message.content))
         elif message.role == "assistant" and message.content:
             assert line.startswith(
-                f"{'Assistant' if locale == 'en' else '助手'}: {message.content}"
+                f"{'Assistant' if locale == 'en' else '助手'}: "
+                f"{indented(message.content)}"
             )
         for call in message.tool_calls:
-            assert f"{call.name}({cut_chars(call.arguments, cut)})" in line
+            name = (
+                call.name
+                if call.name.splitlines() in ([call.name], [])
+                else (" ".join(call.name.split()))
+            )
+            assert f"{name}({indented(cut_chars(call.arguments, cut))})" in line
+
+
+def indented(text):
+    lines = text.splitlines(keepends=True)
+    out = "".join(lines[:1] + ["  " + line for line in lines[1:]])
+    ends_with_break = bool(lines) and lines[-1] != text.splitlines()[-1]
+    return out + "  " if ends_with_break else out
+
+
+def unindented(text):
+    lines = text.splitlines(keepends=True)
+    out = "".join(lines[:1] + [line.removeprefix("  ") for line in lines[1:]])
+    return out.removesuffix("  ") if out != text else out
+
+
+@given(history=histories(), locale=st.sampled_from(["en", "zh"]))
+def test_no_text_inside_a_message_starts_a_transcript_line(history, locale):
+    for line in render_transcript(history, locale=locale):
+        entries = [x for x in line.splitlines() if not x.startswith("  ")]
+        call = "Call " if locale == "en" else "调用 "
+        assert all(x.startswith(call) for x in entries[1:]), line
 
 
 @given(name=st.text(min_size=1, max_size=20), fallback=st.text(min_size=1, max_size=20))
@@ -57,4 +86,7 @@ def test_name_lookup_prefers_the_tool_call_id(name, fallback):
 
     line = render_message(result, {"id1": call.tool_calls[0].name})
 
-    assert line == f"Tool result({call.tool_calls[0].name}): body"
+    shown = call.tool_calls[0].name
+    if shown.splitlines() not in ([shown], []):  # a name never breaks its line
+        shown = " ".join(shown.split())
+    assert line == f"Tool result({shown}): body"

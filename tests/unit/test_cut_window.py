@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import pytest
+
 from memory_summary import Message, SummaryConfig, ToolCall
 from memory_summary.domain import (
+    ConfigError,
     find_safe_cut,
     probe_limit,
     should_compress,
@@ -60,7 +63,7 @@ def test_kept_tail_never_starts_with_an_orphan_tool_result():
 def test_probe_limit_is_the_largest_of_threshold_keep_and_floor():
     assert probe_limit(SummaryConfig()) == 200
     assert probe_limit(SummaryConfig(threshold=500)) == 500
-    assert probe_limit(SummaryConfig(keep_recent=300)) == 301
+    assert probe_limit(SummaryConfig(threshold=301, keep_recent=300)) == 301
     assert probe_limit(SummaryConfig(probe_floor=10, threshold=5, keep_recent=2)) == 10
 
 
@@ -91,7 +94,8 @@ def test_turns_compress_at_the_threshold_and_forced_requests_above_keep_recent()
     assert should_compress(21, config, forced=True)
 
 
-def test_threshold_not_above_keep_recent_still_needs_more_than_keep_recent():
-    config = SummaryConfig(threshold=5, keep_recent=20)
-
-    assert not should_compress(10, config, forced=False)
+def test_a_threshold_not_above_keep_recent_is_refused_naming_both_fields():
+    with pytest.raises(ConfigError, match=r"threshold=5 .*keep_recent=20"):
+        SummaryConfig(threshold=5, keep_recent=20)
+    with pytest.raises(ConfigError, match=r"threshold=20 .*keep_recent=20"):
+        SummaryConfig.from_mapping({"threshold": 20, "keepRecent": 20})

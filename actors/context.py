@@ -1,0 +1,146 @@
+"""What the compression job knows of each session's chat context: tokens, keep, guard.
+
+The engine measures a session itself when ``context_window`` is configured, and keeps
+the kept part within ``keep_recent_tokens``; both count in the chat model's encoding
+(the model the host named in ``turn_after``). Message costs are cached by message id:
+a stored message never changes, so each is counted once per encoding.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+
+import attrs
+
+from memory_summary.domain import (
+    LoopGuard,
+    Message,
+    SummaryConfig,
+    guard_after,
+    message_tokens,
+)
+
+_MAX_COSTS = 200_000
+_MAX_GUARDS = 50_000
+
+Count = Callable[[str], int]
+
+
+@attrs.frozen
+class Measure:
+    """A session's context as the chat model sees it: summary plus active history."""
+
+    used_tokens: int
+    window_tokens: int
+
+    @property
+    def ratio(self) -> float:
+        """Return the usage ratio (the seed's ``usage_ratio``)."""
+        return self.used_tokens / max(self.window_tokens, 1)
+
+
+@attrs.define
+class ContextPolicy:
+    """Token keep, self-measured usage and the loop guard, for every session.
+
+    Attributes:
+        config: the engine's configuration.
+        count_for: ``model -> count_tokens`` in that model's encoding.
+        chat_model: ``session_id -> model`` the host last named (None: unknown).
+    """
+
+    config: SummaryConfig
+    count_for: Callable[[str | None], Count]
+    chat_model: Callable[[str], str | None]
+    _costs: dict[tuple[str, int, int, Count], int] = attrs.field(
+        factory=dict, init=False
+    )
+    _guards: dict[str, LoopGuard] = attrs.field(factory=dict, init=False)
+    _lock: threading.Lock = attrs.field(factory=threading.Lock, init=False)
+
+    @property
+    def measures(self) -> bool:
+        """Tell whether the engine measures usage itself (``context_window`` is set)."""
+        return self.config.context_window is not None
+
+    def window(self, session_id: str) -> int | None:
+        """Return the session's chat window in tokens, None when not configured."""
+        return self.config.window_for(self.chat_model(session_id))
+
+    def keep_tokens(self, session_id: str) -> int | None:
+        """Return the kept part's token bound for the session, None when unbound."""
+        return self.config.keep_tokens_for(self.chat_model(session_id))
+
+    def trigger_tokens(self, session_id: str) -> int | None:
+        """Return the tokens at which the session's usage triggers a compression."""
+        window = self.window(session_id)
+        threshold = self.config.auto_compress_threshold
+        if window is None or threshold <= 0:
+            return None
+        return max(int(window * threshold), 1)
+
+    def cost(self, session_id: str) -> Callable[[Message], int]:
+        """Return ``message -> tokens`` in the session's chat encoding, cached by id."""
+        count = self.count_for(self.chat_model(session_id))
+        costs = self._costs
+
+        def cost(message: Message) -> int:
+            if message.id is None:
+                return message_tokens(message, count)
+            key = (session_id, message.id, len(message.content), count)
+            tokens = costs.get(key)
+            if tokens is None:
+                tokens = message_tokens(message, count)
+                if len(costs) >= _MAX_COSTS:
+                    costs.clear()
+                costs[key] = tokens
+            return tokens
+
+        return cost
+
+    def summary_tokens(self, session_id: str, text: str | None) -> int:
+        """Return what the injected summary costs (0 without one)."""
+        if not text:
+            return 0
+        return message_tokens(
+            Message("system", text), self.count_for(self.chat_model(session_id))
+        )
+
+    def measure(
+        self, session_id: str, summary: str | None, active: Sequence[Message]
+    ) -> Measure | None:
+        """Return the session's usage, or None when its window is not configured."""
+        window = self.window(session_id)
+        if window is None:
+            return None
+        cost = self.cost(session_id)
+        used = self.summary_tokens(session_id, summary) + sum(map(cost, active))
+        return Measure(used, window)
+
+    def guard(self, session_id: str) -> LoopGuard | None:
+        """Return the session's loop guard, if one is set."""
+        return self._guards.get(session_id)
+
+    def after_pressed(
+        self, session_id: str, *, tip_id: int, kept_tokens: int
+    ) -> LoopGuard | None:
+        """Record what a pressed compression kept; return the guard it leaves."""
+        guard = guard_after(
+            tip_id=tip_id,
+            kept_tokens=kept_tokens,
+            trigger_tokens=self.trigger_tokens(session_id),
+        )
+        with self._lock:
+            if guard is None:
+                self._guards.pop(session_id, None)
+            else:
+                if len(self._guards) >= _MAX_GUARDS:
+                    self._guards.pop(next(iter(self._guards)))
+                self._guards[session_id] = guard
+        return guard
+
+    def lift(self, session_id: str) -> None:
+        """Forget the session's guard (a compression freed room, or a forget)."""
+        with self._lock:
+            self._guards.pop(session_id, None)
