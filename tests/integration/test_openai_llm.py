@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import socket
 import sys
 import threading
@@ -184,7 +185,10 @@ def test_the_engine_streams_through_the_adapter_and_stores_the_summary(server, s
     body = server.requests[-1]
     assert body["stream"] is True
     assert body["temperature"] == 0.3
-    header = TiktokenCounter.for_model("test-model").count(HEADERS["en"] + "\n")
+    # "test-model" is not a model tiktoken knows: counts carry the 15% safety margin
+    exact = TiktokenCounter.for_model("test-model").count(HEADERS["en"] + "\n")
+    header = math.ceil(exact * 1.15)
+    assert header > exact
     assert body["max_tokens"] == 819 - header  # 16384 (listed) x 0.05, less the header
 
 
