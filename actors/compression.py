@@ -223,7 +223,10 @@ class CompressionJob:
 
     def _turn_needs_folding(self, session_id: str) -> bool:
         """Tell whether a turn reaches the message-count threshold."""
-        if self.counted_by_host and (self.context is None or not self.context.measures):
+        context = self.context
+        if self.counted_by_host and (
+            context is None or not context.measures_session(session_id)
+        ):
             return True  # the host's thread counted: it only sends what needs it
         count = self.store.count_history(session_id)
         return should_compress(count, self.config, forced=False)
@@ -236,7 +239,9 @@ class CompressionJob:
         """
         context = self.context
         threshold = self.config.auto_compress_threshold
-        if context is None or not context.measures or threshold <= 0:
+        if context is None or threshold <= 0:
+            return None
+        if not context.measures_session(session_id):
             return None
         record = self.records.read(session_id)
         active = self.store.get_history(session_id, limit=probe_limit(self.config))

@@ -57,12 +57,31 @@ class ContextPolicy:
         factory=dict, init=False
     )
     _guards: dict[str, LoopGuard] = attrs.field(factory=dict, init=False)
+    _reporting: dict[str, None] = attrs.field(factory=dict, init=False)
     _lock: threading.Lock = attrs.field(factory=threading.Lock, init=False)
 
     @property
     def measures(self) -> bool:
         """Tell whether the engine measures usage itself (``context_window`` is set)."""
         return self.config.context_window is not None
+
+    def host_reports(self, session_id: str) -> None:
+        """Note that the host reports usage for the session: its ratio wins."""
+        reporting = self._reporting
+        if session_id in reporting:  # the hot path: one lookup, no lock
+            return
+        with self._lock:
+            if len(reporting) >= _MAX_GUARDS:
+                reporting.pop(next(iter(reporting)), None)
+            reporting[session_id] = None
+
+    def measures_session(self, session_id: str) -> bool:
+        """Tell whether the engine measures the session itself.
+
+        Only with ``context_window`` set, and only until the host reports a usage
+        ratio for the session (``token_usage``): the host's own figure then wins.
+        """
+        return self.measures and session_id not in self._reporting
 
     def window(self, session_id: str) -> int | None:
         """Return the session's chat window in tokens, None when not configured."""
@@ -140,7 +159,8 @@ class ContextPolicy:
                 self._guards[session_id] = guard
         return guard
 
-    def lift(self, session_id: str) -> None:
-        """Forget the session's guard (a compression freed room, or a forget)."""
+    def forget(self, session_id: str) -> None:
+        """Forget everything known of the session (its guard, who reports usage)."""
         with self._lock:
             self._guards.pop(session_id, None)
+            self._reporting.pop(session_id, None)

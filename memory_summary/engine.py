@@ -302,7 +302,7 @@ class SummaryEngine:
             return
         if model is not None:
             self._session_models[session_id] = model
-        if self._counts_locally and self.config.context_window is None:
+        if self._counts_locally and not self._context.measures_session(session_id):
             try:
                 if self.memory.count_history(session_id) < self.config.threshold:
                     return
@@ -313,6 +313,8 @@ class SummaryEngine:
     def token_usage(self, session_id: str, usage_ratio: float) -> None:
         """Report the context usage ratio of the session's current LLM call.
 
+        Once the host reports a ratio for a session, it wins over the engine's own
+        measure (``context_window``) for that session.
         At or above ``auto_compress_threshold`` (when it is > 0) the engine emits
         ``CompressRequested(reason="auto")`` and compresses in the background; the
         current turn keeps its context, the result serves the next one.
@@ -331,6 +333,7 @@ class SummaryEngine:
             raise ValueError(
                 f"usage_ratio={usage_ratio!r} is invalid; allowed: float >= 0"
             )
+        self._context.host_reports(session_id)  # the host's ratio wins from now on
         threshold = self.config.auto_compress_threshold
         if threshold > 0 and usage_ratio >= threshold:
             self._core.send(session_id, UsageReported(float(usage_ratio)))
@@ -553,7 +556,7 @@ class SummaryEngine:
             forget_archive(session_id)
         self._prompts.pop(session_id, None)
         self._session_models.pop(session_id, None)
-        self._context.lift(session_id)
+        self._context.forget(session_id)
         log.info("session %s: forgotten (%d messages)", session_id, deleted)
         return deleted
 

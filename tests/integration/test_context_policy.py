@@ -196,6 +196,21 @@ def test_a_measured_session_over_its_window_does_not_loop(store):
     assert llm.calls <= 2
 
 
+def test_a_host_ratio_wins_over_the_engine_measure(store):
+    config = SummaryConfig(threshold=500, keep_recent=50, context_window=4000)
+    llm = InstrumentedSummarizer()
+    chatter(store, "s", 60)  # the engine would measure well over 0.7
+    with SummaryEngine(store, llm, config=config) as engine:
+        engine.token_usage("s", 0.3)  # the host's figure: below the trigger
+        engine.turn_after("s")
+        assert engine.wait_idle(timeout=30)
+        assert llm.calls == 0
+        engine.token_usage("s", 0.8)
+        assert engine.wait_idle(timeout=30)
+
+    assert llm.calls == 1
+
+
 def test_a_host_ratio_still_wins_without_a_window(store):
     config = SummaryConfig(threshold=500, keep_recent=2)
     llm = InstrumentedSummarizer()
