@@ -138,11 +138,17 @@ class _Tally:
 
 
 def _drive(
-    engine: SummaryEngine, store: Any, turns: list[Turn], round_size: int
+    engine: SummaryEngine,
+    store: Any,
+    turns: list[Turn],
+    round_size: int,
+    *,
+    report: bool = True,
 ) -> dict[str, Any]:
     """Run ``turns`` as a host would; return the driving thread's CPU and latencies.
 
-    Waits for the engine to go idle after every ``round_size`` turns.
+    Waits for the engine to go idle after every ``round_size`` turns. Without
+    ``report`` the host never calls ``token_usage``: the engine measures itself.
     """
     cpu = time.thread_time_ns
     wall = time.perf_counter_ns
@@ -158,7 +164,8 @@ def _drive(
         engine.build_prompt(sid)
         w1 = wall()
         c2 = cpu()
-        engine.token_usage(sid, ratio)
+        if report:
+            engine.token_usage(sid, ratio)
         c3 = cpu()
         for message in rest:
             save(sid, message)
@@ -200,19 +207,28 @@ def _us(ns: float, turns: int) -> float:
 
 
 def measure(
-    label: str, make_store: Callable[[Path], Any], sessions: int, turns: int
+    label: str,
+    make_store: Callable[[Path], Any],
+    sessions: int,
+    turns: int,
+    *,
+    context_window: int | None = None,
 ) -> dict[str, Any]:
-    """Run the workload once on a fresh store and engine; return one result row."""
+    """Run the workload once on a fresh store and engine; return one result row.
+
+    With ``context_window`` the host reports no usage: the engine measures it.
+    """
     workdir = tempfile.TemporaryDirectory()
     store = make_store(Path(workdir.name))
     llm = FixedSummarizer()
-    config = SummaryConfig(threshold=30, keep_recent=20)
+    config = SummaryConfig(threshold=30, keep_recent=20, context_window=context_window)
+    report = context_window is None
     engine = SummaryEngine(store, llm, config=config).start()
     try:
         # Warm-up: one session with compressions loads the tokenizer and the model's
         # context length, and touches every code path once.
         warm_up = workload(1, WARM_UP_TURNS, seed=SEED + 1, prefix="w")
-        _drive(engine, store, warm_up, round_size=1)
+        _drive(engine, store, warm_up, round_size=1, report=report)
         if not engine.wait_idle(timeout=IDLE_TIMEOUT_S):
             raise RuntimeError(f"{label}: the warm-up never went idle")
         turns_run = workload(sessions, turns)
@@ -226,7 +242,7 @@ def measure(
             time.thread_time_ns(),
             time.perf_counter_ns(),
         )
-        driven = _drive(engine, store, turns_run, round_size=sessions)
+        driven = _drive(engine, store, turns_run, round_size=sessions, report=report)
         settled = engine.wait_idle(timeout=IDLE_TIMEOUT_S)
         process1, thread1, wall1 = (
             time.process_time_ns(),
@@ -293,10 +309,28 @@ STORES: dict[str, Callable[[Path], Any]] = {
 }
 
 
+MEASURED_WINDOW = 16_000
+"""The chat window of the self-measuring row: the workload's turns fill it."""
+
+
 def run(quick: bool) -> list[dict[str, Any]]:
-    """CPU per turn and per compression for each store (10 x 40 turns when quick)."""
+    """CPU per turn and per compression for each store (10 x 40 turns when quick).
+
+    A last row runs SQLite with ``context_window`` and no usage reports: the cost of
+    the engine measuring each session itself.
+    """
     sessions, turns = (10, 40) if quick else (100, 100)
-    return [measure(label, make, sessions, turns) for label, make in STORES.items()]
+    rows = [measure(label, make, sessions, turns) for label, make in STORES.items()]
+    rows.append(
+        measure(
+            "SqliteStore, measured",
+            STORES["SqliteStore"],
+            sessions,
+            turns,
+            context_window=MEASURED_WINDOW,
+        )
+    )
+    return rows
 
 
 def rows(results: list[dict[str, Any]]) -> list[dict[str, object]]:
