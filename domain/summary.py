@@ -33,6 +33,7 @@ import attrs
 
 from .errors import MalformedRecord
 from .text import normalize_text
+from .usage import NO_USAGE, SummarizerUsage, read_usage
 
 NAMESPACE = "summary"
 QUARANTINE_NAMESPACE = "summary.quarantine"
@@ -84,6 +85,8 @@ class SummaryRecord:
         updated_at: seconds since the epoch.
         generation: an opaque fence token, new with every commit (the shell makes it).
         unsummarized: id ranges archived without a summary, oldest first.
+        usage: the summarizer's tokens and time over the session's life, carried
+            forward by every commit (and gone with the record on a clear or forget).
     """
 
     text: str
@@ -97,11 +100,13 @@ class SummaryRecord:
     unsummarized: IdRanges = attrs.field(
         default=(), converter=_as_ranges, validator=_check_ranges
     )
+    usage: SummarizerUsage = NO_USAGE
 
     def to_mapping(self) -> dict[str, object]:
         """Return the record as JSON-compatible metadata (ranges as lists)."""
         out = attrs.asdict(self, recurse=False)
         out["unsummarized"] = [list(pair) for pair in self.unsummarized]
+        out["usage"] = self.usage.to_mapping()
         return out
 
     @classmethod
@@ -205,6 +210,8 @@ def _read_own(data: Mapping[object, object]) -> SummaryRecord:
         updated_at=_timestamp(data, "updated_at"),
         generation=_optional_text(data, "generation"),
         unsummarized=_ranges(data, "unsummarized"),
+        # usage is bookkeeping: a malformed value resets it, never the summary
+        usage=read_usage(data.get("usage")),
     )
 
 
