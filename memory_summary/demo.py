@@ -16,13 +16,13 @@ import sqlite3
 import statistics
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import quote
 
 import attrs
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -180,7 +180,30 @@ class RateColumn(ProgressColumn):
     def render(self, task: Task) -> Text:
         elapsed = task.elapsed or 0.0
         rate = task.completed / elapsed if elapsed > 0 else 0.0
-        return Text(f"{rate:,.0f} turns/s", style="progress.data.speed")
+        return Text(f"{rate:,.0f}/s", style="progress.data.speed")
+
+
+class DemoProgress(Progress):
+    """The progress line, and the compressions under it."""
+
+    def __init__(self, stats: DemoStats, console: Console) -> None:
+        self._stats = stats  # before Progress renders the first time
+        super().__init__(
+            TextColumn("{task.description}"),
+            BarColumn(bar_width=16),
+            MofNCompleteColumn(),
+            TextColumn("turns"),
+            TimeElapsedColumn(),
+            RateColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=console,
+            refresh_per_second=5,
+        )
+
+    def get_renderables(self) -> Iterator[RenderableType]:
+        yield self.make_tasks_table(self.tasks)
+        yield Text(self._stats.snapshot()[2], style="progress.description")
 
 
 def _progress(stats: DemoStats, stop: threading.Event, console: Console) -> None:
@@ -189,28 +212,12 @@ def _progress(stats: DemoStats, stop: threading.Event, console: Console) -> None
         stop.wait()
         console.print(stats.line(), soft_wrap=True, highlight=False)
         return
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("turns"),
-        TimeElapsedColumn(),
-        RateColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        TextColumn("{task.fields[compressions]}"),
-    )
-    with Progress(*columns, console=console, refresh_per_second=5) as display:
-        turns, sessions, compressions = stats.snapshot()
-        task = display.add_task(
-            sessions, total=stats.turns_planned, compressions=compressions
-        )
+    with DemoProgress(stats, console) as display:
+        task = display.add_task(stats.snapshot()[1], total=stats.turns_planned)
         while True:
             stopping = stop.wait(0.1)
-            turns, sessions, compressions = stats.snapshot()
-            display.update(
-                task, completed=turns, description=sessions, compressions=compressions
-            )
+            turns, sessions, _ = stats.snapshot()
+            display.update(task, completed=turns, description=sessions)
             if stopping:
                 break
 
