@@ -38,7 +38,16 @@ class AsyncSummaryEngine:
         self._local = bool(getattr(engine.memory, "counts_locally", False))
 
     async def __aenter__(self) -> AsyncSummaryEngine:
-        await asyncio.to_thread(self.engine.start)  # it loads the tokenizer
+        return await self.start()
+
+    async def start(self) -> AsyncSummaryEngine:
+        """Load the tokenizer and start the engine, off the event loop.
+
+        ``SummaryEngine.start()`` imports tiktoken and parses a vocabulary (a few
+        hundred milliseconds of CPU on the first start in a process); here that runs
+        in a worker thread, so the loop keeps serving other tasks meanwhile.
+        """
+        await asyncio.to_thread(self.engine.start)
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:

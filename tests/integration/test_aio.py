@@ -63,3 +63,22 @@ def test_async_clear_wait_idle_and_assemble(store):
     assert len(assembled) == 1
     assert cleared[0].success
     assert after is None
+
+
+def test_start_loads_the_tokenizer_off_the_event_loop(store):
+    loaded_on: list[int] = []
+
+    def counter_for(model: str | None):
+        loaded_on.append(threading.get_ident())
+        return len
+
+    async def main() -> int:
+        engine = AsyncSummaryEngine(SummaryEngine(store, count_tokens_for=counter_for))
+        assert await engine.start() is engine
+        await engine.stop()
+        return threading.get_ident()
+
+    loop_thread = asyncio.run(main())
+
+    assert loaded_on  # start() asked for the default summarizer's counter
+    assert loop_thread not in loaded_on
