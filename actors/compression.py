@@ -371,7 +371,8 @@ class _Run:
             split = split_window(self.tail, job.config.keep_recent)
             forced = is_forced(self.reason)
             if not should_compress(active, job.config, forced=forced):
-                return self._outcome("nothing to compress", "below_threshold")
+                below = "nothing_to_fold" if forced else "below_threshold"
+                return self._outcome("nothing to compress", below)
             if not split.fold:
                 return self._outcome("nothing to compress", "nothing_to_fold")
             if (
