@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from rich.console import Console
 from rich.table import Table
@@ -43,6 +43,7 @@ from memory_summary.domain import (
 from memory_summary.domain.errors import ConfigErrors
 
 from . import cli_args
+from .stats import collect_stats, stats_json, stats_table, usage_line
 
 if TYPE_CHECKING:
     from memory_summary.adapters.sql import SqlStore
@@ -196,6 +197,7 @@ def _inspect(args: argparse.Namespace) -> int:
             f"{record.tokens} tokens, {record.compressions} summarizer call(s), "
             f"by {record.model}"
         )
+        print(usage_line(record.usage))
         for line in record.text.splitlines():
             print(f"  | {line}")
     pending = record.unsummarized if record is not None else ()
@@ -258,6 +260,46 @@ def _clear(args: argparse.Namespace) -> int:
             f"{result.source}: {'ok' if result.success else 'FAILED'}: {result.message}"
         )
     return EXIT_OK if all(r.success for r in results) else EXIT_FAILED
+
+
+def _stats(args: argparse.Namespace) -> int:
+    store = _open_db(args)
+    try:
+        stats = collect_stats(store)
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps(stats_json(stats), indent=2, ensure_ascii=False))
+        return EXIT_OK
+    if not stats.sessions:
+        print("no summary record yet: nothing was compressed")
+        return EXIT_OK
+    console = Console(soft_wrap=False, highlight=False, emoji=False, markup=False)
+    console.print(stats_table(stats, limit=args.limit))
+    print(usage_line(stats.total))
+    return EXIT_OK
+
+
+def _stats_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    given: Mapping[str, object],
+) -> None:
+    stats = commands.add_parser(
+        "stats",
+        help="summarizer usage per session and in total",
+        description="What compaction cost: the summarizer's input and output "
+        "tokens (reported by the provider, or counted), calls and time per session, "
+        "costliest first, and the total of all sessions.",
+    )
+    stats.add_argument(
+        "--limit",
+        type=cli_args.whole_number(1),
+        default=20,
+        help="sessions shown (20); the total counts all",
+    )
+    stats.add_argument("--json", action="store_true", help="every session as JSON")
+    _common(stats, given)
+    stats.set_defaults(run=_stats)
 
 
 def _facts(args: argparse.Namespace) -> int:
@@ -523,6 +565,7 @@ def build_parser(
     check.set_defaults(run=_config_check)
     _demo_parser(commands, given)
     _store_parsers(commands, given)
+    _stats_parser(commands, given)
     _facts_parser(commands, given)
     return parser
 
@@ -566,13 +609,27 @@ def _error(exc: BaseException) -> None:
         print(f"memory-summary: error: {error}", file=sys.stderr)
 
 
+class _UsageError(Exception):
+    """The first pass over the arguments met a usage error."""
+
+
+class _SilentParser(argparse.ArgumentParser):
+    """Finds ``--config`` before the full parser exists; reports nothing itself."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(message)
+
+
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace | int:
     """Return the parsed arguments, or the exit code when parsing ended the run."""
-    pre = argparse.ArgumentParser(add_help=False)
+    pre = _SilentParser(add_help=False)
     pre.add_argument("--config")
-    known, _ = pre.parse_known_args(argv)
     try:
-        defaults = _checked_defaults(known.config)
+        config_path = pre.parse_known_args(argv)[0].config
+    except _UsageError:  # the full parser below says what is wrong
+        config_path = None
+    try:
+        defaults = _checked_defaults(config_path)
     except MemorySummaryError as exc:
         _error(exc)
         return EXIT_CONFIG
