@@ -47,18 +47,20 @@ def any_whole_number(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
 
 
+MAX_WAIT_S = 86_400.0  # a day; beyond the platform's limit a wait overflows
+
+
 def seconds(text: str) -> float:
-    """Parse a finite number of seconds > 0."""
+    """Parse a number of seconds in ``(0, MAX_WAIT_S]``."""
+    allowed = f"a number of seconds > 0 and <= {MAX_WAIT_S:g}"
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not a number of seconds; allowed: a finite number > 0"
+            f"{text!r} is not a number; allowed: {allowed}"
         ) from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(
-            f"{text} is out of range; allowed: a finite number of seconds > 0"
-        )
+    if not math.isfinite(value) or not 0 < value <= MAX_WAIT_S:
+        raise argparse.ArgumentTypeError(f"{text} is out of range; allowed: {allowed}")
     return value
 
 

@@ -111,6 +111,10 @@ def _read(path: str | Path) -> dict[str, object]:
         return tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise ConfigError("config file", str(path), "an existing TOML file") from exc
+    except OSError as exc:  # a directory, no permission
+        raise ConfigError(
+            "config file", str(path), f"a readable TOML file ({exc.strerror})"
+        ) from exc
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError("config file", str(path), f"valid TOML ({exc})") from exc
 
