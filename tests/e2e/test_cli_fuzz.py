@@ -56,6 +56,7 @@ OPTIONS = {
     "inspect": ("--limit", "--db", "--schema", "--config"),
     "compress": ("--timeout", "--db", "--schema", "--config"),
     "clear": ("--types", "--db", "--schema", "--config", "--all"),
+    "stats": ("--limit", "--db", "--schema", "--config", "--json"),
     "config": ("--json",),
     # --conversations is always given and always out of range: a real facts run
     # takes seconds, the other paths are what is fuzzed here.

@@ -187,7 +187,7 @@ def test_the_summarizer_endpoint_needs_the_openai_extra_and_says_so(tmp_path):
 
 
 @pytest.mark.postgres
-def test_dsn_selects_postgresql_for_inspect_compress_and_clear(tmp_path):
+def test_dsn_selects_postgresql_for_every_store_command(tmp_path):
     from memory_summary import Message
     from tests.contract.stores import dispose, make_postgres, postgres_dsn
 
@@ -200,6 +200,7 @@ def test_dsn_selects_postgresql_for_inspect_compress_and_clear(tmp_path):
 
         compressed = run("compress", "s1", "--dsn", postgres_dsn(), *where)
         inspected = run("inspect", "s1", *where, env=env)  # the variable selects it
+        stats = run("stats", "--json", *where, env=env)
         cleared = run("clear", "--all", "--dsn", postgres_dsn(), *where)
         sqlite_wins = run("inspect", "s1", "--db", str(tmp_path / "x.db"), env=env)
     finally:
@@ -210,6 +211,8 @@ def test_dsn_selects_postgresql_for_inspect_compress_and_clear(tmp_path):
     assert inspected.returncode == 0, inspected.stderr
     assert "archived" in inspected.stdout
     assert "summary: covers messages" in inspected.stdout
+    assert stats.returncode == 0, stats.stderr
+    assert "s1" in stats.stdout
     assert cleared.returncode == 0, cleared.stderr
     assert "cleared 1 summaries" in cleared.stdout
     assert sqlite_wins.returncode == 3  # --db beats the variable: no such file
