@@ -371,7 +371,7 @@ class _Run:
             split = split_window(self.tail, job.config.keep_recent)
             forced = is_forced(self.reason)
             if not should_compress(active, job.config, forced=forced):
-                below = "nothing_to_fold" if forced else "below_threshold"
+                below: OutcomeCode = "nothing_to_fold" if forced else "below_threshold"
                 return self._outcome("nothing to compress", below)
             if not split.fold:
                 return self._outcome("nothing to compress", "nothing_to_fold")
@@ -875,4 +875,5 @@ class _Run:
             tokens_before=self.tokens_before,
             tokens_after=self._tokens_after(),
             usage=self.usage,
+            model=self.resolved.label,
         )

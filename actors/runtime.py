@@ -238,6 +238,11 @@ class ThreadRuntime:
                 ref.tell(Reap(stamp))
         return len(candidates)
 
+    def pending(self) -> int:
+        """Return the triggers told but not handled yet plus the busy sessions."""
+        with self._idle:
+            return self._pending
+
     def live_actors(self) -> int:
         """Return how many session actors are alive."""
         return len(self.registry)

@@ -78,7 +78,8 @@ class Outcome:
     ``tokens_before`` and ``tokens_after`` count the active context the compression
     read (the summary plus the active messages of its window) before and after it,
     in the summary model's encoding (None when it never read them); ``usage`` is what
-    its summarizer calls consumed and ``duration_s`` its wall-clock time.
+    its summarizer calls consumed and ``duration_s`` its wall-clock time; ``model``
+    is the summary model (or a non-LLM summarizer's label) once it was resolved.
     """
 
     session_id: str
@@ -95,6 +96,7 @@ class Outcome:
     tokens_after: int | None = None
     usage: SummarizerUsage = NO_USAGE
     duration_s: float = 0.0
+    model: str | None = None
 
     @property
     def ok(self) -> bool:

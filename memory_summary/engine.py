@@ -549,6 +549,14 @@ class SummaryEngine:
         resolved = self._resolver.resolve(self._session_models.get(session_id))
         return resolved if isinstance(resolved, str) else resolved.label
 
+    def queue_depth(self) -> int:
+        """Return the compression work queued or running (what ``wait_idle`` awaits).
+
+        Triggers sent but not yet handled by their session actor, plus sessions that
+        are compressing: how far behind the engine is.
+        """
+        return self._core.pending()
+
     def live_actors(self) -> int:
         """Return how many session actors are alive (idle ones are reaped)."""
         return self._core.live_actors()
