@@ -13,7 +13,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Collection, Sequence
 
-from memory_summary.domain import ClearResult, Event, Message, Outcome
+from memory_summary.domain import (
+    ClearResult,
+    Event,
+    Message,
+    Outcome,
+    SummarizerUsage,
+)
 
 from .engine import Scope, SummaryEngine
 
@@ -88,6 +94,10 @@ class AsyncSummaryEngine:
     async def forget(self, session_id: str) -> int:
         """Erase everything of a session (see ``SummaryEngine.forget``)."""
         return await asyncio.to_thread(self.engine.forget, session_id)
+
+    async def usage(self, session_id: str | None = None) -> SummarizerUsage:
+        """Return summarizer usage of a session or all (``SummaryEngine.usage``)."""
+        return await asyncio.to_thread(self.engine.usage, session_id)
 
     async def clear(
         self,

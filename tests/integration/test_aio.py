@@ -82,3 +82,24 @@ def test_start_loads_the_tokenizer_off_the_event_loop(store):
 
     assert loaded_on  # start() asked for the default summarizer's counter
     assert loop_thread not in loaded_on
+
+
+def test_async_usage_and_typed_events(store):
+    from memory_summary import Compressing
+
+    fill(store, "s1", 30)
+    seen = []
+
+    async def main():
+        async with AsyncSummaryEngine(
+            SummaryEngine(store, InstrumentedSummarizer())
+        ) as engine:
+            engine.subscribe(seen.append)
+            outcome = await engine.compress("s1")
+            return outcome, await engine.usage("s1"), await engine.usage()
+
+    outcome, session, total = asyncio.run(main())
+
+    assert outcome.usage.calls == 1
+    assert session == total == outcome.usage
+    assert [e.outcome for e in seen if isinstance(e, Compressing)] == [None, outcome]
