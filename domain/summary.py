@@ -20,6 +20,10 @@ Counters and ids are ints in [0, 2**63) (``bool`` is not an int here), ``updated
 a finite number >= 0, and ``unsummarized`` a list of ``[first_id, last_id]`` pairs;
 well-typed ranges that overlap or touch are merged on read, since their union is
 their meaning.
+
+``usage`` (the summarizer's totals, ``domain.usage``) is bookkeeping: a record
+without it (written before it existed) or with a malformed one reads with no usage,
+and its summary stays readable.
 """
 
 from __future__ import annotations
