@@ -129,6 +129,7 @@ def test_demo_runs_offline_and_reports_what_it_saved(tmp_path):
     saved = int(out.split("% saved")[0].rsplit("(", 1)[1])
     assert saved > 20
     assert str(db) in out
+    assert f"  {hint_command()} inspect s0 --db {db}" in out  # runs from this shell
     assert "sessions 6/6" in result.stderr  # the progress display's last line
 
 
