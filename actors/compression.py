@@ -348,6 +348,7 @@ class _Run:
     chunks: int = 0
     calls: int = 0
     usage: SummarizerUsage = NO_USAGE  # this compression's summarizer calls
+    call_durations_s: list[float] = attrs.field(factory=list)
     uncommitted: SummarizerUsage = NO_USAGE  # of which no commit recorded yet
     archived_through: int | None = None
     tokens_before: int | None = None
@@ -767,6 +768,7 @@ class _Run:
         if usage is None:
             usage = counted_usage(request, reply.text, self.resolved.count_tokens)
         call = NO_USAGE.with_call(usage, counted=counted, seconds=seconds)
+        self.call_durations_s.append(seconds)
         self.usage = self.usage.plus(call)
         self.uncommitted = self.uncommitted.plus(call)
 
@@ -876,4 +878,5 @@ class _Run:
             tokens_after=self._tokens_after(),
             usage=self.usage,
             model=self.resolved.label,
+            call_durations_s=tuple(self.call_durations_s),
         )

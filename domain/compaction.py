@@ -8,7 +8,7 @@ summarizer works stay active.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
 import attrs
@@ -61,6 +61,10 @@ for a summary that failed (``trimmed``, or ``failed`` in keep mode); the rest fo
 OVERSIZED_SUFFIX = " […]"
 
 
+def _floats(values: Iterable[float]) -> tuple[float, ...]:
+    return tuple(values)
+
+
 @attrs.frozen
 class Outcome:
     """What one compression request came to.
@@ -79,7 +83,8 @@ class Outcome:
     read (the summary plus the active messages of its window) before and after it,
     in the summary model's encoding (None when it never read them); ``usage`` is what
     its summarizer calls consumed and ``duration_s`` its wall-clock time; ``model``
-    is the summary model (or a non-LLM summarizer's label) once it was resolved.
+    is the summary model (or a non-LLM summarizer's label) once it was resolved;
+    ``call_durations_s`` the seconds each answered summarizer call took, in order.
     """
 
     session_id: str
@@ -97,6 +102,7 @@ class Outcome:
     usage: SummarizerUsage = NO_USAGE
     duration_s: float = 0.0
     model: str | None = None
+    call_durations_s: tuple[float, ...] = attrs.field(default=(), converter=_floats)
 
     @property
     def ok(self) -> bool:

@@ -16,9 +16,9 @@ apply (``gen_ai.operation.name``, ``gen_ai.request.model``, ``gen_ai.usage.*``,
   the outcome; status ERROR when the compression ended in ``error``;
 - ``memory_summary.compressions`` (counter): compressions by outcome kind, code and
   trigger reason; skipped triggers that never started count here too;
-- ``memory_summary.compression.duration`` and ``memory_summary.summarizer.duration``
-  (histograms, s): a compression's wall-clock time, and the time it waited for its
-  summarizer (all its calls);
+- ``memory_summary.compression.duration`` (histogram, s): a compression's wall-clock
+  time; ``gen_ai.client.operation.duration`` (histogram, s): each answered summarizer
+  call's latency;
 - ``gen_ai.client.token.usage`` (histogram): the summarizer's input and output
   tokens per compression (all its calls), ``memory_summary.usage.source`` saying
   whether the provider reported them or the engine counted them;
@@ -62,6 +62,22 @@ if TYPE_CHECKING:
 SCOPE = "memory_summary"
 SPAN_NAME = "memory_summary.compress"
 OPERATION = "chat"  # gen_ai.operation.name of a summarizer call: a chat completion
+DURATION_BUCKETS_S = (
+    0.01,
+    0.02,
+    0.04,
+    0.08,
+    0.16,
+    0.32,
+    0.64,
+    1.28,
+    2.56,
+    5.12,
+    10.24,
+    20.48,
+    40.96,
+    81.92,
+)  # the GenAI conventions' advice
 TOKEN_BUCKETS = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576)
 
 
@@ -121,10 +137,11 @@ class Instrumentation:
             unit="s",
             description="Wall-clock time of a compression.",
         )
-        self._summarizer_duration = meter.create_histogram(
-            "memory_summary.summarizer.duration",
+        self._call_duration = meter.create_histogram(
+            "gen_ai.client.operation.duration",
             unit="s",
-            description="Time a compression waited for its summarizer (all calls).",
+            description="Latency of each answered summarizer call.",
+            explicit_bucket_boundaries_advisory=DURATION_BUCKETS_S,
         )
         self._tokens = meter.create_histogram(
             "gen_ai.client.token.usage",
@@ -218,7 +235,8 @@ class Instrumentation:
             model = {"gen_ai.operation.name": OPERATION}
             if outcome.model is not None:
                 model["gen_ai.request.model"] = outcome.model
-            self._summarizer_duration.record(usage.summarizer_s, model)
+            for seconds in outcome.call_durations_s:
+                self._call_duration.record(seconds, model)
             source = {**model, "memory_summary.usage.source": usage.source or ""}
             for token_type, count in (
                 ("input", usage.input_tokens),

@@ -150,9 +150,13 @@ def test_metrics_count_outcomes_tokens_savings_and_durations(
     assert saved[1].value == first.tokens_saved
     durations = points(reader, "memory_summary.compression.duration")
     assert sum(p.count for _, p in durations) == 2  # the two that started
-    (waited,) = points(reader, "memory_summary.summarizer.duration")
-    assert waited[1].count == 1
-    assert waited[1].sum == pytest.approx(first.usage.summarizer_s)
+    (calls,) = points(reader, "gen_ai.client.operation.duration")
+    assert calls[0] == {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": first.model,
+    }
+    assert calls[1].count == len(first.call_durations_s) == 1
+    assert calls[1].sum == pytest.approx(first.usage.summarizer_s)
 
 
 def test_gauges_report_live_actors_and_queue_depth(store, make_engine, telemetry):
