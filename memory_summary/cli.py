@@ -43,6 +43,7 @@ from memory_summary.domain import (
 from memory_summary.domain.errors import ConfigErrors
 
 from . import cli_args
+from .sqlite_file import check_store_database
 from .stats import collect_stats, stats_json, stats_table, usage_line
 
 if TYPE_CHECKING:
@@ -112,7 +113,8 @@ def _open_db(args: argparse.Namespace) -> SqlStore:
     """Open the store the arguments name: ``--db``, else ``--dsn`` or its variable.
 
     Raises:
-        ConfigError: the SQLite file does not exist (nothing is created).
+        ConfigError: the SQLite file does not exist or is not a memory-summary
+            database (nothing is created or changed).
     """
     dsn = None if args.db else (args.dsn or os.environ.get(DSN_VARIABLE))
     if dsn:
@@ -120,13 +122,9 @@ def _open_db(args: argparse.Namespace) -> SqlStore:
 
         return PostgresStore(dsn, schema=args.schema)
     path = Path(args.db or args.default_db)
-    if not path.is_file():
-        raise ConfigError(
-            "--db",
-            str(path),
-            f"an existing database (run `{invocation()} demo`, or pass --dsn for "
-            "PostgreSQL)",
-        )
+    check_store_database(
+        path, f"run `{invocation()} demo`, or pass --dsn for PostgreSQL"
+    )
     from memory_summary.adapters import SqliteStore
 
     return SqliteStore(path)

@@ -10,16 +10,13 @@ unless asked to (``force``), and never creates directories.
 
 from __future__ import annotations
 
-import contextlib
 import shlex
-import sqlite3
 import statistics
 import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from urllib.parse import quote
 
 import attrs
 from rich.console import Console, RenderableType
@@ -36,13 +33,13 @@ from rich.progress import (
 from rich.text import Text
 
 from memory_summary.adapters import SqliteArchive, SqliteStore, TiktokenCounter
-from memory_summary.domain import Compressing, ConfigError, Summarizer, SummaryConfig
+from memory_summary.domain import Compressing, Summarizer, SummaryConfig
 
 from .conversations import session_turns
 from .engine import SummaryEngine
+from .sqlite_file import prepare_demo_database
 
 HOST_CONTEXT_TOKENS = 8192  # the simulated chat model's window, for usage ratios
-DEMO_MARK_TABLE = "memory_summary_demo"
 
 
 @attrs.define
@@ -222,60 +219,6 @@ def _progress(stats: DemoStats, stop: threading.Event, console: Console) -> None
                 break
 
 
-def prepare_database(db: Path, *, force: bool = False) -> None:
-    """Make way for a fresh demo database at ``db``.
-
-    Raises:
-        ConfigError: the directory does not exist, ``db`` is a directory, or it is
-            a file an earlier demo did not create (and ``force`` is false).
-    """
-    if str(db) == ":memory:" or not str(db).strip():
-        raise ConfigError("--db", str(db), "a database file path")
-    if not db.parent.is_dir():
-        raise ConfigError(
-            "--db",
-            str(db),
-            f"a file in an existing directory ({db.parent} does not exist; the demo "
-            "creates no directories)",
-        )
-    if db.is_dir():
-        raise ConfigError("--db", str(db), "a file path, not a directory")
-    if not db.exists():
-        return
-    if not force and not is_demo_database(db):
-        raise ConfigError(
-            "--db",
-            str(db),
-            "a new path or a database an earlier demo created: this file was not "
-            "created by the demo and would be deleted; pass --force to replace it",
-        )
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        Path(f"{db}{suffix}").unlink(missing_ok=True)
-
-
-def is_demo_database(db: Path) -> bool:
-    """Tell whether ``db`` is a SQLite database the demo created (read-only check)."""
-    uri = f"file:{quote(str(db.resolve()))}?mode=ro"
-    try:
-        with contextlib.closing(sqlite3.connect(uri, uri=True)) as conn:
-            row = conn.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-                (DEMO_MARK_TABLE,),
-            ).fetchone()
-    except sqlite3.Error:
-        return False
-    return row is not None
-
-
-def _mark(db: Path) -> None:
-    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
-        conn.execute(f"CREATE TABLE {DEMO_MARK_TABLE} (created_at TEXT NOT NULL)")
-        conn.execute(
-            f"INSERT INTO {DEMO_MARK_TABLE} VALUES (?)",
-            (time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),),
-        )
-
-
 def run_demo(
     db: Path,
     *,
@@ -293,10 +236,9 @@ def run_demo(
     """Run the demo against a fresh SQLite database at ``db`` and return its report.
 
     Raises:
-        ConfigError: ``db`` cannot be used (see ``prepare_database``).
+        ConfigError: ``db`` cannot be used (see ``prepare_demo_database``).
     """
-    prepare_database(db, force=force)
-    _mark(db)
+    prepare_demo_database(db, force=force)
     store = SqliteStore(db, pool_size=workers + 4)
     count = TiktokenCounter("o200k_base").count
     stats = DemoStats(sessions, sessions * turns)

@@ -148,17 +148,54 @@ def test_bad_cli_defaults_in_the_environment_are_configuration_errors():
     assert "cli.sessions=-2" in result.stderr
 
 
-def test_a_store_failure_exits_4(tmp_path):
-    db = tmp_path / "notes.sqlite3"
-    db.write_text("not a database, only text\n" * 50, encoding="utf-8")
+STORE_COMMANDS = (
+    ["inspect", "s0"],
+    ["compress", "s0"],
+    ["clear", "--all"],
+    ["stats"],
+)
+
+
+def test_store_commands_leave_files_that_are_not_their_database_alone(tmp_path):
+    notes = tmp_path / "notes.sqlite3"
+    notes.write_text("not a database, only text\n" * 50, encoding="utf-8")
+    foreign = tmp_path / "shop.sqlite3"
+    foreign_database(foreign)
+    before = {path: path.read_bytes() for path in (notes, foreign)}
 
     results = [
-        run(*argv, "--db", str(db))
-        for argv in (["inspect", "s0"], ["compress", "s0"], ["clear", "--all"])
+        run(*argv, "--db", str(path)) for argv in STORE_COMMANDS for path in before
     ]
 
     for result in results:
+        assert result.returncode == 3, result.stderr
+        assert "a memory-summary database" in result.stderr
+        assert "Traceback" not in result.stderr
+    assert {path: path.read_bytes() for path in before} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "notes.sqlite3",
+        "shop.sqlite3",
+    ]
+
+
+def test_a_store_failure_exits_4(tmp_path):
+    from memory_summary import Message
+    from memory_summary.adapters import SqliteStore
+
+    db = tmp_path / "chat.sqlite3"
+    store = SqliteStore(db)
+    for i in range(200):
+        store.save_message("s0", Message("user", f"Question {i} about tides. " * 20))
+    store.close()
+    with db.open("r+b") as raw:  # every page after the schema page is garbage
+        raw.seek(4096)
+        raw.write(b"\xff" * (db.stat().st_size - 4096))
+
+    results = [run(*argv, "--db", str(db)) for argv in STORE_COMMANDS]
+
+    for result in results:
         assert result.returncode == 4, result.stderr
+        assert "malformed" in result.stderr
         assert "Traceback" not in result.stderr
 
 
