@@ -596,13 +596,29 @@ def _checked_defaults(config_path: str | None) -> dict[str, object]:
         try:
             cli_args.check_default(name, value, check)
         except argparse.ArgumentTypeError as exc:
-            errors.append(ConfigError(f"cli.{name}", value, str(exc)))
+            allowed = str(exc).rpartition("allowed: ")[2]
+            errors.append(ConfigError(f"cli.{name}", value, allowed))
     raise_all(errors)
     return defaults
 
 
+def _errors_of(exc: ConfigError) -> tuple[ConfigError, ...]:
+    return exc.errors if isinstance(exc, ConfigErrors) else (exc,)
+
+
+def _with_field_errors(exc: ConfigError, config_path: str | None) -> ConfigError:
+    """Return ``exc`` joined by the config fields' own errors: all are reported."""
+    errors = list(_errors_of(exc))
+    try:
+        load_config(config_path, cli_options=CLI_OPTIONS)
+    except ConfigError as fields:
+        seen = {str(error) for error in errors}
+        errors += [e for e in _errors_of(fields) if str(e) not in seen]
+    return errors[0] if len(errors) == 1 else ConfigErrors(tuple(errors))
+
+
 def _error(exc: BaseException) -> None:
-    errors = exc.errors if isinstance(exc, ConfigErrors) else (exc,)
+    errors = _errors_of(exc) if isinstance(exc, ConfigError) else (exc,)
     for error in errors:
         print(f"memory-summary: error: {error}", file=sys.stderr)
 
@@ -628,8 +644,8 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace | int:
         config_path = None
     try:
         defaults = _checked_defaults(config_path)
-    except MemorySummaryError as exc:
-        _error(exc)
+    except ConfigError as exc:
+        _error(_with_field_errors(exc, config_path))
         return EXIT_CONFIG
     try:
         return build_parser(defaults).parse_args(argv)

@@ -137,15 +137,20 @@ def test_every_config_error_is_reported_at_once(tmp_path):
         assert part in result.stderr
 
 
-def test_bad_cli_defaults_in_the_environment_are_configuration_errors():
+def test_bad_cli_defaults_are_reported_with_the_other_config_errors():
     result = run(
         "demo",
-        env={"MEMORY_SUMMARY_CLI_WORKERS": "0", "MEMORY_SUMMARY_CLI_SESSIONS": "-2"},
+        env={
+            "MEMORY_SUMMARY_CLI_WORKERS": "0",
+            "MEMORY_SUMMARY_CLI_SESSIONS": "-2",
+            "MEMORY_SUMMARY_LOCALE": "fr",
+        },
     )
 
     assert result.returncode == 3
-    assert "cli.workers=0" in result.stderr
+    assert "cli.workers=0 is invalid; allowed: 1..256" in result.stderr
     assert "cli.sessions=-2" in result.stderr
+    assert "locale='fr'" in result.stderr
 
 
 STORE_COMMANDS = (
