@@ -256,3 +256,19 @@ def test_usage_reads_every_session_of_the_store(store, make_engine):
     assert engine.usage() == SummarizerUsage().plus(by_session["a"]).plus(
         by_session["b"]
     ).plus(by_session["c"])
+
+
+def test_usage_of_all_sessions_skips_records_it_cannot_read(store, make_engine):
+    from tests.contract.stores import kind_of, write_raw_metadata
+
+    engine = make_engine(store, ScriptedSummarizer(GOOD), config=SMALL)
+    fill(store, "a", 12)
+    outcome = engine.compress("a").result(timeout=10)
+    store.save_metadata("summary", "b", {"no": "summary here"})
+    if kind_of(store) != "memory":  # only a SQL store can hold undecodable rows
+        write_raw_metadata(store, "summary", "c", "{not json")
+
+    by_session = engine.usage_by_session()
+
+    assert by_session == {"a": outcome.usage}
+    assert engine.usage() == outcome.usage
