@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from memory_summary import Compressing, SummaryConfig
-from memory_summary.adapters import OpenAIChatLLM, counter_factory
+from memory_summary.adapters import InMemoryStore, OpenAIChatLLM, counter_factory
 from memory_summary.domain import NO_USAGE, SummarizerUsage
 from tests.fakes import ScriptedSummarizer
 from tests.integration.helpers import fill
@@ -272,3 +272,25 @@ def test_usage_of_all_sessions_skips_records_it_cannot_read(store, make_engine):
 
     assert by_session == {"a": outcome.usage}
     assert engine.usage() == outcome.usage
+
+
+class StoreWithoutPages(InMemoryStore):
+    """A host's store that predates ``metadata_page``."""
+
+    metadata_page = None
+
+
+def test_usage_of_all_sessions_works_on_a_store_without_pages(make_engine):
+    from memory_summary.domain import MetadataPages
+
+    store = StoreWithoutPages()
+    engine = make_engine(store, ScriptedSummarizer(GOOD), config=SMALL)
+    for sid in ("a", "b"):
+        fill(store, sid, 12)
+        engine.compress(sid).result(timeout=10)
+
+    by_session = engine.usage_by_session()
+
+    assert not isinstance(store, MetadataPages)
+    assert sorted(by_session) == ["a", "b"]
+    assert engine.usage().calls == 2
