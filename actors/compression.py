@@ -407,7 +407,6 @@ class _Run:
             self.fenced = exc.reason
         except KeepHistory:
             pass
-        self._commit_usage()
         return self._outcome("summary written", "nothing_to_fold")
 
     # -- reading -----------------------------------------------------------------
@@ -847,6 +846,8 @@ class _Run:
         return (self.record.tokens if self.record is not None else 0) + kept
 
     def _outcome(self, done: str, skipped: OutcomeCode) -> Outcome:
+        """Return what happened; first record usage no commit carried yet."""
+        self._commit_usage()
         kind: OutcomeKind
         code: OutcomeCode
         if self.fenced is not None:

@@ -13,7 +13,7 @@ import typing
 
 import hypothesis
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from memory_summary import (
@@ -95,6 +95,11 @@ def check_compressing_pairs(events):
 @given(
     ops=st.lists(operations, max_size=30),
     on_failure=st.sampled_from(["trim", "keep"]),
+)
+# a paused recovery that answered (a rejected reply) before nothing was left to fold
+@example(
+    ops=[("mode", "reject"), ("messages", "b", 6), ("turn", "b"), ("usage", "b", 0.7)],
+    on_failure="trim",
 )
 def test_event_sequences_keep_their_promises(ops, on_failure):
     store = InMemoryStore()
