@@ -16,12 +16,13 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import CancelledError as FuturesCancelled
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FuturesTimeout
-from typing import Protocol
+from typing import Literal, Protocol
 
 import attrs
 
 from memory_summary.domain import (
     NAMESPACE,
+    NO_USAGE,
     Accepted,
     Archive,
     CompactionStore,
@@ -32,20 +33,26 @@ from memory_summary.domain import (
     FoldChunk,
     Message,
     Outcome,
+    OutcomeCode,
     Reason,
+    Skipped,
     StoreError,
     SummarizerContextError,
     SummarizerError,
     SummarizerTimeout,
+    SummarizerUsage,
     SummaryConfig,
     SummaryRecord,
+    SummaryReply,
     WindowSplit,
     check_summary,
+    counted_usage,
     drop_unsummarized_through,
     fold_chunks,
     is_forced,
     is_pressed,
     latest_todo_call,
+    message_tokens,
     next_record,
     plan_compression,
     probe_limit,
@@ -59,7 +66,7 @@ from memory_summary.domain import (
     with_pins,
 )
 from memory_summary.domain.compaction import OVERSIZED_SUFFIX, OutcomeKind
-from memory_summary.domain.events import Status
+from memory_summary.domain.events import Event, Status
 
 from .context import ContextPolicy
 from .records import RecordReader
@@ -81,7 +88,9 @@ _PLAN_CACHE_SIZE = 256
 class CallPool(Protocol):
     """Runs summarizer calls off the job's thread (``workers.WorkerPool``)."""
 
-    def submit(self, fn: Callable[..., str], /, *args: object) -> Future[str]: ...
+    def submit(
+        self, fn: Callable[..., SummaryReply], /, *args: object
+    ) -> Future[SummaryReply]: ...
 
 
 class Cancelled(Exception):
@@ -98,6 +107,17 @@ class Fenced(Exception):
 
 class KeepHistory(Exception):
     """The summarizer failed and ``on_summarizer_failure="keep"``: archive nothing."""
+
+
+FailureCode = Literal["summarizer_failed", "summary_rejected", "breaker_open"]
+
+
+@attrs.frozen
+class _Failed:
+    """Why a chunk got no summary: a code and the words for it."""
+
+    code: FailureCode
+    detail: str
 
 
 FENCE_DETAILS: dict[FenceReason, str] = {
@@ -119,7 +139,7 @@ class CompressionJob:
 
     store: CompactionStore
     config: SummaryConfig
-    emit: Callable[[object], None]
+    emit: Callable[[Event], None]
     calls: CallPool
     is_cancelled: Callable[[], bool]
     resolve: Callable[[str], ResolvedModel | str]
@@ -169,7 +189,13 @@ class CompressionJob:
         return store.acquire_lease(session_id, owner=self.owner, ttl_s=self.lease_ttl_s)
 
     def run(self, session_id: str, reason: Reason) -> Outcome:
-        """Compress ``session_id`` once; never raises (failures are outcomes)."""
+        """Compress ``session_id`` once; never raises (failures are outcomes).
+
+        Emits ``Compressing`` start, then done or error with the outcome, once the
+        compression starts (at once for a forced one), and ``Skipped`` when it ends
+        skipped for a ``SkipReason`` (below the threshold is no event).
+        """
+        began = time.monotonic()
         started = False
 
         def start() -> None:
@@ -179,12 +205,26 @@ class CompressionJob:
                 self.emit(Compressing(session_id, "start", reason))
 
         def finish(outcome: Outcome) -> Outcome:
+            outcome = attrs.evolve(outcome, duration_s=time.monotonic() - began)
             if started or is_forced(reason):
                 start()
                 status: Status = "done" if outcome.ok else "error"
-                self.emit(Compressing(session_id, status, reason, outcome.detail))
+                self.emit(
+                    Compressing(
+                        session_id, status, reason, outcome.detail, outcome=outcome
+                    )
+                )
+            skip = outcome.skip_reason
+            if skip is not None:
+                self.emit(Skipped(session_id, reason, skip, outcome.detail))
             log_outcome(outcome)
             return outcome
+
+        current: _Run | None = None
+
+        def failed(detail: str, code: OutcomeCode) -> Outcome:
+            usage = NO_USAGE if current is None else current.usage
+            return Outcome(session_id, "failed", reason, detail, code=code, usage=usage)
 
         if is_forced(reason):
             start()
@@ -192,34 +232,41 @@ class CompressionJob:
             if reason == "turn" and not self._turn_needs_folding(session_id):
                 pressed = self._measured_pressure(session_id)
                 if pressed is None:
-                    detail = "below threshold"
-                    return finish(Outcome(session_id, "skipped", reason, detail))
+                    return finish(
+                        Outcome(
+                            session_id,
+                            "skipped",
+                            reason,
+                            "below threshold",
+                            code="below_threshold",
+                        )
+                    )
                 self.emit(CompressRequested(session_id, "auto", pressed))
                 reason = "auto"
                 start()
             resolved = self.resolve(session_id)
             if isinstance(resolved, str):
                 start()
-                return finish(Outcome(session_id, "failed", reason, resolved))
+                return finish(failed(resolved, "model_unresolved"))
             lease = self._acquire(session_id)
             if lease is None:
                 detail = "another worker holds the session's lease"
-                return finish(Outcome(session_id, "skipped", reason, detail))
+                return finish(
+                    Outcome(session_id, "skipped", reason, detail, code="lease_held")
+                )
             try:
-                run = _Run(self, session_id, reason, resolved, lease, start)
-                return finish(run.execute())
+                current = _Run(self, session_id, reason, resolved, lease, start)
+                return finish(current.execute())
             finally:
                 self._release(session_id, lease)
         except Cancelled:
-            return finish(Outcome(session_id, "failed", reason, "engine stopped"))
+            return finish(failed("engine stopped", "engine_stopped"))
         except StoreError as exc:
             log.warning("session %s: store failed: %s", session_id, exc)
-            return finish(Outcome(session_id, "failed", reason, f"store failed: {exc}"))
+            return finish(failed(f"store failed: {exc}", "store_failed"))
         except Exception as exc:  # a bug: the start event still gets its end
             log.exception("session %s: compression crashed", session_id)
-            return finish(
-                Outcome(session_id, "failed", reason, f"internal error: {exc}")
-            )
+            return finish(failed(f"internal error: {exc}", "internal_error"))
 
     def _turn_needs_folding(self, session_id: str) -> bool:
         """Tell whether a turn reaches the message-count threshold."""
@@ -326,7 +373,7 @@ class _Run:
     renewed_at: float = attrs.field(factory=time.monotonic)
     record: SummaryRecord | None = None
     tail: Sequence[Message] = ()
-    failure: str | None = None
+    failure: _Failed | None = None
     paused: str | None = None  # why recovering archived ranges stopped
     fenced: FenceReason | None = None
     archived: int = 0
@@ -334,12 +381,19 @@ class _Run:
     recovered: int = 0
     chunks: int = 0
     calls: int = 0
+    usage: SummarizerUsage = NO_USAGE  # this compression's summarizer calls
+    call_durations_s: list[float] = attrs.field(factory=list)
+    uncommitted: SummarizerUsage = NO_USAGE  # of which no commit recorded yet
+    archived_through: int | None = None
+    tokens_before: int | None = None
+    window_tokens: tuple[tuple[int, int], ...] = ()  # (id, tokens) of the window
 
     def execute(self) -> Outcome:
         """Recover, then fold; return what happened."""
         job, sid = self.job, self.session_id
         try:
             self.record = job.records.read(sid, quarantine=True)
+            summary_tokens = self.record.tokens if self.record is not None else 0
             if (
                 self.record is not None
                 and self.record.unsummarized
@@ -355,14 +409,23 @@ class _Run:
             )
             split = self._split_window()
             forced = is_forced(self.reason)
-            if not split.fold or (
-                not forced and not should_compress(active, job.config, forced=False)
-            ):
-                return self._outcome("nothing to compress")
+            if not forced and not should_compress(active, job.config, forced=False):
+                return self._outcome("nothing to compress", "below_threshold")
+            if not split.fold:
+                return self._outcome("nothing to compress", "nothing_to_fold")
             guarded = self._guarded(split.keep)
             if guarded is not None:
-                return self._outcome(guarded)
+                return self._outcome(guarded, "loop_guard")
+            if (
+                not forced
+                and job.config.on_summarizer_failure == "keep"
+                and job.breakers.is_open(self.resolved.llm)
+            ):  # keep mode could only fail: leave the session as it is
+                return self._outcome("summarizer circuit open", "breaker_open")
             self.start()
+            cost = self._cost()
+            self.window_tokens = tuple((_id(m), cost(m)) for m in self.tail)
+            self.tokens_before = summary_tokens + sum(t for _, t in self.window_tokens)
             log.debug(
                 "session %s: window %d, fold %d, keep %d, active %d",
                 sid,
@@ -383,9 +446,17 @@ class _Run:
             self.fenced = exc.reason
         except KeepHistory:
             pass
-        return self._outcome("summary written")
+        return self._outcome("summary written", "nothing_to_fold")
 
     # -- the keep and the loop guard ---------------------------------------------
+
+    def _cost(self) -> Callable[[Message], int]:
+        """Return what a message costs in the chat model's encoding (cached by id)."""
+        context = self.job.context
+        if context is not None:
+            return context.cost(self.session_id)
+        count = self.resolved.count_tokens
+        return lambda message: message_tokens(message, count)
 
     def _split_window(self) -> WindowSplit:
         """Split the tail by count and tokens; an overflow keeps by tokens only."""
@@ -528,15 +599,15 @@ class _Run:
                     is_last = last and index == len(smaller) - 1
                     self._fold(sub, plan, last=is_last, halvable=False)
                 return
-            result = f"summarizer failed: {exc}"
-        if isinstance(result, str):
+            result = _Failed("summarizer_failed", f"summarizer failed: {exc}")
+        if isinstance(result, _Failed):
             self.failure = result
             # seed: a failed summary still trims, or the session loops on retries;
             # the previous summary stays and a partial text is never stored.
             log.warning(
                 "session %s: %s; %s",
                 self.session_id,
-                result,
+                result.detail,
                 "keeping the history active"
                 if self.job.config.on_summarizer_failure == "keep"
                 else "archiving without a summary (recorded for recovery)",
@@ -620,13 +691,13 @@ class _Run:
                     self._recover_chunk(sub, plan, halvable=False)
                     for sub in self._halves(chunk, plan)
                 )
-            result = f"summarizer failed: {exc}"
-        if isinstance(result, str):
-            self.paused = result
+            result = _Failed("summarizer_failed", f"summarizer failed: {exc}")
+        if isinstance(result, _Failed):
+            self.paused = result.detail
             log.warning(
                 "session %s: recovery paused: %s",
                 sid,
-                result,
+                result.detail,
                 extra={"session_id": sid},
             )
             return False
@@ -659,7 +730,9 @@ class _Run:
 
     # -- the summarizer ------------------------------------------------------------
 
-    def _summary_of(self, chunk: FoldChunk, plan: CompressionPlan) -> Accepted | str:
+    def _summary_of(
+        self, chunk: FoldChunk, plan: CompressionPlan
+    ) -> Accepted | _Failed:
         """Return the validated summary of ``chunk``, or why there is none.
 
         Every admission by the breaker is answered: a success, a failure, or (when
@@ -672,7 +745,7 @@ class _Run:
         if job.is_cancelled():
             raise Cancelled
         if not job.breakers.admit(llm):
-            return "summarizer circuit open"
+            return _Failed("breaker_open", "summarizer circuit open")
         answered = False
         try:
             previous = self._previous_text(plan)
@@ -693,7 +766,7 @@ class _Run:
             except SummarizerError as exc:
                 answered = True
                 job.breakers.failed(llm)
-                return f"summarizer failed: {exc}"
+                return _Failed("summarizer_failed", f"summarizer failed: {exc}")
             answered = True
             verdict = check_summary(
                 reply,
@@ -705,7 +778,10 @@ class _Run:
             )
             if not isinstance(verdict, Accepted):
                 job.breakers.failed(llm)
-                return f"summary rejected ({verdict.reason}): {verdict.detail}"
+                return _Failed(
+                    "summary_rejected",
+                    f"summary rejected ({verdict.reason}): {verdict.detail}",
+                )
             job.breakers.succeeded(llm)
             return self._pinned(verdict, chunk, previous, plan)
         finally:
@@ -762,7 +838,8 @@ class _Run:
     def _call(self, request: Sequence[Message], budget: int) -> str:
         job = self.job
         timeout_s = job.config.summarizer_timeout_s
-        deadline = time.monotonic() + timeout_s
+        began = time.monotonic()
+        deadline = began + timeout_s
         handle = CallHandle()
         self.calls += 1
         try:
@@ -779,7 +856,7 @@ class _Run:
                 handle.close()
                 raise
             try:
-                return future.result(timeout=max(min(remaining, WAIT_SLICE_S), 0))
+                reply = future.result(timeout=max(min(remaining, WAIT_SLICE_S), 0))
             except FuturesCancelled as exc:  # cancelled by the pool's shutdown
                 raise Cancelled from exc
             except FuturesTimeout as exc:
@@ -792,6 +869,22 @@ class _Run:
                     raise SummarizerTimeout(
                         f"no summary within {timeout_s:g} s"
                     ) from exc
+            else:
+                self._account(request, reply, time.monotonic() - began)
+                return reply.text
+
+    def _account(
+        self, request: Sequence[Message], reply: SummaryReply, seconds: float
+    ) -> None:
+        """Add one answered call's usage: the provider's, else counted, and marked."""
+        usage = reply.usage
+        counted = usage is None
+        if usage is None:
+            usage = counted_usage(request, reply.text, self.resolved.count_tokens)
+        call = NO_USAGE.with_call(usage, counted=counted, seconds=seconds)
+        self.call_durations_s.append(seconds)
+        self.usage = self.usage.plus(call)
+        self.uncommitted = self.uncommitted.plus(call)
 
     # -- committing ----------------------------------------------------------------
 
@@ -803,6 +896,7 @@ class _Run:
             raise Cancelled
         job = self.job
         shared = final is not None and job.archive_shares_store
+        record = attrs.evolve(record, usage=record.usage.plus(self.uncommitted))
 
         def separator(archived: int) -> Message | None:
             assert final is not None
@@ -823,7 +917,10 @@ class _Run:
         if result.fenced is not None:
             raise Fenced(result.fenced)
         self.record = record
+        self.uncommitted = NO_USAGE
         self.archived += result.archived
+        if chunk is not None:
+            self.archived_through = max(self.archived_through or 0, chunk.through_id)
         if final is not None and job.archive is not None and not shared:
             marker = self._separator(final, self.archived)
             if marker is not None:
@@ -840,20 +937,48 @@ class _Run:
             outcome, locale=self.job.config.locale, now=self.job.clock()
         )
 
-    def _outcome(self, done: str) -> Outcome:
+    def _commit_usage(self) -> None:
+        """Record usage no commit carried (say, a rejected reply in keep mode)."""
+        if self.uncommitted.calls == 0 or self.fenced is not None:
+            return
+        base = self.record or SummaryRecord(text="", covered_through_id=None, tokens=0)
+        record = attrs.evolve(
+            base, generation=self.job.new_generation(), updated_at=self.job.clock()
+        )
+        try:
+            self._commit(record, None, None)
+        except (Fenced, Cancelled):  # cleared, forgotten or stopping: usage goes too
+            log.debug("session %s: usage not recorded", self.session_id)
+        except StoreError as exc:
+            log.warning("session %s: recording usage failed: %s", self.session_id, exc)
+
+    def _tokens_after(self) -> int | None:
+        """Return the active context's tokens now: the summary and what stayed."""
+        if self.tokens_before is None:
+            return None
+        through = self.archived_through
+        kept = sum(t for i, t in self.window_tokens if through is None or i > through)
+        return (self.record.tokens if self.record is not None else 0) + kept
+
+    def _outcome(self, done: str, skipped: OutcomeCode) -> Outcome:
+        """Return what happened; first record usage no commit carried yet."""
+        self._commit_usage()
         kind: OutcomeKind
+        code: OutcomeCode
         if self.fenced is not None:
             kind, detail = "fenced", f"commit fenced: {FENCE_DETAILS[self.fenced]}"
+            code = "fenced"
         elif self.failure is not None:
             trimmed = self.job.config.on_summarizer_failure == "trim" and self.archived
             kind = "trimmed" if trimmed else "failed"
-            detail = self.failure
+            detail, code = self.failure.detail, self.failure.code
         elif self.paused is not None and not (self.summarized or self.archived):
             kind, detail = "failed", f"recovery paused: {self.paused}"
+            code = "recovery_paused"
         elif self.summarized or self.archived:
-            kind, detail = "compressed", done
+            kind, detail, code = "compressed", done, "summary_written"
         else:
-            kind, detail = "skipped", done
+            kind, detail, code = "skipped", done, skipped
         return Outcome(
             self.session_id,
             kind,
@@ -864,4 +989,10 @@ class _Run:
             chunks=self.chunks,
             summarizer_calls=self.calls,
             recovered=self.recovered,
+            code=code,
+            tokens_before=self.tokens_before,
+            tokens_after=self._tokens_after(),
+            usage=self.usage,
+            model=self.resolved.label,
+            call_durations_s=tuple(self.call_durations_s),
         )

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterator
 
 from memory_summary.domain import (
     NAMESPACE,
     QUARANTINE_NAMESPACE,
     CompactionStore,
     MalformedRecord,
+    MetadataPages,
     SummaryRecord,
     Unreadable,
     read_record,
@@ -24,6 +26,7 @@ from memory_summary.domain import (
 log = logging.getLogger(__name__)
 
 _MAX_REMEMBERED = 10_000
+PAGE_SIZE = 500
 
 
 class RecordReader:
@@ -66,6 +69,36 @@ class RecordReader:
                 self._known.clear()
             self._known[session_id] = found
         return found
+
+    def scan(self) -> Iterator[tuple[str, SummaryRecord]]:
+        """Yield every readable record with its session id, in session-id order.
+
+        Reads page by page where the store can (``MetadataPages``), else key by
+        key; unreadable records are skipped (logged once), never raised.
+        """
+        store = self._store
+        if not isinstance(store, MetadataPages):
+            for session_id in store.list_metadata(NAMESPACE):
+                record = self.read(session_id)
+                if record is not None:
+                    yield session_id, record
+            return
+        after: str | None = None
+        while True:
+            page = store.metadata_page(NAMESPACE, after_key=after, limit=PAGE_SIZE)
+            for session_id, data in page:
+                found = (
+                    Unreadable("not a JSON object")
+                    if data is None
+                    else read_record(data)
+                )
+                if isinstance(found, SummaryRecord):
+                    yield session_id, found
+                elif isinstance(found, Unreadable):
+                    self._unreadable(session_id, found.reason, False)
+            if len(page) < PAGE_SIZE:
+                return
+            after = page[-1][0]
 
     def _unreadable(self, session_id: str, reason: str, quarantine: bool) -> None:
         """Log (once) and, under the lease, move aside an unreadable record."""

@@ -198,12 +198,18 @@ class ThreadRuntime:
                 return self._compress(session_id, reason)
             except Exception as exc:  # a bug: report it, never leave the session busy
                 log.exception("session %s: compression crashed", session_id)
-                return Outcome(session_id, "failed", reason, f"internal error: {exc}")
+                return Outcome(
+                    session_id,
+                    "failed",
+                    reason,
+                    f"internal error: {exc}",
+                    code="internal_error",
+                )
 
         try:
             future = self._jobs.submit(work)
         except RuntimeError:  # the pool is shut down: the engine is stopping
-            report(Outcome(session_id, "failed", reason, "engine stopped"))
+            report(_stopped(session_id, reason))
             return
         with self._in_flight_lock:
             self._in_flight.add(future)
@@ -212,7 +218,7 @@ class ThreadRuntime:
             with self._in_flight_lock:
                 self._in_flight.discard(f)
             if f.cancelled():
-                report(Outcome(session_id, "failed", reason, "engine stopped"))
+                report(_stopped(session_id, reason))
             else:
                 report(f.result())
 
@@ -232,9 +238,20 @@ class ThreadRuntime:
                 ref.tell(Reap(stamp))
         return len(candidates)
 
+    def pending(self) -> int:
+        """Return the triggers told but not handled yet plus the busy sessions."""
+        with self._idle:
+            return self._pending
+
     def live_actors(self) -> int:
         """Return how many session actors are alive."""
         return len(self.registry)
+
+
+def _stopped(session_id: str, reason: Reason) -> Outcome:
+    return Outcome(
+        session_id, "failed", reason, "engine stopped", code="engine_stopped"
+    )
 
 
 def _refuse(message: object, session_id: str) -> None:

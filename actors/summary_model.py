@@ -26,8 +26,12 @@ from memory_summary.domain import (
     SummarizerError,
     SummarizerTimeout,
     SummaryConfig,
+    SummaryReply,
+    TokenUsage,
+    UsageReportingSummarizer,
     breaker_admit,
     breaker_failed,
+    breaker_is_open,
     breaker_released,
     breaker_succeeded,
 )
@@ -95,6 +99,7 @@ class ResolvedModel:
     count_tokens: Callable[[str], int] = attrs.field(eq=False)
     streams: bool
     takes_timeout: bool = False
+    reports_usage: bool = False
 
     def call(
         self,
@@ -103,8 +108,11 @@ class ResolvedModel:
         temperature: float,
         deadline: float,
         handle: CallHandle,
-    ) -> str:
+    ) -> SummaryReply:
         """Return the summarizer's whole answer; a broken stream yields nothing.
+
+        The reply carries the provider's usage when the summarizer reports it (a
+        ``UsageReportingSummarizer``, or a stream with a ``usage`` attribute).
 
         Raises:
             SummarizerError: the call failed (the partial text, if any, is discarded).
@@ -120,10 +128,16 @@ class ResolvedModel:
         cap = max(max_tokens * REPLY_CHARS_PER_TOKEN, MIN_REPLY_CHARS)
         try:
             if not self.streams:
-                return self.llm.complete(request, **kwargs)[:cap]
+                if self.reports_usage:
+                    reply = self.llm.complete_with_usage(  # type: ignore[attr-defined]
+                        request, **kwargs
+                    )
+                    return SummaryReply(reply.text[:cap], _usage_of(reply))
+                return SummaryReply(self.llm.complete(request, **kwargs)[:cap])
             pieces = self.llm.stream(request, **kwargs)  # type: ignore[attr-defined]
             handle.register(getattr(pieces, "close", None))
-            return _join_before(pieces, deadline, cap, handle)
+            text = _join_before(pieces, deadline, cap, handle)
+            return SummaryReply(text, _usage_of(pieces))
         except SummarizerError:
             raise
         except Exception as exc:  # any provider failure is an expected outcome here
@@ -132,6 +146,12 @@ class ResolvedModel:
                     "the summary call was closed at its deadline"
                 ) from exc
             raise SummarizerError(f"{type(exc).__name__}: {exc}") from exc
+
+
+def _usage_of(source: object) -> TokenUsage | None:
+    """Return the provider usage ``source`` carries, if it is a well-formed one."""
+    usage = getattr(source, "usage", None)
+    return usage if isinstance(usage, TokenUsage) else None
 
 
 def _join_before(
@@ -245,6 +265,7 @@ class ModelResolver:
             ),
             streams=streams,
             takes_timeout=_takes_timeout(llm, streams),
+            reports_usage=isinstance(llm, UsageReportingSummarizer),
         )
         if key is None:  # not cached: ask again next time
             return resolved
@@ -271,6 +292,13 @@ class BreakerBox:
             )
             self._breakers[id(llm)] = state
             return admitted
+
+    def is_open(self, llm: Summarizer) -> bool:
+        """Tell whether a call to ``llm`` would be refused now (admits nothing)."""
+        with self._lock:
+            return breaker_is_open(
+                self._breakers.get(id(llm), Breaker()), self._clock()
+            )
 
     def failed(self, llm: Summarizer) -> None:
         """Count a failed call of ``llm``."""

@@ -1,28 +1,54 @@
-"""Adapters: the stores, archives, summarizers and token counters behind the ports."""
+"""Adapters: the stores, archives, summarizers and token counters behind the ports.
+
+The OpenAI and PostgreSQL adapters load on first use (module ``__getattr__``): their
+drivers are optional extras, and importing them costs a few hundred milliseconds that
+an offline host never needs.
+"""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from .archive import InMemoryArchive
 from .extractive import ExtractiveSummarizer
 from .memory import InMemoryStore
-from .openai_llm import OpenAIChatLLM, OpenAIChatStream
 from .sqlite import SqliteArchive, SqliteStore
 from .tokens import TiktokenCounter, counter_factory, encoding_name_for
 
-_POSTGRES = ("PostgresArchive", "PostgresStore")
+if TYPE_CHECKING:
+    from .openai_llm import OpenAIChatLLM, OpenAIChatStream
+    from .postgres import PostgresArchive, PostgresStore
+
+# name -> (module, the driver it needs, the extra that installs it)
+_LAZY: dict[str, tuple[str, str, str]] = {
+    "OpenAIChatLLM": ("openai_llm", "openai", "openai"),
+    "OpenAIChatStream": ("openai_llm", "openai", "openai"),
+    "PostgresArchive": ("postgres", "psycopg", "postgres"),
+    "PostgresStore": ("postgres", "psycopg", "postgres"),
+}
 
 
 def __getattr__(name: str) -> object:
-    """Import the PostgreSQL adapters on first use: psycopg is an optional extra."""
-    if name in _POSTGRES:
-        try:
-            from . import postgres
-        except ImportError as exc:
-            raise ImportError(
-                f"{name} needs psycopg: pip install 'memory-summary[postgres]'"
-            ) from exc
-        return getattr(postgres, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    """Import the OpenAI and PostgreSQL adapters on first use (optional extras)."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module_name, driver, extra = _LAZY[name]
+    import importlib
+
+    try:
+        module = importlib.import_module(f".{module_name}", __name__)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.partition(".")[0] not in (
+            driver,
+            "psycopg_pool",
+        ):
+            raise
+        raise ImportError(
+            f"{name} needs {exc.name}: pip install 'memory-summary[{extra}]'",
+            name=exc.name,
+        ) from exc
+    value: object = getattr(module, name)
+    return value
 
 
 __all__ = [

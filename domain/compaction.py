@@ -8,7 +8,7 @@ summarizer works stay active.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
 import attrs
@@ -20,10 +20,49 @@ from .reason import Reason
 from .render import render_message, result_names
 from .summary import SummaryRecord
 from .truncate import truncate_to_tokens
+from .usage import NO_USAGE, SummarizerUsage
 from .window import is_summarized
 
 OutcomeKind = Literal["compressed", "trimmed", "skipped", "fenced", "failed"]
+SkipReason = Literal["lease_held", "breaker_open", "nothing_to_fold", "loop_guard"]
+"""Why a trigger did not compress (each is a ``Skipped`` event): ``lease_held``: a
+compression of the session already runs (this engine, or another worker sharing the
+store); ``breaker_open``: the summarizer's circuit breaker is open and
+``on_summarizer_failure="keep"`` leaves nothing to do; ``nothing_to_fold``: no message
+outside the kept part; ``loop_guard``: folding cannot bring the session under its
+trigger, so it waits for enough new tokens."""
+SKIP_REASONS: tuple[SkipReason, ...] = (
+    "lease_held",
+    "breaker_open",
+    "nothing_to_fold",
+    "loop_guard",
+)
+OutcomeCode = Literal[
+    "summary_written",
+    "below_threshold",
+    "lease_held",
+    "breaker_open",
+    "nothing_to_fold",
+    "loop_guard",
+    "model_unresolved",
+    "summarizer_failed",
+    "summary_rejected",
+    "recovery_paused",
+    "fenced",
+    "store_failed",
+    "engine_stopped",
+    "internal_error",
+]
+"""A compression's outcome as a closed code (``Outcome.detail`` says it in words):
+the ``SkipReason`` codes and ``below_threshold`` for ``skipped``; ``summary_written``
+for ``compressed``; ``summarizer_failed``, ``summary_rejected`` and ``breaker_open``
+for a summary that failed (``trimmed``, or ``failed`` in keep mode); the rest for
+``fenced`` and ``failed``."""
 OVERSIZED_SUFFIX = " […]"
+
+
+def _floats(values: Iterable[float]) -> tuple[float, ...]:
+    return tuple(values)
 
 
 @attrs.frozen
@@ -40,6 +79,12 @@ class Outcome:
 
     ``summarized`` counts messages folded into the summary (``recovered`` of them
     from ranges archived earlier without one), ``archived`` messages archived.
+    ``tokens_before`` and ``tokens_after`` count the active context the compression
+    read (the summary plus the active messages of its window) before and after it,
+    in the summary model's encoding (None when it never read them); ``usage`` is what
+    its summarizer calls consumed and ``duration_s`` its wall-clock time; ``model``
+    is the summary model (or a non-LLM summarizer's label) once it was resolved;
+    ``call_durations_s`` the seconds each answered summarizer call took, in order.
     """
 
     session_id: str
@@ -51,11 +96,34 @@ class Outcome:
     chunks: int = 0
     summarizer_calls: int = 0
     recovered: int = 0
+    code: OutcomeCode | None = None
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    usage: SummarizerUsage = NO_USAGE
+    duration_s: float = 0.0
+    model: str | None = None
+    call_durations_s: tuple[float, ...] = attrs.field(default=(), converter=_floats)
 
     @property
     def ok(self) -> bool:
         """Tell whether the request ended as the seed's ``done`` (not ``error``)."""
         return self.kind in ("compressed", "skipped")
+
+    @property
+    def tokens_saved(self) -> int:
+        """Return how many tokens the active context shrank by (0 when unknown)."""
+        if self.tokens_before is None or self.tokens_after is None:
+            return 0
+        return self.tokens_before - self.tokens_after
+
+    @property
+    def skip_reason(self) -> SkipReason | None:
+        """Return why the request did not compress, when that is a ``SkipReason``."""
+        if self.kind == "skipped":
+            for reason in SKIP_REASONS:
+                if self.code == reason:
+                    return reason
+        return None
 
 
 @attrs.frozen

@@ -3,6 +3,7 @@
 ```
 MemorySummaryError                  catch this to catch everything we raise on purpose
  +-- ConfigError (also ValueError)  names the field, the value and what is allowed
+ |    +-- ConfigErrors               several at once (``errors`` lists each)
  +-- MessageError (also ValueError) a message or tool call is malformed; names the field
  +-- StoreError                     the store failed; nothing was applied
  |    +-- MalformedRecord            a stored row cannot be decoded (foreign or corrupt)
@@ -35,6 +36,24 @@ class ConfigError(MemorySummaryError, ValueError):
         self.value = value
         self.allowed = allowed
         super().__init__(f"{field}={value!r} is invalid; allowed: {allowed}")
+
+
+class ConfigErrors(ConfigError):
+    """Several configuration values are invalid; all are reported at once.
+
+    ``field``, ``value`` and ``allowed`` are the first error's.
+
+    Attributes:
+        errors: every error, in the order found.
+    """
+
+    def __init__(self, errors: tuple[ConfigError, ...]) -> None:
+        if not errors:
+            raise ValueError("ConfigErrors needs at least one error")
+        first = errors[0]
+        super().__init__(first.field, first.value, first.allowed)
+        self.errors = errors
+        self.args = ("; ".join(str(error) for error in errors),)
 
 
 class MessageError(MemorySummaryError, ValueError):

@@ -6,6 +6,7 @@ from typing import Literal
 
 import attrs
 
+from .compaction import Outcome, SkipReason
 from .reason import Reason
 
 Status = Literal["start", "done", "error"]
@@ -26,12 +27,30 @@ class Compressing:
 
     ``start``, then ``done`` (a summary was written, or nothing needed compressing) or
     ``error`` (the model could not be resolved, the store failed, or the engine degraded
-    to trim-only); ``detail`` says which.
+    to trim-only); ``detail`` says which. ``done`` and ``error`` carry the ``outcome``
+    (kind, ``code``, messages folded and archived, active-context tokens before and
+    after, summarizer usage, duration); ``start`` carries none.
     """
 
     session_id: str
     status: Status
     reason: Reason
+    detail: str = ""
+    outcome: Outcome | None = attrs.field(default=None, kw_only=True)
+
+
+@attrs.frozen
+class Skipped:
+    """A trigger decided not to compress, for the reason ``code`` names.
+
+    A turn below the threshold is no event (most turns are). ``reason`` is the trigger
+    (``turn``, ``auto``...). A forced request (``auto``, ``manual``) that skips reports
+    its ``Compressing`` start and done first, then this event.
+    """
+
+    session_id: str
+    reason: Reason
+    code: SkipReason
     detail: str = ""
 
 
@@ -44,4 +63,4 @@ class ClearResult:
     message: str
 
 
-Event = CompressRequested | Compressing
+Event = CompressRequested | Compressing | Skipped

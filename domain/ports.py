@@ -11,6 +11,7 @@ from typing import Literal, Protocol, runtime_checkable
 import attrs
 
 from .model import Message
+from .usage import TokenUsage
 
 
 @runtime_checkable
@@ -214,6 +215,49 @@ class StreamingSummarizer(Summarizer, Protocol):
         temperature: float,
     ) -> Iterator[str]:
         """Yield the answer in pieces; raise if the stream breaks."""
+        ...
+
+
+@attrs.frozen
+class SummaryReply:
+    """A summarizer's answer and, when its provider reported it, the call's usage."""
+
+    text: str
+    usage: TokenUsage | None = None
+
+
+@runtime_checkable
+class UsageReportingSummarizer(Summarizer, Protocol):
+    """A summarizer whose answers carry the tokens its provider billed.
+
+    Its streams (``stream()``) may also expose ``usage: TokenUsage | None``, known once
+    the stream is read to its end. Without either, the engine counts the tokens.
+    """
+
+    def complete_with_usage(
+        self,
+        messages: Sequence[Message],
+        *,
+        model: str | None = None,
+        max_tokens: int,
+        temperature: float,
+    ) -> SummaryReply:
+        """Return the model's answer to ``messages`` with the provider's usage."""
+        ...
+
+
+@runtime_checkable
+class MetadataPages(Protocol):
+    """A store that can read a metadata namespace page by page (every shipped one)."""
+
+    def metadata_page(
+        self, namespace: str, *, after_key: str | None = None, limit: int = 500
+    ) -> list[tuple[str, dict[str, object] | None]]:
+        """Return up to ``limit`` (key, data) pairs with key > ``after_key``.
+
+        Keys in code-point order; ``data`` is None for a row that is not a JSON
+        object (a foreign writer or corruption): a scan never stops at one.
+        """
         ...
 
 

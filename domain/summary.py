@@ -20,6 +20,10 @@ Counters and ids are ints in [0, 2**63) (``bool`` is not an int here), ``updated
 a finite number >= 0, and ``unsummarized`` a list of ``[first_id, last_id]`` pairs;
 well-typed ranges that overlap or touch are merged on read, since their union is
 their meaning.
+
+``usage`` (the summarizer's totals, ``domain.usage``) is bookkeeping: a record
+without it (written before it existed) or with a malformed one reads with no usage,
+and its summary stays readable.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import attrs
 
 from .errors import MalformedRecord
 from .text import normalize_text
+from .usage import NO_USAGE, SummarizerUsage, read_usage
 
 NAMESPACE = "summary"
 QUARANTINE_NAMESPACE = "summary.quarantine"
@@ -84,6 +89,8 @@ class SummaryRecord:
         updated_at: seconds since the epoch.
         generation: an opaque fence token, new with every commit (the shell makes it).
         unsummarized: id ranges archived without a summary, oldest first.
+        usage: the summarizer's tokens and time over the session's life, carried
+            forward by every commit (and gone with the record on a clear or forget).
     """
 
     text: str
@@ -97,11 +104,13 @@ class SummaryRecord:
     unsummarized: IdRanges = attrs.field(
         default=(), converter=_as_ranges, validator=_check_ranges
     )
+    usage: SummarizerUsage = NO_USAGE
 
     def to_mapping(self) -> dict[str, object]:
         """Return the record as JSON-compatible metadata (ranges as lists)."""
         out = attrs.asdict(self, recurse=False)
         out["unsummarized"] = [list(pair) for pair in self.unsummarized]
+        out["usage"] = self.usage.to_mapping()
         return out
 
     @classmethod
@@ -205,6 +214,8 @@ def _read_own(data: Mapping[object, object]) -> SummaryRecord:
         updated_at=_timestamp(data, "updated_at"),
         generation=_optional_text(data, "generation"),
         unsummarized=_ranges(data, "unsummarized"),
+        # usage is bookkeeping: a malformed value resets it, never the summary
+        usage=read_usage(data.get("usage")),
     )
 
 

@@ -13,7 +13,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Collection, Sequence
 
-from memory_summary.domain import ClearResult, Event, Message, Outcome
+from memory_summary.domain import (
+    ClearResult,
+    Event,
+    Message,
+    Outcome,
+    SummarizerUsage,
+)
 
 from .engine import Scope, SummaryEngine
 
@@ -38,7 +44,16 @@ class AsyncSummaryEngine:
         self._local = bool(getattr(engine.memory, "counts_locally", False))
 
     async def __aenter__(self) -> AsyncSummaryEngine:
-        await asyncio.to_thread(self.engine.start)  # it loads the tokenizer
+        return await self.start()
+
+    async def start(self) -> AsyncSummaryEngine:
+        """Load the tokenizer and start the engine, off the event loop.
+
+        ``SummaryEngine.start()`` imports tiktoken and parses a vocabulary (a few
+        hundred milliseconds of CPU on the first start in a process); here that runs
+        in a worker thread, so the loop keeps serving other tasks meanwhile.
+        """
+        await asyncio.to_thread(self.engine.start)
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -79,6 +94,10 @@ class AsyncSummaryEngine:
     async def forget(self, session_id: str) -> int:
         """Erase everything of a session (see ``SummaryEngine.forget``)."""
         return await asyncio.to_thread(self.engine.forget, session_id)
+
+    async def usage(self, session_id: str | None = None) -> SummarizerUsage:
+        """Return summarizer usage of a session or all (``SummaryEngine.usage``)."""
+        return await asyncio.to_thread(self.engine.usage, session_id)
 
     async def clear(
         self,

@@ -1,26 +1,94 @@
-"""The ``memory-summary`` command line."""
+"""The ``memory-summary`` command line.
+
+Exit codes, the same for every sub-command: 0 done; 2 usage (an unknown, conflicting
+or meaningless argument); 3 bad configuration or input (a config file or variable, a
+missing database, a database the demo would not replace, a missing extra); 4 the
+operation failed (a store or summarizer error, a timeout, a failed clear); 130
+interrupted. Nothing prints a traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shlex
+import shutil
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+from rich.console import Console
+from rich.table import Table
 
 from memory_summary import __version__
-from memory_summary.adapters import SqliteStore
-from memory_summary.config_file import ENV_PREFIX, cli_defaults, load_config
-from memory_summary.domain import ConfigError, MemorySummaryError, Summarizer
+from memory_summary.config_file import (
+    DSN_VARIABLE,
+    ENV_PREFIX,
+    cli_defaults,
+    load_config,
+    raise_all,
+)
+from memory_summary.domain import (
+    ConfigError,
+    MemorySummaryError,
+    Message,
+    MessageError,
+    Summarizer,
+    SummaryConfig,
+    TokenizerError,
+)
+from memory_summary.domain.errors import ConfigErrors
+
+from . import cli_args
+from .sqlite_file import check_store_database
+from .stats import collect_stats, stats_json, stats_table, usage_line
+
+if TYPE_CHECKING:
+    from memory_summary.adapters.sql import SqlStore
 
 EXIT_OK = 0
 EXIT_USAGE = 2
 EXIT_CONFIG = 3
 EXIT_FAILED = 4
+EXIT_INTERRUPTED = 130
+DEFAULT_DB = "memory-summary-demo.sqlite3"
+DEFAULT_SCHEMA = "memory_summary"
+
+
+def invocation() -> str:
+    """Return a command that runs this program from the user's shell.
+
+    ``memory-summary`` when that name on the PATH is this program; else the full
+    path of the script (say ``.venv/bin/memory-summary`` of an inactive venv); else
+    ``python -m memory_summary`` with this interpreter.
+    """
+    argv0 = sys.argv[0] if sys.argv else ""
+    name = Path(argv0).name
+    if name.startswith("memory-summary"):
+        found = shutil.which(name)
+        if found and Path(found).resolve() == Path(argv0).resolve():
+            return "memory-summary"
+        script = Path(shutil.which(argv0) or argv0)
+        if script.is_file():
+            return shlex.quote(str(script.absolute()))
+    beside = Path(sys.executable).parent / "memory-summary"
+    found = shutil.which("memory-summary")
+    if found and beside.is_file() and Path(found).resolve() == beside.resolve():
+        return "memory-summary"
+    if beside.is_file():
+        return shlex.quote(str(beside))
+    return f"{shlex.quote(sys.executable)} -m memory_summary"
+
+
+def _load_config(args: argparse.Namespace) -> SummaryConfig:
+    return load_config(args.config, cli_options=CLI_OPTIONS)
 
 
 def _config_check(args: argparse.Namespace) -> int:
-    config = load_config(args.file)
+    config = load_config(args.file, cli_options=CLI_OPTIONS)
     values = config.to_mapping()
     if args.json:
         print(json.dumps(values, ensure_ascii=False, indent=2))
@@ -33,9 +101,6 @@ def _config_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-DEFAULT_DB = "memory-summary-demo.sqlite3"
-
-
 def _summarizer(args: argparse.Namespace) -> Summarizer | None:
     if not args.base_url and not args.model:
         return None  # the offline extractive summarizer
@@ -44,12 +109,24 @@ def _summarizer(args: argparse.Namespace) -> Summarizer | None:
     return OpenAIChatLLM(args.model, base_url=args.base_url)
 
 
-def _open_db(args: argparse.Namespace) -> SqliteStore:
-    path = Path(args.db)
-    if not path.exists():
-        raise ConfigError(
-            "--db", str(path), "an existing database (run `memory-summary demo`)"
-        )
+def _open_db(args: argparse.Namespace) -> SqlStore:
+    """Open the store the arguments name: ``--db``, else ``--dsn`` or its variable.
+
+    Raises:
+        ConfigError: the SQLite file does not exist or is not a memory-summary
+            database (nothing is created or changed).
+    """
+    dsn = None if args.db else (args.dsn or os.environ.get(DSN_VARIABLE))
+    if dsn:
+        from memory_summary.adapters import PostgresStore
+
+        return PostgresStore(dsn, schema=args.schema)
+    path = Path(args.db or args.default_db)
+    check_store_database(
+        path, f"run `{invocation()} demo`, or pass --dsn for PostgreSQL"
+    )
+    from memory_summary.adapters import SqliteStore
+
     return SqliteStore(path)
 
 
@@ -57,67 +134,101 @@ def _demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
     report = run_demo(
-        Path(args.db),
+        Path(args.db or args.default_db),
         sessions=args.sessions,
         turns=args.turns,
         seed=args.seed,
         workers=args.workers,
         llm=_summarizer(args),
-        config=load_config(args.config),
+        config=_load_config(args),
         progress=not args.quiet,
+        force=args.force,
+        command=invocation(),
     )
     print(report.render())
     return EXIT_OK
 
 
+def _history_table(messages: Sequence[Message], width: int) -> Table:
+    """Return one row per message, the content cut to fit ``width`` columns."""
+    table = Table(
+        title="active history", title_justify="left", box=None, padding=(0, 1)
+    )
+    id_width = max((len(str(m.id)) for m in messages), default=2)
+    content_width = max(20, width - id_width - 9 - 6)
+    table.add_column("id", justify="right", no_wrap=True, width=id_width)
+    table.add_column("role", no_wrap=True, width=9)
+    table.add_column(
+        "content", no_wrap=True, overflow="ellipsis", max_width=content_width
+    )
+    for message in messages:
+        text = " ".join(message.content.split())
+        if message.tool_calls:
+            text = ", ".join(
+                f"{c.name}({c.arguments[:40]})" for c in message.tool_calls
+            )
+        table.add_row(str(message.id), message.role, text[:200])
+    return table
+
+
 def _inspect(args: argparse.Namespace) -> int:
-    from .demo import message_row
     from .engine import SummaryEngine
 
+    config = _load_config(args)
     store = _open_db(args)
     try:
-        engine = SummaryEngine(store, config=load_config(args.config))
+        engine = SummaryEngine(store, config=config)
         active = store.get_history(args.session)
         full = store.get_full_history(args.session)
         record = engine.summary(args.session)
-        archived = len(full) - len(active)
-        print(f"session {args.session}: {len(active)} active, {archived} archived")
-        if record is None:
-            print("summary: none")
-        else:
-            print(
-                f"summary: covers messages through id {record.covered_through_id}, "
-                f"generation {record.generation or '-'}, "
-                f"{record.tokens} tokens, {record.compressions} summarizer call(s), "
-                f"by {record.model}"
-            )
-            for line in record.text.splitlines():
-                print(f"  | {line}")
-        pending = record.unsummarized if record is not None else ()
-        if pending:
-            ranges = ", ".join(f"{first}-{last}" for first, last in pending)
-            print(
-                f"unsummarized: ids {ranges} were archived without a summary during a "
-                "summarizer outage; the next compression (or `compress`) folds them in"
-            )
-        print(f"\n{'id':>7}  {'role':<9}  content (active history)")
-        for message in active[-args.limit :]:
-            print(message_row(message))
         engine.stop()
     finally:
         store.close()
+    archived = len(full) - len(active)
+    print(f"session {args.session}: {len(active)} active, {archived} archived")
+    if record is None:
+        print("summary: none")
+    else:
+        print(
+            f"summary: covers messages through id {record.covered_through_id}, "
+            f"generation {record.generation or '-'}, "
+            f"{record.tokens} tokens, {record.compressions} summarizer call(s), "
+            f"by {record.model}"
+        )
+        print(usage_line(record.usage))
+        for line in record.text.splitlines():
+            print(f"  | {line}")
+    pending = record.unsummarized if record is not None else ()
+    if pending:
+        ranges = ", ".join(f"{first}-{last}" for first, last in pending)
+        print(
+            f"unsummarized: ids {ranges} were archived without a summary during a "
+            f"summarizer outage; the next compression (or `{invocation()} compress`) "
+            "folds them in"
+        )
+    print()
+    console = Console(soft_wrap=False, highlight=False, emoji=False, markup=False)
+    console.print(_history_table(active[-args.limit :], console.width))
     return EXIT_OK
 
 
 def _compress(args: argparse.Namespace) -> int:
     from .engine import SummaryEngine
 
+    config = _load_config(args)
+    llm = _summarizer(args)
     store = _open_db(args)
     try:
-        with SummaryEngine(
-            store, _summarizer(args), config=load_config(args.config)
-        ) as engine:
-            outcome = engine.compress(args.session).result(timeout=args.timeout)
+        with SummaryEngine(store, llm, config=config) as engine:
+            try:
+                outcome = engine.compress(args.session).result(timeout=args.timeout)
+            except (TimeoutError, FutureTimeout):
+                print(
+                    f"memory-summary: compress: session {args.session} did not finish "
+                    f"within --timeout {args.timeout:g} s",
+                    file=sys.stderr,
+                )
+                return EXIT_FAILED
     finally:
         store.close()
     print(
@@ -130,13 +241,13 @@ def _compress(args: argparse.Namespace) -> int:
 def _clear(args: argparse.Namespace) -> int:
     from .engine import SummaryEngine
 
-    if not args.all and not args.session:
-        raise ConfigError("clear", None, "a SESSION, or --all")
+    config = _load_config(args)
     store = _open_db(args)
     try:
-        engine = SummaryEngine(store, config=load_config(args.config))
-        types = args.types.split(",") if args.types else None
-        results = engine.clear("all" if args.all else "session", args.session, types)
+        engine = SummaryEngine(store, config=config)
+        results = engine.clear(
+            "all" if args.all else "session", args.session, args.types
+        )
         engine.stop()
     finally:
         store.close()
@@ -149,13 +260,50 @@ def _clear(args: argparse.Namespace) -> int:
     return EXIT_OK if all(r.success for r in results) else EXIT_FAILED
 
 
+def _stats(args: argparse.Namespace) -> int:
+    store = _open_db(args)
+    try:
+        stats = collect_stats(store)
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps(stats_json(stats), indent=2, ensure_ascii=False))
+        return EXIT_OK
+    if not stats.sessions:
+        print("no summary record yet: nothing was compressed")
+        return EXIT_OK
+    console = Console(soft_wrap=False, highlight=False, emoji=False, markup=False)
+    console.print(stats_table(stats, limit=args.limit))
+    print(usage_line(stats.total))
+    return EXIT_OK
+
+
+def _stats_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    given: Mapping[str, object],
+) -> None:
+    stats = commands.add_parser(
+        "stats",
+        help="summarizer usage per session and in total",
+        description="What compaction cost: the summarizer's input and output "
+        "tokens (reported by the provider, or counted), calls and time per session, "
+        "costliest first, and the total of all sessions.",
+    )
+    stats.add_argument(
+        "--limit",
+        type=cli_args.whole_number(1),
+        default=20,
+        help="sessions shown (20); the total counts all",
+    )
+    stats.add_argument("--json", action="store_true", help="every session as JSON")
+    _common(stats, given)
+    stats.set_defaults(run=_stats)
+
+
 def _facts(args: argparse.Namespace) -> int:
     from .facts import LOCALES, Locale, run_facts
 
-    if args.conversations < 1:
-        raise ConfigError("--conversations", args.conversations, "int >= 1")
-    if args.context_tokens is not None and args.context_tokens < 1:
-        raise ConfigError("--context-tokens", args.context_tokens, "int >= 1")
+    config = _load_config(args)
     llm = None
     if args.base_url or args.model:
         from memory_summary.adapters import OpenAIChatLLM
@@ -174,7 +322,7 @@ def _facts(args: argparse.Namespace) -> int:
             seed=args.seed,
             conversations=args.conversations,
             locales=locales,
-            config=load_config(args.config),
+            config=config,
             progress=None if args.quiet else progress,
         )
     except TimeoutError as exc:
@@ -197,9 +345,35 @@ def _facts(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _common(parser: argparse.ArgumentParser, defaults: Mapping[str, object]) -> None:
-    db = defaults.get("db", DEFAULT_DB)
-    parser.add_argument("--db", default=db, help=f"SQLite database (default: {db})")
+def _common(
+    parser: argparse.ArgumentParser,
+    defaults: Mapping[str, object],
+    *,
+    postgres: bool = True,
+) -> None:
+    """Add ``--db``, ``--config`` and, with ``postgres``, ``--dsn`` and ``--schema``."""
+    db = str(defaults.get("db", DEFAULT_DB))
+    parser.set_defaults(default_db=db)
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--db",
+        type=cli_args.text_option,
+        help=f"SQLite database (default: {db})",
+    )
+    if postgres:
+        where.add_argument(
+            "--dsn",
+            type=cli_args.text_option,
+            default=defaults.get("dsn"),
+            help=f"a PostgreSQL DSN (default: ${DSN_VARIABLE}); --db wins over "
+            "the variable; needs the 'postgres' extra",
+        )
+        parser.add_argument(
+            "--schema",
+            type=cli_args.text_option,
+            default=defaults.get("schema", DEFAULT_SCHEMA),
+            help=f"the PostgreSQL schema ({DEFAULT_SCHEMA})",
+        )
     parser.add_argument("--config", metavar="FILE", help="a TOML config file")
 
 
@@ -208,12 +382,151 @@ def _llm_options(
 ) -> None:
     parser.add_argument(
         "--base-url",
+        type=cli_args.text_option,
         default=defaults.get("base_url"),
-        help="an OpenAI-compatible endpoint (default: the offline summarizer)",
+        help="an OpenAI-compatible endpoint (default: the offline summarizer; needs "
+        "the 'openai' extra)",
     )
     parser.add_argument(
-        "--model", default=defaults.get("model"), help="the summary model at --base-url"
+        "--model",
+        type=cli_args.text_option,
+        default=defaults.get("model"),
+        help="the summary model at --base-url",
     )
+
+
+# The numeric options and their checks, shared by argparse and config defaults.
+CHECKS: dict[str, Callable[[str], object]] = {
+    "sessions": cli_args.whole_number(1, 10_000),
+    "turns": cli_args.whole_number(1, 10_000),
+    "workers": cli_args.whole_number(1, 256),
+    "seed": cli_args.any_whole_number,
+    "timeout": cli_args.seconds,
+}
+
+
+def _demo_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    given: Mapping[str, object],
+) -> None:
+    demo = commands.add_parser(
+        "demo",
+        help="simulate a multi-session chat server on a SQLite file",
+        description="Drive generated English and Chinese conversations (with tool "
+        "calls) through one engine from a thread pool, then report what compression "
+        "saved. The database is created afresh and marked as the demo's; an existing "
+        "file is replaced only when an earlier demo created it (or with --force).",
+    )
+    _common(demo, given, postgres=False)
+    _llm_options(demo, given)
+    for name, text, builtin in (
+        ("sessions", "concurrent sessions", 50),
+        ("turns", "turns per session", 40),
+        ("seed", "conversation seed", 7),
+        ("workers", "host threads", 8),
+    ):
+        demo.add_argument(
+            f"--{name}",
+            type=CHECKS[name],
+            default=given.get(name, builtin),
+            help=f"{text} ({builtin})",
+        )
+    demo.add_argument("--quiet", action="store_true", help="no progress display")
+    demo.add_argument(
+        "--force",
+        action="store_true",
+        help="replace --db even when the demo did not create it",
+    )
+    demo.set_defaults(run=_demo)
+
+
+def _store_parsers(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    given: Mapping[str, object],
+) -> None:
+    inspect = commands.add_parser(
+        "inspect", help="show a session's history and summary"
+    )
+    inspect.add_argument("session", type=cli_args.session_id)
+    inspect.add_argument(
+        "--limit",
+        type=cli_args.whole_number(1),
+        default=30,
+        help="active messages shown (30)",
+    )
+    _common(inspect, given)
+    inspect.set_defaults(run=_inspect)
+
+    compress = commands.add_parser("compress", help="compress a session now")
+    compress.add_argument("session", type=cli_args.session_id)
+    compress.add_argument(
+        "--timeout",
+        type=cli_args.seconds,
+        default=given.get("timeout", 300.0),
+        help="seconds to wait (300)",
+    )
+    _common(compress, given)
+    _llm_options(compress, given)
+    compress.set_defaults(run=_compress)
+
+    clear = commands.add_parser("clear", help="clear summaries (one session or --all)")
+    which = clear.add_mutually_exclusive_group(required=True)
+    which.add_argument("session", nargs="?", type=cli_args.session_id)
+    which.add_argument("--all", action="store_true", help="every session's summary")
+    clear.add_argument(
+        "--types",
+        type=cli_args.memory_types,
+        help="comma-separated memory types of a unified clear; skips without 'summary'",
+    )
+    _common(clear, given)
+    clear.set_defaults(run=_clear)
+
+
+def _facts_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    given: Mapping[str, object],
+) -> None:
+    facts = commands.add_parser(
+        "facts",
+        help="measure how many early facts the final summary keeps",
+        description="Drive generated English and Chinese conversations (about 120 "
+        "messages, twelve facts planted in the first 35: names, places, quantities, "
+        "dates, ids, paths and URLs, decisions, constraints, tool outcomes) through "
+        "the engine (threshold 30, keep_recent 10), and report per kind how many "
+        "facts the final injected summary still holds.",
+    )
+    _llm_options(facts, given)
+    facts.add_argument(
+        "--context-tokens",
+        type=cli_args.whole_number(1),
+        default=None,
+        help="the endpoint's context window, when its model listing does not say "
+        "(llama.cpp); default: the listing, else 4096",
+    )
+    facts.add_argument(
+        "--seed",
+        type=CHECKS["seed"],
+        default=given.get("seed", 7),
+        help="conversation seed (7)",
+    )
+    facts.add_argument(
+        "--conversations",
+        type=cli_args.whole_number(1, 1000),
+        default=4,
+        help="conversations per locale (4)",
+    )
+    facts.add_argument(
+        "--locale", choices=("en", "zh", "both"), default="both", help="(both)"
+    )
+    facts.add_argument("--json", action="store_true", help="print the report as JSON")
+    facts.add_argument("--quiet", action="store_true", help="no progress lines")
+    facts.add_argument(
+        "--config",
+        metavar="FILE",
+        help="a TOML config file (its prompt and ratio apply; threshold, keep_recent "
+        "and locale are the benchmark's)",
+    )
+    facts.set_defaults(run=_facts)
 
 
 def build_parser(
@@ -225,13 +538,11 @@ def build_parser(
     ``MEMORY_SUMMARY_CLI_*`` variables) replace the built-in defaults.
     """
     given = dict(defaults or {})
-
-    def default(name: str, builtin: object) -> object:
-        return given.get(name, builtin)
-
     parser = argparse.ArgumentParser(
         prog="memory-summary",
         description="Keep long chat conversations inside their context window.",
+        epilog="exit codes: 0 done, 2 usage, 3 bad configuration or input, "
+        "4 the operation failed",
     )
     parser.add_argument(
         "--version", action="version", version=f"%(prog)s {__version__}"
@@ -250,105 +561,17 @@ def build_parser(
     check.add_argument("file", nargs="?", help="the TOML file (default: none)")
     check.add_argument("--json", action="store_true", help="print the values as JSON")
     check.set_defaults(run=_config_check)
-
-    demo = commands.add_parser(
-        "demo",
-        help="simulate a multi-session chat server on a SQLite file",
-        description="Drive generated English and Chinese conversations (with tool "
-        "calls) through one engine from a thread pool, then report what compression "
-        "saved.",
-    )
-    _common(demo, given)
-    _llm_options(demo, given)
-    demo.add_argument(
-        "--sessions",
-        type=int,
-        default=default("sessions", 50),
-        help="concurrent sessions (50)",
-    )
-    demo.add_argument(
-        "--turns", type=int, default=default("turns", 40), help="turns per session (40)"
-    )
-    demo.add_argument(
-        "--seed", type=int, default=default("seed", 7), help="conversation seed (7)"
-    )
-    demo.add_argument(
-        "--workers", type=int, default=default("workers", 8), help="host threads (8)"
-    )
-    demo.add_argument("--quiet", action="store_true", help="no progress display")
-    demo.set_defaults(run=_demo)
-
-    inspect = commands.add_parser(
-        "inspect", help="show a session's history and summary"
-    )
-    inspect.add_argument("session")
-    inspect.add_argument(
-        "--limit", type=int, default=30, help="active messages shown (30)"
-    )
-    _common(inspect, given)
-    inspect.set_defaults(run=_inspect)
-
-    compress = commands.add_parser("compress", help="compress a session now")
-    compress.add_argument("session")
-    compress.add_argument(
-        "--timeout",
-        type=float,
-        default=default("timeout", 300.0),
-        help="seconds to wait",
-    )
-    _common(compress, given)
-    _llm_options(compress, given)
-    compress.set_defaults(run=_compress)
-
-    clear = commands.add_parser("clear", help="clear summaries (one session or --all)")
-    clear.add_argument("session", nargs="?")
-    clear.add_argument("--all", action="store_true", help="every session's summary")
-    clear.add_argument(
-        "--types", help="comma-separated memory types; skips without 'summary'"
-    )
-    _common(clear, given)
-    clear.set_defaults(run=_clear)
-
-    facts = commands.add_parser(
-        "facts",
-        help="measure how many early facts the final summary keeps",
-        description="Drive generated English and Chinese conversations (about 120 "
-        "messages, twelve facts planted in the first 35: names, places, quantities, "
-        "dates, ids, paths and URLs, decisions, constraints, tool outcomes) through "
-        "the engine (threshold 30, keep_recent 10), and report per kind how many "
-        "facts the final injected summary still holds.",
-    )
-    _llm_options(facts, given)
-    facts.add_argument(
-        "--context-tokens",
-        type=int,
-        default=None,
-        help="the endpoint's context window, when its model listing does not say "
-        "(llama.cpp); default: the listing, else 4096",
-    )
-    facts.add_argument(
-        "--seed", type=int, default=default("seed", 7), help="conversation seed (7)"
-    )
-    facts.add_argument(
-        "--conversations", type=int, default=4, help="conversations per locale (4)"
-    )
-    facts.add_argument(
-        "--locale", choices=("en", "zh", "both"), default="both", help="(both)"
-    )
-    facts.add_argument("--json", action="store_true", help="print the report as JSON")
-    facts.add_argument("--quiet", action="store_true", help="no progress lines")
-    facts.add_argument(
-        "--config",
-        metavar="FILE",
-        help="a TOML config file (its prompt and ratio apply; threshold, keep_recent "
-        "and locale are the benchmark's)",
-    )
-    facts.set_defaults(run=_facts)
+    _demo_parser(commands, given)
+    _store_parsers(commands, given)
+    _stats_parser(commands, given)
+    _facts_parser(commands, given)
     return parser
 
 
 CLI_OPTIONS: dict[str, type] = {
     "db": str,
+    "dsn": str,
+    "schema": str,
     "sessions": int,
     "turns": int,
     "seed": int,
@@ -359,29 +582,106 @@ CLI_OPTIONS: dict[str, type] = {
 }
 
 
+def _checked_defaults(config_path: str | None) -> dict[str, object]:
+    """Return the command-line defaults of the config file and environment.
+
+    Raises:
+        ConfigError: an unknown option, a wrong type or an out-of-range value (all
+            of them at once).
+    """
+    defaults = cli_defaults(config_path, CLI_OPTIONS)
+    errors: list[ConfigError] = []
+    for name, value in defaults.items():
+        check = CHECKS.get(name, cli_args.text_option)
+        try:
+            cli_args.check_default(name, value, check)
+        except argparse.ArgumentTypeError as exc:
+            allowed = str(exc).rpartition("allowed: ")[2]
+            errors.append(ConfigError(f"cli.{name}", value, allowed))
+    raise_all(errors)
+    return defaults
+
+
+def _errors_of(exc: ConfigError) -> tuple[ConfigError, ...]:
+    return exc.errors if isinstance(exc, ConfigErrors) else (exc,)
+
+
+def _with_field_errors(exc: ConfigError, config_path: str | None) -> ConfigError:
+    """Return ``exc`` joined by the config fields' own errors: all are reported."""
+    errors = list(_errors_of(exc))
+    try:
+        load_config(config_path, cli_options=CLI_OPTIONS)
+    except ConfigError as fields:
+        seen = {str(error) for error in errors}
+        errors += [e for e in _errors_of(fields) if str(e) not in seen]
+    return errors[0] if len(errors) == 1 else ConfigErrors(tuple(errors))
+
+
+def _error(exc: BaseException) -> None:
+    errors = _errors_of(exc) if isinstance(exc, ConfigError) else (exc,)
+    for error in errors:
+        print(f"memory-summary: error: {error}", file=sys.stderr)
+
+
+class _UsageError(Exception):
+    """The first pass over the arguments met a usage error."""
+
+
+class _SilentParser(argparse.ArgumentParser):
+    """Finds ``--config`` before the full parser exists; reports nothing itself."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(message)
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace | int:
+    """Return the parsed arguments, or the exit code when parsing ended the run."""
+    pre = _SilentParser(add_help=False)
+    pre.add_argument("--config")
+    try:
+        config_path = pre.parse_known_args(argv)[0].config
+    except _UsageError:  # the full parser below says what is wrong
+        config_path = None
+    try:
+        defaults = _checked_defaults(config_path)
+    except ConfigError as exc:
+        _error(_with_field_errors(exc, config_path))
+        return EXIT_CONFIG
+    try:
+        return build_parser(defaults).parse_args(argv)
+    except SystemExit as exc:  # --help, --version (0) or a usage error (2)
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the process exit code."""
-    pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--config")
-    known, _ = pre.parse_known_args(argv)
-    try:
-        defaults = cli_defaults(known.config, CLI_OPTIONS)
-    except MemorySummaryError as exc:
-        print(f"memory-summary: error: {exc}", file=sys.stderr)
-        return EXIT_CONFIG
-    args = build_parser(defaults).parse_args(argv)
+    args = _parse(argv)
+    if isinstance(args, int):
+        return args
     run = getattr(args, "run", None)
     if run is None:
         build_parser().print_help(sys.stderr)
         return EXIT_USAGE
     try:
         code: int = run(args)
-    except MemorySummaryError as exc:
-        print(f"memory-summary: error: {exc}", file=sys.stderr)
+    except (ConfigError, MessageError, TokenizerError) as exc:
+        _error(exc)
+        return EXIT_CONFIG
+    except MemorySummaryError as exc:  # a store or summarizer failed
+        _error(exc)
+        return EXIT_FAILED
+    except ImportError as exc:  # an optional extra is not installed
+        _error(exc)
         return EXIT_CONFIG
     except BrokenPipeError:  # the reader (say, `head`) went away: not our error
         sys.stderr.close()
         return EXIT_OK
+    except OSError as exc:
+        _error(exc)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        print("memory-summary: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return code
 
 

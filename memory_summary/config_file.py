@@ -8,17 +8,23 @@ file; its value is read as TOML (``10``, ``0.5``, ``"zh"``), or as a bare string
 Command-line defaults live in a ``[memory_summary.cli]`` table (``db``, ``sessions``,
 ``base_url``, ...) and in ``MEMORY_SUMMARY_CLI_<OPTION>`` variables; the command line
 itself wins over both.
+
+A ``MEMORY_SUMMARY_*`` variable that names nothing (``MEMORY_SUMMARY_TRESHOLD``) is an
+error with the closest known name suggested, and every error found is reported at once
+(``ConfigErrors``), not only the first.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from memory_summary.domain import ConfigError, SummaryConfig
-from memory_summary.domain.config import FIELD_NAMES
+from memory_summary.domain.config import CAMEL_TO_FIELD, FIELD_NAMES
+from memory_summary.domain.errors import ConfigErrors
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -29,6 +35,52 @@ ENV_PREFIX = "MEMORY_SUMMARY_"
 TABLE = "memory_summary"
 CLI_TABLE = "cli"
 CLI_ENV_PREFIX = "MEMORY_SUMMARY_CLI_"
+DSN_VARIABLE = "MEMORY_SUMMARY_PG_DSN"
+# Variables with our prefix that are not fields: the PostgreSQL DSN, and the test
+# suite's own (a server's bin directory, a real LLM endpoint).
+OTHER_VARIABLES = (
+    DSN_VARIABLE,
+    "MEMORY_SUMMARY_PG_BINDIR",
+    "MEMORY_SUMMARY_REAL_LLM_URL",
+    "MEMORY_SUMMARY_REAL_LLM_MODEL",
+    "MEMORY_SUMMARY_REAL_LLM_CONTEXT",
+)
+
+
+def _known_variables(cli_options: Iterable[str]) -> tuple[str, ...]:
+    return (
+        *(ENV_PREFIX + name.upper() for name in FIELD_NAMES),
+        *(CLI_ENV_PREFIX + name.upper() for name in cli_options),
+        *OTHER_VARIABLES,
+    )
+
+
+def unknown_variables(
+    environ: Mapping[str, str] | None = None, cli_options: Iterable[str] = ()
+) -> list[ConfigError]:
+    """Return an error for each ``MEMORY_SUMMARY_*`` variable that names nothing.
+
+    >>> [e.allowed for e in unknown_variables({"MEMORY_SUMMARY_TRESHOLD": "40"})]
+    ['a known variable (did you mean MEMORY_SUMMARY_THRESHOLD?)']
+    """
+    environ = os.environ if environ is None else environ
+    known = _known_variables(cli_options)
+    errors = []
+    for name in sorted(environ):
+        if not name.startswith(ENV_PREFIX) or name in known:
+            continue
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        errors.append(ConfigError(name, environ[name], f"a known variable{hint}"))
+    return errors
+
+
+def raise_all(errors: list[ConfigError]) -> None:
+    """Raise nothing when ``errors`` is empty, one as itself, several at once."""
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise ConfigErrors(tuple(errors))
 
 
 def read_toml(path: str | Path) -> dict[str, object]:
@@ -59,6 +111,10 @@ def _read(path: str | Path) -> dict[str, object]:
         return tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise ConfigError("config file", str(path), "an existing TOML file") from exc
+    except OSError as exc:  # a directory, no permission
+        raise ConfigError(
+            "config file", str(path), f"a readable TOML file ({exc.strerror})"
+        ) from exc
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError("config file", str(path), f"valid TOML ({exc})") from exc
 
@@ -87,15 +143,29 @@ def cli_defaults(
         raw = environ.get(CLI_ENV_PREFIX + name.upper())
         if raw is not None:
             values[name] = raw if options[name] is str else _env_value(raw)
+    errors: list[ConfigError] = []
     for name, value in values.items():
         kind = options.get(name)
         if kind is None:
-            raise ConfigError(
-                f"cli.{name}", value, f"one of {', '.join(sorted(options))}"
+            close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            errors.append(
+                ConfigError(
+                    f"cli.{name}", value, f"one of {', '.join(sorted(options))}{hint}"
+                )
             )
-        if not isinstance(value, kind) or isinstance(value, bool):
-            raise ConfigError(f"cli.{name}", value, kind.__name__)
+        elif not _is_kind(value, kind):
+            errors.append(ConfigError(f"cli.{name}", value, kind.__name__))
+    raise_all(errors)
     return values
+
+
+def _is_kind(value: object, kind: type) -> bool:
+    if isinstance(value, bool):
+        return False
+    if kind is float:
+        return isinstance(value, (int, float))
+    return isinstance(value, kind)
 
 
 def _env_value(raw: str) -> object:
@@ -117,15 +187,57 @@ def read_environment(environ: Mapping[str, str] | None = None) -> dict[str, obje
 
 
 def load_config(
-    path: str | Path | None = None, environ: Mapping[str, str] | None = None
+    path: str | Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    cli_options: Iterable[str] = (),
 ) -> SummaryConfig:
     """Return the effective config: defaults, then the file, then the environment.
+
+    ``cli_options`` names the ``MEMORY_SUMMARY_CLI_*`` variables that are known.
+
+    Raises:
+        ConfigError: one invalid value, key or variable; ``ConfigErrors`` (a
+            ``ConfigError``) when there are several: each is reported.
 
     >>> load_config(environ={"MEMORY_SUMMARY_KEEP_RECENT": "10"}).keep_recent
     10
     """
-    config = SummaryConfig.from_mapping(read_toml(path) if path is not None else {})
-    env = read_environment(environ)
-    if env:
-        config = SummaryConfig.from_mapping({**config.to_mapping(), **env})
-    return config
+    environ = os.environ if environ is None else environ
+    errors = unknown_variables(environ, cli_options)
+    values: dict[str, object] = {}
+    for key, value in (read_toml(path) if path is not None else {}).items():
+        name = CAMEL_TO_FIELD.get(key, key)
+        if name in values:
+            errors.append(
+                ConfigError(key, value, "each field once (camelCase or snake_case)")
+            )
+        elif name not in FIELD_NAMES:
+            errors.append(_unknown_key(key, value))
+        else:
+            values[name] = value
+    values.update(read_environment(environ))
+    errors.extend(
+        error
+        for error in (_field_error(name, value) for name, value in values.items())
+        if error is not None
+    )
+    raise_all(errors)
+    return SummaryConfig.from_mapping(values)
+
+
+def _field_error(name: str, value: object) -> ConfigError | None:
+    """Return the error of one field's value alone (cross-field rules come later)."""
+    try:
+        SummaryConfig.from_mapping({name: value})
+    except ConfigError as exc:
+        return exc if exc.field == name else None
+    return None
+
+
+def _unknown_key(key: str, value: object) -> ConfigError:
+    """Return the error of an unknown key, with the closest known key suggested."""
+    try:
+        SummaryConfig.from_mapping({key: value})
+    except ConfigError as exc:
+        return exc
+    return ConfigError(key, value, "one of the known keys")  # pragma: no cover

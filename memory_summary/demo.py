@@ -2,25 +2,42 @@
 
 N sessions of generated conversations are driven from a thread pool through one
 ``SummaryEngine`` on a SQLite file, reporting token usage as a host would.
+
+The demo starts from a fresh database and marks it as its own (a ``memory_summary_demo``
+table): a later run replaces only a marked database, never a file it did not create,
+unless asked to (``force``), and never creates directories.
 """
 
 from __future__ import annotations
 
+import shlex
 import statistics
-import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import attrs
+from rich.console import Console, RenderableType
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
 
 from memory_summary.adapters import SqliteArchive, SqliteStore, TiktokenCounter
-from memory_summary.domain import Compressing, Message, Summarizer, SummaryConfig
+from memory_summary.domain import Compressing, Summarizer, SummaryConfig
 
 from .conversations import session_turns
 from .engine import SummaryEngine
+from .sqlite_file import prepare_demo_database
 
 HOST_CONTEXT_TOKENS = 8192  # the simulated chat model's window, for usage ratios
 
@@ -56,9 +73,22 @@ class DemoStats:
         with self.lock:
             return (
                 f"sessions {self.sessions_done}/{self.sessions} | turns "
-                f"{self.turns}/{self.turns_planned} | compressions running "
-                f"{self.running}, "
-                f"done {self.compressed}, degraded {self.degraded}"
+                f"{self.turns}/{self.turns_planned} | {self._compressions()}"
+            )
+
+    def _compressions(self) -> str:
+        return (
+            f"compressions running {self.running}, done {self.compressed}, "
+            f"degraded {self.degraded}"
+        )
+
+    def snapshot(self) -> tuple[int, str, str]:
+        """Return turns done, the sessions text and the compressions text."""
+        with self.lock:
+            return (
+                self.turns,
+                f"sessions {self.sessions_done}/{self.sessions}",
+                self._compressions(),
             )
 
 
@@ -77,6 +107,7 @@ class DemoReport:
     turn_after_p99_us: float
     seconds: float
     summarizer: str
+    command: str = "memory-summary"
 
     @property
     def saved_ratio(self) -> float:
@@ -102,8 +133,8 @@ class DemoReport:
                 f"  database          {self.db}",
                 "",
                 "Look inside:",
-                f"  memory-summary inspect s0 --db {self.db}",
-                f"  sqlite3 {self.db} "
+                f"  {self.command} inspect s0 --db {shlex.quote(str(self.db))}",
+                f"  sqlite3 {shlex.quote(str(self.db))} "
                 "'SELECT session_id, count(*) FROM messages GROUP BY 1'",
             ]
         )
@@ -140,17 +171,52 @@ def _drive_session(
         stats.sessions_done += 1
 
 
-def _progress(stats: DemoStats, stop: threading.Event) -> None:
-    tty = sys.stderr.isatty()
-    interval = 0.2 if tty else 2.0
-    while not stop.wait(interval):
-        print(
-            ("\r" if tty else "") + stats.line(),
-            end="" if tty else "\n",
-            file=sys.stderr,
-            flush=True,
+class RateColumn(ProgressColumn):
+    """Turns per second, averaged since the start (shown from the first moment)."""
+
+    def render(self, task: Task) -> Text:
+        elapsed = task.elapsed or 0.0
+        rate = task.completed / elapsed if elapsed > 0 else 0.0
+        return Text(f"{rate:,.0f}/s", style="progress.data.speed")
+
+
+class DemoProgress(Progress):
+    """The progress line, and the compressions under it."""
+
+    def __init__(self, stats: DemoStats, console: Console) -> None:
+        self._stats = stats  # before Progress renders the first time
+        super().__init__(
+            TextColumn("{task.description}"),
+            BarColumn(bar_width=16),
+            MofNCompleteColumn(),
+            TextColumn("turns"),
+            TimeElapsedColumn(),
+            RateColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=console,
+            refresh_per_second=5,
         )
-    print(("\r" if tty else "") + stats.line(), file=sys.stderr, flush=True)
+
+    def get_renderables(self) -> Iterator[RenderableType]:
+        yield self.make_tasks_table(self.tasks)
+        yield Text(self._stats.snapshot()[2], style="progress.description")
+
+
+def _progress(stats: DemoStats, stop: threading.Event, console: Console) -> None:
+    """Show live progress on a terminal; elsewhere, one closing line."""
+    if not console.is_terminal:
+        stop.wait()
+        console.print(stats.line(), soft_wrap=True, highlight=False)
+        return
+    with DemoProgress(stats, console) as display:
+        task = display.add_task(stats.snapshot()[1], total=stats.turns_planned)
+        while True:
+            stopping = stop.wait(0.1)
+            turns, sessions, _ = stats.snapshot()
+            display.update(task, completed=turns, description=sessions)
+            if stopping:
+                break
 
 
 def run_demo(
@@ -163,16 +229,25 @@ def run_demo(
     llm: Summarizer | None = None,
     config: SummaryConfig | None = None,
     progress: bool = True,
+    force: bool = False,
+    command: str = "memory-summary",
+    console: Console | None = None,
 ) -> DemoReport:
-    """Run the demo against a fresh SQLite database at ``db`` and return its report."""
-    db.parent.mkdir(parents=True, exist_ok=True)
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    """Run the demo against a fresh SQLite database at ``db`` and return its report.
+
+    Raises:
+        ConfigError: ``db`` cannot be used (see ``prepare_demo_database``).
+    """
+    prepare_demo_database(db, force=force)
     store = SqliteStore(db, pool_size=workers + 4)
     count = TiktokenCounter("o200k_base").count
     stats = DemoStats(sessions, sessions * turns)
     stop = threading.Event()
-    display = threading.Thread(target=_progress, args=(stats, stop), daemon=True)
+    display = threading.Thread(
+        target=_progress,
+        args=(stats, stop, console or Console(stderr=True)),
+        daemon=True,
+    )
     started = time.perf_counter()
     engine = SummaryEngine(store, llm, config=config, archive=SqliteArchive(store))
     engine.subscribe(stats.on_event)
@@ -218,12 +293,5 @@ def run_demo(
         turn_after_p99_us=_percentile_us(samples, 0.99),
         seconds=time.perf_counter() - started,
         summarizer=label,
+        command=command,
     )
-
-
-def message_row(message: Message) -> str:
-    """Return one line describing a message, for ``inspect``."""
-    text = " ".join(message.content.split())
-    if message.tool_calls:
-        text = ", ".join(f"{c.name}({c.arguments[:40]})" for c in message.tool_calls)
-    return f"{message.id:>7}  {message.role:<9}  {text[:90]}"

@@ -32,6 +32,7 @@ from memory_summary.actors.workers import WorkerPool
 from memory_summary.adapters import ExtractiveSummarizer, counter_factory
 from memory_summary.domain import (
     NAMESPACE,
+    NO_USAGE,
     QUARANTINE_NAMESPACE,
     Archive,
     ClearResult,
@@ -44,6 +45,7 @@ from memory_summary.domain import (
     Repair,
     StoreError,
     Summarizer,
+    SummarizerUsage,
     SummaryConfig,
     SummaryRecord,
     assemble_messages,
@@ -51,6 +53,7 @@ from memory_summary.domain import (
     injection_text,
     repair_pairs,
     summary_message,
+    total_usage,
 )
 
 log = logging.getLogger(__name__)
@@ -226,7 +229,7 @@ class SummaryEngine:
         job = CompressionJob(
             store=memory,
             config=self.config,
-            emit=events.emit,  # type: ignore[arg-type]
+            emit=events.emit,
             calls=calls,
             is_cancelled=stopping.is_set,
             resolve=self._resolve,
@@ -383,6 +386,27 @@ class SummaryEngine:
         """
         _check_session_id(session_id)
         return self._records.read(session_id)
+
+    def usage(self, session_id: str | None = None) -> SummarizerUsage:
+        """Return the summarizer's tokens and time for a session, or for all of them.
+
+        Totals live in each session's summary record, so they survive restarts, are
+        shared by every process on the store, and go with the record on ``clear`` or
+        ``forget``. ``source`` tells provider-reported from counted figures.
+
+        Example:
+            >>> from memory_summary.adapters import InMemoryStore
+            >>> SummaryEngine(InMemoryStore()).usage("alice").calls
+            0
+        """
+        if session_id is None:
+            return total_usage(self.usage_by_session().values())
+        record = self.summary(session_id)
+        return NO_USAGE if record is None else record.usage
+
+    def usage_by_session(self) -> dict[str, SummarizerUsage]:
+        """Return every session's summarizer usage, by session id."""
+        return {sid: record.usage for sid, record in self._records.scan()}
 
     def build_prompt(self, session_id: str, model: str | None = None) -> str | None:
         """Return the system text to inject for the session, or None without a summary.
@@ -561,10 +585,12 @@ class SummaryEngine:
         return deleted
 
     def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
-        """Call ``callback`` with every ``CompressRequested`` and ``Compressing`` event.
+        """Call ``callback`` with every event the engine emits.
 
-        Callbacks run on the engine's threads and must be quick; one that raises is
-        logged and never breaks the engine. Returns a function that unsubscribes.
+        Events: ``CompressRequested``, ``Compressing`` (its ``outcome`` on done and
+        error) and ``Skipped``. Callbacks run on the engine's threads and must be
+        quick; one that raises is logged and never breaks the engine. Returns a
+        function that unsubscribes.
         """
         return self._core.events.subscribe(callback)
 
@@ -572,6 +598,14 @@ class SummaryEngine:
         """Return how summaries' origin is reported (model, or a non-LLM's label)."""
         resolved = self._resolver.resolve(self._session_models.get(session_id))
         return resolved if isinstance(resolved, str) else resolved.label
+
+    def queue_depth(self) -> int:
+        """Return the compression work queued or running (what ``wait_idle`` awaits).
+
+        Triggers sent but not yet handled by their session actor, plus sessions that
+        are compressing: how far behind the engine is.
+        """
+        return self._core.pending()
 
     def live_actors(self) -> int:
         """Return how many session actors are alive (idle ones are reaped)."""

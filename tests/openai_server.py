@@ -4,6 +4,11 @@ Each request to ``/v1/chat/completions`` takes the next scripted behaviour (the 
 one repeats). Requests are recorded as parsed JSON. Streams that never end on their own
 (keep-alive comments, endless text) run until the client leaves, which the server
 records in ``disconnected``.
+
+Usage is reported as OpenAI does: in a non-streamed reply always, in a stream only when
+the request asks with ``stream_options.include_usage`` (then a last chunk with no
+choices carries it). Prompt tokens are the words of the request's messages, completion
+tokens the pieces streamed; every report is recorded in ``usage_sent``.
 """
 
 from __future__ import annotations
@@ -86,6 +91,33 @@ class Behaviour:
     stream_error: object = None  # an error event sent after the text, in the stream
     keepalive_s: float | None = None  # after the text: comments until the client leaves
     endless: bool = False  # after the text: more text until the client leaves
+    report_usage: bool = True  # False: never report usage, even when asked
+    reject_stream_options: bool = False  # a 400 for a request with stream_options
+
+
+REJECTED_STREAM_OPTIONS = {
+    "error": {
+        "message": "Unrecognized request argument supplied: stream_options",
+        "type": "invalid_request_error",
+        "param": "stream_options",
+        "code": None,
+    }
+}
+
+
+def usage_of(body: dict[str, object], completion_tokens: int) -> dict[str, int]:
+    """Return the usage the server reports for a request and its reply's pieces."""
+    messages = body.get("messages")
+    prompt = sum(
+        len(str(m.get("content") or "").split())
+        for m in (messages if isinstance(messages, list) else [])
+        if isinstance(m, dict)
+    )
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt + completion_tokens,
+    }
 
 
 class OpenAICompatibleServer:
@@ -101,6 +133,7 @@ class OpenAICompatibleServer:
         self.streaming = threading.Event()  # a never-ending stream has begun
         self.disconnected = threading.Event()  # a client left a never-ending stream
         self.sent_bytes = 0  # body bytes of the never-ending streams
+        self.usage_sent: list[dict[str, int]] = []
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -133,6 +166,12 @@ class OpenAICompatibleServer:
             self.requests.append(body)
             self.headers.append(headers)
             return self.script.pop(0) if len(self.script) > 1 else self.script[0]
+
+    def _usage(self, body: dict[str, object], completion_tokens: int) -> dict[str, int]:
+        usage = usage_of(body, completion_tokens)
+        with self._lock:
+            self.usage_sent.append(usage)
+        return usage
 
     def _sent(self, size: int) -> None:
         with self._lock:
@@ -173,6 +212,9 @@ class OpenAICompatibleServer:
                 )
                 if behaviour.delay_s:
                     time.sleep(behaviour.delay_s)
+                if behaviour.reject_stream_options and "stream_options" in body:
+                    self._json(400, REJECTED_STREAM_OPTIONS)
+                    return
                 if behaviour.status != 200:
                     error = behaviour.error or {
                         "error": {
@@ -185,9 +227,15 @@ class OpenAICompatibleServer:
                 if body.get("stream"):
                     self._stream(behaviour, body)
                 else:
+                    usage = (
+                        server._usage(body, len(behaviour.text.split(" ")))
+                        if behaviour.report_usage
+                        else None
+                    )
                     self._json(
                         200,
                         {
+                            "usage": usage,
                             "id": "cmpl-1",
                             "object": "chat.completion",
                             "created": 0,
@@ -215,7 +263,7 @@ class OpenAICompatibleServer:
                 self, body: dict[str, object], text: str | None, finish: bool
             ) -> int:
                 delta = {} if text is None else {"content": text}
-                event = {
+                event: dict[str, object] = {
                     "id": "cmpl-1",
                     "object": "chat.completion.chunk",
                     "created": 0,
@@ -227,6 +275,19 @@ class OpenAICompatibleServer:
                             "finish_reason": "stop" if finish else None,
                         }
                     ],
+                }
+                if _asks_usage(body):
+                    event["usage"] = None  # as OpenAI: null until the last chunk
+                return self._chunk(f"data: {json.dumps(event)}\n\n")
+
+            def _usage_event(self, body: dict[str, object], pieces: int) -> int:
+                event = {
+                    "id": "cmpl-1",
+                    "object": "chat.completion.chunk",
+                    "created": 0,
+                    "model": body.get("model"),
+                    "choices": [],
+                    "usage": server._usage(body, pieces),
                 }
                 return self._chunk(f"data: {json.dumps(event)}\n\n")
 
@@ -263,6 +324,8 @@ class OpenAICompatibleServer:
                     self._chunk(f"data: {json.dumps(behaviour.stream_error)}\n\n")
                 elif behaviour.finish:
                     self._event(body, None, finish=True)
+                    if behaviour.report_usage and _asks_usage(body):
+                        self._usage_event(body, len(pieces))
                 self._chunk("data: [DONE]\n\n")
                 self.wfile.write(b"0\r\n\r\n")
 
@@ -295,3 +358,8 @@ class OpenAICompatibleServer:
                     return True
 
         return Handler
+
+
+def _asks_usage(body: dict[str, object]) -> bool:
+    options = body.get("stream_options")
+    return isinstance(options, dict) and options.get("include_usage") is True

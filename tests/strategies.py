@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from memory_summary import Message, ToolCall
-from memory_summary.domain import SummaryRecord
+from memory_summary.domain import SummarizerUsage, SummaryRecord
 
 HOSTILE_PIECES = [
     "\x00",
@@ -166,4 +166,20 @@ def summary_records() -> st.SearchStrategy[SummaryRecord]:
         updated_at=st.floats(0.0, 1e12) | st.integers(0, MAX_ID).map(float),
         generation=st.none() | st.text(max_size=20),
         unsummarized=id_ranges(),
+        usage=usages(),
+    )
+
+
+def usages() -> st.SearchStrategy[SummarizerUsage]:
+    """Valid usage totals, as ``read_usage`` returns them (counted <= calls)."""
+    counts = st.integers(0, MAX_ID)
+    return st.builds(
+        lambda inp, out, calls, counted, seconds: SummarizerUsage(
+            inp, out, calls, min(counted, calls), seconds
+        ),
+        counts,
+        counts,
+        counts,
+        counts,
+        st.floats(0.0, 1e9),
     )

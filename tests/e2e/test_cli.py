@@ -129,6 +129,7 @@ def test_demo_runs_offline_and_reports_what_it_saved(tmp_path):
     saved = int(out.split("% saved")[0].rsplit("(", 1)[1])
     assert saved > 20
     assert str(db) in out
+    assert f"  {hint_command()} inspect s0 --db {db}" in out  # runs from this shell
     assert "sessions 6/6" in result.stderr  # the progress display's last line
 
 
@@ -156,12 +157,24 @@ def test_inspect_compress_and_clear_work_on_the_demo_database(tmp_path):
     assert "summary: none" in run("inspect", "s0", "--db", db).stdout
 
 
+def hint_command() -> str:
+    """Return the command the CLI's hints should print from this test's shell."""
+    (path,) = script()
+    on_path = shutil.which("memory-summary")
+    if on_path and Path(on_path).resolve() == Path(path).resolve():
+        return "memory-summary"
+    return path
+
+
 def test_commands_on_a_missing_database_say_what_to_do(tmp_path):
     result = run("inspect", "s0", "--db", str(tmp_path / "none.sqlite3"))
 
     assert result.returncode == 3
-    assert "run `memory-summary demo`" in result.stderr
-    assert "a SESSION, or --all" in run("clear", "--db", str(tmp_path / "x")).stderr
+    assert f"run `{hint_command()} demo`" in result.stderr
+    assert not (tmp_path / "none.sqlite3").exists()
+    neither = run("clear", "--db", str(tmp_path / "x"))
+    assert neither.returncode == 2
+    assert "one of the arguments session --all is required" in neither.stderr
 
 
 def test_every_command_has_help():
@@ -303,5 +316,5 @@ def test_facts_prints_json_and_rejects_bad_input():
     assert len(conversation["facts"]) == 12
     assert report["retention"]["zh"]["all"]["planted"] == 12
     assert result.stderr == ""
-    assert run("facts", "--conversations", "0").returncode == 3
+    assert run("facts", "--conversations", "0").returncode == 2
     assert run("facts", "--locale", "fr").returncode == 2

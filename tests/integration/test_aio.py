@@ -63,3 +63,43 @@ def test_async_clear_wait_idle_and_assemble(store):
     assert len(assembled) == 1
     assert cleared[0].success
     assert after is None
+
+
+def test_start_loads_the_tokenizer_off_the_event_loop(store):
+    loaded_on: list[int] = []
+
+    def counter_for(model: str | None):
+        loaded_on.append(threading.get_ident())
+        return len
+
+    async def main() -> int:
+        engine = AsyncSummaryEngine(SummaryEngine(store, count_tokens_for=counter_for))
+        assert await engine.start() is engine
+        await engine.stop()
+        return threading.get_ident()
+
+    loop_thread = asyncio.run(main())
+
+    assert loaded_on  # start() asked for the default summarizer's counter
+    assert loop_thread not in loaded_on
+
+
+def test_async_usage_and_typed_events(store):
+    from memory_summary import Compressing
+
+    fill(store, "s1", 30)
+    seen = []
+
+    async def main():
+        async with AsyncSummaryEngine(
+            SummaryEngine(store, InstrumentedSummarizer())
+        ) as engine:
+            engine.subscribe(seen.append)
+            outcome = await engine.compress("s1")
+            return outcome, await engine.usage("s1"), await engine.usage()
+
+    outcome, session, total = asyncio.run(main())
+
+    assert outcome.usage.calls == 1
+    assert session == total == outcome.usage
+    assert [e.outcome for e in seen if isinstance(e, Compressing)] == [None, outcome]

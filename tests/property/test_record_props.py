@@ -100,3 +100,12 @@ def test_canonical_ranges_are_a_fixed_point_of_reading(ranges):
 
     assert isinstance(found, SummaryRecord)
     assert found.unsummarized == ranges
+
+
+@given(base=summary_records(), value=json_like())
+def test_a_poisoned_usage_field_never_costs_the_summary(base, value):
+    found = read_record({**base.to_mapping(), "usage": value})
+
+    assert isinstance(found, SummaryRecord)
+    assert found.text == base.text
+    assert found.usage.counted_calls <= found.usage.calls

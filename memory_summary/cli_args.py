@@ -1,0 +1,115 @@
+"""Checked argument types of the command line: bad values are usage errors (exit 2).
+
+Each parser takes the raw text and returns the value or raises
+``argparse.ArgumentTypeError`` with a message saying what is allowed; argparse turns
+that into ``memory-summary COMMAND: error: argument --limit: ...`` and exit 2.
+The same checks apply to defaults from a config file (``check_default``), where a bad
+value is a configuration error instead (exit 3).
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import math
+from collections.abc import Callable
+
+# The memory type this library owns in a host's unified clear (SPEC 7).
+SUMMARY_TYPE = "summary"
+
+
+def whole_number(low: int, high: int | None = None) -> Callable[[str], int]:
+    """Return a parser of integers in ``[low, high]``."""
+    allowed = f"a whole number >= {low}" if high is None else f"{low}..{high}"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a whole number; allowed: {allowed}"
+            ) from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(
+                f"{value} is out of range; allowed: {allowed}"
+            )
+        return value
+
+    parse.__name__ = "whole number"
+    return parse
+
+
+def any_whole_number(text: str) -> int:
+    """Parse any integer (a seed)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+
+
+MAX_WAIT_S = 86_400.0  # a day; beyond the platform's limit a wait overflows
+
+
+def seconds(text: str) -> float:
+    """Parse a number of seconds in ``(0, MAX_WAIT_S]``."""
+    allowed = f"a number of seconds > 0 and <= {MAX_WAIT_S:g}"
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number; allowed: {allowed}"
+        ) from None
+    if not math.isfinite(value) or not 0 < value <= MAX_WAIT_S:
+        raise argparse.ArgumentTypeError(f"{text} is out of range; allowed: {allowed}")
+    return value
+
+
+def session_id(text: str) -> str:
+    """Parse a session id: non-empty, valid Unicode (no undecodable bytes)."""
+    if not text:
+        raise argparse.ArgumentTypeError("a session id cannot be empty")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not valid Unicode (undecodable bytes in the argument)"
+        ) from None
+    return text
+
+
+def text_option(text: str) -> str:
+    """Parse a non-empty, valid-Unicode option value (a DSN, a URL, a model)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("cannot be empty")
+    return session_id(text)
+
+
+def memory_types(text: str) -> tuple[str, ...]:
+    """Parse ``--types``: comma-separated memory type names.
+
+    Names other than ``summary`` belong to the host's clear and are accepted (the
+    clear then skips); a near miss of ``summary`` (``summry``) is a usage error.
+    """
+    names = tuple(name.strip() for name in text.split(","))
+    if not all(names):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} has an empty type name; allowed: comma-separated names, "
+            f"e.g. {SUMMARY_TYPE}"
+        )
+    for name in names:
+        session_id(name)
+        near = difflib.get_close_matches(name.lower(), [SUMMARY_TYPE], n=1, cutoff=0.6)
+        if name != SUMMARY_TYPE and near:
+            raise argparse.ArgumentTypeError(
+                f"unknown memory type {name!r} (did you mean {SUMMARY_TYPE!r}?)"
+            )
+    return names
+
+
+def check_default(name: str, value: object, parse: Callable[[str], object]) -> None:
+    """Check a default from a config file with the option's own parser.
+
+    Raises:
+        argparse.ArgumentTypeError: the value is out of range.
+    """
+    parse(str(value))

@@ -1,0 +1,94 @@
+"""``memory-summary stats`` and the usage line of ``inspect``, in a subprocess."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memory_summary import Message, SummaryConfig, SummaryEngine
+from memory_summary.adapters import SqliteStore
+from tests.e2e.test_cli import run
+from tests.fakes import ScriptedSummarizer
+
+pytestmark = pytest.mark.e2e
+
+GOOD = "The user and the assistant discussed the weather forecast for Paris in detail."
+
+
+def compressed_db(path, sessions=("alice", "bob", "carol")):
+    """Write a SQLite file where each session was compressed once; return usages."""
+    store = SqliteStore(path)
+    config = SummaryConfig(threshold=10, keep_recent=4)
+    try:
+        with SummaryEngine(store, ScriptedSummarizer(GOOD), config=config) as engine:
+            for n, sid in enumerate(sessions):
+                for i in range(12 + 4 * n):  # different sizes: different costs
+                    role = "user" if i % 2 == 0 else "assistant"
+                    store.save_message(sid, Message(role, f"{sid} message {i}."))
+                assert engine.compress(sid).result(timeout=30).kind == "compressed"
+            return engine.usage_by_session(), engine.usage()
+    finally:
+        store.close()
+
+
+def test_stats_json_reports_every_session_and_the_total(tmp_path):
+    db = tmp_path / "chat.sqlite3"
+    by_session, total = compressed_db(db)
+
+    result = run("stats", "--db", str(db), "--json")
+
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    seen = {s["session_id"]: s["usage"] for s in data["sessions"]}
+    assert set(seen) == {"alice", "bob", "carol"}
+    for sid, usage in by_session.items():
+        assert seen[sid]["input_tokens"] == usage.input_tokens
+        assert seen[sid]["output_tokens"] == usage.output_tokens
+        assert seen[sid]["source"] == "counted"
+    inputs = [s["usage"]["input_tokens"] for s in data["sessions"]]
+    assert inputs == sorted(inputs, reverse=True)  # costliest first
+    assert data["total"]["input_tokens"] == total.input_tokens
+    assert data["total"]["calls"] == 3
+    assert data["total"]["session_count"] == 3
+
+
+def test_stats_table_shows_the_costliest_sessions_and_the_total_of_all(tmp_path):
+    db = tmp_path / "chat.sqlite3"
+    by_session, total = compressed_db(db)
+
+    result = run("stats", "--db", str(db), "--limit", "1")
+
+    assert result.returncode == 0, result.stderr
+    costliest = max(by_session, key=lambda sid: by_session[sid].total_tokens)
+    assert costliest == "carol"  # the longest session
+    assert "carol" in result.stdout
+    assert "alice" not in result.stdout
+    assert "all 3 (2 not shown)" in result.stdout
+    assert f"{total.input_tokens:,} input + {total.output_tokens:,} output" in (
+        result.stdout
+    )
+
+
+def test_stats_of_an_empty_database_says_so(tmp_path):
+    db = tmp_path / "empty.sqlite3"
+    SqliteStore(db).close()
+
+    result = run("stats", "--db", str(db))
+
+    assert result.returncode == 0, result.stderr
+    assert "nothing was compressed" in result.stdout
+
+
+def test_inspect_shows_the_sessions_usage(tmp_path):
+    db = tmp_path / "chat.sqlite3"
+    by_session, _ = compressed_db(db, sessions=("alice",))
+    usage = by_session["alice"]
+
+    result = run("inspect", "alice", "--db", str(db))
+
+    assert result.returncode == 0, result.stderr
+    assert (
+        f"usage: {usage.input_tokens:,} input + {usage.output_tokens:,} output "
+        "tokens in 1 call(s) (counted with the engine's tokenizer)"
+    ) in result.stdout

@@ -1,0 +1,67 @@
+"""Reading the configuration from variables: unknown names and every error at once."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_summary import ConfigError
+from memory_summary.config_file import load_config, unknown_variables
+from memory_summary.domain.errors import ConfigErrors
+
+
+def test_a_misspelt_field_variable_suggests_the_known_one():
+    (error,) = unknown_variables({"MEMORY_SUMMARY_TRESHOLD": "40"})
+
+    assert error.field == "MEMORY_SUMMARY_TRESHOLD"
+    assert "did you mean MEMORY_SUMMARY_THRESHOLD?" in error.allowed
+
+
+def test_a_misspelt_cli_variable_suggests_the_known_option():
+    (error,) = unknown_variables({"MEMORY_SUMMARY_CLI_SESIONS": "2"}, ["sessions"])
+
+    assert "did you mean MEMORY_SUMMARY_CLI_SESSIONS?" in error.allowed
+
+
+def test_known_and_foreign_variables_are_not_reported():
+    environ = {
+        "MEMORY_SUMMARY_KEEP_RECENT": "3",
+        "MEMORY_SUMMARY_PG_DSN": "host=db",
+        "MEMORY_SUMMARY_CLI_TURNS": "4",
+        "OTHER_THRESHOLD": "1",
+    }
+
+    assert unknown_variables(environ, ["turns"]) == []
+
+
+def test_an_unknown_variable_fails_loading():
+    with pytest.raises(ConfigError, match="MEMORY_SUMMARY_TRESHOLD"):
+        load_config(environ={"MEMORY_SUMMARY_TRESHOLD": "40"})
+
+
+def test_every_error_is_reported_at_once():
+    environ = {
+        "MEMORY_SUMMARY_KEEP_RECENT": "-1",
+        "MEMORY_SUMMARY_LOCALE": "fr",
+        "MEMORY_SUMMARY_TRESHOLD": "40",
+    }
+
+    with pytest.raises(ConfigErrors) as caught:
+        load_config(environ=environ)
+
+    fields = [error.field for error in caught.value.errors]
+    assert sorted(fields) == ["MEMORY_SUMMARY_TRESHOLD", "keep_recent", "locale"]
+    assert "keep_recent=-1" in str(caught.value)
+    assert "locale='fr'" in str(caught.value)
+
+
+def test_a_cross_field_rule_is_still_checked():
+    with pytest.raises(ConfigError, match="summary_llm"):
+        load_config(environ={"MEMORY_SUMMARY_SUMMARY_MODEL_MODE": "custom"})
+
+
+def test_valid_variables_load():
+    config = load_config(
+        environ={"MEMORY_SUMMARY_KEEP_RECENT": "4", "MEMORY_SUMMARY_LOCALE": "zh"}
+    )
+
+    assert (config.keep_recent, config.locale) == (4, "zh")
