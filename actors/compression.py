@@ -464,13 +464,21 @@ class _Run:
         context = job.context
         keep_tokens = None if context is None else context.keep_tokens(sid)
         keep_recent: int | None = job.config.keep_recent
+        cost = self._cost()
         if self.reason == "overflow":
-            keep_recent, keep_tokens = None, keep_tokens or 0
+            split = split_window(
+                self.tail, None, keep_tokens=keep_tokens or 0, cost=cost
+            )
+            if split.fold or not keep_tokens:
+                return split
+            # The host's call overflowed although the history fits the keep (its
+            # prompt and tools fill the window): fold all but the newest group.
+            return split_window(self.tail, None, keep_tokens=0, cost=cost)
         return split_window(
             self.tail,
             keep_recent,
             keep_tokens=keep_tokens,
-            cost=None if context is None else context.cost(sid),
+            cost=None if context is None else cost,
         )
 
     def _guarded(self, keep: Sequence[Message]) -> str | None:

@@ -24,7 +24,7 @@ import math
 import threading
 import types
 from collections.abc import Callable
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
 from memory_summary.domain import TokenizerError
@@ -266,7 +266,7 @@ def counter_factory(
     def inexact(name: str) -> Callable[[str], int]:
         return with_margin(for_encoding(name), margin)
 
-    @cache
+    @lru_cache(maxsize=1024)  # model names come from hosts: bounded
     def for_model(model: str | None) -> Callable[[str], int]:
         name = encoding_name_for(model, fallback)
         if is_exact_for(model):

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Callable, Mapping
-from types import MappingProxyType
+from collections.abc import Callable, Iterator, Mapping
 from typing import Literal, get_args
 
 import attrs
@@ -94,8 +93,44 @@ def _llm_ref(value: object) -> LLMRef | None:
     raise ConfigError("summary_llm", value, "LLMRef or {provider: str, model: str}")
 
 
-def _context_window(value: object) -> int | Mapping[str, int] | None:
-    allowed = "an int >= 1, a mapping model name -> int >= 1, or None"
+MAX_TOKENS = 1_000_000_000
+"""The largest window or keep accepted, far above any model's."""
+
+
+class Windows(Mapping[str, int]):
+    """A read-only, hashable mapping of model names to context windows."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: Mapping[str, int]) -> None:
+        self._items = dict(items)
+
+    def __getitem__(self, key: str) -> int:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._items.items()))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mapping) and dict(self._items) == dict(other)
+
+    def __repr__(self) -> str:
+        return f"Windows({self._items!r})"
+
+    def __reduce__(self) -> tuple[type[Windows], tuple[dict[str, int]]]:
+        return (Windows, (self._items,))
+
+
+def _context_window(value: object) -> int | Windows | None:
+    allowed = (
+        f"an int in [1, {MAX_TOKENS}], a mapping model name -> such an int, or None"
+    )
     if value is None:
         return None
     if isinstance(value, Mapping):
@@ -103,7 +138,7 @@ def _context_window(value: object) -> int | Mapping[str, int] | None:
             isinstance(k, str) and k and _is_count(v) for k, v in value.items()
         ):
             raise ConfigError("context_window", value, allowed)
-        return MappingProxyType(dict(value))
+        return Windows(value)
     if not _is_count(value):
         raise ConfigError("context_window", value, allowed)
     return value  # type: ignore[return-value]
@@ -113,11 +148,17 @@ def _keep_tokens(
     instance: object, attribute: attrs.Attribute[int | None], value: object
 ) -> None:
     if value is not None and not _is_count(value):
-        raise ConfigError(attribute.name, value, "an int >= 1, or None")
+        raise ConfigError(
+            attribute.name, value, f"an int in [1, {MAX_TOKENS}], or None"
+        )
 
 
 def _is_count(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+    return (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and 1 <= value <= MAX_TOKENS
+    )
 
 
 def _todo_tools(value: object) -> tuple[str, ...]:
@@ -179,7 +220,7 @@ class SummaryConfig:
     breaker_cooldown_s: float = attrs.field(default=30.0, validator=_positive_seconds)
     pin_facts: bool = attrs.field(default=True, validator=_is_bool)
     # The chat model's window: the engine measures usage itself after each turn.
-    context_window: int | Mapping[str, int] | None = attrs.field(
+    context_window: int | Windows | None = attrs.field(
         default=None, converter=_context_window
     )
     keep_recent_tokens: int | None = attrs.field(default=None, validator=_keep_tokens)
@@ -188,19 +229,37 @@ class SummaryConfig:
     )
 
     def __attrs_post_init__(self) -> None:
-        if self.threshold <= self.keep_recent:
+        if self.threshold <= self.effective_keep_recent:
             raise ConfigError(
                 "threshold",
                 self.threshold,
-                f"an int > keep_recent={self.keep_recent} (a session kept at "
-                "keep_recent messages would reach threshold again at once and "
-                "compress on every turn)",
+                f"an int > keep_recent={self.keep_recent} (at least 1 is kept; a "
+                "session kept at keep_recent messages would reach threshold again "
+                "at once and compress on every turn)",
             )
+        self._check_keep_tokens()
         if self.summary_model_mode == "custom" and self.summary_llm is None:
             raise ConfigError(
                 "summary_llm",
                 None,
                 "an LLMRef(provider, model) when summary_model_mode='custom'",
+            )
+
+    def _check_keep_tokens(self) -> None:
+        """Refuse a token keep at or over the trigger: it would compress every turn."""
+        window = self.context_window
+        keep = self.keep_recent_tokens
+        if keep is None or window is None or self.auto_compress_threshold <= 0:
+            return
+        smallest = window if isinstance(window, int) else min(window.values())
+        trigger = int(smallest * self.auto_compress_threshold)
+        if keep >= trigger:
+            raise ConfigError(
+                "keep_recent_tokens",
+                keep,
+                f"an int < context_window={smallest} x auto_compress_threshold="
+                f"{self.auto_compress_threshold:g} = {trigger} (a kept part at the "
+                "trigger would compress on every turn)",
             )
 
     @property

@@ -74,7 +74,8 @@ def is_summary_message(message: Message) -> bool:
     """Tell whether ``message`` is an injected summary, even one that lost its kind.
 
     A summary that went through a host's own format (OpenAI dicts, say) keeps only
-    its text, which starts with a locale's header.
+    its text, which starts with a locale's header; ``assemble_messages`` only reads a
+    text that way in the leading system block, where the summary goes.
     """
     if message.kind == SUMMARY_KIND:
         return True
@@ -95,6 +96,26 @@ def without_merged_summary(message: Message) -> Message:
     return attrs.evolve(message, content=content[: min(found)])
 
 
+def _without_summaries(messages: Sequence[Message]) -> list[Message]:
+    """Return ``messages`` without an injected summary, separate or merged.
+
+    A summary message (``kind``) is removed anywhere; a text read as a summary by its
+    header only in the leading system block, and a merged one only from the first
+    message of that block, so a host's own text elsewhere is never touched.
+    """
+    lead = anchor_index(messages)
+    rest: list[Message] = []
+    for index, message in enumerate(messages):
+        if message.kind == SUMMARY_KIND or (
+            index < lead and is_summary_message(message)
+        ):
+            continue
+        if index == 0 and index < lead:
+            message = without_merged_summary(message)
+        rest.append(message)
+    return rest
+
+
 def assemble_messages(
     messages: Sequence[Message],
     injected: Message | None,
@@ -112,7 +133,7 @@ def assemble_messages(
         raise ValueError(
             f"placement={placement!r} is invalid; allowed: 'separate' / 'merge'"
         )
-    rest = [without_merged_summary(m) for m in messages if not is_summary_message(m)]
+    rest = _without_summaries(messages)
     if injected is None:
         return rest
     if placement == "merge":

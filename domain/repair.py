@@ -11,8 +11,9 @@ OpenAI-compatible APIs (and Anthropic's and Gemini's, through their adapters) an
 ``repair_pairs`` rewrites a message list so that none of this happens, changing as
 little as it can: results move next to their call, duplicates and orphans are dropped
 (or orphans get a synthesized call), and unanswered calls get a synthetic
-"result unavailable". A call in the trailing group is the one the host is still
-executing and is left alone.
+"result unavailable" (a real result that arrives later replaces it). A call in the
+trailing group is the one the host is still executing and is left alone, and so is a
+call without an id (nothing can answer it).
 
 A result pairs with the nearest preceding call of its id: a reused id pairs with its
 own call, never with the last one in the window.
@@ -20,7 +21,7 @@ own call, never with the last one in the window.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from .model import Message, ToolCall
@@ -75,7 +76,7 @@ def _placeholder_call(orphans: Sequence[Message]) -> Message:
     return Message("assistant", "", tool_calls=calls, kind=REPAIR_KIND)
 
 
-def repair_pairs(messages: Sequence[Message], repair: Repair = True) -> list[Message]:
+def repair_pairs(messages: Iterable[Message], repair: Repair = True) -> list[Message]:
     """Return ``messages`` with tool calls and results paired as providers require.
 
     Idempotent; ``repair=False`` returns the list unchanged.
@@ -86,8 +87,13 @@ def repair_pairs(messages: Sequence[Message], repair: Repair = True) -> list[Mes
     >>> [(m.role, m.content) for m in out]
     [('assistant', ''), ('tool', '[tool result unavailable]'), ('user', 'next')]
     """
+    if repair is not True and repair is not False and repair != "placeholder":
+        raise ValueError(
+            f"repair={repair!r} is invalid; allowed: True / False / 'placeholder'"
+        )
+    messages = list(messages)
     if repair is False:
-        return list(messages)
+        return messages
     return _pair(_settle_orphans(messages, placeholder=repair == "placeholder"))
 
 
@@ -122,7 +128,11 @@ def _pair(messages: Sequence[Message]) -> list[Message]:
         caller = owner[index]
         if caller is not None:
             answered = results.setdefault(caller, {})
-            answered.setdefault(message.tool_call_id or "", message)
+            found = answered.get(message.tool_call_id or "")
+            if found is None or (
+                found.kind == REPAIR_KIND and message.kind != REPAIR_KIND
+            ):  # the first result; a real one replaces a synthesized one
+                answered[message.tool_call_id or ""] = message
     trailing = _trailing_caller(messages)
     out: list[Message] = []
     for index, message in enumerate(messages):
@@ -140,6 +150,6 @@ def _pair(messages: Sequence[Message]) -> list[Message]:
             result = answered.get(call.id)
             if result is not None:
                 out.append(result)
-            elif index != trailing:
+            elif index != trailing and call.id:  # an id-less call cannot be answered
                 out.append(_unavailable(call))
     return out

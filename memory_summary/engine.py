@@ -92,6 +92,12 @@ def _check_session_id(session_id: object) -> str:
     return session_id
 
 
+def _check_model(model: object) -> str | None:
+    if model is not None and (not isinstance(model, str) or not model):
+        raise ValueError(f"model={model!r} is invalid; allowed: a model name or None")
+    return model
+
+
 def _utf8_bytes(text: str) -> int:
     """Count UTF-8 bytes: never fewer than tokens, a safe count before a tokenizer."""
     return len(text.encode("utf-8"))
@@ -303,8 +309,8 @@ class SummaryEngine:
         _check_session_id(session_id)
         if outcome in _IGNORED_OUTCOMES:
             return
-        if model is not None:
-            self._session_models[session_id] = model
+        if _check_model(model) is not None:
+            self._session_models[session_id] = model  # type: ignore[assignment]
         if self._counts_locally and not self._context.measures_session(session_id):
             try:
                 if self.memory.count_history(session_id) < self.config.threshold:
@@ -419,6 +425,7 @@ class SummaryEngine:
         summary does no tokenizer work; it never does network I/O.
         """
         self._core.check_open()
+        _check_model(model)
         try:
             record = self.summary(session_id)
         except StoreError as exc:

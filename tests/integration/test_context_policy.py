@@ -309,3 +309,49 @@ def test_the_injected_summary_is_cut_in_the_encoding_of_the_target_model(store):
     assert CL100K(for_4) <= budget
     margin = config.token_safety_margin
     assert math.ceil(O200K(for_llama[0].content) * (1 + margin)) <= budget
+
+
+# -- what a review found -------------------------------------------------------------
+
+
+def test_overflow_folds_even_when_the_history_fits_the_keep(store):
+    config = SummaryConfig(threshold=30, keep_recent=20, context_window=16_000)
+    chatter(store, "s", 25, words=10)  # far under 20% of the window
+    with SummaryEngine(store, ScriptedSummarizer(REPLY), config=config) as engine:
+        outcome = engine.compress("s", reason="overflow").result(timeout=30)
+
+    assert outcome.kind == "compressed"
+    assert len(store.get_history("s")) == 1  # the newest group only
+
+
+@pytest.mark.parametrize("model", [123, ["gpt-4o"], "", b"gpt-4o"])
+def test_a_model_that_is_not_a_name_is_refused(model):
+    store = InMemoryStore()
+    with SummaryEngine(store) as engine:
+        for call in (
+            lambda: engine.turn_after("s", model=model),
+            lambda: engine.build_prompt("s", model),
+            lambda: engine.assemble([Message("user", "hi")], "s", model=model),
+        ):
+            with pytest.raises(ValueError, match="model="):
+                call()
+        chatter(store, "s", 40)
+        engine.turn_after("s")  # the session still compresses
+        assert engine.wait_idle(timeout=30)
+        assert engine.summary("s") is not None
+
+
+@pytest.mark.parametrize("repair", ["yes", None, 0, 1, "Placeholder"])
+def test_an_unknown_repair_mode_is_refused(repair):
+    with (
+        SummaryEngine(InMemoryStore()) as engine,
+        pytest.raises(ValueError, match="repair="),
+    ):
+        engine.assemble([Message("user", "hi")], "s", repair=repair)
+
+
+def test_assemble_takes_any_iterable_of_messages():
+    with SummaryEngine(InMemoryStore()) as engine:
+        out = engine.assemble(iter([Message("user", "hi")]), "s")
+
+    assert [m.content for m in out] == ["hi"]

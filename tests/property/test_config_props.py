@@ -6,18 +6,31 @@ from hypothesis import strategies as st
 
 from memory_summary import ConfigError, LLMRef, SummaryConfig
 
+
+def _config(keep, more, keep_tokens, **rest):
+    window = rest.get("context_window")
+    if window is not None and keep_tokens is not None:
+        smallest = window if isinstance(window, int) else min(window.values())
+        if keep_tokens >= int(smallest * rest["auto_compress_threshold"]):
+            keep_tokens = None  # at or over the trigger: refused (tested apart)
+    return SummaryConfig(
+        keep_recent=keep,
+        threshold=max(keep, 1) + more,
+        keep_recent_tokens=keep_tokens,
+        **rest,
+    )
+
+
 valid_configs = st.builds(
-    lambda keep, more, **rest: SummaryConfig(
-        keep_recent=keep, threshold=keep + more, **rest
-    ),
+    _config,
     keep=st.integers(0, 10_000),
     more=st.integers(1, 10_000),
+    keep_tokens=st.none() | st.integers(1, 10**6),
     context_window=st.none()
     | st.integers(1, 2_000_000)
     | st.dictionaries(
         st.text(min_size=1, max_size=8), st.integers(1, 10**6), min_size=1
     ),
-    keep_recent_tokens=st.none() | st.integers(1, 10**6),
     token_safety_margin=st.floats(0.0, 1.0),
     summary_token_ratio=st.floats(0.0001, 1.0),
     auto_compress_threshold=st.floats(0.0, 1.0),
@@ -27,6 +40,15 @@ valid_configs = st.builds(
     truncate_chars=st.integers(1, 1000),
     probe_floor=st.integers(1, 1000),
 )
+
+
+@given(config=valid_configs)
+def test_configs_hash_pickle_and_copy(config):
+    import copy
+    import pickle
+
+    assert hash(config) == hash(copy.deepcopy(config))
+    assert pickle.loads(pickle.dumps(config)) == config
 
 
 @given(config=valid_configs)

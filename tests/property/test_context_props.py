@@ -17,6 +17,7 @@ from memory_summary.domain import (
 )
 from memory_summary.domain.cut import group_starts
 from memory_summary.domain.injection import HEADERS
+from memory_summary.domain.repair import owners
 from tests.strategies import histories
 
 IDS = ["a", "b", "c", "d"]
@@ -204,3 +205,35 @@ def test_a_summary_that_lost_its_kind_is_still_replaced(history):
 
     assert [m.content for m in twice if m.role == "system"] == [HEADERS["en"] + "\nnew"]
     assert twice[0].kind == SUMMARY_KIND
+
+
+@given(history=tangled())
+def test_a_real_result_replaces_a_synthesized_one(history):
+    once = repair_pairs([*history, Message("user", "interrupt")])
+    owner = owners(once)
+    last_call = {c.id: i for i, m in enumerate(once) for c in m.tool_calls}
+    answered = {  # synthesized for the call a late result of that id pairs with
+        m.tool_call_id
+        for i, m in enumerate(once)
+        if m.kind == REPAIR_KIND
+        and m.role == "tool"
+        and owner[i] == last_call[m.tool_call_id]
+    }
+    late = [Message("tool", f"REAL {i}", tool_call_id=i) for i in sorted(answered)]
+
+    again = repair_pairs([*once, *late])
+
+    assert pairing_violations(again) == []
+    kept = {m.content for m in again}
+    assert all(m.content in kept for m in late)
+
+
+def test_a_call_without_an_id_is_left_alone():
+    calls = (ToolCall("", "f", "{}"),)
+    history = [
+        Message("user", "u"),
+        Message("assistant", "", tool_calls=calls),
+        Message("user", "next"),
+    ]
+
+    assert repair_pairs(history) == history

@@ -86,7 +86,7 @@ def test_name_lookup_prefers_the_tool_call_id(name, fallback):
 
     line = render_message(result, {"id1": call.tool_calls[0].name})
 
-    shown = call.tool_calls[0].name
+    shown = call.tool_calls[0].name or result.name  # an empty name: the fallback
     if shown.splitlines() not in ([shown], []):  # a name never breaks its line
         shown = " ".join(shown.split())
     assert line == f"Tool result({shown}): body"

@@ -172,3 +172,33 @@ def test_failure_fields_round_trip_through_a_mapping():
     )
 
     assert SummaryConfig.from_mapping(config.to_mapping()) == config
+
+
+def test_a_context_window_beyond_any_model_is_refused():
+    with pytest.raises(ConfigError, match="context_window"):
+        SummaryConfig(context_window=10**400)
+    with pytest.raises(ConfigError, match="context_window"):
+        SummaryConfig(context_window={"gpt-4o": 10**12})
+
+
+def test_a_token_keep_at_the_trigger_is_refused_naming_both_fields():
+    with pytest.raises(ConfigError, match=r"keep_recent_tokens=.*context_window=8000"):
+        SummaryConfig(context_window=8000, keep_recent_tokens=5600)
+    assert SummaryConfig(context_window=8000, keep_recent_tokens=5599)
+
+
+def test_a_threshold_at_the_effective_keep_is_refused():
+    with pytest.raises(ConfigError, match="threshold=1"):
+        SummaryConfig(threshold=1, keep_recent=0)
+
+
+def test_a_window_mapping_is_looked_up_by_name_then_prefix_then_default():
+    config = SummaryConfig(
+        context_window={"gpt-4o": 128_000, "gpt-4o-mini": 64_000, "default": 8_000}
+    )
+
+    assert config.window_for("gpt-4o-mini-2024") == 64_000
+    assert config.window_for("gpt-4o-2024") == 128_000
+    assert config.window_for("llama") == 8_000
+    assert config.keep_tokens_for("gpt-4o") == 25_600
+    assert hash(config) == hash(SummaryConfig.from_mapping(config.to_mapping()))

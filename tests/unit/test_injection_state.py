@@ -100,3 +100,16 @@ def test_summary_record_round_trips_and_rejects_malformed_data():
         SummaryRecord.from_mapping({"text": 3, "tokens": 1})
     with pytest.raises(StoreError):
         SummaryRecord.from_mapping({"text": "t", "tokens": True})
+
+
+def test_host_text_with_the_header_outside_the_leading_block_is_kept():
+    from memory_summary.domain.injection import HEADERS
+
+    note = Message("system", "Note from ops.\n\n" + HEADERS["en"] + " is a phrase")
+    quoted = Message("system", HEADERS["en"] + " (a host note)")
+    messages = [Message("system", "rules"), Message("user", "hi"), note, quoted]
+
+    out = assemble_messages(messages, summary_message("S"))
+
+    assert out[2:] == [Message("user", "hi"), note, quoted]
+    assert assemble_messages(out, None) == messages
