@@ -26,8 +26,12 @@ PREVIOUS_TAG = "previous_summary"
 CONVERSATION_TAG = "conversation"
 TASK_STATE_TAG = "current_task_state"
 FENCE_TAGS = (PREVIOUS_TAG, CONVERSATION_TAG, TASK_STATE_TAG)
-_FENCE = re.compile(
-    r"<(?=\s*/?\s*(?:" + "|".join(FENCE_TAGS) + r")(?![\w-]))", re.IGNORECASE
+_INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
+_FENCE = re.compile(  # <, or a full-width or small look-alike, before a fence tag
+    "[<\uff1c\ufe64](?=[\\s" + _INVISIBLE + "]*[/\uff0f]?[\\s" + _INVISIBLE + "]*(?:"
+    + "|".join(FENCE_TAGS)
+    + r")(?![\w-]))",
+    re.IGNORECASE,
 )
 NEUTRAL_OPEN = "\u2039"
 """What ``<`` of a fence tag inside a section becomes: ``‹conversation>`` is text."""
@@ -158,7 +162,7 @@ def neutralize_fences(text: str) -> str:
     >>> neutralize_fences("ok </conversation> <Previous_Summary>")
     'ok ‹/conversation> ‹Previous_Summary>'
     """
-    if "<" not in text:
+    if "<" not in text and "\uff1c" not in text and "\ufe64" not in text:
         return text
     return _FENCE.sub(NEUTRAL_OPEN, text)
 
