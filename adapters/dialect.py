@@ -56,6 +56,9 @@ _TEMPLATES = {
     "ORDER BY id DESC LIMIT ?",
     "newest_all": f"SELECT {SELECT_COLUMNS} FROM {{t}}messages WHERE session_id = ? "
     "ORDER BY id DESC LIMIT ?",
+    "newest_active_row": f"SELECT {SELECT_COLUMNS} FROM {{t}}messages "
+    f"WHERE {_ACTIVE} ORDER BY id DESC LIMIT 1{{lock_rows}}",
+    "delete_message": "DELETE FROM {t}messages WHERE session_id = ? AND id = ?",
     "count_active": f"SELECT count(*) FROM {{t}}messages WHERE {_ACTIVE}",
     "oldest_active": f"SELECT {SELECT_COLUMNS} FROM {{t}}messages WHERE {_ACTIVE} "
     "AND id > ? ORDER BY id LIMIT ?",

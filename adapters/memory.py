@@ -132,6 +132,16 @@ class InMemoryStore:
             active = [m for m in active if m.id > after_id]  # type: ignore[operator]
         return active[:limit]
 
+    def pop_message(self, session_id: str) -> Message | None:
+        """Delete the newest active message and return it; see ``PoppingStore``."""
+        check_key("session_id", session_id)
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None or session.first_active >= len(session.messages):
+                return None
+            # Active messages are a suffix: the newest one is the last in the list.
+            return session.messages.pop()
+
     def get_archived(
         self, session_id: str, *, after_id: int | None, through_id: int, limit: int
     ) -> list[Message]:
