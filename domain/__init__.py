@@ -10,9 +10,25 @@ from .breaker import (
     breaker_released,
     breaker_succeeded,
 )
-from .budget import Chunk, input_limit_tokens, plan_chunks, summary_budget_tokens
+from .budget import (
+    Chunk,
+    input_limit_tokens,
+    message_tokens,
+    plan_chunks,
+    summary_budget_tokens,
+)
 from .compaction import FoldChunk, Outcome, fold_chunks, next_record, separator_message
 from .config import SummaryConfig
+from .content import (
+    AUDIO_TOKENS,
+    FILE_TOKENS,
+    IMAGE_LOW_DETAIL_TOKENS,
+    IMAGE_TOKENS,
+    Content,
+    ContentPart,
+    content_text,
+    content_tokens,
+)
 from .cut import find_safe_cut
 from .errors import (
     ConfigError,
@@ -28,7 +44,16 @@ from .errors import (
 )
 from .events import ClearResult, Compressing, CompressRequested, Event
 from .injection import assemble_messages, injection_text, summary_message
-from .model import EVENT_MARKER, SUMMARY_KIND, LLMRef, Message, ToolCall
+from .model import (
+    EVENT_MARKER,
+    SUMMARY_KIND,
+    LLMRef,
+    Message,
+    ToolCall,
+    messages_from_openai,
+    messages_to_openai,
+)
+from .openai_format import OPENAI_EXTRAS, OpenAIMessage
 from .pins import extract_pins, pinned_section, with_pins
 from .plan import CompressionPlan, injection_budget_tokens, plan_compression
 from .ports import (
@@ -69,8 +94,13 @@ from .window import (
 )
 
 __all__ = [
+    "AUDIO_TOKENS",
     "EVENT_MARKER",
+    "FILE_TOKENS",
+    "IMAGE_LOW_DETAIL_TOKENS",
+    "IMAGE_TOKENS",
     "NAMESPACE",
+    "OPENAI_EXTRAS",
     "QUARANTINE_NAMESPACE",
     "SUMMARY_KIND",
     "Accepted",
@@ -85,6 +115,8 @@ __all__ = [
     "Compressing",
     "CompressionPlan",
     "ConfigError",
+    "Content",
+    "ContentPart",
     "EngineClosed",
     "Event",
     "FenceReason",
@@ -96,6 +128,7 @@ __all__ = [
     "MemorySummaryError",
     "Message",
     "MessageError",
+    "OpenAIMessage",
     "Outcome",
     "PoppingStore",
     "Reason",
@@ -123,6 +156,8 @@ __all__ = [
     "breaker_released",
     "breaker_succeeded",
     "check_summary",
+    "content_text",
+    "content_tokens",
     "cut_chars",
     "drop_unsummarized_through",
     "extract_pins",
@@ -134,6 +169,9 @@ __all__ = [
     "is_forced",
     "is_summarized",
     "latest_todo_call",
+    "message_tokens",
+    "messages_from_openai",
+    "messages_to_openai",
     "next_record",
     "normalize_text",
     "on_finished",

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
+
+from .content import content_tokens
+from .model import Message
 
 MIN_SUMMARY_TOKENS = 512
 UNKNOWN_CONTEXT_TOKENS = 4096
@@ -87,3 +90,22 @@ def plan_chunks(costs: Sequence[int], max_count: int, limit_tokens: int) -> list
     if start < len(costs):
         chunks.append(Chunk(start, len(costs)))
     return chunks
+
+
+def message_tokens(message: Message, count_tokens: Callable[[str], int]) -> int:
+    """Return the tokens a message costs a chat model, without per-message framing.
+
+    Text (content, refusal, each tool call's name and arguments) is counted with
+    ``count_tokens``; image, audio and file parts add their documented estimate
+    (``content.IMAGE_TOKENS`` and its neighbours).
+
+    >>> message_tokens(Message("user", [{"type": "text", "text": "hi"},
+    ...     {"type": "image_url", "image_url": {"url": "u"}}]), len)
+    767
+    """
+    tokens = content_tokens(message.content, count_tokens)
+    if message.refusal:
+        tokens += count_tokens(message.refusal)
+    for call in message.tool_calls:
+        tokens += count_tokens(call.name) + count_tokens(call.arguments)
+    return tokens

@@ -55,9 +55,9 @@ def summary_message(text: str) -> Message:
 
 
 def anchor_index(messages: Sequence[Message]) -> int:
-    """Return the index right after the leading block of system messages."""
+    """Return the index right after the leading block of system/developer messages."""
     index = 0
-    while index < len(messages) and messages[index].role == "system":
+    while index < len(messages) and messages[index].is_instruction:
         index += 1
     return index
 

@@ -4,6 +4,8 @@ seed: an assistant tool call renders as ``Call <tool>(<arguments>)``; a tool res
 ``Tool result(<tool>): <body>``, the tool name found by ``tool_call_id`` among the
 assistant calls of the same window (the message's own ``name`` only as fallback);
 arguments and bodies are each hard-cut to 200 characters. ``zh`` uses the seed's labels.
+Content given as parts renders as its text, with a placeholder for each image, audio or
+file part (``content.content_text``); an assistant's refusal renders as its text.
 """
 
 from __future__ import annotations
@@ -69,16 +71,17 @@ def render_message(
     labels = LABELS[locale]
     if message.role == "tool":
         tool = names.get(message.tool_call_id or "") or message.name or UNKNOWN_TOOL
-        return f"{labels.tool_result}({tool}): {cut_chars(message.content, cut)}"
+        return f"{labels.tool_result}({tool}): {cut_chars(message.text, cut)}"
     if message.role == "assistant":
-        lines = [f"{labels.assistant}: {message.content}"] if message.content else []
+        text = message.text or message.refusal or ""
+        lines = [f"{labels.assistant}: {text}"] if text else []
         lines.extend(
             f"{labels.call} {call.name}({cut_chars(call.arguments, cut)})"
             for call in message.tool_calls
         )
         return "\n".join(lines) or f"{labels.assistant}: "
-    label = labels.system if message.role == "system" else labels.user
-    return f"{label}: {message.content}"
+    label = labels.system if message.is_instruction else labels.user
+    return f"{label}: {message.text}"
 
 
 def render_transcript(

@@ -11,9 +11,10 @@ store (PostgreSQL) those reads run in a worker thread.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
+from typing import Any
 
-from memory_summary.domain import ClearResult, Event, Message, Outcome
+from memory_summary.domain import ClearResult, Event, Message, OpenAIMessage, Outcome
 
 from .engine import Scope, SummaryEngine
 
@@ -79,6 +80,19 @@ class AsyncSummaryEngine:
     async def forget(self, session_id: str) -> int:
         """Erase everything of a session (see ``SummaryEngine.forget``)."""
         return await asyncio.to_thread(self.engine.forget, session_id)
+
+    async def assemble_openai(
+        self, messages: Iterable[OpenAIMessage], session_id: str, **options: Any
+    ) -> list[dict[str, object]]:
+        """Return OpenAI-format messages with the summary injected, as dicts.
+
+        See ``SummaryEngine.assemble_openai``; ``options`` go to ``assemble``.
+        """
+        if self._local:
+            return self.engine.assemble_openai(messages, session_id, **options)
+        return await asyncio.to_thread(
+            self.engine.assemble_openai, list(messages), session_id, **options
+        )
 
     async def clear(
         self,

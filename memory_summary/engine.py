@@ -13,9 +13,11 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import Future
-from typing import Literal
+from typing import Any, Literal
+
+import attrs
 
 from memory_summary.actors.compression import CompressionJob
 from memory_summary.actors.events import EventBus
@@ -32,12 +34,14 @@ from memory_summary.adapters import ExtractiveSummarizer, counter_factory
 from memory_summary.domain import (
     NAMESPACE,
     QUARANTINE_NAMESPACE,
+    SUMMARY_KIND,
     Archive,
     ClearResult,
     CompactionStore,
     Event,
     Message,
     MessageError,
+    OpenAIMessage,
     Outcome,
     StoreError,
     Summarizer,
@@ -46,8 +50,11 @@ from memory_summary.domain import (
     assemble_messages,
     injection_budget_tokens,
     injection_text,
+    messages_from_openai,
+    messages_to_openai,
     summary_message,
 )
+from memory_summary.domain.injection import HEADERS
 
 log = logging.getLogger(__name__)
 
@@ -509,6 +516,39 @@ class SummaryEngine:
         self._session_models.pop(session_id, None)
         log.info("session %s: forgotten (%d messages)", session_id, deleted)
         return deleted
+
+    def assemble_openai(
+        self,
+        messages: Iterable[OpenAIMessage],
+        session_id: str,
+        **options: Any,
+    ) -> list[dict[str, object]]:
+        """Return OpenAI-format ``messages`` with the summary injected, as dicts.
+
+        The same as ``assemble`` (``options`` go to it unchanged), on what the openai
+        SDK takes and returns: dicts or pydantic messages in, plain dicts out, so a
+        host that speaks OpenAI format never touches ``Message``. Idempotent: a system
+        message that starts with the summary header is taken for a summary injected
+        earlier and replaced.
+
+        Raises:
+            MessageError: a message is malformed; the field names its index.
+
+        >>> engine.assemble_openai(  # doctest: +SKIP
+        ...     [{"role": "system", "content": "Be brief."},
+        ...      {"role": "user", "content": "Where were we?"}], "s1")
+        [{'role': 'system', 'content': 'Be brief.'},
+         {'role': 'system', 'content': 'Summary of the earlier conversation ...'},
+         {'role': 'user', 'content': 'Where were we?'}]
+        """
+        headers = tuple(HEADERS.values())
+        converted = [
+            attrs.evolve(m, kind=SUMMARY_KIND)
+            if m.role == "system" and m.text.startswith(headers)
+            else m
+            for m in messages_from_openai(messages)
+        ]
+        return messages_to_openai(self.assemble(converted, session_id, **options))
 
     def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
         """Call ``callback`` with every ``CompressRequested`` and ``Compressing`` event.
