@@ -86,6 +86,7 @@ class Behaviour:
     stream_error: object = None  # an error event sent after the text, in the stream
     keepalive_s: float | None = None  # after the text: comments until the client leaves
     endless: bool = False  # after the text: more text until the client leaves
+    usage: object = None  # the "usage" of a reply that is not streamed (None: none)
 
 
 class OpenAICompatibleServer:
@@ -185,25 +186,25 @@ class OpenAICompatibleServer:
                 if body.get("stream"):
                     self._stream(behaviour, body)
                 else:
-                    self._json(
-                        200,
-                        {
-                            "id": "cmpl-1",
-                            "object": "chat.completion",
-                            "created": 0,
-                            "model": body.get("model"),
-                            "choices": [
-                                {
-                                    "index": 0,
-                                    "finish_reason": "stop",
-                                    "message": {
-                                        "role": "assistant",
-                                        "content": behaviour.text,
-                                    },
-                                }
-                            ],
-                        },
-                    )
+                    reply: dict[str, object] = {
+                        "id": "cmpl-1",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body.get("model"),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": "stop",
+                                "message": {
+                                    "role": "assistant",
+                                    "content": behaviour.text,
+                                },
+                            }
+                        ],
+                    }
+                    if behaviour.usage is not None:
+                        reply["usage"] = behaviour.usage
+                    self._json(200, reply)
 
             def _chunk(self, payload: str) -> int:
                 data = payload.encode()
