@@ -67,11 +67,10 @@ def create_app(
         reply = completion.choices[0].message
         await asyncio.to_thread(save, [reply])
         engine.turn_after(session_id, model=model)  # compresses in the background
-        usage = (
-            completion.usage.model_dump(exclude_none=True) if completion.usage else None
-        )
-        if usage:  # a nearly full window starts a compression before the next turn
-            engine.token_usage(session_id, usage["prompt_tokens"] / context_tokens)
-        return {"message": reply.model_dump(exclude_none=True), "usage": usage}
+        usage = completion.usage  # the model's own count, when it reports one
+        if usage is not None:  # a nearly full window compresses before the next turn
+            engine.token_usage(session_id, usage.prompt_tokens / context_tokens)
+        reported = usage.model_dump(exclude_none=True) if usage else None
+        return {"message": reply.model_dump(exclude_none=True), "usage": reported}
 
     return app
