@@ -40,7 +40,7 @@ def test_the_wheel_holds_only_the_memory_summary_package(wheel):
     top = {name.split("/")[0] for name in names}
 
     assert {t for t in top if not t.endswith(".dist-info")} == {"memory_summary"}
-    for sub in ("domain", "actors", "adapters"):
+    for sub in ("domain", "actors", "adapters", "integrations"):
         assert f"memory_summary/{sub}/__init__.py" in names
     assert "memory_summary/py.typed" in names
 
