@@ -96,6 +96,21 @@ def test_a_tool_round_is_stored_with_its_pairs_and_ids(make_engine):
     ]
 
 
+def test_every_store_keeps_the_conversation(store, make_engine):
+    engine = make_engine(store).start()
+    model = weather_turns(["Paris", "Oslo"])
+    middleware = [SummaryMiddleware(engine, session_id="s-lc")]
+    agent = create_agent(model, tools=[get_weather], middleware=middleware)
+
+    agent.invoke({"messages": [HumanMessage("Paris?")]})
+    agent.invoke({"messages": [HumanMessage("Oslo?")]})
+
+    history = store.get_history("s-lc")
+    assert [m.role for m in history] == ["user", "assistant", "tool", "assistant"] * 2
+    assert [m.type for m in model.seen[-1]][:4] == ["human", "ai", "tool", "ai"]
+    assert model.seen[-1][2].tool_call_id == "call_0"
+
+
 def test_without_a_checkpointer_the_model_still_sees_earlier_turns(make_engine):
     engine = make_engine(InMemoryStore()).start()
     model = weather_turns(["Paris", "Oslo"])

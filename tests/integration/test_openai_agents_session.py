@@ -38,6 +38,46 @@ from tests.fakes import ScriptedSummarizer
 NO_TRACING = RunConfig(tracing_disabled=True)
 
 
+MIXED_ITEMS: list[dict[str, Any]] = [
+    {
+        "role": "user",
+        "content": [
+            {"type": "input_text", "text": "What does this chart show?"},
+            {
+                "type": "input_image",
+                "image_url": "https://x/c.png",
+                "detail": "low",
+            },
+        ],
+    },
+    {
+        "type": "reasoning",
+        "id": "rs_1",
+        "summary": [{"type": "summary_text", "text": "private chain of thought"}],
+        "encrypted_content": "opaque",
+    },
+    {
+        "type": "web_search_call",
+        "id": "ws_1",
+        "status": "completed",
+        "action": {"type": "search", "query": "chart"},
+    },
+    {
+        "type": "custom_tool_call",
+        "call_id": "ct_1",
+        "name": "grep",
+        "input": "pattern",
+    },
+    {"type": "custom_tool_call_output", "call_id": "ct_1", "output": "3 matches"},
+    {
+        "type": "function_call_output",
+        "call_id": "ct_0",
+        "output": [{"type": "input_image", "image_url": "https://x/d.png"}],
+    },
+    {"role": "assistant", "content": "Sales rose."},
+]
+
+
 class ScriptedModel(Model):
     """An Agents SDK model answering from a script; records the input of each call."""
 
@@ -227,39 +267,7 @@ def test_items_that_are_not_chat_messages_round_trip_and_are_not_summarized(
     config = SummaryConfig(threshold=30, keep_recent=1, pin_facts=False)
     engine = make_engine(InMemoryStore(), summarizer, config=config).start()
     session = SummarySession("erin", engine)
-    items = [
-        {
-            "role": "user",
-            "content": [
-                {"type": "input_text", "text": "What does this chart show?"},
-                {
-                    "type": "input_image",
-                    "image_url": "https://x/c.png",
-                    "detail": "low",
-                },
-            ],
-        },
-        {
-            "type": "reasoning",
-            "id": "rs_1",
-            "summary": [{"type": "summary_text", "text": "private chain of thought"}],
-            "encrypted_content": "opaque",
-        },
-        {
-            "type": "web_search_call",
-            "id": "ws_1",
-            "status": "completed",
-            "action": {"type": "search", "query": "chart"},
-        },
-        {
-            "type": "custom_tool_call",
-            "call_id": "ct_1",
-            "name": "grep",
-            "input": "pattern",
-        },
-        {"type": "custom_tool_call_output", "call_id": "ct_1", "output": "3 matches"},
-        {"role": "assistant", "content": "Sales rose."},
-    ]
+    items = MIXED_ITEMS
 
     run(session.add_items(items))
     stored = run(session.get_items())
@@ -277,6 +285,17 @@ def test_items_that_are_not_chat_messages_round_trip_and_are_not_summarized(
     history = engine.memory.get_full_history("erin")
     assert [m.kind for m in history[1:3]] == [ITEM_KIND, ITEM_KIND]
     assert run(session.get_items())[-1] == items[-1]
+
+
+def test_items_round_trip_through_every_store(store, make_engine):
+    session = SummarySession("s-items", make_engine(store))
+
+    run(session.add_items(MIXED_ITEMS))
+    popped = run(session.pop_item())
+    stored = run(session.get_items())
+
+    assert popped == MIXED_ITEMS[-1]
+    assert stored == MIXED_ITEMS[:-1]
 
 
 def test_chat_messages_the_host_saved_read_back_as_items(make_engine):
