@@ -91,6 +91,7 @@ class InMemoryStore:
                     message.timestamp,
                     kept,
                     row_id,
+                    message.refusal,  # content: parts are frozen, safe to share
                 )
             )
         return stored_message(message, row_id)

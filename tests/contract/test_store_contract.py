@@ -7,6 +7,7 @@ memory, SQLite and PostgreSQL.
 
 from __future__ import annotations
 
+import importlib
 import sqlite3
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -264,7 +265,8 @@ def test_reopening_keeps_data_and_schema_version(kind, tmp_path, sid):
     )
 
     try:
-        assert again.schema_version() == 2
+        module = importlib.import_module(f"memory_summary.adapters.{kind}")
+        assert again.schema_version() == module.SCHEMA_VERSION == 3
         assert again.get_history(sid) == saved
         assert again.get_metadata("summary", sid) == {"text": "kept"}
         assert again.acquire_lease(sid, owner="again", ttl_s=60) is None
