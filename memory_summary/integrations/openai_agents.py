@@ -15,7 +15,8 @@ per SDK item, so the engine folds old items into its summary like any chat histo
   around it.
 
 Every item is also kept verbatim in its message's metadata, so ``get_items`` returns
-exactly what ``add_items`` got (a message's text is kept once, in ``content``). A
+what ``add_items`` got (a message's text is kept once, in ``content``, normalized like
+every message text: no NUL, no lone surrogates). A
 message the host saved in OpenAI chat format (``Message.from_openai``) reads back as
 the equivalent items.
 """
@@ -211,6 +212,9 @@ def _chat_parts(content: Sequence[Any]) -> list[dict[str, Any]]:
 
 
 def _tool_output(output: Any) -> str | list[dict[str, Any]]:
+    """Return a message's content or a tool's output as chat content."""
+    if output is None:
+        return ""
     if isinstance(output, str):
         return output
     if isinstance(output, Sequence):
