@@ -39,6 +39,7 @@ try:
         convert_to_messages,
         convert_to_openai_messages,
     )
+    from langgraph.config import get_config
     from langgraph.runtime import Runtime
 except ImportError as exc:  # the extra is missing
     raise ImportError(
@@ -147,9 +148,8 @@ class SummaryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     def _session(self, runtime: Runtime[Any] | None) -> str:
         if self.session_id is not None:
             return self.session_id
-        info = getattr(runtime, "execution_info", None)
-        thread_id = getattr(info, "thread_id", None)
-        if not isinstance(thread_id, str) or not thread_id:
+        thread_id = _thread_id(runtime)
+        if thread_id is None:
             raise ValueError(
                 "SummaryMiddleware needs a session: pass session_id=... or run the "
                 'agent with config={"configurable": {"thread_id": ...}}'
@@ -191,6 +191,18 @@ class SummaryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         return request.override(
             messages=[*earlier, *request.messages], system_message=system
         )
+
+
+def _thread_id(runtime: Runtime[Any] | None) -> str | None:
+    """Return the run's thread id, or None when it has none."""
+    info = getattr(runtime, "execution_info", None)  # recent LangGraph releases
+    thread_id = getattr(info, "thread_id", None)
+    if thread_id is None:
+        try:
+            thread_id = get_config().get("configurable", {}).get("thread_id")
+        except RuntimeError:  # called outside a run
+            return None
+    return None if thread_id is None or thread_id == "" else str(thread_id)
 
 
 def _with_summary(system: SystemMessage | None, prompt: str) -> SystemMessage:
