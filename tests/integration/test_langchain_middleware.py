@@ -225,3 +225,9 @@ def test_a_missing_langchain_raises_an_import_error_naming_the_extra(monkeypatch
 
     with pytest.raises(ImportError, match=r"memory-summary\[langchain\]"):
         importlib.import_module("memory_summary.integrations.langchain")
+
+
+def test_outside_a_run_there_is_no_thread_id():
+    from memory_summary.integrations.langchain import _thread_id
+
+    assert _thread_id(None) is None

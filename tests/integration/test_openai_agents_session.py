@@ -17,7 +17,7 @@ pytest.importorskip("agents")
 
 from agents import Agent, RunConfig, Runner, function_tool
 from agents.items import ModelResponse
-from agents.memory import Session
+from agents.memory import Session, SessionSettings
 from agents.models.interface import Model
 from agents.usage import Usage
 from openai.types.responses import (
@@ -375,3 +375,14 @@ def test_a_missing_sdk_raises_an_import_error_naming_the_extra(monkeypatch):
 
     with pytest.raises(ImportError, match=r"memory-summary\[openai-agents\]"):
         importlib.import_module("memory_summary.integrations.openai_agents")
+
+
+def test_session_settings_limit_the_items_like_an_explicit_limit(make_engine):
+    engine = make_engine(InMemoryStore())
+    session = SummarySession("ivy", engine, session_settings=SessionSettings(limit=2))
+    items = [{"role": "user", "content": f"m{i}"} for i in range(3)]
+
+    run(session.add_items(items))
+
+    assert run(session.get_items()) == items[-2:]
+    assert run(session.get_items(limit=3)) == items
