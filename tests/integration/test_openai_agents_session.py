@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import sys
+import threading
 from typing import Any
 
 import pytest
@@ -33,7 +34,7 @@ from memory_summary.integrations.openai_agents import (
     ITEM_KIND,
     SummarySession,
 )
-from tests.fakes import ScriptedSummarizer
+from tests.fakes import InstrumentedSummarizer, ScriptedSummarizer
 
 NO_TRACING = RunConfig(tracing_disabled=True)
 
@@ -386,3 +387,29 @@ def test_session_settings_limit_the_items_like_an_explicit_limit(make_engine):
 
     assert run(session.get_items()) == items[-2:]
     assert run(session.get_items(limit=3)) == items
+
+
+def test_popping_what_a_running_compression_read_fences_its_commit(make_engine):
+    gate = threading.Event()
+    summarizer = InstrumentedSummarizer(gate=gate)
+    config = SummaryConfig(threshold=30, keep_recent=1)
+    engine = make_engine(InMemoryStore(), summarizer, config=config).start()
+    session = SummarySession("jan", engine)
+    items = [
+        {"role": "user", "content": "My order number is A-1001."},
+        {"role": "assistant", "content": "Order A-1001 ships on Monday."},
+        {"role": "user", "content": "Thanks, that is all."},
+    ]
+    run(session.add_items(items))
+    compression = engine.compress("jan")
+    assert summarizer.entered.wait(timeout=10)  # it has read items 0 and 1 to fold
+
+    popped = [run(session.pop_item()), run(session.pop_item())]
+    gate.set()
+    outcome = compression.result(timeout=10)
+
+    assert popped == [items[2], items[1]]
+    assert outcome.kind == "fenced"
+    assert engine.summary("jan") is None
+    assert run(session.get_items()) == items[:1]
+    assert engine.memory.get_full_history("jan") == engine.memory.get_history("jan")
