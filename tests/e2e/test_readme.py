@@ -159,3 +159,43 @@ def test_the_fastapi_excerpt_is_the_example_the_tests_run():
     assert textwrap.indent(block, "    ", lambda line: line.strip() != "") in (
         example.read_text(encoding="utf-8")
     )
+
+
+def test_the_openai_format_example_round_trips(tmp_path):
+    example = next(b for b in python_blocks() if "assemble_openai([system" in b)
+
+    result = run_block(example, tmp_path)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "True"
+
+
+def test_the_testing_kit_example_subclasses_the_contract(tmp_path):
+    example = next(b for b in python_blocks() if "class TestRedisStore" in b)
+    (tmp_path / "my_app").mkdir()
+    (tmp_path / "my_app" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "my_app" / "stores.py").write_text(
+        "from memory_summary.adapters import InMemoryStore\n\n\n"
+        "class RedisStore(InMemoryStore):  # stands in for a real one\n"
+        "    def __init__(self, url):\n"
+        "        super().__init__()\n\n"
+        "    def flushdb(self):\n"
+        "        self.clear_all()\n\n"
+        "    def close(self):\n"
+        "        pass\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "test_redis_store.py").write_text(example, encoding="utf-8")
+
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert " passed" in result.stdout
