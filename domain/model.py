@@ -19,10 +19,8 @@ from .errors import MessageError
 from .openai_format import (
     OPENAI_EXTRAS,
     OpenAIMessage,
-    openai_content,
-    openai_extras,
     openai_fields,
-    openai_tool_call,
+    openai_message,
 )
 from .text import normalize_text
 
@@ -309,22 +307,15 @@ class Message:
         >>> Message("assistant", "hi", name="bot").to_openai()
         {'role': 'assistant', 'content': 'hi', 'name': 'bot'}
         """
-        result: dict[str, object] = {
-            "role": self.role,
-            "content": openai_content(self.content),
-        }
-        if self.name is not None:
-            result["name"] = self.name
-        if self.tool_calls:
-            result["tool_calls"] = [
-                openai_tool_call(c.id, c.name, c.arguments) for c in self.tool_calls
-            ]
-        if self.tool_call_id is not None:
-            result["tool_call_id"] = self.tool_call_id
-        if self.refusal is not None:
-            result["refusal"] = self.refusal
-        result.update(openai_extras(self.metadata))
-        return result
+        return openai_message(
+            role=self.role,
+            content=self.content,
+            name=self.name,
+            tool_calls=[(c.id, c.name, c.arguments) for c in self.tool_calls],
+            tool_call_id=self.tool_call_id,
+            refusal=self.refusal,
+            metadata=self.metadata,
+        )
 
     @property
     def text(self) -> str:

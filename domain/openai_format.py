@@ -150,3 +150,31 @@ def openai_extras(metadata: Mapping[str, object]) -> dict[str, object]:
     if not isinstance(extras, Mapping):
         return {}
     return {k: plain(v) for k, v in extras.items() if k in EXTRA_FIELDS}
+
+
+def openai_message(
+    *,
+    role: str,
+    content: str | Sequence[ContentPart] | None,
+    name: str | None,
+    tool_calls: Sequence[tuple[str, str, str]],
+    tool_call_id: str | None,
+    refusal: str | None,
+    metadata: Mapping[str, object],
+) -> dict[str, object]:
+    """Return one message as the API takes it; ``tool_calls`` as (id, name, arguments).
+
+    Keys without a value (no name, no tool calls...) are left out; the assistant fields
+    ``openai_fields`` kept in ``metadata`` come back.
+    """
+    result: dict[str, object] = {"role": role, "content": openai_content(content)}
+    if name is not None:
+        result["name"] = name
+    if tool_calls:
+        result["tool_calls"] = [openai_tool_call(*call) for call in tool_calls]
+    if tool_call_id is not None:
+        result["tool_call_id"] = tool_call_id
+    if refusal is not None:
+        result["refusal"] = refusal
+    result.update(openai_extras(metadata))
+    return result
