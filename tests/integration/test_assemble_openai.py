@@ -10,7 +10,7 @@ from memory_summary import SummaryEngine, messages_from_openai
 from memory_summary.aio import AsyncSummaryEngine
 from memory_summary.domain.injection import HEADERS
 from tests.fakes import ScriptedSummarizer
-from tests.integration.helpers import fill
+from tests.integration.helpers import fill, transcript_of
 
 CALL = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
 REQUEST = [
@@ -71,3 +71,35 @@ def test_the_same_through_the_asyncio_face(store):
 
     assert assembled == [REQUEST[0], SUMMARY, *REQUEST[1:]]
     assert messages_from_openai(assembled)[1].role == "system"
+
+
+def test_a_compression_reads_text_parts_and_media_placeholders(store, make_engine):
+    llm = ScriptedSummarizer("The user sent a receipt of 42.50 EUR.")
+    engine = make_engine(store, llm)
+    image = "data:image/png;base64," + "iVBORw0KGgo" * 2_000
+    turns = messages_from_openai(
+        [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "What is the total on this receipt?"},
+                    {"type": "image_url", "image_url": {"url": image}},
+                    {"type": "file", "file": {"filename": "r.pdf", "file_data": "JVB"}},
+                ],
+            },
+            {"role": "assistant", "content": None, "refusal": "I cannot read it."},
+        ]
+        * 15
+    )
+    for message in turns:
+        store.save_message("s1", message)
+
+    outcome = engine.compress("s1").result(timeout=10)
+
+    assert outcome.kind == "compressed"
+    transcript = transcript_of(llm.calls[0])
+    assert "User: What is the total on this receipt?\n[image]\n[file: r.pdf]" in (
+        transcript
+    )
+    assert "Assistant: I cannot read it." in transcript
+    assert "iVBORw0KGgo" not in transcript
