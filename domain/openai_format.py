@@ -66,7 +66,7 @@ def openai_mapping(data: object) -> Mapping[str, object]:
         return data
     dump = getattr(data, "model_dump", None)
     if callable(dump):
-        dumped = dump(mode="json", exclude_none=True)
+        dumped = dump(mode="python", exclude_none=True)
         if isinstance(dumped, Mapping):
             return dumped
     raise MessageError(

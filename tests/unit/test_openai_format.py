@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
+import pydantic
 import pytest
 from openai.types.chat import ChatCompletionMessage
 from openai.types.chat.chat_completion_message_function_tool_call import (
@@ -222,3 +225,18 @@ def test_response_only_keys_are_ignored():
     )
 
     assert message.to_openai() == {"role": "assistant", "content": "hi"}
+
+
+class CustomMessage(pydantic.BaseModel):
+    role: str
+    content: list[dict[str, object]]
+
+
+def test_any_pydantic_model_is_read_and_its_values_checked():
+    good = CustomMessage(role="user", content=[{"type": "text", "text": "hi"}])
+    bad = CustomMessage(role="user", content=[{"type": "x", "when": datetime.now()}])
+
+    assert Message.from_openai(good).to_openai() == good.model_dump()
+    with pytest.raises(MessageError, match="not JSON-compatible") as caught:
+        Message.from_openai(bad)
+    assert caught.value.field == "content[0].when"
