@@ -18,7 +18,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import strategies as st
+try:
+    from hypothesis import strategies as st
+except ImportError as exc:  # the extra is missing
+    raise ImportError(
+        "memory_summary.testing needs pytest and hypothesis; install them with: "
+        "pip install 'memory-summary[testing]'"
+    ) from exc
 
 from memory_summary import Message, ToolCall
 from memory_summary.domain import SummaryRecord, normalize_text

@@ -132,3 +132,23 @@ def test_the_kits_fakes_script_replies_and_failures():
 @given(message=strategies.openai_messages())
 def test_the_kits_strategies_make_messages_the_library_accepts(message):
     assert Message.from_openai(message).role == message["role"]
+
+
+def test_without_the_extra_the_kit_names_it(tmp_path):
+    for module in ("strategies", "contract"):
+        probe = (
+            "import sys; sys.modules['hypothesis'] = None; "
+            f"import memory_summary.testing.{module}"
+        )
+
+        result = subprocess.run(
+            [sys.executable, "-c", probe],
+            cwd=tmp_path,  # not the repository, whose folders are not the package
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+        assert result.returncode == 1
+        assert "pip install 'memory-summary[testing]'" in result.stderr
