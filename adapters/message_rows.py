@@ -26,6 +26,7 @@ from memory_summary.domain import (
 )
 from memory_summary.domain.content import content_parts, plain_parts
 from memory_summary.domain.model import ROLES
+from memory_summary.domain.tool_call import ToolType
 
 _TOKEN_NONCE = uuid.uuid4().hex[:16]  # per process: tokens never repeat across them
 _TOKEN_COUNTER = itertools.count(1)
@@ -211,10 +212,17 @@ def message_values(message: Message) -> tuple[object, ...]:
         calls: str | None = json.dumps(
             [
                 {"id": c.id, "name": c.name, "arguments": c.arguments}
+                if c.type == "function"
+                else {
+                    "id": c.id,
+                    "name": c.name,
+                    "arguments": c.arguments,
+                    "type": c.type,
+                }
                 for c in message.tool_calls
             ],
             ensure_ascii=False,
-        )  # texts the constructor normalized: always encodable
+        )  # texts the constructor normalized: always encodable; rows stay as before
     else:
         calls = None
     content = message.content
@@ -237,6 +245,14 @@ def message_values(message: Message) -> tuple[object, ...]:
         structured,
         message.refusal,
     )
+
+
+def _tool_type(call: Mapping[str, Any]) -> ToolType:
+    """Return a stored call's type; a foreign one raises ``KeyError`` (checked path)."""
+    kind = call.get("type", "function")
+    if kind == "function" or kind == "custom":
+        return kind
+    raise KeyError("type")
 
 
 def stored_content(
@@ -328,7 +344,9 @@ def row_message(row: Sequence[Any]) -> Message:
             if type(data) is dict:
                 tool_calls = (
                     tuple(
-                        ToolCall.from_row(c["id"], c["name"], c["arguments"])
+                        ToolCall.from_row(
+                            c["id"], c["name"], c["arguments"], _tool_type(c)
+                        )
                         for c in json.loads(calls)
                     )
                     if calls

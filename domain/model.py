@@ -9,7 +9,7 @@ written by ``Message.from_openai``/``to_openai`` (see ``openai_format``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal, get_args
 
 import attrs
@@ -23,6 +23,8 @@ from .openai_format import (
     openai_message,
 )
 from .text import normalize_text
+from .tool_call import ToolCall as ToolCall  # re-exported: model is its old home
+from .tool_call import optional_text, slot_setter
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 ROLES: tuple[Role, ...] = get_args(Role)
@@ -36,29 +38,7 @@ SUMMARY_KIND = "memory-summary"
 """``Message.kind`` of the injected summary system message."""
 
 
-def _require_text(field: str, value: object) -> str:
-    if not isinstance(value, str):
-        raise MessageError(field, f"must be text (str), got {type(value).__name__}")
-    return normalize_text(value)
-
-
-def _optional_text(field: str, value: object) -> str | None:
-    return None if value is None else _require_text(field, value)
-
-
 # Named converters: the attrs mypy plugin only types named functions.
-def _call_id(value: str) -> str:
-    return _require_text("tool_calls.id", value)
-
-
-def _call_name(value: str) -> str:
-    return _require_text("tool_calls.name", value)
-
-
-def _call_arguments(value: str) -> str:
-    return _require_text("tool_calls.arguments", value)
-
-
 def _content(value: str | Sequence[ContentPart] | None) -> Content:
     if value is None:
         return None
@@ -75,59 +55,19 @@ def _content(value: str | Sequence[ContentPart] | None) -> Content:
 
 
 def _refusal(value: str | None) -> str | None:
-    return _optional_text("refusal", value)
+    return optional_text("refusal", value)
 
 
 def _tool_call_id(value: str | None) -> str | None:
-    return _optional_text("tool_call_id", value)
+    return optional_text("tool_call_id", value)
 
 
 def _name(value: str | None) -> str | None:
-    return _optional_text("name", value)
+    return optional_text("name", value)
 
 
 def _kind(value: str | None) -> str | None:
-    return _optional_text("kind", value)
-
-
-@attrs.frozen
-class ToolCall:
-    """One tool call an assistant message asks for.
-
-    ``arguments`` is the JSON text the model produced; it is kept as text, never parsed,
-    because models emit malformed JSON and the summary must still show what was asked.
-
-    >>> ToolCall("call_1", "search", '{"q": "weather"}').name
-    'search'
-    """
-
-    id: str = attrs.field(converter=_call_id)
-    name: str = attrs.field(converter=_call_name)
-    arguments: str = attrs.field(default="", converter=_call_arguments)
-
-    @classmethod
-    def from_row(cls, id: str, name: str, arguments: str) -> ToolCall:
-        """Rebuild a tool call the library validated on its way into a store; trusted.
-
-        Skips the converters: pass only values read back from rows this library wrote
-        (or taken from an existing ``ToolCall``), never input from users or models.
-        """
-        call = object.__new__(cls)
-        _SET_CALL_ID(call, id)
-        _SET_CALL_NAME(call, name)
-        _SET_CALL_ARGUMENTS(call, arguments)
-        return call
-
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, object]) -> ToolCall:
-        """Build a tool call from ``{id, name, arguments}`` or OpenAI's nested form."""
-        function = data.get("function")
-        fields = function if isinstance(function, Mapping) else data
-        return cls(
-            _require_text("tool_calls.id", data.get("id")),
-            _require_text("tool_calls.name", fields.get("name")),
-            _require_text("tool_calls.arguments", fields.get("arguments", "")),
-        )
+    return optional_text("kind", value)
 
 
 def _tool_calls(
@@ -311,7 +251,7 @@ class Message:
             role=self.role,
             content=self.content,
             name=self.name,
-            tool_calls=[(c.id, c.name, c.arguments) for c in self.tool_calls],
+            tool_calls=[(c.id, c.name, c.arguments, c.type) for c in self.tool_calls],
             tool_call_id=self.tool_call_id,
             refusal=self.refusal,
             metadata=self.metadata,
@@ -333,29 +273,16 @@ class Message:
         return self.kind == EVENT_MARKER
 
 
-def _slot_setter(cls: type, field: str) -> Callable[[object, object], None]:
-    """Return the setter of the slot ``field`` of ``cls``.
-
-    Frozen classes refuse ``setattr``; the trusted ``from_row`` constructors write
-    the slots directly, which is the cheapest way to fill a slotted instance.
-    """
-    setter: Callable[[object, object], None] = cls.__dict__[field].__set__
-    return setter
-
-
-_SET_CALL_ID = _slot_setter(ToolCall, "id")
-_SET_CALL_NAME = _slot_setter(ToolCall, "name")
-_SET_CALL_ARGUMENTS = _slot_setter(ToolCall, "arguments")
-_SET_ROLE = _slot_setter(Message, "role")
-_SET_CONTENT = _slot_setter(Message, "content")
-_SET_TOOL_CALLS = _slot_setter(Message, "tool_calls")
-_SET_TOOL_CALL_ID = _slot_setter(Message, "tool_call_id")
-_SET_NAME = _slot_setter(Message, "name")
-_SET_KIND = _slot_setter(Message, "kind")
-_SET_TIMESTAMP = _slot_setter(Message, "timestamp")
-_SET_METADATA = _slot_setter(Message, "metadata")
-_SET_REFUSAL = _slot_setter(Message, "refusal")
-_SET_ID = _slot_setter(Message, "id")
+_SET_ROLE = slot_setter(Message, "role")
+_SET_CONTENT = slot_setter(Message, "content")
+_SET_TOOL_CALLS = slot_setter(Message, "tool_calls")
+_SET_TOOL_CALL_ID = slot_setter(Message, "tool_call_id")
+_SET_NAME = slot_setter(Message, "name")
+_SET_KIND = slot_setter(Message, "kind")
+_SET_TIMESTAMP = slot_setter(Message, "timestamp")
+_SET_METADATA = slot_setter(Message, "metadata")
+_SET_REFUSAL = slot_setter(Message, "refusal")
+_SET_ID = slot_setter(Message, "id")
 
 
 @attrs.frozen

@@ -4,11 +4,13 @@ What the openai SDK's ``ChatCompletionMessageParam`` allows is read, and what it
 responses return (``ChatCompletionMessage``, or any object with pydantic's
 ``model_dump``): roles ``system``, ``developer``, ``user``, ``assistant`` and ``tool``;
 ``content`` as text, as a list of parts, or None on an assistant message; nested
-``function`` tool calls; ``name``; ``refusal``; and an assistant's ``audio`` and
-``function_call``, which ride along unchanged in the message's metadata under
-``OPENAI_EXTRAS``. Response-only keys (``annotations``) and unknown keys are ignored.
+``function`` and ``custom`` tool calls; ``name``; ``refusal``; and an assistant's
+``audio`` and ``function_call``, which ride along unchanged in the message's metadata
+under ``OPENAI_EXTRAS``. Response-only keys (``annotations``) and unknown keys are
+ignored.
 
-Limits: the deprecated ``function`` role and ``custom`` tool calls are refused with a
+Tool calls are ``function`` or ``custom`` ones (a custom call's ``input`` is kept as
+its ``arguments``). Limits: the deprecated ``function`` role is refused with a
 ``MessageError``; an assistant message without ``content`` reads as ``content=None``;
 an empty ``tool_calls`` list reads as no tool calls.
 
@@ -78,10 +80,10 @@ def _tool_call(data: object, index: int) -> Mapping[str, object]:
     where = f"tool_calls[{index}]"
     call = openai_mapping(data) if not isinstance(data, Mapping) else data
     kind = call.get("type", "function")
-    if kind != "function":
-        raise MessageError(f"{where}.type", f"{kind!r} tool calls are not supported")
-    if not isinstance(call.get("function"), Mapping):
-        raise MessageError(f"{where}.function", "must be a mapping with a name")
+    if kind not in ("function", "custom"):
+        raise MessageError(f"{where}.type", f"{kind!r} is not function or custom")
+    if not isinstance(call.get(kind), Mapping):
+        raise MessageError(f"{where}.{kind}", "must be a mapping with a name")
     return call
 
 
@@ -122,12 +124,22 @@ def openai_fields(data: object) -> OpenAIFields:
     )
 
 
-def openai_tool_call(id: str, name: str, arguments: str) -> dict[str, object]:
-    """Return one tool call in OpenAI's nested form.
+def openai_tool_call(
+    id: str, name: str, arguments: str, type: str = "function"
+) -> dict[str, object]:
+    """Return one tool call in OpenAI's nested form (a custom one's input: arguments).
 
     >>> openai_tool_call("c1", "f", "{}")["function"]
     {'name': 'f', 'arguments': '{}'}
+    >>> openai_tool_call("c2", "grep", "TODO", "custom")["custom"]
+    {'name': 'grep', 'input': 'TODO'}
     """
+    if type == "custom":
+        return {
+            "id": id,
+            "type": "custom",
+            "custom": {"name": name, "input": arguments},
+        }
     return {
         "id": id,
         "type": "function",
@@ -157,12 +169,12 @@ def openai_message(
     role: str,
     content: str | Sequence[ContentPart] | None,
     name: str | None,
-    tool_calls: Sequence[tuple[str, str, str]],
+    tool_calls: Sequence[tuple[str, str, str, str]],
     tool_call_id: str | None,
     refusal: str | None,
     metadata: Mapping[str, object],
 ) -> dict[str, object]:
-    """Return one message as the API takes it; ``tool_calls`` as (id, name, arguments).
+    """Return one message as the API takes it; ``tool_calls``: (id, name, args, type).
 
     Keys without a value (no name, no tool calls...) are left out; the assistant fields
     ``openai_fields`` kept in ``metadata`` come back.

@@ -24,11 +24,13 @@ PARTS: list[dict[str, Any]] = [
     {"type": "x-custom", "nested": {"list": [1, 2.5, None, True, "x"]}},
 ]
 CALL = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+CUSTOM = {"id": "c2", "type": "custom", "custom": {"name": "grep", "input": "TODO"}}
 CONVERSATION: list[dict[str, Any]] = [
     {"role": "developer", "content": [{"type": "text", "text": "Be brief."}]},
     {"role": "user", "content": PARTS, "name": "ann"},
-    {"role": "assistant", "content": None, "tool_calls": [CALL]},
+    {"role": "assistant", "content": None, "tool_calls": [CALL, CUSTOM]},
     {"role": "tool", "content": [{"type": "text", "text": "42"}], "tool_call_id": "c1"},
+    {"role": "tool", "content": "main.py:3", "tool_call_id": "c2"},
     {"role": "assistant", "content": None, "refusal": "I can't help with that."},
     {"role": "assistant", "content": [{"type": "refusal", "refusal": "No."}]},
     {"role": "user", "content": []},

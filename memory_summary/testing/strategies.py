@@ -286,7 +286,7 @@ def content_parts(*, media: bool = True) -> st.SearchStrategy[list[dict[str, Any
 
 
 def _tool_calls() -> st.SearchStrategy[list[dict[str, Any]]]:
-    call = st.builds(
+    function = st.builds(
         lambda id_, name, arguments: {
             "id": id_,
             "type": "function",
@@ -296,6 +296,17 @@ def _tool_calls() -> st.SearchStrategy[list[dict[str, Any]]]:
         texts(20),
         bodies(),
     )
+    custom = st.builds(
+        lambda id_, name, text: {
+            "id": id_,
+            "type": "custom",
+            "custom": {"name": name, "input": text},
+        },
+        texts(20),
+        texts(20),
+        bodies(),
+    )
+    call = function | custom
     return st.lists(call, min_size=1, max_size=3)
 
 
@@ -308,7 +319,7 @@ def openai_messages(draw: st.DrawFn, *, media: bool = True) -> dict[str, Any]:
     """One chat message as OpenAI's API takes it (``ChatCompletionMessageParam``).
 
     Every role (system, developer, user, assistant, tool); content as text or parts,
-    None on assistant tool calls and refusals; nested ``function`` tool calls;
+    None on assistant tool calls and refusals; ``function`` and ``custom`` tool calls;
     ``name`` and ``refusal``. Text is hostile: ``Message`` normalizes it, so compare
     what comes back with ``normalized(message)``.
     """

@@ -47,7 +47,16 @@ def messages(draw):
     content = draw(texts(200) | content_parts())
     if role == "assistant":
         calls = draw(
-            st.lists(st.builds(ToolCall, texts(20), texts(20), texts(80)), max_size=3)
+            st.lists(
+                st.builds(
+                    ToolCall,
+                    texts(20),
+                    texts(20),
+                    texts(80),
+                    type=st.sampled_from(["function", "custom"]),
+                ),
+                max_size=3,
+            )
         )
         refusal = draw(st.none() | texts(40))
         if calls or refusal is not None:

@@ -30,6 +30,7 @@ from memory_summary.domain import (
 )
 
 CALL = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+CUSTOM = {"id": "c3", "type": "custom", "custom": {"name": "grep", "input": "TODO"}}
 PARTS = [
     {"type": "text", "text": "What is in this picture?"},
     {"type": "image_url", "image_url": {"url": "https://x/cat.png", "detail": "low"}},
@@ -52,6 +53,7 @@ PARTS = [
             "content": "",
             "tool_calls": [CALL, {**CALL, "id": "c2"}],
         },
+        {"role": "assistant", "content": None, "tool_calls": [CALL, CUSTOM]},
         {"role": "tool", "content": "42", "tool_call_id": "c1"},
         {
             "role": "tool",
@@ -133,6 +135,10 @@ def test_the_failing_message_and_part_are_named():
         ({"role": "user", "content": [{"type": "x", "v": {1, 2}}]}, "content[0].v"),
         (
             {"role": "assistant", "tool_calls": [{"id": "c", "type": "custom"}]},
+            "tool_calls[0].custom",
+        ),
+        (
+            {"role": "assistant", "tool_calls": [{"id": "c", "type": "mcp"}]},
             "tool_calls[0].type",
         ),
         ({"role": "assistant", "content": "", "tool_calls": "f"}, "tool_calls"),
@@ -240,3 +246,12 @@ def test_any_pydantic_model_is_read_and_its_values_checked():
     with pytest.raises(MessageError, match="not JSON-compatible") as caught:
         Message.from_openai(bad)
     assert caught.value.field == "content[0].when"
+
+
+def test_a_custom_tool_call_keeps_its_input_as_arguments():
+    message = Message.from_openai(
+        {"role": "assistant", "content": None, "tool_calls": [CUSTOM]}
+    )
+
+    assert message.tool_calls == (ToolCall("c3", "grep", "TODO", type="custom"),)
+    assert render_message(message, {}) == "Call grep(TODO)"
