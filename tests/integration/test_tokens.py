@@ -8,13 +8,14 @@ import socket
 import pytest
 import tiktoken
 
-from memory_summary import TokenizerError
+from memory_summary import Message, TokenizerError, ToolCall
 from memory_summary.adapters import (
     TiktokenCounter,
     counter_factory,
     encoding_name_for,
     tokens,
 )
+from memory_summary.domain import IMAGE_TOKENS
 
 
 @pytest.fixture
@@ -114,3 +115,20 @@ def test_the_fallback_encoding_is_configurable():
     assert counter_factory("cl100k_base")("qwen2.5")("hello world") == 2
     with pytest.raises(TokenizerError, match="fallback"):
         counter_factory("p50k_base")
+
+
+def test_a_message_counts_its_text_exactly_and_its_media_by_estimate():
+    counter = TiktokenCounter("o200k_base")
+    text = "What is on this receipt? 你好"
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
+    call = ToolCall("c1", "ocr", '{"page": 1}')
+
+    plain = counter.count_message(Message("user", text))
+    with_media = counter.count_message(
+        Message("user", [{"type": "text", "text": text}, image])
+    )
+    with_call = counter.count_message(Message("assistant", None, [call]))
+
+    assert plain == counter.count(text)
+    assert with_media == plain + IMAGE_TOKENS
+    assert with_call == counter.count("ocr") + counter.count('{"page": 1}')
