@@ -107,7 +107,7 @@ class ContextPolicy:
         def cost(message: Message) -> int:
             if message.id is None:
                 return message_tokens(message, count)
-            key = (session_id, message.id, len(message.content), count)
+            key = (session_id, message.id, len(message.text), count)
             tokens = costs.get(key)
             if tokens is None:
                 tokens = message_tokens(message, count)

@@ -44,18 +44,21 @@ class Dialect:
 
 _MESSAGE_COLUMNS = (
     "session_id, role, content, tool_calls, tool_call_id, name, kind, timestamp, "
-    "metadata"
+    "metadata, content_json, refusal"
 )
 _ACTIVE = "session_id = ? AND archived = {false}"
 _TEMPLATES = {
     "insert_message": f"INSERT INTO {{t}}messages ({_MESSAGE_COLUMNS}) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?){returning_id}",
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?){returning_id}",
     "insert_archive": f"INSERT INTO {{t}}archive ({_MESSAGE_COLUMNS}) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?){returning_id}",
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?){returning_id}",
     "newest_active": f"SELECT {SELECT_COLUMNS} FROM {{t}}messages WHERE {_ACTIVE} "
     "ORDER BY id DESC LIMIT ?",
     "newest_all": f"SELECT {SELECT_COLUMNS} FROM {{t}}messages WHERE session_id = ? "
     "ORDER BY id DESC LIMIT ?",
+    "newest_active_row": f"SELECT {SELECT_COLUMNS} FROM {{t}}messages "
+    f"WHERE {_ACTIVE} ORDER BY id DESC LIMIT 1{{lock_rows}}",
+    "delete_message": "DELETE FROM {t}messages WHERE session_id = ? AND id = ?",
     "count_active": f"SELECT count(*) FROM {{t}}messages WHERE {_ACTIVE}",
     "oldest_active": f"SELECT {SELECT_COLUMNS} FROM {{t}}messages WHERE {_ACTIVE} "
     "AND id > ? ORDER BY id LIMIT ?",

@@ -824,8 +824,8 @@ class ExtractiveSummarizer:
         max_tokens: int,
         temperature: float = 0.0,
     ) -> str:
-        request = next((m.content for m in reversed(messages) if m.role == "user"), "")
-        system = next((m.content for m in messages if m.role == "system"), "")
+        request = next((m.text for m in reversed(messages) if m.role == "user"), "")
+        system = next((m.text for m in messages if m.role == "system"), "")
         previous, conversation = _sections_of(normalize_text(request))
         older, summary_locale = _previous_facts(previous)
         newer, labelled = _new_facts(conversation)

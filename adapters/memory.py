@@ -91,6 +91,7 @@ class InMemoryStore:
                     message.timestamp,
                     kept,
                     row_id,
+                    message.refusal,  # content: parts are frozen, safe to share
                 )
             )
         return stored_message(message, row_id)
@@ -131,6 +132,16 @@ class InMemoryStore:
         if after_id is not None:
             active = [m for m in active if m.id > after_id]  # type: ignore[operator]
         return active[:limit]
+
+    def pop_message(self, session_id: str) -> Message | None:
+        """Delete the newest active message and return it; see ``PoppingStore``."""
+        check_key("session_id", session_id)
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None or session.first_active >= len(session.messages):
+                return None
+            # Active messages are a suffix: the newest one is the last in the list.
+            return session.messages.pop()
 
     def get_archived(
         self, session_id: str, *, after_id: int | None, through_id: int, limit: int

@@ -17,13 +17,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memory_summary.domain import (
+    Content,
     MalformedRecord,
     Message,
     MessageError,
     StoreError,
     ToolCall,
 )
+from memory_summary.domain.content import content_parts, plain_parts
 from memory_summary.domain.model import ROLES
+from memory_summary.domain.tool_call import ToolType
 
 _TOKEN_NONCE = uuid.uuid4().hex[:16]  # per process: tokens never repeat across them
 _TOKEN_COUNTER = itertools.count(1)
@@ -49,7 +52,12 @@ COLUMNS = (
     "kind",
     "timestamp",
     "metadata",
+    "content_json",
+    "refusal",
 )
+"""``content`` always holds text: the content itself, or for parts and None their
+``Message.text`` (what an older reader or a SQL query sees). ``content_json`` holds the
+content as given, as JSON, when it is not text: a list of parts, or ``null``."""
 SELECT_COLUMNS = ", ".join(COLUMNS)
 MAX_ROW_ID = 2**63 - 1  # SQL BIGINT / SQLite INTEGER
 _ROLES = frozenset(ROLES)
@@ -204,22 +212,72 @@ def message_values(message: Message) -> tuple[object, ...]:
         calls: str | None = json.dumps(
             [
                 {"id": c.id, "name": c.name, "arguments": c.arguments}
+                if c.type == "function"
+                else {
+                    "id": c.id,
+                    "name": c.name,
+                    "arguments": c.arguments,
+                    "type": c.type,
+                }
                 for c in message.tool_calls
             ],
             ensure_ascii=False,
-        )  # texts the constructor normalized: always encodable
+        )  # texts the constructor normalized: always encodable; rows stay as before
     else:
         calls = None
+    content = message.content
+    if isinstance(content, str):
+        text, structured = content, None
+    else:  # parts the constructor checked: JSON-compatible, normalized text
+        text = message.text
+        structured = json.dumps(
+            None if content is None else plain_parts(content), ensure_ascii=False
+        )
     return (
         message.role,
-        message.content,
+        text,
         calls,
         message.tool_call_id,
         message.name,
         message.kind,
         message.timestamp,
         metadata_column(message),
+        structured,
+        message.refusal,
     )
+
+
+def _tool_type(call: Mapping[str, Any]) -> ToolType:
+    """Return a stored call's type; a foreign one raises ``KeyError`` (checked path)."""
+    kind = call.get("type", "function")
+    if kind == "function" or kind == "custom":
+        return kind
+    raise KeyError("type")
+
+
+def stored_content(
+    text: str, structured: object, *, may_be_none: bool, id_: object
+) -> Content:
+    """Return a row's content: its ``content_json`` when that is sound, else its text.
+
+    Never raises: a ``content_json`` a foreign writer broke (not JSON, not a list of
+    valid parts, ``null`` where None is not allowed) reads as the row's text column,
+    with one WARNING, so the message is kept and the session never stalls.
+    """
+    if structured is None:
+        return text
+    try:
+        if not isinstance(structured, str):
+            raise TypeError(f"content_json is {type(structured).__name__}")
+        data = json.loads(structured)
+        if data is None and may_be_none:
+            return None
+        if isinstance(data, list):
+            return content_parts(data)
+        raise TypeError(f"content_json is JSON {type(data).__name__}")
+    except (*_JSON_ERRORS, MessageError) as exc:
+        log.warning("stored message %r: content_json ignored: %s", id_, exc)
+        return text
 
 
 def metadata_column(message: Message) -> str | None:
@@ -252,6 +310,7 @@ def stored_message(message: Message, row_id: int) -> Message:
         message.timestamp,
         dict(message.metadata),
         row_id,
+        message.refusal,
     )
 
 
@@ -261,26 +320,56 @@ def row_message(row: Sequence[Any]) -> Message:
     Raises:
         MalformedRecord: the row is not a message (written by someone else).
     """
-    id_, role, content, calls, call_id, name, kind, timestamp, metadata = row
-    if role in _ROLES and type(content) is str and type(id_) is int:
+    (
+        id_,
+        role,
+        text,
+        calls,
+        call_id,
+        name,
+        kind,
+        timestamp,
+        metadata,
+        structured,
+        refusal,
+    ) = row
+    if (
+        role in _ROLES
+        and type(text) is str
+        and type(id_) is int
+        and (refusal is None or type(refusal) is str)
+    ):
         try:
             data = json.loads(metadata) if metadata else {}
             if type(data) is dict:
-                return Message.from_row(
-                    role,
-                    content,
+                tool_calls = (
                     tuple(
-                        ToolCall.from_row(c["id"], c["name"], c["arguments"])
+                        ToolCall.from_row(
+                            c["id"], c["name"], c["arguments"], _tool_type(c)
+                        )
                         for c in json.loads(calls)
                     )
                     if calls
-                    else (),
+                    else ()
+                )
+                content = stored_content(
+                    text,
+                    structured,
+                    may_be_none=role == "assistant"
+                    and bool(tool_calls or refusal is not None),
+                    id_=id_,
+                )
+                return Message.from_row(
+                    role,
+                    content,
+                    tool_calls,
                     call_id,
                     name,
                     kind,
                     timestamp,
                     data,
                     id_,
+                    refusal,
                 )
         except (*_JSON_ERRORS, KeyError):
             pass
@@ -289,10 +378,34 @@ def row_message(row: Sequence[Any]) -> Message:
 
 def _checked_row_message(row: Sequence[Any]) -> Message:
     """Decode a row that failed the trusted path, validating every field."""
-    id_, role, content, calls, call_id, name, kind, timestamp, metadata = row
+    (
+        id_,
+        role,
+        text,
+        calls,
+        call_id,
+        name,
+        kind,
+        timestamp,
+        metadata,
+        structured,
+        refusal,
+    ) = row
     try:
         tool_calls = json.loads(calls) if calls else ()
         data = json.loads(metadata) if metadata else {}
+        refused = refusal if isinstance(refusal, str) else None
+        content = (
+            stored_content(
+                text,
+                structured,
+                may_be_none=role == "assistant"
+                and bool(tool_calls or refused is not None),
+                id_=id_,
+            )
+            if isinstance(text, str)
+            else text
+        )
         return Message(
             role,
             content,
@@ -302,6 +415,7 @@ def _checked_row_message(row: Sequence[Any]) -> Message:
             kind=kind,
             timestamp=timestamp,
             metadata=data,
+            refusal=refused,
             id=int(id_),
         )
     except (*_JSON_ERRORS, MessageError) as exc:

@@ -234,7 +234,7 @@ class OpenAIChatLLM:
 
     def _payload(self, messages: Sequence[Message]) -> Any:
         """Return the chat messages in the wire format (the SDK types them loosely)."""
-        return [{"role": m.role, "content": m.content} for m in messages]
+        return [{"role": m.role, "content": m.text} for m in messages]
 
     def _reply_cap_chars(self, max_tokens: int) -> int:
         """Return how many characters of a reply are read before the rest is dropped."""

@@ -70,6 +70,14 @@ MIGRATIONS: tuple[str, ...] = (
         expires_at DOUBLE PRECISION NOT NULL
     )
     """,
+    # 3: content given as parts or None (JSON) and an assistant's refusal; rows
+    # written before read as before (both NULL)
+    """
+    ALTER TABLE {s}.messages ADD COLUMN content_json TEXT;
+    ALTER TABLE {s}.messages ADD COLUMN refusal TEXT;
+    ALTER TABLE {s}.archive ADD COLUMN content_json TEXT;
+    ALTER TABLE {s}.archive ADD COLUMN refusal TEXT
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -182,6 +182,23 @@ class SqlStore:
         )
         return [row_message(row) for row in rows]
 
+    def pop_message(self, session_id: str) -> Message | None:
+        """Delete the newest active message and return it; see ``PoppingStore``.
+
+        Locked like a commit, so it serializes with a compaction of the session: a
+        compression that read the popped message fails its archive count and is
+        fenced; one that committed first leaves nothing active to pop.
+        """
+        check_key("session_id", session_id)
+        q = self._q
+        with self._driver.transaction("pop_message", session_id) as tx:
+            self._lock_session(tx, session_id)
+            row = tx.execute(q["newest_active_row"], (session_id,)).fetchone()
+            if row is None:
+                return None
+            tx.execute(q["delete_message"], (session_id, row[0]))
+        return row_message(row)
+
     def trim_history(self, session_id: str, keep_recent: int) -> int:
         check_key("session_id", session_id)
         if keep_recent < 0:

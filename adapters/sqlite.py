@@ -64,6 +64,14 @@ MIGRATIONS: tuple[str, ...] = (
         expires_at REAL NOT NULL
     ) WITHOUT ROWID;
     """,
+    # 3: content given as parts or None (JSON) and an assistant's refusal; rows
+    # written before read as before (both NULL)
+    """
+    ALTER TABLE messages ADD COLUMN content_json TEXT;
+    ALTER TABLE messages ADD COLUMN refusal TEXT;
+    ALTER TABLE archive ADD COLUMN content_json TEXT;
+    ALTER TABLE archive ADD COLUMN refusal TEXT;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 _CLOCK_FUNCTION = "memory_summary_now"

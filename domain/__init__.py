@@ -22,6 +22,16 @@ from .compaction import (
     separator_message,
 )
 from .config import SummaryConfig
+from .content import (
+    AUDIO_TOKENS,
+    FILE_TOKENS,
+    IMAGE_LOW_DETAIL_TOKENS,
+    IMAGE_TOKENS,
+    Content,
+    ContentPart,
+    content_text,
+    content_tokens,
+)
 from .cut import find_safe_cut, find_token_cut
 from .errors import (
     ConfigError,
@@ -44,7 +54,16 @@ from .injection import (
     summary_message,
 )
 from .measure import LoopGuard, guard_after, message_tokens, usage_ratio
-from .model import EVENT_MARKER, SUMMARY_KIND, LLMRef, Message, ToolCall
+from .model import (
+    EVENT_MARKER,
+    SUMMARY_KIND,
+    LLMRef,
+    Message,
+    ToolCall,
+    messages_from_openai,
+    messages_to_openai,
+)
+from .openai_format import OPENAI_EXTRAS, OpenAIMessage
 from .pins import extract_pins, pinned_section, with_pins
 from .plan import CompressionPlan, injection_budget_tokens, plan_compression
 from .ports import (
@@ -54,6 +73,7 @@ from .ports import (
     FenceReason,
     MemoryStore,
     MetadataPages,
+    PoppingStore,
     StreamingSummarizer,
     Summarizer,
     SummaryReply,
@@ -97,9 +117,14 @@ from .window import (
 )
 
 __all__ = [
+    "AUDIO_TOKENS",
     "EVENT_MARKER",
+    "FILE_TOKENS",
+    "IMAGE_LOW_DETAIL_TOKENS",
+    "IMAGE_TOKENS",
     "NAMESPACE",
     "NO_USAGE",
+    "OPENAI_EXTRAS",
     "QUARANTINE_NAMESPACE",
     "REPAIR_KIND",
     "SKIP_REASONS",
@@ -116,6 +141,8 @@ __all__ = [
     "Compressing",
     "CompressionPlan",
     "ConfigError",
+    "Content",
+    "ContentPart",
     "EngineClosed",
     "Event",
     "FenceReason",
@@ -129,9 +156,11 @@ __all__ = [
     "Message",
     "MessageError",
     "MetadataPages",
+    "OpenAIMessage",
     "Outcome",
     "OutcomeCode",
     "Placement",
+    "PoppingStore",
     "Reason",
     "RejectReason",
     "Rejected",
@@ -165,6 +194,8 @@ __all__ = [
     "breaker_released",
     "breaker_succeeded",
     "check_summary",
+    "content_text",
+    "content_tokens",
     "counted_usage",
     "cut_chars",
     "drop_unsummarized_through",
@@ -182,6 +213,8 @@ __all__ = [
     "is_summary_message",
     "latest_todo_call",
     "message_tokens",
+    "messages_from_openai",
+    "messages_to_openai",
     "next_record",
     "normalize_text",
     "on_finished",

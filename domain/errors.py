@@ -61,10 +61,12 @@ class MessageError(MemorySummaryError, ValueError):
 
     Attributes:
         field: the offending field, e.g. ``"role"`` or ``"tool_calls[0].arguments"``.
+        problem: what is wrong with it and what is allowed.
     """
 
     def __init__(self, field: str, problem: str) -> None:
         self.field = field
+        self.problem = problem
         super().__init__(f"message field {field!r}: {problem}")
 
 

@@ -56,16 +56,14 @@ Placement = Literal["separate", "merge"]
 system block (OpenAI, most local servers); ``merge``: it is appended to the first
 system message, for APIs that take one system block (Anthropic, Gemini)."""
 PLACEMENTS: tuple[Placement, ...] = get_args(Placement)
-INSTRUCTION_ROLES: frozenset[str] = frozenset({"system", "developer"})
-"""Roles of the leading instruction block (``developer`` is OpenAI's newer name)."""
 MERGE_SEPARATOR = "\n\n"
 _MERGED_MARKS = tuple(MERGE_SEPARATOR + header for header in HEADERS.values())
 
 
 def anchor_index(messages: Sequence[Message]) -> int:
-    """Return the index right after the leading block of system messages."""
+    """Return the index right after the leading block of system/developer messages."""
     index = 0
-    while index < len(messages) and messages[index].role in INSTRUCTION_ROLES:
+    while index < len(messages) and messages[index].is_instruction:
         index += 1
     return index
 
@@ -79,21 +77,49 @@ def is_summary_message(message: Message) -> bool:
     """
     if message.kind == SUMMARY_KIND:
         return True
-    return message.role == "system" and message.content.startswith(
-        tuple(HEADERS.values())
+    content = message.content
+    return (
+        message.role == "system"
+        and isinstance(content, str)
+        and content.startswith(tuple(HEADERS.values()))
     )
 
 
 def without_merged_summary(message: Message) -> Message:
-    """Return a system message without the summary a ``merge`` appended to it."""
-    if message.role not in INSTRUCTION_ROLES:
+    """Return a system message without the summary a ``merge`` appended to it.
+
+    In text content the summary starts at its separator and header; in content given
+    as parts it is the last text part, starting the same way.
+    """
+    if not message.is_instruction:
         return message
     content = message.content
-    cuts = [content.find(mark) for mark in _MERGED_MARKS]
-    found = [cut for cut in cuts if cut >= 0]
-    if not found:
+    if isinstance(content, str):
+        cuts = [content.find(mark) for mark in _MERGED_MARKS]
+        found = [cut for cut in cuts if cut >= 0]
+        if not found:
+            return message
+        return attrs.evolve(message, content=content[: min(found)])
+    if not content:
         return message
-    return attrs.evolve(message, content=content[: min(found)])
+    last = content[-1]
+    text = last.get("text")
+    if (
+        last.get("type") == "text"
+        and isinstance(text, str)
+        and text.startswith(_MERGED_MARKS)
+    ):
+        return attrs.evolve(message, content=content[:-1])
+    return message
+
+
+def _merged(host: Message, summary: str) -> Message:
+    """Return ``host`` with ``summary`` appended: to its text, or as a text part."""
+    content = host.content
+    if isinstance(content, str):
+        return attrs.evolve(host, content=content.rstrip() + MERGE_SEPARATOR + summary)
+    part = {"type": "text", "text": MERGE_SEPARATOR + summary}
+    return attrs.evolve(host, content=[*(content or ()), part])
 
 
 def _without_summaries(messages: Sequence[Message]) -> list[Message]:
@@ -137,11 +163,8 @@ def assemble_messages(
     if injected is None:
         return rest
     if placement == "merge":
-        first = next((i for i, m in enumerate(rest) if m.role == "system"), None)
-        if first is not None and first < anchor_index(rest):
-            host = rest[first]
-            text = host.content.rstrip() + MERGE_SEPARATOR + injected.content
-            return [*rest[:first], attrs.evolve(host, content=text), *rest[first + 1 :]]
+        if anchor_index(rest) > 0:  # the first message of the leading block
+            return [_merged(rest[0], injected.text), *rest[1:]]
         return [injected, *rest]
     at = anchor_index(rest)
     return [*rest[:at], injected, *rest[at:]]

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 
 import attrs
 
+from .content import content_tokens
 from .model import Message
 
 MESSAGE_OVERHEAD_TOKENS = 4
@@ -27,10 +28,16 @@ MIN_GUARD_TOKENS = 256
 def message_tokens(message: Message, count: Callable[[str], int]) -> int:
     """Return what ``message`` costs in a request: its text, its calls, the template.
 
+    Text (content, refusal, each call's name and arguments) is counted with
+    ``count``; image, audio and file parts add their documented estimates
+    (``content.IMAGE_TOKENS`` and its neighbours).
+
     >>> message_tokens(Message("user", "hello"), len)
     9
     """
-    tokens = MESSAGE_OVERHEAD_TOKENS + count(message.content)
+    tokens = MESSAGE_OVERHEAD_TOKENS + content_tokens(message.content, count)
+    if message.refusal:
+        tokens += count(message.refusal)
     for call in message.tool_calls:
         tokens += CALL_OVERHEAD_TOKENS + count(call.name) + count(call.arguments)
     return tokens

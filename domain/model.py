@@ -2,21 +2,34 @@
 
 Every text field is normalized on construction (see ``text.normalize_text``): lone
 surrogates become U+FFFD and NUL bytes are removed. Structural mistakes raise
-``MessageError`` (a ``ValueError``) naming the field.
+``MessageError`` (a ``ValueError``) naming the field. Content given as a list of parts
+is checked and frozen by ``content.content_parts``; the OpenAI chat format is read and
+written by ``Message.from_openai``/``to_openai`` (see ``openai_format``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal, get_args
 
 import attrs
 
+from .content import Content, ContentPart, content_parts, content_text
 from .errors import MessageError
+from .openai_format import (
+    OPENAI_EXTRAS,
+    OpenAIMessage,
+    openai_fields,
+    openai_message,
+)
 from .text import normalize_text
+from .tool_call import ToolCall as ToolCall  # re-exported: model is its old home
+from .tool_call import optional_text, slot_setter
 
-Role = Literal["system", "user", "assistant", "tool"]
+Role = Literal["system", "developer", "user", "assistant", "tool"]
 ROLES: tuple[Role, ...] = get_args(Role)
+INSTRUCTION_ROLES: frozenset[str] = frozenset({"system", "developer"})
+"""Roles that instruct the model: the leading block of them is the context anchor."""
 
 EVENT_MARKER = "event-marker"
 """``Message.kind`` of the separator message written at each compression."""
@@ -25,91 +38,41 @@ SUMMARY_KIND = "memory-summary"
 """``Message.kind`` of the injected summary system message."""
 
 
-def _require_text(field: str, value: object) -> str:
-    if not isinstance(value, str):
-        raise MessageError(field, f"must be text (str), got {type(value).__name__}")
-    return normalize_text(value)
-
-
-def _optional_text(field: str, value: object) -> str | None:
-    return None if value is None else _require_text(field, value)
-
-
 # Named converters: the attrs mypy plugin only types named functions.
-def _call_id(value: object) -> str:
-    return _require_text("tool_calls.id", value)
-
-
-def _call_name(value: object) -> str:
-    return _require_text("tool_calls.name", value)
-
-
-def _call_arguments(value: object) -> str:
-    return _require_text("tool_calls.arguments", value)
-
-
-def _content(value: object) -> str:
-    return _require_text("content", value)
-
-
-def _tool_call_id(value: object) -> str | None:
-    return _optional_text("tool_call_id", value)
-
-
-def _name(value: object) -> str | None:
-    return _optional_text("name", value)
-
-
-def _kind(value: object) -> str | None:
-    return _optional_text("kind", value)
-
-
-@attrs.frozen
-class ToolCall:
-    """One tool call an assistant message asks for.
-
-    ``arguments`` is the JSON text the model produced; it is kept as text, never parsed,
-    because models emit malformed JSON and the summary must still show what was asked.
-
-    >>> ToolCall("call_1", "search", '{"q": "weather"}').name
-    'search'
-    """
-
-    id: str = attrs.field(converter=_call_id)
-    name: str = attrs.field(converter=_call_name)
-    arguments: str = attrs.field(default="", converter=_call_arguments)
-
-    @classmethod
-    def from_row(cls, id: str, name: str, arguments: str) -> ToolCall:
-        """Rebuild a tool call the library validated on its way into a store; trusted.
-
-        Skips the converters: pass only values read back from rows this library wrote
-        (or taken from an existing ``ToolCall``), never input from users or models.
-        """
-        call = object.__new__(cls)
-        _SET_CALL_ID(call, id)
-        _SET_CALL_NAME(call, name)
-        _SET_CALL_ARGUMENTS(call, arguments)
-        return call
-
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, object]) -> ToolCall:
-        """Build a tool call from ``{id, name, arguments}`` or OpenAI's nested form."""
-        function = data.get("function")
-        if isinstance(function, Mapping):
-            return cls(
-                data.get("id"),
-                function.get("name"),
-                function.get("arguments", ""),
-            )
-        return cls(
-            data.get("id"),
-            data.get("name"),
-            data.get("arguments", ""),
+def _content(value: str | Sequence[ContentPart] | None) -> Content:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return normalize_text(value)
+    if isinstance(value, (bytes, bytearray, Mapping)) or not isinstance(
+        value, Sequence
+    ):
+        raise MessageError(
+            "content",
+            f"must be text, a list of parts or None, got {type(value).__name__}",
         )
+    return content_parts(value)
 
 
-def _tool_calls(value: object) -> tuple[ToolCall, ...]:
+def _refusal(value: str | None) -> str | None:
+    return optional_text("refusal", value)
+
+
+def _tool_call_id(value: str | None) -> str | None:
+    return optional_text("tool_call_id", value)
+
+
+def _name(value: str | None) -> str | None:
+    return optional_text("name", value)
+
+
+def _kind(value: str | None) -> str | None:
+    return optional_text("kind", value)
+
+
+def _tool_calls(
+    value: Iterable[ToolCall | Mapping[str, object]] | None,
+) -> tuple[ToolCall, ...]:
     if value is None:
         return ()
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
@@ -130,7 +93,7 @@ def _tool_calls(value: object) -> tuple[ToolCall, ...]:
     return tuple(calls)
 
 
-def _metadata(value: object) -> Mapping[str, object]:
+def _metadata(value: Mapping[str, object] | None) -> Mapping[str, object]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
@@ -138,7 +101,7 @@ def _metadata(value: object) -> Mapping[str, object]:
     return dict(value)
 
 
-def _timestamp(value: object) -> float | None:
+def _timestamp(value: float | None) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -156,15 +119,22 @@ class Message:
     """One chat message as the memory store keeps it.
 
     Stores assign ``id`` (increasing within a session); a new message has ``id=None``.
+    ``content`` is text, a tuple of parts (given as any sequence of part mappings, see
+    ``content``), or None: None only on an assistant message that calls tools or
+    refuses (``refusal``); anywhere else it raises ``MessageError``. ``developer``
+    messages are kept as such and count as system messages for the context anchor.
 
     >>> Message("user", "hello").role
     'user'
     >>> Message("tool", "42", tool_call_id="call_1").tool_call_id
     'call_1'
+    >>> Message("assistant", None, [ToolCall("c1", "f", "{}")]).content is None
+    True
     """
 
     role: Role = attrs.field(validator=_role)
-    content: str = attrs.field(default="", converter=_content)
+    # hash=False: parts are read-only mappings, which do not hash
+    content: Content = attrs.field(default="", converter=_content, hash=False)
     tool_calls: tuple[ToolCall, ...] = attrs.field(default=(), converter=_tool_calls)
     tool_call_id: str | None = attrs.field(
         default=None,
@@ -182,9 +152,18 @@ class Message:
     metadata: Mapping[str, object] = attrs.field(
         factory=dict, converter=_metadata, hash=False
     )
+    refusal: str | None = attrs.field(default=None, converter=_refusal, kw_only=True)
     id: int | None = attrs.field(default=None, kw_only=True)
 
     def __attrs_post_init__(self) -> None:
+        if self.content is None and not (
+            self.role == "assistant" and (self.tool_calls or self.refusal is not None)
+        ):
+            raise MessageError(
+                "content",
+                "None is allowed only on an assistant message with tool_calls or a "
+                "refusal; use text or a list of parts",
+            )
         if self.role == "tool" and not self.tool_call_id:
             raise MessageError("tool_call_id", "a tool result needs the id it answers")
         if self.tool_calls and self.role != "assistant":
@@ -200,7 +179,7 @@ class Message:
     def from_row(
         cls,
         role: Role,
-        content: str,
+        content: Content,
         tool_calls: tuple[ToolCall, ...],
         tool_call_id: str | None,
         name: str | None,
@@ -208,6 +187,7 @@ class Message:
         timestamp: float | None,
         metadata: dict[str, object],
         id: int,
+        refusal: str | None = None,
     ) -> Message:
         """Rebuild a message the library validated on its way into a store; trusted.
 
@@ -228,8 +208,64 @@ class Message:
         _SET_KIND(message, kind)
         _SET_TIMESTAMP(message, timestamp)
         _SET_METADATA(message, metadata)
+        _SET_REFUSAL(message, refusal)
         _SET_ID(message, id)
         return message
+
+    @classmethod
+    def from_openai(cls, data: OpenAIMessage) -> Message:
+        """Build a message from OpenAI's chat format: a dict or a pydantic response.
+
+        Accepts what the openai SDK's ``ChatCompletionMessageParam`` allows and what
+        its responses return (``ChatCompletionMessage``); see ``openai_format`` for
+        the details and limits. ``to_openai`` gives the input back.
+
+        Raises:
+            MessageError: the message is malformed; names the field.
+
+        >>> Message.from_openai({"role": "developer", "content": "Be brief."}).role
+        'developer'
+        """
+        fields = openai_fields(data)
+        metadata = {OPENAI_EXTRAS: dict(fields.extras)} if fields.extras else None
+        return cls(
+            fields.role,  # type: ignore[arg-type]  # checked by the validator
+            fields.content,  # type: ignore[arg-type]  # checked by the converter
+            fields.tool_calls,
+            fields.tool_call_id,  # type: ignore[arg-type]
+            fields.name,  # type: ignore[arg-type]
+            metadata=metadata,
+            refusal=fields.refusal,  # type: ignore[arg-type]
+        )
+
+    def to_openai(self) -> dict[str, object]:
+        """Return this message in OpenAI's chat format, ready for a request.
+
+        Content round-trips as given (text, a list of parts, or None); ``kind``,
+        ``timestamp``, ``id`` and other metadata are not part of the format.
+
+        >>> Message("assistant", "hi", name="bot").to_openai()
+        {'role': 'assistant', 'content': 'hi', 'name': 'bot'}
+        """
+        return openai_message(
+            role=self.role,
+            content=self.content,
+            name=self.name,
+            tool_calls=[(c.id, c.name, c.arguments, c.type) for c in self.tool_calls],
+            tool_call_id=self.tool_call_id,
+            refusal=self.refusal,
+            metadata=self.metadata,
+        )
+
+    @property
+    def text(self) -> str:
+        """Return the content as plain text (parts as ``content.content_text``)."""
+        return content_text(self.content)
+
+    @property
+    def is_instruction(self) -> bool:
+        """Tell whether this is a system or developer message."""
+        return self.role in INSTRUCTION_ROLES
 
     @property
     def is_event_marker(self) -> bool:
@@ -237,28 +273,16 @@ class Message:
         return self.kind == EVENT_MARKER
 
 
-def _slot_setter(cls: type, field: str) -> Callable[[object, object], None]:
-    """Return the setter of the slot ``field`` of ``cls``.
-
-    Frozen classes refuse ``setattr``; the trusted ``from_row`` constructors write
-    the slots directly, which is the cheapest way to fill a slotted instance.
-    """
-    setter: Callable[[object, object], None] = cls.__dict__[field].__set__
-    return setter
-
-
-_SET_CALL_ID = _slot_setter(ToolCall, "id")
-_SET_CALL_NAME = _slot_setter(ToolCall, "name")
-_SET_CALL_ARGUMENTS = _slot_setter(ToolCall, "arguments")
-_SET_ROLE = _slot_setter(Message, "role")
-_SET_CONTENT = _slot_setter(Message, "content")
-_SET_TOOL_CALLS = _slot_setter(Message, "tool_calls")
-_SET_TOOL_CALL_ID = _slot_setter(Message, "tool_call_id")
-_SET_NAME = _slot_setter(Message, "name")
-_SET_KIND = _slot_setter(Message, "kind")
-_SET_TIMESTAMP = _slot_setter(Message, "timestamp")
-_SET_METADATA = _slot_setter(Message, "metadata")
-_SET_ID = _slot_setter(Message, "id")
+_SET_ROLE = slot_setter(Message, "role")
+_SET_CONTENT = slot_setter(Message, "content")
+_SET_TOOL_CALLS = slot_setter(Message, "tool_calls")
+_SET_TOOL_CALL_ID = slot_setter(Message, "tool_call_id")
+_SET_NAME = slot_setter(Message, "name")
+_SET_KIND = slot_setter(Message, "kind")
+_SET_TIMESTAMP = slot_setter(Message, "timestamp")
+_SET_METADATA = slot_setter(Message, "metadata")
+_SET_REFUSAL = slot_setter(Message, "refusal")
+_SET_ID = slot_setter(Message, "id")
 
 
 @attrs.frozen
@@ -271,3 +295,30 @@ class LLMRef:
 
     provider: str
     model: str
+
+
+def messages_from_openai(messages: Iterable[OpenAIMessage]) -> list[Message]:
+    """Return OpenAI-format messages (dicts or pydantic models) as ``Message``s.
+
+    Raises:
+        MessageError: a message is malformed; the field names its index.
+
+    >>> [m.role for m in messages_from_openai([{"role": "user", "content": "hi"}])]
+    ['user']
+    """
+    result: list[Message] = []
+    try:
+        result.extend(Message.from_openai(data) for data in messages)
+    except MessageError as exc:
+        where = f"messages[{len(result)}].{exc.field}"  # extend appends as it goes
+        raise MessageError(where, exc.problem) from exc
+    return result
+
+
+def messages_to_openai(messages: Iterable[Message]) -> list[dict[str, object]]:
+    """Return messages in OpenAI's chat format (see ``Message.to_openai``).
+
+    >>> messages_to_openai([Message("user", "hi")])
+    [{'role': 'user', 'content': 'hi'}]
+    """
+    return [message.to_openai() for message in messages]

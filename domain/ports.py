@@ -183,6 +183,23 @@ class CompactionStore(MemoryStore, Protocol):
 
 
 @runtime_checkable
+class PoppingStore(CompactionStore, Protocol):
+    """A compaction store that can also take back its newest active message.
+
+    An optional capability (the Agents SDK session's ``pop_item`` needs it); every
+    store this library ships has it.
+    """
+
+    def pop_message(self, session_id: str) -> Message | None:
+        """Delete the newest active message and return it; None when none is active.
+
+        Archived messages are never touched, and nothing else changes: a compression
+        that read the popped message is fenced (``"archive"``) when it commits.
+        """
+        ...
+
+
+@runtime_checkable
 class Summarizer(Protocol):
     """An LLM that writes summaries."""
 

@@ -28,7 +28,11 @@ TASK_STATE_TAG = "current_task_state"
 FENCE_TAGS = (PREVIOUS_TAG, CONVERSATION_TAG, TASK_STATE_TAG)
 _INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
 _FENCE = re.compile(  # <, or a full-width or small look-alike, before a fence tag
-    "[<\uff1c\ufe64](?=[\\s" + _INVISIBLE + "]*[/\uff0f]?[\\s" + _INVISIBLE + "]*(?:"
+    "[<\uff1c\ufe64](?=[\\s"
+    + _INVISIBLE
+    + "]*[/\uff0f]?[\\s"
+    + _INVISIBLE
+    + "]*(?:"
     + "|".join(FENCE_TAGS)
     + r")(?![\w-]))",
     re.IGNORECASE,

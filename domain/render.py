@@ -5,6 +5,8 @@ seed: an assistant tool call renders as ``Call <tool>(<arguments>)``; a tool res
 assistant calls of the same window (the message's own ``name`` only as fallback);
 arguments and bodies are each hard-cut to 200 characters. ``zh`` uses the seed's labels.
 
+Content given as parts renders as its text, with a placeholder for each image, audio or
+file part (``content.content_text``); an assistant's refusal renders as its text.
 A result takes the name of the nearest call before it with its id, so a reused id
 names its own call. Every line of a message after its first is indented, so text
 inside a message can never pass for a new transcript entry ("User: ...").
@@ -110,22 +112,19 @@ def render_message(
     labels = LABELS[locale]
     if message.role == "tool":
         tool = names.get(message.tool_call_id or "") or message.name or UNKNOWN_TOOL
-        body = _indented(cut_chars(message.content, cut))
+        body = _indented(cut_chars(message.text, cut))
         return f"{labels.tool_result}({_one_line(tool)}): {body}"
     if message.role == "assistant":
-        lines = (
-            [f"{labels.assistant}: {_indented(message.content)}"]
-            if message.content
-            else []
-        )
+        text = message.text or message.refusal or ""
+        lines = [f"{labels.assistant}: {_indented(text)}"] if text else []
         lines.extend(
             f"{labels.call} {_one_line(call.name)}"
             f"({_indented(cut_chars(call.arguments, cut))})"
             for call in message.tool_calls
         )
         return "\n".join(lines) or f"{labels.assistant}: "
-    label = labels.system if message.role == "system" else labels.user
-    return f"{label}: {_indented(message.content)}"
+    label = labels.system if message.is_instruction else labels.user
+    return f"{label}: {_indented(message.text)}"
 
 
 def _one_line(name: str) -> str:

@@ -20,6 +20,7 @@ from typing import Literal
 
 import attrs
 
+from .content import content_tokens
 from .model import Message
 
 UsageSource = Literal["provider", "counted", "mixed"]
@@ -152,7 +153,9 @@ def text_tokens(message: Message, count_tokens: Callable[[str], int]) -> int:
 
     ``measure.message_tokens`` adds the framing: what a message costs in a request.
     """
-    tokens = count_tokens(message.content) if isinstance(message.content, str) else 0
+    tokens = content_tokens(message.content, count_tokens)
+    if message.refusal:
+        tokens += count_tokens(message.refusal)
     for call in message.tool_calls:
         tokens += count_tokens(call.name) + count_tokens(call.arguments)
     return tokens

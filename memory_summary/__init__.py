@@ -3,7 +3,8 @@
 The public API::
 
     from memory_summary import (SummaryEngine, SummaryConfig, LLMRef, Message,
-        ToolCall, Compressing, CompressRequested, ClearResult, ConfigError)
+        ToolCall, Compressing, CompressRequested, ClearResult, ConfigError,
+        messages_from_openai, messages_to_openai)
     from memory_summary.adapters import InMemoryStore, SqliteStore, InMemoryArchive
 """
 
@@ -33,6 +34,8 @@ from memory_summary.domain import (
     SummaryRecord,
     TokenizerError,
     ToolCall,
+    messages_from_openai,
+    messages_to_openai,
 )
 
 from .engine import SummaryEngine
@@ -65,4 +68,6 @@ __all__ = [
     "TokenizerError",
     "ToolCall",
     "__version__",
+    "messages_from_openai",
+    "messages_to_openai",
 ]

@@ -11,13 +11,18 @@ store (PostgreSQL) those reads run in a worker thread.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Collection, Sequence
+import functools
+from collections.abc import Callable, Collection, Iterable
+from typing import Any
 
 from memory_summary.domain import (
     ClearResult,
     Event,
     Message,
+    OpenAIMessage,
     Outcome,
+    Placement,
+    Repair,
     SummarizerUsage,
 )
 
@@ -73,19 +78,42 @@ class AsyncSummaryEngine:
         """Compress now and return the outcome, without blocking the loop."""
         return await asyncio.wrap_future(self.engine.compress(session_id, reason))
 
-    async def build_prompt(self, session_id: str) -> str | None:
-        """Return the injected system text (see ``SummaryEngine.build_prompt``)."""
-        if self._local:
+    async def build_prompt(
+        self, session_id: str, model: str | None = None
+    ) -> str | None:
+        """Return the injected system text (see ``SummaryEngine.build_prompt``).
+
+        With ``model`` named, the call runs in a worker thread: the first use of an
+        encoding loads its vocabulary, which must not stall the loop.
+        """
+        if self._local and model is None:
             return self.engine.build_prompt(session_id)
-        return await asyncio.to_thread(self.engine.build_prompt, session_id)
+        return await asyncio.to_thread(self.engine.build_prompt, session_id, model)
 
     async def assemble(
-        self, messages: Sequence[Message], session_id: str
+        self,
+        messages: Iterable[Message],
+        session_id: str,
+        *,
+        repair: Repair = True,
+        placement: Placement = "separate",
+        model: str | None = None,
     ) -> list[Message]:
-        """Return ``messages`` with the summary injected at the context anchor."""
-        if self._local:
-            return self.engine.assemble(messages, session_id)
-        return await asyncio.to_thread(self.engine.assemble, messages, session_id)
+        """Return ``messages`` ready for the provider (``SummaryEngine.assemble``)."""
+        if self._local and model is None:
+            return self.engine.assemble(
+                messages, session_id, repair=repair, placement=placement
+            )
+        return await asyncio.to_thread(
+            functools.partial(
+                self.engine.assemble,
+                list(messages),
+                session_id,
+                repair=repair,
+                placement=placement,
+                model=model,
+            )
+        )
 
     async def resummarize(self, session_id: str) -> Outcome:
         """Fold ranges archived without a summary into it (``SummaryEngine``)."""
@@ -98,6 +126,19 @@ class AsyncSummaryEngine:
     async def usage(self, session_id: str | None = None) -> SummarizerUsage:
         """Return summarizer usage of a session or all (``SummaryEngine.usage``)."""
         return await asyncio.to_thread(self.engine.usage, session_id)
+
+    async def assemble_openai(
+        self, messages: Iterable[OpenAIMessage], session_id: str, **options: Any
+    ) -> list[dict[str, object]]:
+        """Return OpenAI-format messages with the summary injected, as dicts.
+
+        See ``SummaryEngine.assemble_openai``; ``options`` go to ``assemble``.
+        """
+        if self._local:
+            return self.engine.assemble_openai(messages, session_id, **options)
+        return await asyncio.to_thread(
+            self.engine.assemble_openai, list(messages), session_id, **options
+        )
 
     async def clear(
         self,

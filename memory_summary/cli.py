@@ -162,7 +162,7 @@ def _history_table(messages: Sequence[Message], width: int) -> Table:
         "content", no_wrap=True, overflow="ellipsis", max_width=content_width
     )
     for message in messages:
-        text = " ".join(message.content.split())
+        text = " ".join(message.text.split())
         if message.tool_calls:
             text = ", ".join(
                 f"{c.name}({c.arguments[:40]})" for c in message.tool_calls

@@ -162,7 +162,7 @@ def _drive_session(
         engine.turn_after(sid)
         elapsed = time.perf_counter_ns() - started
         context = engine.assemble(store.get_history(sid), sid)
-        used = sum(count(m.content) + 4 for m in context)
+        used = sum(count(m.text) + 4 for m in context)
         engine.token_usage(sid, used / HOST_CONTEXT_TOKENS)
         with stats.lock:
             stats.turns += 1
@@ -270,10 +270,10 @@ def run_demo(
             for index in range(sessions):
                 sid = f"s{index}"
                 tokens_without += sum(
-                    count(m.content) + 4 for m in store.get_full_history(sid)
+                    count(m.text) + 4 for m in store.get_full_history(sid)
                 )
                 context = engine.assemble(store.get_history(sid), sid)
-                tokens_with += sum(count(m.content) + 4 for m in context)
+                tokens_with += sum(count(m.text) + 4 for m in context)
             label = engine.summarizer_label()
     finally:
         stop.set()

@@ -13,9 +13,11 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import Future
-from typing import Literal
+from typing import Any, Literal
+
+import attrs
 
 from memory_summary.actors.compression import CompressionJob
 from memory_summary.actors.context import ContextPolicy
@@ -34,12 +36,14 @@ from memory_summary.domain import (
     NAMESPACE,
     NO_USAGE,
     QUARANTINE_NAMESPACE,
+    SUMMARY_KIND,
     Archive,
     ClearResult,
     CompactionStore,
     Event,
     Message,
     MessageError,
+    OpenAIMessage,
     Outcome,
     Placement,
     Repair,
@@ -51,10 +55,13 @@ from memory_summary.domain import (
     assemble_messages,
     injection_budget_tokens,
     injection_text,
+    messages_from_openai,
+    messages_to_openai,
     repair_pairs,
     summary_message,
     total_usage,
 )
+from memory_summary.domain.injection import HEADERS
 
 log = logging.getLogger(__name__)
 
@@ -492,7 +499,7 @@ class SummaryEngine:
 
     def assemble(
         self,
-        messages: Sequence[Message],
+        messages: Iterable[Message],
         session_id: str,
         *,
         repair: Repair = True,
@@ -590,6 +597,39 @@ class SummaryEngine:
         self._context.forget(session_id)
         log.info("session %s: forgotten (%d messages)", session_id, deleted)
         return deleted
+
+    def assemble_openai(
+        self,
+        messages: Iterable[OpenAIMessage],
+        session_id: str,
+        **options: Any,
+    ) -> list[dict[str, object]]:
+        """Return OpenAI-format ``messages`` with the summary injected, as dicts.
+
+        The same as ``assemble`` (``options`` go to it unchanged), on what the openai
+        SDK takes and returns: dicts or pydantic messages in, plain dicts out, so a
+        host that speaks OpenAI format never touches ``Message``. Idempotent: a system
+        message that starts with the summary header is taken for a summary injected
+        earlier and replaced.
+
+        Raises:
+            MessageError: a message is malformed; the field names its index.
+
+        >>> engine.assemble_openai(  # doctest: +SKIP
+        ...     [{"role": "system", "content": "Be brief."},
+        ...      {"role": "user", "content": "Where were we?"}], "s1")
+        [{'role': 'system', 'content': 'Be brief.'},
+         {'role': 'system', 'content': 'Summary of the earlier conversation ...'},
+         {'role': 'user', 'content': 'Where were we?'}]
+        """
+        headers = tuple(HEADERS.values())
+        converted = [
+            attrs.evolve(m, kind=SUMMARY_KIND)
+            if m.role == "system" and m.text.startswith(headers)
+            else m
+            for m in messages_from_openai(messages)
+        ]
+        return messages_to_openai(self.assemble(converted, session_id, **options))
 
     def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
         """Call ``callback`` with every event the engine emits.

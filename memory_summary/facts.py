@@ -331,7 +331,7 @@ class Fact:
 
 def message_text(message: Message) -> str:
     """Return what a message says: its content and its tool calls' arguments."""
-    return "\n".join([message.content, *(c.arguments for c in message.tool_calls)])
+    return "\n".join([message.text, *(c.arguments for c in message.tool_calls)])
 
 
 @attrs.frozen

@@ -93,6 +93,7 @@ class Behaviour:
     endless: bool = False  # after the text: more text until the client leaves
     report_usage: bool = True  # False: never report usage, even when asked
     reject_stream_options: bool = False  # a 400 for a request with stream_options
+    usage: object = None  # the "usage" of a reply not streamed (None: counted words)
 
 
 REJECTED_STREAM_OPTIONS = {
@@ -227,31 +228,28 @@ class OpenAICompatibleServer:
                 if body.get("stream"):
                     self._stream(behaviour, body)
                 else:
-                    usage = (
-                        server._usage(body, len(behaviour.text.split(" ")))
-                        if behaviour.report_usage
-                        else None
-                    )
-                    self._json(
-                        200,
-                        {
-                            "usage": usage,
-                            "id": "cmpl-1",
-                            "object": "chat.completion",
-                            "created": 0,
-                            "model": body.get("model"),
-                            "choices": [
-                                {
-                                    "index": 0,
-                                    "finish_reason": "stop",
-                                    "message": {
-                                        "role": "assistant",
-                                        "content": behaviour.text,
-                                    },
-                                }
-                            ],
-                        },
-                    )
+                    usage = behaviour.usage
+                    if usage is None and behaviour.report_usage:
+                        usage = server._usage(body, len(behaviour.text.split(" ")))
+                    reply: dict[str, object] = {
+                        "id": "cmpl-1",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body.get("model"),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": "stop",
+                                "message": {
+                                    "role": "assistant",
+                                    "content": behaviour.text,
+                                },
+                            }
+                        ],
+                    }
+                    if usage is not None:
+                        reply["usage"] = usage
+                    self._json(200, reply)
 
             def _chunk(self, payload: str) -> int:
                 data = payload.encode()

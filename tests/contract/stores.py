@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import threading
-import time
 from pathlib import Path
 from typing import NoReturn
 from uuid import uuid4
@@ -19,6 +17,24 @@ import pytest
 
 from memory_summary import StoreError
 from memory_summary.adapters import InMemoryStore, SqliteStore
+from memory_summary.testing.lease_contract import poll_until_acquired
+
+__all__ = [
+    "DEFAULT_DSN",
+    "SQL_KINDS",
+    "STORE_KINDS",
+    "dispose",
+    "in_ci",
+    "kind_of",
+    "make_postgres",
+    "make_store",
+    "poll_until_acquired",
+    "postgres_dsn",
+    "read_raw_metadata",
+    "run_sql",
+    "skip_or_fail",
+    "write_raw_metadata",
+]
 
 STORE_KINDS = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 SQL_KINDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
@@ -126,26 +142,3 @@ def read_raw_metadata(store: object, namespace: str, key: str) -> object:
         (namespace, key),
     )
     return rows[0][0] if rows else None
-
-
-def poll_until_acquired(
-    store: object,
-    sid: str,
-    *,
-    owner: str,
-    ttl_s: float = 60.0,
-    deadline_s: float = 10.0,
-) -> str | None:
-    """Take the session's lease once it is free: polling, with a deadline.
-
-    Nothing signals that a lease expired, so this polls; it returns None when the
-    deadline passes first.
-    """
-    pause = threading.Event()  # never set: its wait() spaces the polls
-    stop_at = time.monotonic() + deadline_s
-    while time.monotonic() < stop_at:
-        token = store.acquire_lease(sid, owner=owner, ttl_s=ttl_s)  # type: ignore[attr-defined]
-        if token is not None:
-            return token
-        pause.wait(0.005)
-    return None

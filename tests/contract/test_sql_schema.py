@@ -51,7 +51,7 @@ def test_a_version_1_sqlite_file_is_migrated_and_keeps_its_data(tmp_path):
 
     store = SqliteStore(path)
     try:
-        assert store.schema_version() == 2
+        assert store.schema_version() == sqlite.SCHEMA_VERSION
         assert [m.content for m in store.get_history("s1")] == ["old"]
         assert store.get_metadata("summary", "s1") == {}
         assert store.acquire_lease("s1", owner="new", ttl_s=60) is not None
@@ -81,7 +81,7 @@ def test_a_version_1_postgres_schema_is_migrated_and_keeps_its_data():
 
     store = make_postgres(schema)
     try:
-        assert store.schema_version() == 2
+        assert store.schema_version() == postgres.SCHEMA_VERSION
         assert [m.content for m in store.get_history("s1")] == ["old"]
         assert store.acquire_lease("s1", owner="new", ttl_s=60) is not None
     finally:
@@ -90,6 +90,8 @@ def test_a_version_1_postgres_schema_is_migrated_and_keeps_its_data():
 
 @pytest.mark.postgres
 def test_concurrent_first_starts_on_one_schema_migrate_once():
+    from memory_summary.adapters import postgres
+
     schema = make_postgres().schema  # a name nobody else uses
     dispose_later = []
     first = None
@@ -104,7 +106,7 @@ def test_concurrent_first_starts_on_one_schema_migrate_once():
             dispose_later = list(pool.map(start, range(4)))
         first = dispose_later[0]
 
-        assert {s.schema_version() for s in dispose_later} == {2}
+        assert {s.schema_version() for s in dispose_later} == {postgres.SCHEMA_VERSION}
     finally:
         for store in dispose_later[1:]:
             store.close()

@@ -1,21 +1,22 @@
 """One suite for every store: InMemoryStore is the reference the others must match.
 
-The basic history and metadata contract; fencing, leases, forgetting and hostile input
-have files of their own. The ``store`` fixture (tests/conftest.py) runs each test on
-memory, SQLite and PostgreSQL.
+The suite is the public kit's ``StoreContract`` (``memory_summary.testing.contract``):
+history, metadata, content parts, archived ranges, fencing, forgetting, leases and
+hostile input. Each of the project's stores runs through it here, by the same one
+subclass a store written elsewhere uses. Below them: what only the SQL faces have.
 """
 
 from __future__ import annotations
 
+import importlib
 import sqlite3
-import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from memory_summary import Message, StoreError, ToolCall
-from memory_summary.adapters import SqliteStore
-from memory_summary.domain import CommitResult
+from memory_summary import StoreError
+from memory_summary.adapters import InMemoryStore, SqliteStore
+from memory_summary.testing.contract import StoreContract
+from memory_summary.testing.history_contract import save
 from tests.contract.stores import (
     SQL_KINDS,
     dispose,
@@ -25,228 +26,25 @@ from tests.contract.stores import (
 )
 
 
-def save(store, sid, count, start=0):
-    return [
-        store.save_message(sid, Message("user", f"m{i}"))
-        for i in range(start, start + count)
-    ]
+class TestInMemoryStore(StoreContract):
+    def make_store(self, tmp_path):
+        return InMemoryStore()
 
 
-def test_save_assigns_increasing_ids_and_keeps_every_field(store, sid):
-    message = Message(
-        "assistant",
-        "calling",
-        tool_calls=[ToolCall("c1", "search", '{"q": "x"}')],
-        name="bot",
-        kind="chat",
-        timestamp=1700000000.5,
-        metadata={"lang": "en", "n": [1, 2]},
-    )
-
-    first = store.save_message(sid, message)
-    second = store.save_message(
-        sid, Message("tool", "result", tool_call_id="c1", name="search")
-    )
-
-    assert first.id is not None
-    assert second.id > first.id
-    assert store.get_history(sid) == [first, second]
-    assert first.tool_calls == message.tool_calls
-    assert first.metadata == {"lang": "en", "n": [1, 2]}
-    assert (first.name, first.kind, first.timestamp) == ("bot", "chat", 1700000000.5)
+class TestSqliteStore(StoreContract):
+    def make_store(self, tmp_path):
+        return SqliteStore(tmp_path / "store.sqlite3")
 
 
-def test_history_is_oldest_first_and_limit_takes_the_newest(store, sid):
-    saved = save(store, sid, 10)
+@pytest.mark.postgres
+class TestPostgresStore(StoreContract):
+    """A schema of its own per test, dropped afterwards; skipped without a server."""
 
-    assert store.get_history(sid) == saved
-    assert store.get_history(sid, limit=3) == saved[7:]
-    assert store.get_history(sid, limit=50) == saved
-    assert store.get_history(sid, limit=0) == []
-    assert store.get_history("missing") == []
+    def make_store(self, tmp_path):
+        return make_postgres()
 
-
-def test_trim_archives_all_but_the_newest_and_full_history_keeps_them(store, sid):
-    saved = save(store, sid, 10)
-
-    assert store.trim_history(sid, 4) == 6
-    assert store.get_history(sid) == saved[6:]
-    assert store.get_full_history(sid) == saved
-    assert store.get_full_history(sid, limit=5) == saved[5:]
-    assert store.count_history(sid) == 4
-    assert store.trim_history(sid, 10) == 0
-
-
-def test_oldest_history_reads_the_oldest_active(store, sid):
-    saved = save(store, sid, 10)
-    store.trim_history(sid, 7)
-
-    assert store.get_oldest_history(sid, 2) == saved[3:5]
-    assert store.get_oldest_history("missing", 2) == []
-
-
-def test_commit_compaction_archives_through_an_id_and_saves_the_record(store, sid):
-    saved = save(store, sid, 10)
-
-    result = store.commit_compaction(
-        sid,
-        namespace="summary",
-        record={"generation": "g1", "text": "s"},
-        expect_generation=None,
-        through_id=saved[5].id,
-        expect_archived=6,
-    )
-
-    assert result == CommitResult(archived=6)
-    assert result.committed
-    assert store.get_history(sid) == saved[6:]
-    assert store.get_full_history(sid) == saved
-    assert store.get_metadata("summary", sid) == {"generation": "g1", "text": "s"}
-
-
-def test_a_commit_without_through_id_only_replaces_the_record(store, sid):
-    saved = save(store, sid, 4)
-    store.save_metadata("summary", sid, {"generation": "g1"})
-
-    result = store.commit_compaction(
-        sid, namespace="summary", record={"generation": "g2"}, expect_generation="g1"
-    )
-
-    assert result == CommitResult(archived=0)
-    assert store.get_history(sid) == saved
-    assert store.get_metadata("summary", sid) == {"generation": "g2"}
-
-
-def test_commit_never_archives_messages_of_another_session(store, sid):
-    other = f"{sid}-other"
-    save(store, other, 3)
-    mine = save(store, sid, 3)
-
-    store.commit_compaction(
-        sid,
-        namespace="summary",
-        record={"generation": "g1"},
-        expect_generation=None,
-        through_id=mine[-1].id,
-        expect_archived=3,
-    )
-
-    assert store.count_history(other) == 3
-    assert store.get_metadata("summary", other) is None
-
-
-def test_metadata_put_get_list_delete(store, sid):
-    store.save_metadata("ns", f"{sid}-b", {"x": 1})
-    store.save_metadata("ns", f"{sid}-a", {"x": 2, "nested": {"y": [1, "二"]}})
-    store.save_metadata("ns", f"{sid}-a", {"x": 3})
-
-    assert store.get_metadata("ns", f"{sid}-a") == {"x": 3}
-    assert [k for k in store.list_metadata("ns") if k.startswith(sid)] == [
-        f"{sid}-a",
-        f"{sid}-b",
-    ]
-    assert store.delete_metadata("ns", f"{sid}-a") is True
-    assert store.delete_metadata("ns", f"{sid}-a") is False
-    assert store.get_metadata("ns", f"{sid}-a") is None
-    assert store.get_metadata("other-ns", f"{sid}-b") is None
-
-
-def test_metadata_must_be_json_compatible(store, sid):
-    with pytest.raises(StoreError, match="JSON"):
-        store.save_metadata("ns", sid, {"bad": object()})
-    with pytest.raises(StoreError, match="JSON"):
-        store.save_metadata("ns", sid, {"nan": float("nan")})
-
-
-def test_returned_metadata_is_a_copy(store, sid):
-    store.save_metadata("ns", sid, {"list": [1]})
-
-    store.get_metadata("ns", sid)["list"].append(2)
-
-    assert store.get_metadata("ns", sid) == {"list": [1]}
-
-
-def test_clear_session_and_clear_all(store, sid):
-    save(store, sid, 3)
-    save(store, f"{sid}-2", 3)
-    store.save_metadata("summary", sid, {"t": 1})
-
-    store.clear_session(sid)
-
-    assert store.get_full_history(sid) == []
-    assert store.count_history(f"{sid}-2") == 3
-    store.clear_all()
-    assert store.get_full_history(f"{sid}-2") == []
-    assert store.get_metadata("summary", sid) is None
-
-
-@pytest.mark.parametrize(
-    "content",
-    ["emoji 👩‍👩‍👧 🇳🇴", "中文内容，标点。", "e\u0301 combining", "x" * 1_000_000, ""],
-    ids=["emoji", "cjk", "combining", "1MB", "empty"],
-)
-def test_hostile_text_round_trips(store, sid, content):
-    saved = store.save_message(sid, Message("user", content))
-
-    assert store.get_history(sid) == [saved]
-    assert store.get_history(sid)[0].content == content
-
-
-def test_lone_surrogates_and_nul_are_normalized_before_storage(store, sid):
-    store.save_message(sid, Message("user", "a\ud800b\x00c"))
-
-    assert store.get_history(sid)[0].content == "a\ufffdbc"
-
-
-def test_concurrent_writers_lose_nothing(store, sid):
-    barrier = threading.Barrier(8)
-
-    def write(worker):
-        barrier.wait()
-        return [
-            store.save_message(sid, Message("user", f"w{worker}-{i}")).id
-            for i in range(50)
-        ]
-
-    with ThreadPoolExecutor(8) as pool:
-        ids = [i for batch in pool.map(write, range(8)) for i in batch]
-
-    history = store.get_history(sid)
-    assert len(history) == 400
-    assert sorted(ids) == [m.id for m in history]
-    assert len(set(ids)) == 400
-
-
-def test_negative_limits_are_rejected(store, sid):
-    with pytest.raises(ValueError, match="limit"):
-        store.get_history(sid, limit=-1)
-
-
-def test_a_failure_inside_the_commit_leaves_nothing_half_written(store, sid):
-    saved = save(store, sid, 10)
-    store.save_metadata("summary", sid, {"text": "before"})
-
-    with pytest.raises(StoreError, match="JSON"):
-        store.commit_compaction(
-            sid,
-            namespace="summary",
-            record={"bad": object()},
-            expect_generation=None,
-            through_id=saved[5].id,
-            expect_archived=6,
-        )
-
-    assert store.get_history(sid) == saved
-    assert store.get_metadata("summary", sid) == {"text": "before"}
-
-
-def test_oldest_history_pages_with_a_cursor(store, sid):
-    saved = save(store, sid, 10)
-
-    first = store.get_oldest_history(sid, 4)
-    second = store.get_oldest_history(sid, 4, after_id=first[-1].id)
-
-    assert first + second == saved[:8]
+    def dispose_store(self, store):
+        dispose(store)
 
 
 @pytest.mark.parametrize("kind", SQL_KINDS)
@@ -264,7 +62,8 @@ def test_reopening_keeps_data_and_schema_version(kind, tmp_path, sid):
     )
 
     try:
-        assert again.schema_version() == 2
+        module = importlib.import_module(f"memory_summary.adapters.{kind}")
+        assert again.schema_version() == module.SCHEMA_VERSION == 3
         assert again.get_history(sid) == saved
         assert again.get_metadata("summary", sid) == {"text": "kept"}
         assert again.acquire_lease(sid, owner="again", ttl_s=60) is None

@@ -1,115 +1,15 @@
-"""Compaction leases, on every store: exclusive, timed, renewable, releasable.
+"""Leases beyond the contract: two PostgreSQL schemas in one database.
 
-A lease is a row (or, in memory, an entry) with a token and an expiry; a token from
-before is worthless once someone else took the expired lease.
+The lease contract itself (exclusive, timed, renewable, releasable) is part of
+``memory_summary.testing.contract.StoreContract``, run on every store by
+``test_store_contract.py``.
 """
 
 from __future__ import annotations
 
-import threading
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
 
-from memory_summary import StoreError
-from tests.contract.stores import dispose, make_postgres, poll_until_acquired
-
-
-def test_a_lease_is_exclusive_until_released(store, sid):
-    token = store.acquire_lease(sid, owner="a", ttl_s=60)
-
-    assert token is not None
-    assert store.acquire_lease(sid, owner="b", ttl_s=60) is None
-    assert store.acquire_lease(sid, owner="a", ttl_s=60) is None  # even for its owner
-    store.release_lease(sid, token)
-    assert store.acquire_lease(sid, owner="b", ttl_s=60) is not None
-
-
-def test_leases_of_other_sessions_are_independent(store, sid):
-    assert store.acquire_lease(sid, owner="a", ttl_s=60) is not None
-    assert store.acquire_lease(f"{sid}-2", owner="a", ttl_s=60) is not None
-
-
-def test_every_acquisition_has_a_new_token(store, sid):
-    first = store.acquire_lease(sid, owner="a", ttl_s=60)
-    store.release_lease(sid, first)
-
-    second = store.acquire_lease(sid, owner="a", ttl_s=60)
-
-    assert second not in (None, first)
-
-
-def test_an_expired_lease_can_be_taken_and_the_old_token_is_refused(store, sid):
-    old = store.acquire_lease(sid, owner="slow", ttl_s=0.05)
-
-    new = poll_until_acquired(store, sid, owner="fast")
-
-    assert new is not None
-    assert new != old
-    assert store.renew_lease(sid, old, ttl_s=60) is False
-    store.release_lease(sid, old)  # must not drop the new holder's lease
-    assert store.acquire_lease(sid, owner="third", ttl_s=60) is None
-    assert store.renew_lease(sid, new, ttl_s=60) is True
-
-
-def test_renewing_keeps_a_lease_alive(store, sid):
-    token = store.acquire_lease(sid, owner="a", ttl_s=60)
-
-    assert store.renew_lease(sid, token, ttl_s=120) is True
-    assert store.acquire_lease(sid, owner="b", ttl_s=60) is None
-
-
-def test_renewing_an_expired_lease_fails(store, sid):
-    token = store.acquire_lease(sid, owner="a", ttl_s=0.05)
-    probe = f"{sid}-probe"
-    store.acquire_lease(probe, owner="probe", ttl_s=0.05)  # expires after ours
-
-    # Once the probe's lease is free again, ours has expired too, by the store's clock.
-    assert poll_until_acquired(store, probe, owner="poller") is not None
-
-    assert store.renew_lease(sid, token, ttl_s=60) is False
-
-
-def test_releasing_an_unknown_or_foreign_token_is_harmless(store, sid):
-    token = store.acquire_lease(sid, owner="a", ttl_s=60)
-
-    store.release_lease(sid, "not-a-token")
-    store.release_lease(f"{sid}-none", "not-a-token")
-
-    assert store.renew_lease(sid, token, ttl_s=60) is True
-
-
-def test_racing_acquirers_get_one_lease(store, sid):
-    racers = 8
-    barrier = threading.Barrier(racers)
-
-    def race(index):
-        barrier.wait()
-        return store.acquire_lease(sid, owner=f"r{index}", ttl_s=60)
-
-    with ThreadPoolExecutor(racers) as pool:
-        tokens = list(pool.map(race, range(racers)))
-
-    assert sum(t is not None for t in tokens) == 1
-
-
-def test_clear_all_drops_every_lease(store, sid):
-    store.acquire_lease(sid, owner="a", ttl_s=60)
-
-    store.clear_all()
-
-    assert store.acquire_lease(sid, owner="b", ttl_s=60) is not None
-
-
-@pytest.mark.parametrize("ttl_s", [0, -1, float("nan"), float("inf"), "5", True])
-def test_a_lease_needs_a_positive_finite_duration(store, sid, ttl_s):
-    with pytest.raises(ValueError, match="ttl_s"):
-        store.acquire_lease(sid, owner="a", ttl_s=ttl_s)
-
-
-def test_a_lease_owner_must_be_storable_text(store, sid):
-    with pytest.raises(StoreError, match="owner"):
-        store.acquire_lease(sid, owner="\ud800", ttl_s=60)
+from tests.contract.stores import dispose, make_postgres
 
 
 @pytest.mark.postgres
@@ -124,15 +24,3 @@ def test_leases_of_two_schemas_in_one_database_are_independent(sid):
     finally:
         dispose(first)
         dispose(second)
-
-
-def test_the_owner_of_a_live_lease_is_known_and_only_it_can_be_broken(store, sid):
-    token = store.acquire_lease(sid, owner="host:1:a", ttl_s=60)
-
-    assert store.lease_owner(sid) == "host:1:a"
-    assert not store.break_lease(sid, "host:2:b")
-    assert store.acquire_lease(sid, owner="c", ttl_s=60) is None
-    assert store.break_lease(sid, "host:1:a")
-    assert store.lease_owner(sid) is None
-    assert not store.renew_lease(sid, token, ttl_s=60)  # the broken token is worthless
-    assert store.acquire_lease(sid, owner="c", ttl_s=60) is not None

@@ -6,6 +6,7 @@ that shortcut yields exactly what the validating constructor would, field by fie
 
 from __future__ import annotations
 
+import json
 from uuid import uuid4
 
 import attrs
@@ -14,10 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory_summary import Message, StoreError, ToolCall
+from memory_summary.adapters import SqliteStore
 from memory_summary.adapters.message_rows import message_values, row_message
 from memory_summary.domain import MalformedRecord
 from tests.contract.stores import kind_of, run_sql
-from tests.strategies import texts
+from tests.strategies import content_parts, texts
 
 metadata_values = st.recursive(
     st.one_of(
@@ -34,18 +36,34 @@ metadata_values = st.recursive(
     max_leaves=8,
 )
 
+IMAGE = {"type": "image_url", "image_url": {"url": "https://x/cat.png"}}
+
 
 @st.composite
 def messages(draw):
-    role = draw(st.sampled_from(["system", "user", "assistant", "tool"]))
+    role = draw(st.sampled_from(["system", "developer", "user", "assistant", "tool"]))
     calls = []
+    refusal = None
+    content = draw(texts(200) | content_parts())
     if role == "assistant":
         calls = draw(
-            st.lists(st.builds(ToolCall, texts(20), texts(20), texts(80)), max_size=3)
+            st.lists(
+                st.builds(
+                    ToolCall,
+                    texts(20),
+                    texts(20),
+                    texts(80),
+                    type=st.sampled_from(["function", "custom"]),
+                ),
+                max_size=3,
+            )
         )
+        refusal = draw(st.none() | texts(40))
+        if calls or refusal is not None:
+            content = draw(st.just(content) | st.none())
     return Message(
         role,
-        draw(texts(200)),
+        content,
         tool_calls=calls,
         tool_call_id="call-" + draw(texts(20)) if role == "tool" else None,
         name=draw(st.none() | texts(20)),
@@ -58,6 +76,7 @@ def messages(draw):
         metadata=draw(
             st.dictionaries(st.text(max_size=8), metadata_values, max_size=3)
         ),
+        refusal=refusal,
     )
 
 
@@ -72,6 +91,7 @@ def validated(message, row_id):
         kind=message.kind,
         timestamp=message.timestamp,
         metadata=message.metadata,
+        refusal=message.refusal,
         id=row_id,
     )
 
@@ -167,3 +187,66 @@ def test_a_foreign_row_that_is_a_message_is_read_through_the_constructor(
 
     assert read.tool_calls == (ToolCall("c1", "f", "{}"),)
     assert kind_of(sql_store) in ("sqlite", "postgres")
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ["{broken", "[1, 2]", '{"type": "text"}', "null", '[{"type": "text"}]', "[[[[" * 5],
+    ids=["not-json", "not-parts", "an-object", "null-on-user", "bad-part", "deep"],
+)
+def test_a_broken_content_json_reads_as_the_text_column(sql_store, sid, raw):
+    saved = sql_store.save_message(
+        sid, Message("user", [{"type": "text", "text": "hi"}, IMAGE])
+    )
+    run_sql(
+        sql_store,
+        "UPDATE {t}messages SET content_json = ? WHERE session_id = ?",
+        (raw, sid),
+    )
+
+    (read,) = sql_store.get_history(sid)
+
+    assert read.content == "hi\n[image]"
+    assert read.id == saved.id
+
+
+def test_a_content_json_of_another_type_reads_as_the_text_column(tmp_path, sid):
+    store = SqliteStore(tmp_path / "typed.sqlite3")
+    store.save_message(sid, Message("assistant", None, refusal="no"))
+    run_sql(store, "UPDATE messages SET content_json = x'5b5d', refusal = x'6e6f'", ())
+
+    (read,) = store.get_history(sid)
+
+    assert (read.content, read.refusal) == ("", None)
+    store.close()
+
+
+def test_a_foreign_writers_parts_are_read_and_checked(sql_store, sid):
+    sql_store.save_message(sid, Message("user", "x"))
+    run_sql(
+        sql_store,
+        "UPDATE {t}messages SET content_json = ? WHERE session_id = ?",
+        ('[{"type": "text", "text": "a\\u0000b"}, {"type": "x", "v": [1]}]', sid),
+    )
+
+    (read,) = sql_store.get_history(sid)
+
+    assert read.to_openai()["content"] == [
+        {"type": "text", "text": "ab"},
+        {"type": "x", "v": [1]},
+    ]
+
+
+def test_parts_are_kept_as_text_for_readers_of_the_content_column(sql_store, sid):
+    sql_store.save_message(
+        sid, Message("user", [{"type": "text", "text": "hi"}, IMAGE])
+    )
+
+    rows = run_sql(
+        sql_store,
+        "SELECT content, content_json FROM {t}messages WHERE session_id = ?",
+        (sid,),
+    )
+
+    assert rows[0][0] == "hi\n[image]"
+    assert json.loads(rows[0][1]) == [{"type": "text", "text": "hi"}, IMAGE]

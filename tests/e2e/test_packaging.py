@@ -40,7 +40,7 @@ def test_the_wheel_holds_only_the_memory_summary_package(wheel):
     top = {name.split("/")[0] for name in names}
 
     assert {t for t in top if not t.endswith(".dist-info")} == {"memory_summary"}
-    for sub in ("domain", "actors", "adapters"):
+    for sub in ("domain", "actors", "adapters", "integrations", "testing"):
         assert f"memory_summary/{sub}/__init__.py" in names
     assert "memory_summary/py.typed" in names
 
@@ -101,3 +101,21 @@ def test_the_editable_install_imports_the_subpackages(tmp_path):
     )
 
     assert result.stdout.splitlines() == ["30", "None"]
+
+
+def test_importing_the_library_imports_no_test_framework(tmp_path):
+    probe = (
+        "import sys, memory_summary, memory_summary.adapters, memory_summary.testing; "
+        "print(sorted(m for m in ('pytest', 'hypothesis') if m in sys.modules))"
+    )
+
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+
+    assert result.stdout.strip() == "[]"

@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,94 @@ def test_the_local_model_snippet_builds_a_client(tmp_path):
 
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "8192"
+
+
+def run_against_model_server(block: str, tmp_path):
+    """Run a block with OPENAI_* pointing at the OpenAI-compatible test server."""
+    from tests.openai_server import OpenAICompatibleServer
+
+    with OpenAICompatibleServer({"test-model": {}}) as server:
+        result = run_block(
+            block,
+            tmp_path,
+            {
+                "OPENAI_BASE_URL": server.base_url,
+                "OPENAI_MODEL": "test-model",
+                "OPENAI_API_KEY": "none",
+            },
+        )
+    return result, [request["messages"] for request in server.requests]
+
+
+def test_the_agents_sdk_example_keeps_the_session(tmp_path):
+    pytest.importorskip("agents")
+    block = next(b for b in python_blocks() if "SummarySession(" in b)
+
+    result, requests = run_against_model_server(block, tmp_path)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "4 items in the session"
+    assert [m["role"] for m in requests[1]] == ["system", "user", "assistant", "user"]
+    assert requests[1][1]["content"] == "Hi, I'm Alice."
+
+
+def test_the_langchain_example_keeps_the_session(tmp_path):
+    pytest.importorskip("langchain.agents")
+    pytest.importorskip("langchain_openai")
+    block = next(b for b in python_blocks() if "SummaryMiddleware(" in b)
+
+    result, requests = run_against_model_server(block, tmp_path)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "4 messages in the session"
+    assert [m["role"] for m in requests[1]] == ["user", "assistant", "user"]
+    assert requests[1][0]["content"] == "Hi, I'm Alice."
+
+
+def test_the_fastapi_excerpt_is_the_example_the_tests_run():
+    example = README.parent / "examples" / "fastapi_chat.py"
+    block = next(b for b in python_blocks() if "@app.post(" in b)
+
+    assert textwrap.indent(block, "    ", lambda line: line.strip() != "") in (
+        example.read_text(encoding="utf-8")
+    )
+
+
+def test_the_openai_format_example_round_trips(tmp_path):
+    example = next(b for b in python_blocks() if "assemble_openai([system" in b)
+
+    result = run_block(example, tmp_path)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "True"
+
+
+def test_the_testing_kit_example_subclasses_the_contract(tmp_path):
+    example = next(b for b in python_blocks() if "class TestRedisStore" in b)
+    (tmp_path / "my_app").mkdir()
+    (tmp_path / "my_app" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "my_app" / "stores.py").write_text(
+        "from memory_summary.adapters import InMemoryStore\n\n\n"
+        "class RedisStore(InMemoryStore):  # stands in for a real one\n"
+        "    def __init__(self, url):\n"
+        "        super().__init__()\n\n"
+        "    def flushdb(self):\n"
+        "        self.clear_all()\n\n"
+        "    def close(self):\n"
+        "        pass\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "test_redis_store.py").write_text(example, encoding="utf-8")
+
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert " passed" in result.stdout

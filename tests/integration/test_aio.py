@@ -103,3 +103,38 @@ def test_async_usage_and_typed_events(store):
     assert outcome.usage.calls == 1
     assert session == total == outcome.usage
     assert [e.outcome for e in seen if isinstance(e, Compressing)] == [None, outcome]
+
+
+def test_the_async_assemble_takes_repair_placement_and_model(tmp_path):
+    import asyncio
+
+    from memory_summary import Message, SummaryEngine, ToolCall
+    from memory_summary.adapters import SqliteStore
+    from memory_summary.aio import AsyncSummaryEngine
+    from memory_summary.domain import NAMESPACE, SummaryRecord
+
+    store = SqliteStore(tmp_path / "a.sqlite3")
+    record = SummaryRecord("The user likes tea.", covered_through_id=None, tokens=5)
+    store.save_metadata(NAMESPACE, "s", record.to_mapping())
+    call = ToolCall("c1", "search", "{}")
+    messages = [
+        Message("system", "Be brief."),
+        Message("assistant", "", tool_calls=[call]),
+        Message("user", "and?"),
+    ]
+
+    async def main():
+        async with AsyncSummaryEngine(SummaryEngine(store)) as engine:
+            merged = await engine.assemble(messages, "s", placement="merge")
+            kept = await engine.assemble(messages, "s", repair=False, model="gpt-4")
+            prompt = await engine.build_prompt("s", "gpt-4o")
+            return merged, kept, prompt
+
+    merged, kept, prompt = asyncio.run(main())
+    store.close()
+
+    assert merged[0].content.startswith("Be brief.\n\n")
+    assert merged[0].content.endswith("The user likes tea.")
+    assert [m.role for m in merged] == ["system", "assistant", "tool", "user"]
+    assert [m.role for m in kept] == ["system", "system", "assistant", "user"]
+    assert prompt.endswith("The user likes tea.")

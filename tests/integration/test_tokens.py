@@ -8,13 +8,15 @@ import socket
 import pytest
 import tiktoken
 
-from memory_summary import TokenizerError
+from memory_summary import Message, TokenizerError, ToolCall
 from memory_summary.adapters import (
     TiktokenCounter,
     counter_factory,
     encoding_name_for,
     tokens,
 )
+from memory_summary.domain import IMAGE_TOKENS
+from memory_summary.domain.measure import CALL_OVERHEAD_TOKENS, MESSAGE_OVERHEAD_TOKENS
 
 
 @pytest.fixture
@@ -118,3 +120,26 @@ def test_the_fallback_encoding_is_configurable():
     assert counter_factory("cl100k_base")("qwen2.5")("hello world") == 2
     with pytest.raises(TokenizerError, match="fallback"):
         counter_factory("p50k_base")
+
+
+def test_a_message_counts_its_text_exactly_and_its_media_by_estimate():
+    counter = TiktokenCounter("o200k_base")
+    text = "What is on this receipt? 你好"
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
+    call = ToolCall("c1", "ocr", '{"page": 1}')
+
+    plain = counter.count_message(Message("user", text))
+    with_media = counter.count_message(
+        Message("user", [{"type": "text", "text": text}, image])
+    )
+    with_call = counter.count_message(Message("assistant", None, [call]))
+
+    framing = MESSAGE_OVERHEAD_TOKENS  # what a chat template adds to each message
+    assert plain == counter.count(text) + framing
+    assert with_media == plain + IMAGE_TOKENS
+    assert with_call == (
+        framing
+        + CALL_OVERHEAD_TOKENS
+        + counter.count("ocr")
+        + counter.count('{"page": 1}')
+    )

@@ -31,6 +31,8 @@ FACADE_API = [
     "TokenizerError",
     "ToolCall",
     "__version__",
+    "messages_from_openai",
+    "messages_to_openai",
 ]
 ADAPTERS_API = [
     "ExtractiveSummarizer",

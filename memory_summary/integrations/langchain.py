@@ -1,0 +1,233 @@
+"""A LangChain v1 agent middleware over a ``SummaryEngine`` (extra ``langchain``).
+
+``SummaryMiddleware`` keeps an agent's conversation in the engine's store and the
+model's input inside its context window, as ``SummarizationMiddleware`` does, but
+with this library's summaries, fenced compressions and stores:
+
+- ``before_model`` saves the state's new messages (converted through the OpenAI chat
+  format, ``Message.from_openai``) and removes from the state the messages a
+  compression archived, so a checkpointed state stays as short as the history;
+- ``wrap_model_call`` sends the model the summary (appended to the system message)
+  plus the active history: the state's messages, preceded by stored ones the state
+  lacks (an agent run without a checkpointer still sees earlier turns);
+- ``after_model`` saves the model's reply and reports the turn
+  (``engine.turn_after``), which compresses in the background at the threshold.
+
+Messages keep their LangChain ids in the store (metadata ``langchain_id``); what the
+OpenAI chat format cannot carry (``additional_kwargs``, ``response_metadata``) is not
+stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, cast
+
+try:
+    from langchain.agents.middleware import (
+        AgentMiddleware,
+        AgentState,
+        ModelRequest,
+        ModelResponse,
+    )
+    from langchain_core.messages import (
+        AnyMessage,
+        BaseMessage,
+        RemoveMessage,
+        SystemMessage,
+        convert_to_messages,
+        convert_to_openai_messages,
+    )
+    from langgraph.config import get_config
+    from langgraph.runtime import Runtime
+except ImportError as exc:  # the extra is missing
+    raise ImportError(
+        "memory_summary.integrations.langchain needs LangChain v1; install it "
+        "with: pip install 'memory-summary[langchain]'"
+    ) from exc
+
+import attrs
+
+from memory_summary.aio import AsyncSummaryEngine
+from memory_summary.domain import Message
+from memory_summary.engine import SummaryEngine
+
+__all__ = ["LANGCHAIN_ID", "SummaryMiddleware"]
+
+LANGCHAIN_ID = "langchain_id"
+"""Metadata key of a stored message: the id of the LangChain message it came from."""
+
+ModelHandler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
+AsyncModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
+
+
+class SummaryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
+    """Keeps a LangChain agent's history in a ``SummaryEngine`` store, summarized.
+
+    Add it to ``create_agent(model, tools, middleware=[SummaryMiddleware(engine)])``.
+    The session is ``session_id`` when given, else the run's ``thread_id``
+    (``config={"configurable": {"thread_id": ...}}``). See the module docstring for
+    what each hook does.
+
+    Args:
+        engine: a ``SummaryEngine`` or ``AsyncSummaryEngine``.
+        session_id: one fixed session for every run; None: the run's thread id.
+
+    Raises:
+        ValueError: (at a model call) no ``session_id`` and the run has no thread id.
+
+    Example:
+        >>> from memory_summary import SummaryEngine
+        >>> from memory_summary.adapters import InMemoryStore
+        >>> with SummaryEngine(InMemoryStore()) as engine:
+        ...     middleware = SummaryMiddleware(engine)
+        >>> middleware.name
+        'SummaryMiddleware'
+    """
+
+    def __init__(
+        self,
+        engine: SummaryEngine | AsyncSummaryEngine,
+        *,
+        session_id: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.engine = (
+            engine.engine if isinstance(engine, AsyncSummaryEngine) else engine
+        )
+        self.session_id = session_id
+
+    # -- the hooks
+
+    def before_model(
+        self, state: AgentState[Any], runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """Save the state's new messages; drop the archived ones from the state."""
+        return self._sync(state["messages"], self._session(runtime))
+
+    async def abefore_model(
+        self, state: AgentState[Any], runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """Save the state's new messages; drop the archived ones from the state."""
+        sid = self._session(runtime)
+        return await asyncio.to_thread(self._sync, state["messages"], sid)
+
+    def wrap_model_call(
+        self, request: ModelRequest[Any], handler: ModelHandler
+    ) -> ModelResponse[Any]:
+        """Call the model with the summary and the active history."""
+        return handler(self._request(request))
+
+    async def awrap_model_call(
+        self, request: ModelRequest[Any], handler: AsyncModelHandler
+    ) -> ModelResponse[Any]:
+        """Call the model with the summary and the active history."""
+        return await handler(await asyncio.to_thread(self._request, request))
+
+    def after_model(
+        self, state: AgentState[Any], runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """Save the model's reply and report the turn (it may compress)."""
+        sid = self._session(runtime)
+        self._sync(state["messages"], sid)
+        self.engine.turn_after(sid)
+        return None
+
+    async def aafter_model(
+        self, state: AgentState[Any], runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """Save the model's reply and report the turn (it may compress)."""
+        sid = self._session(runtime)
+        await asyncio.to_thread(self._sync, state["messages"], sid)
+        self.engine.turn_after(sid)
+        return None
+
+    # -- the work (store I/O: run in a worker thread by the async hooks)
+
+    def _session(self, runtime: Runtime[Any] | None) -> str:
+        if self.session_id is not None:
+            return self.session_id
+        thread_id = _thread_id(runtime)
+        if thread_id is None:
+            raise ValueError(
+                "SummaryMiddleware needs a session: pass session_id=... or run the "
+                'agent with config={"configurable": {"thread_id": ...}}'
+            )
+        return thread_id
+
+    def _sync(self, messages: Sequence[AnyMessage], sid: str) -> dict[str, Any] | None:
+        """Save messages the store lacks; return a state update removing archived ones.
+
+        Messages up to the last one the active history holds are known; those after
+        it are new. Known ones the active history no longer holds were archived.
+        """
+        store = self.engine.memory
+        active = {m.metadata.get(LANGCHAIN_ID) for m in store.get_history(sid)} - {None}
+        last = max((i for i, m in enumerate(messages) if m.id in active), default=None)
+        if last is None:
+            new = [m for m in messages if m.id not in active]
+            archived: list[AnyMessage] = []
+        else:
+            new = list(messages[last + 1 :])
+            archived = [m for m in messages[:last] if m.id not in active]
+        for message in new:
+            store.save_message(sid, stored_message(message))
+        if not archived:
+            return None
+        return {"messages": [RemoveMessage(id=m.id) for m in archived if m.id]}
+
+    def _request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        sid = self._session(request.runtime)
+        history = self.engine.memory.get_history(sid)
+        present = {m.id for m in request.messages}
+        earlier = [
+            m for m in (langchain_message(s) for s in history) if m.id not in present
+        ]
+        prompt = self.engine.build_prompt(sid)
+        system = request.system_message
+        if prompt is not None:
+            system = _with_summary(system, prompt)
+        return request.override(
+            messages=[*earlier, *request.messages], system_message=system
+        )
+
+
+def _thread_id(runtime: Runtime[Any] | None) -> str | None:
+    """Return the run's thread id, or None when it has none."""
+    info = getattr(runtime, "execution_info", None)  # recent LangGraph releases
+    thread_id = getattr(info, "thread_id", None)
+    if thread_id is None:
+        try:
+            thread_id = get_config().get("configurable", {}).get("thread_id")
+        except RuntimeError:  # called outside a run
+            return None
+    return None if thread_id is None or thread_id == "" else str(thread_id)
+
+
+def _with_summary(system: SystemMessage | None, prompt: str) -> SystemMessage:
+    """Return the system message with the summary appended (one system message)."""
+    if system is None:
+        return SystemMessage(content=prompt)
+    if isinstance(system.content, str):
+        content: str | list[str | dict[str, Any]] = f"{system.content}\n\n{prompt}"
+    else:
+        content = [*system.content, {"type": "text", "text": prompt}]
+    return system.model_copy(update={"content": content})
+
+
+def stored_message(message: BaseMessage) -> Message:
+    """Return the library message storing a LangChain message (via OpenAI format)."""
+    converted = Message.from_openai(convert_to_openai_messages(message))
+    if message.id is None:
+        return converted
+    return attrs.evolve(converted, metadata={LANGCHAIN_ID: message.id})
+
+
+def langchain_message(message: Message) -> AnyMessage:
+    """Return the LangChain message a stored message holds, with its id."""
+    (converted,) = convert_to_messages([message.to_openai()])
+    known = message.metadata.get(LANGCHAIN_ID)
+    if isinstance(known, str):
+        converted.id = known
+    return cast("AnyMessage", converted)  # a chat message converts to one of them

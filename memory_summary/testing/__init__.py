@@ -1,0 +1,27 @@
+"""A testing kit for hosts and for authors of stores: strategies, fakes, a contract.
+
+Needs ``pip install 'memory-summary[testing]'`` (pytest and hypothesis); importing
+``memory_summary`` alone never imports them.
+
+- ``memory_summary.testing.strategies``: the hypothesis strategies the project's own
+  suite uses (histories with parallel tool-call groups and orphans, hostile text,
+  OpenAI-format messages with content parts).
+- ``memory_summary.testing.fakes``: ``ScriptedSummarizer`` (replies or raises, in
+  order, recording the calls) and ``FailingStore`` (an ``InMemoryStore`` whose
+  commits fail while ``failing`` is set).
+- ``memory_summary.testing.contract``: ``StoreContract``, the store contract suite as
+  a pytest class. Subclass it in a test module and give it ``make_store``::
+
+      from memory_summary.testing.contract import StoreContract
+
+      class TestRedisStore(StoreContract):
+          def make_store(self, tmp_path):
+              return RedisStore(url="redis://localhost:6379/15", prefix=tmp_path.name)
+
+  Every test of the class then runs on your store; the project's own stores (memory,
+  SQLite, PostgreSQL) run through the same class.
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,154 @@
+"""The public testing kit used from outside the project, as a store's author would.
+
+A test module in a directory of its own (no conftest, no ``tests`` package) subclasses
+``StoreContract`` for a store it defines, and pytest runs it in a child process: a
+store that behaves passes every contract test; one that flattens content parts into
+text is caught by the content tests.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from hypothesis import given
+
+from memory_summary import Message, StoreError
+from memory_summary.testing import fakes, strategies
+from memory_summary.testing.contract import StoreContract
+
+OUTSIDE_MODULE = textwrap.dedent(
+    '''
+    from memory_summary import Message
+    from memory_summary.adapters import InMemoryStore
+    from memory_summary.testing.contract import StoreContract
+
+
+    class DictStore:
+        """A store of its own: keeps sessions in a dict, delegates the rest."""
+
+        def __init__(self):
+            self.inner = InMemoryStore()
+            self.saved = {}
+
+        def save_message(self, session_id, message):
+            stored = self.inner.save_message(session_id, message)
+            self.saved.setdefault(session_id, []).append(stored.id)
+            return stored
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+
+    class FlatteningStore(DictStore):
+        """Keeps only the text of content given as parts: a bug the contract finds."""
+
+        def get_history(self, session_id, limit=None):
+            return [
+                Message(m.role, m.text, m.tool_calls, m.tool_call_id, m.name, id=m.id)
+                if isinstance(m.content, tuple) else m
+                for m in self.inner.get_history(session_id, limit)
+            ]
+
+
+    class TestDictStore(StoreContract):
+        def make_store(self, tmp_path):
+            return DictStore()
+
+
+    class TestFlatteningStore(StoreContract):
+        def make_store(self, tmp_path):
+            return FlatteningStore()
+    '''
+)
+
+
+def run_pytest(directory, *args):
+    env = {**os.environ, "HYPOTHESIS_PROFILE": "default"}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        cwd=directory,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def test_a_store_defined_outside_the_project_runs_the_whole_contract(tmp_path):
+    (tmp_path / "test_my_store.py").write_text(OUTSIDE_MODULE, encoding="utf-8")
+    contract_tests = sum(1 for name in dir(StoreContract) if name.startswith("test_"))
+
+    result = run_pytest(tmp_path, "test_my_store.py::TestDictStore")
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert " passed" in result.stdout
+    passed = int(result.stdout.strip().splitlines()[-1].split(" passed")[0].split()[-1])
+    assert passed >= contract_tests
+
+
+def test_the_contract_catches_a_store_that_loses_content_parts(tmp_path):
+    (tmp_path / "test_my_store.py").write_text(OUTSIDE_MODULE, encoding="utf-8")
+
+    result = run_pytest(
+        tmp_path, "test_my_store.py::TestFlatteningStore", "-k", "round_trip or parts"
+    )
+
+    assert result.returncode == 1
+    assert (
+        "FAILED test_my_store.py::TestFlatteningStore::"
+        "test_openai_messages_round_trip_through_the_store" in result.stdout
+    )
+    assert "test_saved_parts_come_back_equal_and_frozen" in result.stdout
+
+
+def test_the_kits_fakes_script_replies_and_failures():
+    llm = fakes.ScriptedSummarizer("one", RuntimeError("down"))
+    store = fakes.FailingStore()
+    saved = store.save_message("s1", Message("user", "hi"))
+
+    first = llm.complete([Message("user", "x")], max_tokens=10, temperature=0.3)
+
+    assert first == "one"
+    with pytest.raises(RuntimeError, match="down"):
+        llm.complete([], max_tokens=10, temperature=0.3)
+    assert [list(c) for c in llm.calls] == [[Message("user", "x")], []]
+    with pytest.raises(StoreError, match="commit_compaction failed"):
+        store.commit_compaction(
+            "s1",
+            namespace="summary",
+            record={"generation": "g"},
+            expect_generation=None,
+            through_id=saved.id,
+            expect_archived=1,
+        )
+    assert store.get_history("s1") == [saved]
+
+
+@given(message=strategies.openai_messages())
+def test_the_kits_strategies_make_messages_the_library_accepts(message):
+    assert Message.from_openai(message).role == message["role"]
+
+
+def test_without_the_extra_the_kit_names_it(tmp_path):
+    for module in ("strategies", "contract"):
+        probe = (
+            "import sys; sys.modules['hypothesis'] = None; "
+            f"import memory_summary.testing.{module}"
+        )
+
+        result = subprocess.run(
+            [sys.executable, "-c", probe],
+            cwd=tmp_path,  # not the repository, whose folders are not the package
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+        assert result.returncode == 1
+        assert "pip install 'memory-summary[testing]'" in result.stderr
