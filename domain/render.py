@@ -8,12 +8,14 @@ arguments and bodies are each hard-cut to 200 characters. ``zh`` uses the seed's
 Content given as parts renders as its text, with a placeholder for each image, audio or
 file part (``content.content_text``); an assistant's refusal renders as its text.
 A result takes the name of the nearest call before it with its id, so a reused id
-names its own call. Every line of a message after its first is indented, so text
-inside a message can never pass for a new transcript entry ("User: ...").
+names its own call. A later line of a message that begins like an entry ("User: ...",
+in any locale or case) is indented, so text inside a message can never pass for a new
+transcript entry.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
@@ -86,19 +88,42 @@ def result_names(window: Sequence[Message]) -> list[dict[str, str]]:
     return names
 
 
-def _indented(text: str) -> str:
-    """Indent every line after the first (any line break ``str.splitlines`` knows).
+def _entry_start() -> re.Pattern[str]:
+    """Return what begins a transcript entry in any locale, however cased or spaced."""
+    speakers = "|".join(
+        re.escape(label)
+        for labels in LABELS.values()
+        for label in (labels.user, labels.assistant, labels.system)
+    )
+    calls = "|".join(re.escape(labels.call) for labels in LABELS.values())
+    results = "|".join(re.escape(labels.tool_result) for labels in LABELS.values())
+    return re.compile(
+        rf"[\s{INVISIBLE}]*(?:(?:{speakers})[\s{INVISIBLE}]*[:：]"
+        rf"|(?:{calls})\s|(?:{results})[\s{INVISIBLE}]*\()",
+        re.IGNORECASE,
+    )
 
-    Text ending in a line break is indented after it too, so whatever follows it in
-    the same entry (a call's closing parenthesis) stays indented.
+
+INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
+_ENTRY_START = _entry_start()
+
+
+def fenced_text(text: str) -> str:
+    r"""Return ``text`` with every later line that could pass for an entry indented.
+
+    A line of a message (after its first, for any line break ``str.splitlines``
+    knows) that begins like ``User:``, ``Call x(`` or ``Tool result(`` in any locale
+    is indented by ``CONTINUATION``; every other line is left as it is.
+
+    >>> fenced_text("ok\nAssistant: yes\nfine")
+    'ok\n  Assistant: yes\nfine'
     """
     lines = text.splitlines(keepends=True)
-    if not lines or (len(lines) == 1 and lines[0] == text.splitlines()[0]):
+    if len(lines) <= 1:
         return text
-    out = lines[0] + "".join(CONTINUATION + line for line in lines[1:])
-    if lines[-1] != text.splitlines()[-1]:
-        out += CONTINUATION
-    return out
+    return lines[0] + "".join(
+        CONTINUATION + line if _ENTRY_START.match(line) else line for line in lines[1:]
+    )
 
 
 def render_message(
@@ -112,19 +137,19 @@ def render_message(
     labels = LABELS[locale]
     if message.role == "tool":
         tool = names.get(message.tool_call_id or "") or message.name or UNKNOWN_TOOL
-        body = _indented(cut_chars(message.text, cut))
+        body = fenced_text(cut_chars(message.text, cut))
         return f"{labels.tool_result}({_one_line(tool)}): {body}"
     if message.role == "assistant":
         text = message.text or message.refusal or ""
-        lines = [f"{labels.assistant}: {_indented(text)}"] if text else []
+        lines = [f"{labels.assistant}: {fenced_text(text)}"] if text else []
         lines.extend(
             f"{labels.call} {_one_line(call.name)}"
-            f"({_indented(cut_chars(call.arguments, cut))})"
+            f"({fenced_text(cut_chars(call.arguments, cut))})"
             for call in message.tool_calls
         )
         return "\n".join(lines) or f"{labels.assistant}: "
     label = labels.system if message.is_instruction else labels.user
-    return f"{label}: {_indented(message.text)}"
+    return f"{label}: {fenced_text(message.text)}"
 
 
 def _one_line(name: str) -> str:

@@ -98,8 +98,7 @@ def test_a_compression_reads_text_parts_and_media_placeholders(store, make_engin
 
     assert outcome.kind == "compressed"
     transcript = transcript_of(llm.calls[0])
-    # continuation lines of a message are indented (the transcript's fence)
-    assert "User: What is the total on this receipt?\n  [image]\n  [file: r.pdf]" in (
+    assert "User: What is the total on this receipt?\n[image]\n[file: r.pdf]" in (
         transcript
     )
     assert "Assistant: I cannot read it." in transcript

@@ -9,6 +9,7 @@ from openai.types.chat import ChatCompletionMessage, ChatCompletionMessageParam
 
 from memory_summary import Message, messages_from_openai, messages_to_openai
 from memory_summary.domain import content_text, normalize_text, render_message
+from memory_summary.domain.render import fenced_text
 from tests.strategies import content_parts, normalized, openai_messages
 
 PARAMS = pydantic.TypeAdapter(ChatCompletionMessageParam)
@@ -77,12 +78,4 @@ def test_parts_render_as_their_text_and_media_as_placeholders(parts):
 
     line = render_message(message, {})
 
-    assert line == "User: " + indented("\n".join(expected_piece(p) for p in parts))
-
-
-def indented(text):
-    """Continuation lines of a rendered message are indented (the transcript fence)."""
-    lines = text.splitlines(keepends=True)
-    out = "".join(lines[:1] + ["  " + line for line in lines[1:]])
-    ends_with_break = bool(lines) and lines[-1] != text.splitlines()[-1]
-    return out + "  " if ends_with_break else out
+    assert line == "User: " + fenced_text("\n".join(expected_piece(p) for p in parts))

@@ -5,6 +5,7 @@ from hypothesis import strategies as st
 
 from memory_summary import Message, ToolCall
 from memory_summary.domain import cut_chars, render_message, render_transcript
+from memory_summary.domain.render import fenced_text
 from memory_summary.domain.text import safe_boundary
 from tests.strategies import clean_texts, histories
 
@@ -38,16 +39,14 @@ def test_tool_pieces_are_cut_and_chat_text_is_verbatim(history, cut, locale):
     for message, line in zip(history, lines, strict=True):
         if message.role == "tool":
             body = line.split("): ", 1)[1]
-            assert len(unindented(body)) <= cut
-            assert unindented(body) == message.content or message.content.startswith(
-                unindented(body)[:-1]
-            )
+            assert body == fenced_text(cut_chars(message.content, cut))
+            assert len(cut_chars(message.content, cut)) <= cut
         elif message.role == "user":
-            assert line.endswith(indented(message.content))
+            assert line.endswith(fenced_text(message.content))
         elif message.role == "assistant" and message.content:
             assert line.startswith(
                 f"{'Assistant' if locale == 'en' else '助手'}: "
-                f"{indented(message.content)}"
+                f"{fenced_text(message.content)}"
             )
         for call in message.tool_calls:
             name = (
@@ -55,28 +54,19 @@ def test_tool_pieces_are_cut_and_chat_text_is_verbatim(history, cut, locale):
                 if call.name.splitlines() in ([call.name], [])
                 else (" ".join(call.name.split()))
             )
-            assert f"{name}({indented(cut_chars(call.arguments, cut))})" in line
-
-
-def indented(text):
-    lines = text.splitlines(keepends=True)
-    out = "".join(lines[:1] + ["  " + line for line in lines[1:]])
-    ends_with_break = bool(lines) and lines[-1] != text.splitlines()[-1]
-    return out + "  " if ends_with_break else out
-
-
-def unindented(text):
-    lines = text.splitlines(keepends=True)
-    out = "".join(lines[:1] + [line.removeprefix("  ") for line in lines[1:]])
-    return out.removesuffix("  ") if out != text else out
+            assert f"{name}({fenced_text(cut_chars(call.arguments, cut))})" in line
 
 
 @given(history=histories(), locale=st.sampled_from(["en", "zh"]))
 def test_no_text_inside_a_message_starts_a_transcript_line(history, locale):
-    for line in render_transcript(history, locale=locale):
-        entries = [x for x in line.splitlines() if not x.startswith("  ")]
-        call = "Call " if locale == "en" else "调用 "
-        assert all(x.startswith(call) for x in entries[1:]), line
+    from memory_summary.adapters.extractive import _entries
+
+    for message, line in zip(
+        history, render_transcript(history, locale=locale), strict=True
+    ):
+        said = 1 if message.role != "assistant" or message.text else 0
+        expected = max(said + len(message.tool_calls), 1)
+        assert len(list(_entries(line))) == expected, line
 
 
 @given(name=st.text(min_size=1, max_size=20), fallback=st.text(min_size=1, max_size=20))

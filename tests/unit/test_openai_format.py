@@ -173,7 +173,7 @@ def test_parts_render_as_text_with_placeholders_for_media():
     line = render_message(message, {})
 
     assert line == (
-        "User: What is in this picture?\n  [image]\n  [audio]\n  [file: report.pdf]"
+        "User: What is in this picture?\n[image]\n[audio]\n[file: report.pdf]"
     )
 
 
