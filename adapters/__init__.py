@@ -1,8 +1,8 @@
 """Adapters: the stores, archives, summarizers and token counters behind the ports.
 
-The OpenAI and PostgreSQL adapters load on first use (module ``__getattr__``): their
-drivers are optional extras, and importing them costs a few hundred milliseconds that
-an offline host never needs.
+The OpenAI, PostgreSQL and Redis adapters load on first use (module ``__getattr__``):
+their drivers are optional extras, and importing them costs a few hundred milliseconds
+that an offline host never needs.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from .tokens import TiktokenCounter, counter_factory, encoding_name_for
 if TYPE_CHECKING:
     from .openai_llm import OpenAIChatLLM, OpenAIChatStream
     from .postgres import PostgresArchive, PostgresStore
+    from .redis_store import RedisStore
 
 # name -> (module, the driver it needs, the extra that installs it)
 _LAZY: dict[str, tuple[str, str, str]] = {
@@ -25,11 +26,12 @@ _LAZY: dict[str, tuple[str, str, str]] = {
     "OpenAIChatStream": ("openai_llm", "openai", "openai"),
     "PostgresArchive": ("postgres", "psycopg", "postgres"),
     "PostgresStore": ("postgres", "psycopg", "postgres"),
+    "RedisStore": ("redis_store", "redis", "redis"),
 }
 
 
 def __getattr__(name: str) -> object:
-    """Import the OpenAI and PostgreSQL adapters on first use (optional extras)."""
+    """Import the OpenAI, PostgreSQL and Redis adapters on first use (extras)."""
     if name not in _LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module_name, driver, extra = _LAZY[name]
@@ -59,6 +61,7 @@ __all__ = [
     "OpenAIChatStream",
     "PostgresArchive",
     "PostgresStore",
+    "RedisStore",
     "SqliteArchive",
     "SqliteStore",
     "TiktokenCounter",

@@ -38,11 +38,23 @@ def store(request, tmp_path) -> Iterator[object]:
     """The one store fixture: the contract suite and engine tests run on each store.
 
     PostgreSQL gets a schema of its own per test, dropped afterwards; it is skipped
-    when no server answers, and a failure under ``CI=true``.
+    when no server answers, and a failure under ``CI=true``. Redis gets a key prefix
+    of its own on the session's throw-away server.
     """
+    if request.param == "redis":
+        request.getfixturevalue("redis_server")
     made = make_store(request.param, tmp_path)
     yield made
     dispose(made)
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[object]:
+    """The session's throw-away redis-server (a free loopback port, no persistence)."""
+    from tests.redisserver import close_shared_server, shared_server
+
+    yield shared_server()
+    close_shared_server()
 
 
 @pytest.fixture

@@ -9,6 +9,8 @@ import pytest
 
 from tests.contract.stores import SQL_KINDS, dispose, make_store
 
+FOREIGN_KINDS = [*SQL_KINDS, pytest.param("redis", marks=pytest.mark.redis)]
+
 
 @pytest.fixture
 def sid() -> str:
@@ -19,6 +21,16 @@ def sid() -> str:
 @pytest.fixture(params=SQL_KINDS)
 def sql_store(request, tmp_path) -> Iterator[object]:
     """A SQL store only: for tests of its archive table or of a foreign writer."""
+    made = make_store(request.param, tmp_path)
+    yield made
+    dispose(made)
+
+
+@pytest.fixture(params=FOREIGN_KINDS)
+def foreign_store(request, tmp_path) -> Iterator[object]:
+    """A store another program can write behind its back: SQL, or Redis (raw keys)."""
+    if request.param == "redis":
+        request.getfixturevalue("redis_server")
     made = make_store(request.param, tmp_path)
     yield made
     dispose(made)

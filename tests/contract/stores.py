@@ -27,6 +27,7 @@ __all__ = [
     "in_ci",
     "kind_of",
     "make_postgres",
+    "make_redis",
     "make_store",
     "poll_until_acquired",
     "postgres_dsn",
@@ -36,7 +37,12 @@ __all__ = [
     "write_raw_metadata",
 ]
 
-STORE_KINDS = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+STORE_KINDS = [
+    "memory",
+    "sqlite",
+    pytest.param("postgres", marks=pytest.mark.postgres),
+    pytest.param("redis", marks=pytest.mark.redis),
+]
 SQL_KINDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 DEFAULT_DSN = "host=127.0.0.1 port=5432 dbname=test user=postgres connect_timeout=3"
 
@@ -71,6 +77,21 @@ def make_postgres(schema: str | None = None) -> object:
         )
 
 
+def make_redis(prefix: str | None = None, **options: object) -> object:
+    """Return a RedisStore under a fresh key prefix on the session's throw-away server.
+
+    Skips without redis-server or the redis package (a failure under CI).
+    """
+    from memory_summary.adapters import RedisStore
+    from tests.redisserver import shared_server
+
+    return RedisStore(
+        shared_server().url,
+        prefix=prefix or f"t-{uuid4().hex[:12]}:",
+        **options,  # type: ignore[arg-type]
+    )
+
+
 def make_store(kind: str, tmp_path: Path) -> object:
     if kind == "memory":
         return InMemoryStore()
@@ -78,6 +99,8 @@ def make_store(kind: str, tmp_path: Path) -> object:
         return SqliteStore(tmp_path / "store.sqlite3")
     if kind == "postgres":
         return make_postgres()
+    if kind == "redis":
+        return make_redis()
     raise ValueError(kind)
 
 
@@ -86,6 +109,8 @@ def dispose(store: object) -> None:
     drop = getattr(store, "drop_schema", None)
     if drop is not None:
         drop()
+    if kind_of(store) == "redis":
+        store.clear_all()  # type: ignore[attr-defined]  # its prefix's keys only
     close = getattr(store, "close", None)
     if close is not None:
         close()
@@ -96,6 +121,8 @@ def kind_of(store: object) -> str:
         return "memory"
     if isinstance(store, SqliteStore):
         return "sqlite"
+    if type(store).__name__ == "RedisStore":
+        return "redis"
     return "postgres"
 
 
@@ -120,8 +147,26 @@ def run_sql(store: object, sql: str, params: tuple[object, ...] = ()) -> list[tu
     raise ValueError(f"{kind} has no driver: nothing else can write to it")
 
 
+def redis_record_keys(store: object, namespace: str, key: str) -> tuple[str, str]:
+    """Return the keys of a Redis record and its namespace's index (docs/redis.md)."""
+    prefix = store.prefix  # type: ignore[attr-defined]
+    return f"{prefix}r:{namespace}\x00{key}", f"{prefix}x:{namespace}"
+
+
+def _redis_client(store: object):  # type: ignore[no-untyped-def]
+    import redis
+
+    return redis.Redis.from_url(store.url)  # type: ignore[attr-defined]
+
+
 def write_raw_metadata(store: object, namespace: str, key: str, raw: object) -> None:
     """Write a metadata row as a foreign program would, bypassing every check."""
+    if kind_of(store) == "redis":
+        record, index = redis_record_keys(store, namespace, key)
+        with _redis_client(store) as client:
+            client.set(record, raw)  # type: ignore[arg-type]
+            client.zadd(index, {key: 0})
+        return
     run_sql(
         store,
         "DELETE FROM {t}metadata WHERE namespace = ? AND key = ?",
@@ -136,6 +181,10 @@ def write_raw_metadata(store: object, namespace: str, key: str, raw: object) -> 
 
 def read_raw_metadata(store: object, namespace: str, key: str) -> object:
     """Return the raw data column of a metadata row (None when absent)."""
+    if kind_of(store) == "redis":
+        with _redis_client(store) as client:
+            raw = client.get(redis_record_keys(store, namespace, key)[0])
+        return None if raw is None else raw.decode()
     rows = run_sql(
         store,
         "SELECT data FROM {t}metadata WHERE namespace = ? AND key = ?",

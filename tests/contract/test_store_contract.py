@@ -22,6 +22,7 @@ from tests.contract.stores import (
     dispose,
     kind_of,
     make_postgres,
+    make_redis,
     make_store,
 )
 
@@ -45,6 +46,17 @@ class TestPostgresStore(StoreContract):
 
     def dispose_store(self, store):
         dispose(store)
+
+
+@pytest.mark.redis
+class TestRedisStore(StoreContract):
+    """A key prefix of its own per test on the session's throw-away redis-server."""
+
+    @pytest.fixture
+    def store(self, redis_server):
+        made = make_redis()
+        yield made
+        dispose(made)
 
 
 @pytest.mark.parametrize("kind", SQL_KINDS)
@@ -83,4 +95,4 @@ def test_a_database_from_a_newer_release_is_refused(tmp_path):
 
 
 def test_stores_say_whether_counting_is_a_local_read(store):
-    assert store.counts_locally is (kind_of(store) != "postgres")
+    assert store.counts_locally is (kind_of(store) not in ("postgres", "redis"))

@@ -100,8 +100,8 @@ def test_a_failing_separator_undoes_the_commit(sql_store, sid):
     assert snapshot(store, sid) == before
 
 
-def test_an_undecodable_record_fences_and_is_never_overwritten(sql_store, sid):
-    store = sql_store
+def test_an_undecodable_record_fences_and_is_never_overwritten(foreign_store, sid):
+    store = foreign_store
     write_raw_metadata(store, NS, sid, "{not json")
 
     assert commit(store, sid, expect_generation=None).fenced == "generation"

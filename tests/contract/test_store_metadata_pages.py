@@ -60,14 +60,14 @@ def test_a_negative_limit_is_refused(store, sid):
         store.metadata_page(f"pages-{sid}", limit=-1)
 
 
-def test_a_corrupt_row_reads_as_none_and_the_scan_goes_on(sql_store, sid):
+def test_a_corrupt_row_reads_as_none_and_the_scan_goes_on(foreign_store, sid):
     ns = f"pages-{sid}"
-    sql_store.save_metadata(ns, "a", {"ok": 1})
-    write_raw_metadata(sql_store, ns, "b", "{not json")
-    write_raw_metadata(sql_store, ns, "c", "[1, 2]")
-    sql_store.save_metadata(ns, "d", {"ok": 4})
+    foreign_store.save_metadata(ns, "a", {"ok": 1})
+    write_raw_metadata(foreign_store, ns, "b", "{not json")
+    write_raw_metadata(foreign_store, ns, "c", "[1, 2]")
+    foreign_store.save_metadata(ns, "d", {"ok": 4})
 
-    page = sql_store.metadata_page(ns)
+    page = foreign_store.metadata_page(ns)
 
     assert page == [("a", {"ok": 1}), ("b", None), ("c", None), ("d", {"ok": 4})]
 

@@ -25,14 +25,14 @@ UNDECODABLE = {
 
 
 @pytest.mark.parametrize("raw", UNDECODABLE.values(), ids=UNDECODABLE.keys())
-def test_an_undecodable_record_raises_a_store_error_naming_it(sql_store, sid, raw):
-    write_raw_metadata(sql_store, NS, sid, raw)
+def test_an_undecodable_record_raises_a_store_error_naming_it(foreign_store, sid, raw):
+    write_raw_metadata(foreign_store, NS, sid, raw)
 
     with pytest.raises(MalformedRecord, match=f"metadata {NS}/{sid}") as caught:
-        sql_store.get_metadata(NS, sid)
+        foreign_store.get_metadata(NS, sid)
 
     assert isinstance(caught.value, StoreError)
-    assert sid in sql_store.list_metadata(NS)
+    assert sid in foreign_store.list_metadata(NS)
 
 
 @pytest.mark.parametrize("raw", [42, 1.5, b"\xff\xfe", b'{"a": 1'], ids=repr)
@@ -51,36 +51,36 @@ def test_sqlite_values_that_are_not_json_text_are_malformed_too(tmp_path, sid, r
 
 
 @pytest.mark.parametrize("raw", UNDECODABLE.values(), ids=UNDECODABLE.keys())
-def test_quarantine_moves_the_raw_row_unchanged(sql_store, sid, raw):
-    write_raw_metadata(sql_store, NS, sid, raw)
+def test_quarantine_moves_the_raw_row_unchanged(foreign_store, sid, raw):
+    write_raw_metadata(foreign_store, NS, sid, raw)
 
-    moved = sql_store.quarantine_metadata(NS, sid, QUARANTINE)
+    moved = foreign_store.quarantine_metadata(NS, sid, QUARANTINE)
 
     assert moved is True
-    assert sql_store.get_metadata(NS, sid) is None
-    assert read_raw_metadata(sql_store, NS, sid) is None
-    assert read_raw_metadata(sql_store, QUARANTINE, sid) == raw
+    assert foreign_store.get_metadata(NS, sid) is None
+    assert read_raw_metadata(foreign_store, NS, sid) is None
+    assert read_raw_metadata(foreign_store, QUARANTINE, sid) == raw
 
 
-def test_quarantine_replaces_an_earlier_quarantined_row(sql_store, sid):
-    write_raw_metadata(sql_store, QUARANTINE, sid, "old garbage")
-    write_raw_metadata(sql_store, NS, sid, "new garbage")
+def test_quarantine_replaces_an_earlier_quarantined_row(foreign_store, sid):
+    write_raw_metadata(foreign_store, QUARANTINE, sid, "old garbage")
+    write_raw_metadata(foreign_store, NS, sid, "new garbage")
 
-    assert sql_store.quarantine_metadata(NS, sid, QUARANTINE) is True
+    assert foreign_store.quarantine_metadata(NS, sid, QUARANTINE) is True
 
-    assert read_raw_metadata(sql_store, QUARANTINE, sid) == "new garbage"
+    assert read_raw_metadata(foreign_store, QUARANTINE, sid) == "new garbage"
 
 
-def test_after_quarantine_the_session_starts_afresh(sql_store, sid):
-    write_raw_metadata(sql_store, NS, sid, "{broken")
-    sql_store.quarantine_metadata(NS, sid, QUARANTINE)
+def test_after_quarantine_the_session_starts_afresh(foreign_store, sid):
+    write_raw_metadata(foreign_store, NS, sid, "{broken")
+    foreign_store.quarantine_metadata(NS, sid, QUARANTINE)
 
-    result = sql_store.commit_compaction(
+    result = foreign_store.commit_compaction(
         sid, namespace=NS, record={"generation": "g1"}, expect_generation=None
     )
 
     assert result.committed
-    assert sql_store.get_metadata(NS, sid) == {"generation": "g1"}
+    assert foreign_store.get_metadata(NS, sid) == {"generation": "g1"}
 
 
 def test_quarantine_moves_a_readable_record_too(store, sid):

@@ -15,7 +15,7 @@ import pytest
 
 pytestmark = pytest.mark.e2e
 
-HEAVY = ("openai", "psycopg", "psycopg_pool", "tiktoken")
+HEAVY = ("openai", "psycopg", "psycopg_pool", "redis", "tiktoken")
 
 
 def loaded_after(code: str) -> list[str]:
@@ -67,6 +67,8 @@ def test_start_loads_only_the_tokenizer():
 
 
 def test_the_optional_adapters_load_on_first_use():
-    code = "from memory_summary.adapters import OpenAIChatLLM, PostgresStore"
+    code = (
+        "from memory_summary.adapters import OpenAIChatLLM, PostgresStore, RedisStore"
+    )
 
-    assert sorted(loaded_after(code)) == ["openai", "psycopg", "psycopg_pool"]
+    assert sorted(loaded_after(code)) == ["openai", "psycopg", "psycopg_pool", "redis"]

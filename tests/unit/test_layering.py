@@ -61,6 +61,7 @@ DRIVERS = frozenset(
         "sqlite3",
         "psycopg",
         "psycopg_pool",
+        "redis",
     }
 )
 # The folders as top-level names: installed only as subpackages of memory_summary.

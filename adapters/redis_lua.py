@@ -1,0 +1,248 @@
+"""The Lua scripts of ``RedisStore``: each store operation that reads and then writes.
+
+A script runs atomically on the server (no other command runs in between), so every
+check-then-write here, the fenced commit, the leases, a pop, a trim, is one atomic
+step for every process sharing the server. Keys come in ``KEYS``; only ``clear_all``
+and the metadata scans derive keys from the store's prefix inside the script, so the
+store needs one server (or a Sentinel-managed primary), not a Redis Cluster.
+
+Layout (``P`` is the store's prefix; a session id, namespace or key never holds a NUL):
+
+- ``P id``: the id counter (``INCR``), ids increase across the whole store;
+- ``P h:<sid>``: a sorted set of the session's messages, score = id, member = the
+  row as JSON ``[id, role, ...]``;
+- ``P b:<sid>``: the archive boundary, the highest archived id (messages with an
+  id at most this are archived: archived messages are always the oldest);
+- ``P l:<sid>``: the compaction lease, a hash {owner, token} that expires;
+- ``P r:<namespace>NUL<key>``: a metadata record, JSON text (NUL: the byte 0);
+- ``P x:<namespace>``: the namespace's keys, a sorted set of score 0 (code-point
+  order: byte order of UTF-8);
+- ``P sessions``, ``P namespaces``: what ``clear_all`` must visit.
+"""
+
+from __future__ import annotations
+
+# KEYS: counter, history, sessions, boundary, session records...
+# ARGV: the row without its id (JSON after "["), sid, ttl ms (0: none)
+SAVE = """
+local id = redis.call('INCR', KEYS[1])
+local sid = string.format('%d', id)
+redis.call('ZADD', KEYS[2], id, '[' .. sid .. ',' .. ARGV[1])
+redis.call('SADD', KEYS[3], ARGV[2])
+local ttl = tonumber(ARGV[3])
+if ttl > 0 then
+  redis.call('PEXPIRE', KEYS[2], ttl)
+  for i = 4, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
+end
+return id
+"""
+
+# KEYS: history, boundary. ARGV: limit (-1: all). Newest first with a limit.
+NEWEST_ACTIVE = """
+local b = redis.call('GET', KEYS[2]) or '0'
+if ARGV[1] == '-1' then
+  return redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. b, '+inf')
+end
+return redis.call('ZREVRANGEBYSCORE', KEYS[1], '+inf', '(' .. b, 'LIMIT', 0, ARGV[1])
+"""
+
+# KEYS: history, boundary.
+COUNT_ACTIVE = """
+local b = redis.call('GET', KEYS[2]) or '0'
+return redis.call('ZCOUNT', KEYS[1], '(' .. b, '+inf')
+"""
+
+# KEYS: history, boundary. ARGV: limit, after id.
+OLDEST_ACTIVE = """
+local low = redis.call('GET', KEYS[2]) or '0'
+if tonumber(ARGV[2]) > tonumber(low) then low = ARGV[2] end
+return redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. low, '+inf', 'LIMIT', 0, ARGV[1])
+"""
+
+# KEYS: history, boundary. ARGV: after id, through id, limit.
+ARCHIVED_RANGE = """
+local high = redis.call('GET', KEYS[2]) or '0'
+if tonumber(ARGV[2]) < tonumber(high) then high = ARGV[2] end
+return redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], high, 'LIMIT', 0, ARGV[3])
+"""
+
+# KEYS: history, boundary, session records... ARGV: ttl ms.
+POP = """
+local b = redis.call('GET', KEYS[2]) or '0'
+local top = redis.call(
+  'ZREVRANGEBYSCORE', KEYS[1], '+inf', '(' .. b, 'WITHSCORES', 'LIMIT', 0, 1)
+if #top == 0 then return false end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], top[2], top[2])
+local ttl = tonumber(ARGV[1])
+if ttl > 0 then for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end end
+return top[1]
+"""
+
+# KEYS: history, boundary, session records... ARGV: keep_recent, ttl ms.
+TRIM = """
+local b = redis.call('GET', KEYS[2]) or '0'
+local cut = redis.call(
+  'ZREVRANGEBYSCORE', KEYS[1], '+inf', '(' .. b, 'WITHSCORES', 'LIMIT', ARGV[1], 1)
+if #cut == 0 then return 0 end
+local archived = redis.call('ZCOUNT', KEYS[1], '(' .. b, cut[2])
+redis.call('SET', KEYS[2], cut[2])
+local ttl = tonumber(ARGV[2])
+if ttl > 0 then for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end end
+return archived
+"""
+
+# KEYS: lease, record, history, boundary, index, namespaces, session records...
+# ARGV: lease token ('' none), 'none' | 'gen', expected generation, through id
+# ('' none), expected archived count, record JSON, key (sid), namespace, ttl ms.
+# Returns {reason} when fenced, {'ok', archived} when applied.
+COMMIT = """
+if ARGV[1] ~= '' and redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then
+  return {'lease'}
+end
+local raw = redis.call('GET', KEYS[2])
+local stored = nil
+if raw then
+  -- an undecodable record fences: it is never overwritten before quarantine
+  if not string.find(raw, '^%s*{') then return {'generation'} end
+  local ok, record = pcall(cjson.decode, raw)
+  if not ok or type(record) ~= 'table' then return {'generation'} end
+  local generation = record['generation']
+  if type(generation) == 'string' then stored = generation else stored = '' end
+end
+if ARGV[2] == 'none' then
+  if stored ~= nil then return {'generation'} end
+elseif stored ~= ARGV[3] then
+  return {'generation'}
+end
+local archived = 0
+if ARGV[4] ~= '' then
+  local b = redis.call('GET', KEYS[4]) or '0'
+  archived = redis.call('ZCOUNT', KEYS[3], '(' .. b, ARGV[4])
+  if archived ~= tonumber(ARGV[5]) then return {'archive'} end
+  if archived > 0 then
+    -- the boundary is the newest archived id, never through_id itself: a message
+    -- saved later gets a higher id and must stay active
+    local top = redis.call(
+      'ZREVRANGEBYSCORE', KEYS[3], ARGV[4], '(' .. b, 'WITHSCORES', 'LIMIT', 0, 1)
+    redis.call('SET', KEYS[4], top[2])
+  end
+end
+redis.call('SET', KEYS[2], ARGV[6])
+redis.call('ZADD', KEYS[5], 0, ARGV[7])
+redis.call('SADD', KEYS[6], ARGV[8])
+local ttl = tonumber(ARGV[9])
+if ttl > 0 then
+  redis.call('PEXPIRE', KEYS[3], ttl)
+  redis.call('PEXPIRE', KEYS[4], ttl)
+  for i = 7, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
+end
+return {'ok', archived}
+"""
+
+# KEYS: history, boundary, lease, sessions, then (record, index) per namespace.
+# ARGV: sid.
+FORGET = """
+local deleted = redis.call('ZCARD', KEYS[1])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+redis.call('SREM', KEYS[4], ARGV[1])
+for i = 5, #KEYS, 2 do
+  redis.call('DEL', KEYS[i])
+  redis.call('ZREM', KEYS[i + 1], ARGV[1])
+end
+return deleted
+"""
+
+# KEYS: sessions, namespaces. ARGV: prefix.
+CLEAR_ALL = """
+local p = ARGV[1]
+for _, sid in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  redis.call('DEL', p .. 'h:' .. sid, p .. 'b:' .. sid, p .. 'l:' .. sid)
+end
+for _, ns in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+  local index = p .. 'x:' .. ns
+  for _, key in ipairs(redis.call('ZRANGE', index, 0, -1)) do
+    redis.call('DEL', p .. 'r:' .. ns .. '\\0' .. key)
+  end
+  redis.call('DEL', index)
+end
+redis.call('DEL', KEYS[1], KEYS[2])
+return 0
+"""
+
+# KEYS: lease, sessions. ARGV: owner, token, ttl ms, sid.
+ACQUIRE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'token', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('SADD', KEYS[2], ARGV[4])
+return 1
+"""
+
+# KEYS: lease. ARGV: token, ttl ms.
+RENEW = """
+if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+"""
+
+# KEYS: lease. ARGV: field ('token' or 'owner'), value.
+DROP_LEASE = """
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('DEL', KEYS[1])
+return 1
+"""
+
+# KEYS: record, index, namespaces. ARGV: data, key, namespace, ttl ms.
+SAVE_METADATA = """
+if tonumber(ARGV[4]) > 0 then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[4])
+else
+  redis.call('SET', KEYS[1], ARGV[1])
+end
+redis.call('ZADD', KEYS[2], 0, ARGV[2])
+redis.call('SADD', KEYS[3], ARGV[3])
+return 1
+"""
+
+# KEYS: record, index. ARGV: key.
+DELETE_METADATA = """
+local deleted = redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+return deleted
+"""
+
+# KEYS: index. ARGV: record-key prefix, start ('-' or '(' .. after key), limit.
+# Returns key, raw, key, raw... ; keys whose record expired leave the index.
+METADATA_PAGE = """
+local out, found, start = {}, 0, ARGV[2]
+local want = tonumber(ARGV[3])
+while found < want do
+  local keys = redis.call('ZRANGEBYLEX', KEYS[1], start, '+', 'LIMIT', 0, want - found)
+  if #keys == 0 then break end
+  for _, key in ipairs(keys) do
+    local raw = redis.call('GET', ARGV[1] .. key)
+    if raw then
+      out[#out + 1] = key
+      out[#out + 1] = raw
+      found = found + 1
+    else
+      redis.call('ZREM', KEYS[1], key)
+    end
+  end
+  start = '(' .. keys[#keys]
+end
+return out
+"""
+
+# KEYS: from record, from index, to record, to index, namespaces.
+# ARGV: key, to namespace.
+QUARANTINE = """
+local raw = redis.call('GET', KEYS[1])
+if not raw then return 0 end
+redis.call('SET', KEYS[3], raw)
+redis.call('ZADD', KEYS[4], 0, ARGV[1])
+redis.call('SADD', KEYS[5], ARGV[2])
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+return 1
+"""

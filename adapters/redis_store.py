@@ -1,0 +1,503 @@
+"""The Redis store: the whole compaction-store contract on one Redis server.
+
+Every operation that reads and then writes is a Lua script (``redis_lua``), so it is
+atomic for every process sharing the server: a fenced commit checks the lease, the
+record's generation and the archive count and applies all or nothing, exactly as a
+SQL transaction does. Rows are written and checked by the same code as the SQL
+stores' (``message_rows``), so the store refuses what they refuse and reads back
+what they read back.
+
+Leases are keys that expire on the server's clock, so they bind every process and
+survive a restart when the server persists its data (RDB or AOF). A server that
+persists nothing loses every key on a restart: a compression in flight then fails
+its lease check and commits nothing. See docs/redis.md.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, ClassVar
+
+import redis
+
+from memory_summary.domain import (
+    NAMESPACE,
+    CommitResult,
+    MalformedRecord,
+    Message,
+    StoreError,
+)
+
+from . import redis_lua as lua
+from .message_rows import (
+    check_key,
+    check_limit,
+    check_row_id,
+    check_ttl,
+    decode_record,
+    message_values,
+    metadata_json,
+    new_token,
+    row_message,
+    stored_message,
+)
+
+log = logging.getLogger(__name__)
+
+URL_VARIABLE = "MEMORY_SUMMARY_REDIS_URL"
+DEFAULT_URL = "redis://127.0.0.1:6379/0"
+DEFAULT_PREFIX = "memory-summary:"
+_MAX_TTL_MS = 2**40  # about 35 years: PEXPIRE must not overflow the server's clock
+_PAGE = 1000
+_SCRIPTS = [name for name in vars(lua) if name.isupper()]  # the Lua scripts
+_Arg = bytes | str | int | float
+
+
+def _ms(seconds: float) -> int:
+    return min(max(1, math.ceil(seconds * 1000)), _MAX_TTL_MS)
+
+
+class RedisStore:
+    """A compaction store on a Redis server, shared by every process that opens it.
+
+    Args:
+        url: the server (``redis://host:port/db``); by default
+            ``$MEMORY_SUMMARY_REDIS_URL`` or ``redis://127.0.0.1:6379/0``.
+        prefix: begins every key the store writes; give each tenant its own.
+        session_ttl_s: when set, a session idle that long (no message saved,
+            popped, trimmed or compacted) expires: its messages and its records in
+            ``session_namespaces`` (its summary) go together.
+        session_namespaces: metadata namespaces whose key is a session id.
+        timeout_s: connect and socket timeout of each command.
+        client: a ``redis.Redis`` of your own (then ``url`` and ``timeout_s`` are
+            not used, and ``close()`` leaves it open).
+
+    Raises:
+        StoreError: the server does not answer.
+
+    Example:
+        >>> store = RedisStore("redis://127.0.0.1:6379/0", prefix="tenant-a:")
+        ... # doctest: +SKIP
+    """
+
+    counts_locally: ClassVar[bool] = False
+    """Whether ``count_history`` is a cheap local read the host's thread may run."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        session_ttl_s: float | None = None,
+        session_namespaces: Sequence[str] = (NAMESPACE,),
+        timeout_s: float = 5.0,
+        client: redis.Redis | None = None,
+    ) -> None:
+        check_key("prefix", prefix)
+        if session_ttl_s is not None:
+            check_ttl(session_ttl_s)
+        if isinstance(session_namespaces, str):
+            raise TypeError("session_namespaces must be a sequence of names, not str")
+        for namespace in session_namespaces:
+            check_key("namespace", namespace)
+        self.url = url or os.environ.get(URL_VARIABLE, DEFAULT_URL)
+        self.prefix = prefix
+        self.session_ttl_s = session_ttl_s
+        self._ttl = "0" if session_ttl_s is None else str(_ms(session_ttl_s))
+        self._session_namespaces = tuple(session_namespaces)
+        self._owns_client = client is None
+        # No automatic retries: a write resent after a lost reply could apply twice.
+        # A connection the server closed (a restart) is replaced before it is used.
+        self._client = client or redis.Redis.from_url(
+            self.url,
+            socket_timeout=timeout_s,
+            socket_connect_timeout=timeout_s,
+            retry=redis.retry.Retry(redis.backoff.NoBackoff(), 0),
+        )
+        self._scripts = {
+            name: self._client.register_script(getattr(lua, name)) for name in _SCRIPTS
+        }
+        self._run("connect", self.url, self._client.ping)
+
+    # -- keys and calls
+
+    def _key(self, kind: str, name: str) -> str:
+        return f"{self.prefix}{kind}:{name}"
+
+    def _record(self, namespace: str, key: str) -> str:
+        return f"{self.prefix}r:{namespace}\x00{key}"
+
+    def _session_keys(self, session_id: str) -> list[str]:
+        """The keys a session's TTL covers besides its history: boundary, records."""
+        return [
+            self._key("b", session_id),
+            *(self._record(ns, session_id) for ns in self._session_namespaces),
+        ]
+
+    def _run(self, what: str, where: str, call: Callable[..., Any], *args: Any) -> Any:
+        """Run one command or script; turn the driver's errors into ``StoreError``."""
+        try:
+            return call(*args)
+        except redis.RedisError as exc:
+            raise StoreError(f"{what} failed for {where!r}: {exc}") from exc
+
+    def _script(
+        self, name: str, where: str, keys: Sequence[str], args: Sequence[_Arg]
+    ) -> Any:
+        script = self._scripts[name]
+        return self._run(name.lower(), where, lambda: script(keys=keys, args=args))
+
+    def close(self) -> None:
+        """Close the store's connections (not those of a client you passed in)."""
+        if self._owns_client:
+            self._client.close()
+
+    # -- messages
+
+    def save_message(self, session_id: str, message: Message) -> Message:
+        check_key("session_id", session_id)
+        row = json.dumps(list(message_values(message)), ensure_ascii=False)
+        row_id = self._script(
+            "SAVE",
+            session_id,
+            [
+                self.prefix + "id",
+                self._key("h", session_id),
+                self.prefix + "sessions",
+                *self._session_keys(session_id),
+            ],
+            [row[1:], session_id, self._ttl],
+        )
+        return stored_message(message, int(row_id))
+
+    def _rows(self, raw: Sequence[bytes]) -> list[Message]:
+        return [row_message(json.loads(member)) for member in raw]
+
+    def _history_keys(self, session_id: str) -> list[str]:
+        return [self._key("h", session_id), self._key("b", session_id)]
+
+    def get_history(self, session_id: str, limit: int | None = None) -> list[Message]:
+        check_key("session_id", session_id)
+        check_limit(limit)
+        if limit == 0:
+            return []
+        raw = self._script(
+            "NEWEST_ACTIVE",
+            session_id,
+            self._history_keys(session_id),
+            [-1 if limit is None else limit],
+        )
+        rows = self._rows(raw)
+        if limit is not None:
+            rows.reverse()
+        return rows
+
+    def get_full_history(
+        self, session_id: str, limit: int | None = None
+    ) -> list[Message]:
+        check_key("session_id", session_id)
+        check_limit(limit)
+        if limit == 0:
+            return []
+        key = self._key("h", session_id)
+        stop = -1 if limit is None else min(limit, 2**62) - 1
+        raw = self._run(
+            "get_full_history", session_id, self._client.zrevrange, key, 0, stop
+        )
+        rows = self._rows(raw)
+        rows.reverse()
+        return rows
+
+    def count_history(self, session_id: str) -> int:
+        check_key("session_id", session_id)
+        keys = self._history_keys(session_id)
+        return int(self._script("COUNT_ACTIVE", session_id, keys, []))
+
+    def get_oldest_history(
+        self, session_id: str, limit: int, after_id: int | None = None
+    ) -> list[Message]:
+        check_key("session_id", session_id)
+        check_limit(limit)
+        check_row_id("after_id", after_id)
+        if limit == 0:
+            return []
+        raw = self._script(
+            "OLDEST_ACTIVE",
+            session_id,
+            self._history_keys(session_id),
+            [limit, 0 if after_id is None else after_id],
+        )
+        return self._rows(raw)
+
+    def get_archived(
+        self, session_id: str, *, after_id: int | None, through_id: int, limit: int
+    ) -> list[Message]:
+        check_key("session_id", session_id)
+        check_limit(limit)
+        check_row_id("after_id", after_id)
+        check_row_id("through_id", through_id)
+        if limit == 0:
+            return []
+        raw = self._script(
+            "ARCHIVED_RANGE",
+            session_id,
+            self._history_keys(session_id),
+            [0 if after_id is None else after_id, through_id, limit],
+        )
+        return self._rows(raw)
+
+    def pop_message(self, session_id: str) -> Message | None:
+        """Delete the newest active message and return it; see ``PoppingStore``."""
+        check_key("session_id", session_id)
+        raw = self._script(
+            "POP",
+            session_id,
+            [self._key("h", session_id), *self._session_keys(session_id)],
+            [self._ttl],
+        )
+        return None if raw is None else row_message(json.loads(raw))
+
+    def trim_history(self, session_id: str, keep_recent: int) -> int:
+        check_key("session_id", session_id)
+        if keep_recent < 0:
+            raise ValueError(f"keep_recent={keep_recent} is invalid; allowed: int >= 0")
+        return int(
+            self._script(
+                "TRIM",
+                session_id,
+                [self._key("h", session_id), *self._session_keys(session_id)],
+                [keep_recent, self._ttl],
+            )
+        )
+
+    def clear_session(self, session_id: str) -> None:
+        check_key("session_id", session_id)
+        keys = self._history_keys(session_id)
+        self._run("clear_session", session_id, self._client.delete, *keys)
+
+    def clear_all(self) -> None:
+        self._script(
+            "CLEAR_ALL",
+            self.prefix,
+            [self.prefix + "sessions", self.prefix + "namespaces"],
+            [self.prefix],
+        )
+
+    # -- the fenced commit and forgetting
+
+    def commit_compaction(
+        self,
+        session_id: str,
+        *,
+        namespace: str,
+        record: Mapping[str, object],
+        expect_generation: str | None,
+        through_id: int | None = None,
+        expect_archived: int = 0,
+        lease: str | None = None,
+        separator: Callable[[int], Message | None] | None = None,
+    ) -> CommitResult:
+        """Archive and replace the summary record in one atomic script, fenced.
+
+        See ``CompactionStore.commit_compaction``. The store has no archive of its
+        own: separators go to the engine's ``archive``.
+        """
+        if separator is not None:
+            raise ValueError("RedisStore has no archive; write separators to one")
+        check_key("session_id", session_id)
+        data = metadata_json(namespace, session_id, record)
+        check_row_id("through_id", through_id)
+        if through_id is None and expect_archived:
+            raise ValueError("expect_archived needs a through_id")
+        if lease is not None:
+            check_key("lease", lease)
+        reply = self._script(
+            "COMMIT",
+            session_id,
+            [
+                self._key("l", session_id),
+                self._record(namespace, session_id),
+                *self._history_keys(session_id),
+                self._key("x", namespace),
+                self.prefix + "namespaces",
+                *self._session_keys(session_id)[1:],
+            ],
+            [
+                lease or "",
+                "none" if expect_generation is None else "gen",
+                expect_generation or "",
+                "" if through_id is None else through_id,
+                expect_archived,
+                data,
+                session_id,
+                namespace,
+                self._ttl if namespace in self._session_namespaces else "0",
+            ],
+        )
+        if reply[0] != b"ok":
+            reason = reply[0].decode()
+            log.debug("session %s: commit fenced (%s)", session_id, reason)
+            return CommitResult(fenced=reason)
+        return CommitResult(archived=int(reply[1]))
+
+    def forget_session(self, session_id: str, *, namespaces: Sequence[str]) -> int:
+        check_key("session_id", session_id)
+        if isinstance(namespaces, str):
+            raise TypeError("namespaces must be a sequence of names, not one str")
+        for namespace in namespaces:
+            check_key("namespace", namespace)
+        keys = [
+            *self._history_keys(session_id),
+            self._key("l", session_id),
+            self.prefix + "sessions",
+        ]
+        for namespace in namespaces:
+            keys += [self._record(namespace, session_id), self._key("x", namespace)]
+        return int(self._script("FORGET", session_id, keys, [session_id]))
+
+    # -- leases
+
+    def acquire_lease(self, session_id: str, *, owner: str, ttl_s: float) -> str | None:
+        check_key("session_id", session_id)
+        check_key("owner", owner)
+        check_ttl(ttl_s)
+        token = new_token()
+        taken = self._script(
+            "ACQUIRE",
+            session_id,
+            [self._key("l", session_id), self.prefix + "sessions"],
+            [owner, token, _ms(ttl_s), session_id],
+        )
+        return token if taken else None
+
+    def renew_lease(self, session_id: str, token: str, *, ttl_s: float) -> bool:
+        check_key("session_id", session_id)
+        check_key("token", token)
+        check_ttl(ttl_s)
+        key = self._key("l", session_id)
+        return bool(self._script("RENEW", session_id, [key], [token, _ms(ttl_s)]))
+
+    def release_lease(self, session_id: str, token: str) -> None:
+        check_key("session_id", session_id)
+        check_key("token", token)
+        key = self._key("l", session_id)
+        self._script("DROP_LEASE", session_id, [key], ["token", token])
+
+    def lease_owner(self, session_id: str) -> str | None:
+        check_key("session_id", session_id)
+        key = self._key("l", session_id)
+        owner = self._run("lease_owner", session_id, self._client.hget, key, "owner")
+        return None if owner is None else bytes(owner).decode("utf-8")
+
+    def break_lease(self, session_id: str, owner: str) -> bool:
+        check_key("session_id", session_id)
+        check_key("owner", owner)
+        key = self._key("l", session_id)
+        return bool(self._script("DROP_LEASE", session_id, [key], ["owner", owner]))
+
+    # -- metadata
+
+    def save_metadata(
+        self, namespace: str, key: str, data: Mapping[str, object]
+    ) -> None:
+        text = metadata_json(namespace, key, data)
+        ttl = self._ttl if namespace in self._session_namespaces else "0"
+        self._script(
+            "SAVE_METADATA",
+            f"{namespace}/{key}",
+            [
+                self._record(namespace, key),
+                self._key("x", namespace),
+                self.prefix + "namespaces",
+            ],
+            [text, key, namespace, ttl],
+        )
+
+    def get_metadata(self, namespace: str, key: str) -> dict[str, object] | None:
+        check_key("namespace", namespace)
+        check_key("key", key)
+        raw = self._run(
+            "get_metadata", key, self._client.get, self._record(namespace, key)
+        )
+        return None if raw is None else decode_record(namespace, key, raw)
+
+    def _pages(
+        self, namespace: str, after_key: str | None, limit: int
+    ) -> Iterator[tuple[str, bytes]]:
+        start = "-" if after_key is None else f"({after_key}"
+        while limit > 0:
+            flat = self._script(
+                "METADATA_PAGE",
+                namespace,
+                [self._key("x", namespace)],
+                [self._record(namespace, ""), start, min(limit, _PAGE)],
+            )
+            for at in range(0, len(flat), 2):
+                yield bytes(flat[at]).decode("utf-8"), flat[at + 1]
+            if len(flat) < 2 * min(limit, _PAGE):
+                return
+            limit -= len(flat) // 2
+            start = "(" + bytes(flat[-2]).decode("utf-8")
+
+    def list_metadata(self, namespace: str) -> list[str]:
+        check_key("namespace", namespace)
+        return [key for key, _ in self._pages(namespace, None, 2**62)]
+
+    def metadata_page(
+        self, namespace: str, *, after_key: str | None = None, limit: int = 500
+    ) -> list[tuple[str, dict[str, object] | None]]:
+        check_key("namespace", namespace)
+        if after_key is not None:
+            check_key("after_key", after_key)
+        check_limit(limit)
+        return [
+            (key, _decoded_or_none(namespace, key, raw))
+            for key, raw in self._pages(namespace, after_key, limit)
+        ]
+
+    def delete_metadata(self, namespace: str, key: str) -> bool:
+        check_key("namespace", namespace)
+        check_key("key", key)
+        deleted = self._script(
+            "DELETE_METADATA",
+            f"{namespace}/{key}",
+            [self._record(namespace, key), self._key("x", namespace)],
+            [key],
+        )
+        return bool(deleted)
+
+    def quarantine_metadata(self, namespace: str, key: str, to_namespace: str) -> bool:
+        check_key("namespace", namespace)
+        check_key("key", key)
+        check_key("to_namespace", to_namespace)
+        if to_namespace == namespace:
+            raise ValueError(
+                f"to_namespace={to_namespace!r} must differ from namespace"
+            )
+        moved = self._script(
+            "QUARANTINE",
+            f"{namespace}/{key}",
+            [
+                self._record(namespace, key),
+                self._key("x", namespace),
+                self._record(to_namespace, key),
+                self._key("x", to_namespace),
+                self.prefix + "namespaces",
+            ],
+            [key, to_namespace],
+        )
+        if moved:  # the engine logs the warning; this is the store's trace
+            log.debug("metadata %s/%s moved to %s", namespace, key, to_namespace)
+        return bool(moved)
+
+
+def _decoded_or_none(namespace: str, key: str, raw: object) -> dict[str, object] | None:
+    """Return a record's mapping, or None when it is not one (never raises)."""
+    try:
+        return decode_record(namespace, key, raw)
+    except MalformedRecord:
+        return None
