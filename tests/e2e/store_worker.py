@@ -1,7 +1,7 @@
 """A process that races for one session's lease and commits (run as a script).
 
 Usage: store_worker.py MODE TARGET SESSION [ARGS...]
-  TARGET  ``sqlite:<file>`` or ``postgres:<dsn>|<schema>``
+  TARGET  ``sqlite:<file>``, ``postgres:<dsn>|<schema>`` or ``redis:<url>|<prefix>``
   MODE    ``race NAME ROUNDS``  after a line on stdin, take the lease ROUNDS times;
                                 under it, save a message and commit it fenced;
                                 report each holding interval
@@ -37,6 +37,11 @@ def open_store(target: str):
         from memory_summary.adapters import SqliteStore
 
         return SqliteStore(where)
+    if kind == "redis":
+        from memory_summary.adapters import RedisStore
+
+        url, _, prefix = where.rpartition("|")
+        return RedisStore(url, prefix=prefix, timeout_s=10)
     from memory_summary.adapters import PostgresStore
 
     dsn, _, schema = where.rpartition("|")

@@ -25,7 +25,7 @@ import pytest
 
 from memory_summary import Message, SummaryConfig, SummaryEngine, SummaryRecord
 from memory_summary.domain import NAMESPACE
-from tests.contract.stores import dispose, make_postgres, postgres_dsn
+from tests.contract.stores import dispose, make_postgres, make_redis, postgres_dsn
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 WORKER = Path(__file__).with_name("worker.py")
@@ -303,5 +303,57 @@ def test_sigkill_during_compressions_on_postgres_leaves_consistent_state(
     target = f"{postgres_dsn()}|{pg_store.schema}"
 
     reported = kill_during_compressions("postgres", target, pg_store, tmp_path)
+
+    assert len(reported) > 20
+
+
+@pytest.mark.redis
+def test_three_processes_on_one_redis_never_overlap_or_lose_messages(
+    redis_server, tmp_path
+):
+    import json
+
+    import redis
+
+    store, prefix = make_redis(), new_prefix()
+    logs = [(tmp_path / f"w{i}.err").open("w+") for i in range(3)]
+    try:
+        target = f"{store.url}|{store.prefix}"
+        workers = [
+            spawn("redis", target, f"w{i}", prefix, 150, seed=i, stderr=logs[i])
+            for i in range(3)
+        ]
+
+        outputs = [w.communicate(timeout=300)[0] for w in workers]
+
+        for worker, out, log in zip(workers, outputs, logs, strict=True):
+            log.seek(0)
+            assert worker.returncode == 0, log.read()
+            assert out.rstrip().endswith("finished")
+        reported = set().union(*(saved_ids(out.splitlines()) for out in outputs))
+        assert len(reported) == 450
+        with redis.Redis.from_url(store.url) as client:
+            raw = client.lrange(f"{store.prefix}intervals", 0, -1)
+        intervals = [json.loads(item) for item in raw]
+        assert len(intervals) > 20
+        assert {worker for _, worker, _, _ in intervals} == {"w0", "w1", "w2"}
+        assert_no_overlap((s, start, stop) for s, _, start, stop in intervals)
+        check_invariants(store, prefix, reported)
+    finally:
+        for log in logs:
+            log.close()
+        dispose(store)
+
+
+@pytest.mark.redis
+def test_sigkill_during_compressions_on_redis_leaves_consistent_state(
+    redis_server, tmp_path
+):
+    store = make_redis()
+    try:
+        target = f"{store.url}|{store.prefix}"
+        reported = kill_during_compressions("redis", target, store, tmp_path)
+    finally:
+        dispose(store)
 
     assert len(reported) > 20

@@ -18,7 +18,7 @@ from uuid import uuid4
 
 import pytest
 
-from tests.contract.stores import dispose, make_postgres, postgres_dsn
+from tests.contract.stores import dispose, make_postgres, make_redis, postgres_dsn
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 WORKER = Path(__file__).with_name("store_worker.py")
@@ -59,9 +59,21 @@ def finish(process: subprocess.Popen, timeout_s: float = 120) -> list[dict]:
     return [json.loads(line) for line in out.splitlines()]
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.fixture(
+    params=[
+        "sqlite",
+        pytest.param("postgres", marks=pytest.mark.postgres),
+        pytest.param("redis", marks=pytest.mark.redis),
+    ]
+)
 def target(request, tmp_path):
-    """Where the processes meet: one SQLite file, or one PostgreSQL schema."""
+    """Where the processes meet: a SQLite file, a PostgreSQL schema, a Redis prefix."""
+    if request.param == "redis":
+        request.getfixturevalue("redis_server")
+        store = make_redis()
+        yield f"redis:{store.url}|{store.prefix}"
+        dispose(store)
+        return
     if request.param == "sqlite":
         from memory_summary.adapters import SqliteStore
 

@@ -1,7 +1,8 @@
 """A chat-server process for the multi-process and crash tests (run as a script).
 
 Usage: worker.py STORE TARGET NAME PREFIX SESSIONS ROUNDS SEED
-  STORE is ``sqlite`` (TARGET a file) or ``postgres`` (TARGET ``dsn|schema``); the
+  STORE is ``sqlite`` (TARGET a file), ``postgres`` (TARGET ``dsn|schema``) or
+  ``redis`` (TARGET ``url|prefix``); the
   session ids are PREFIX0, PREFIX1... (a random PREFIX per test keeps runs that share
   a PostgreSQL server apart: its compaction locks are cluster-wide).
 Prints one line per fact, flushed, so a parent that kills the process knows what
@@ -13,8 +14,9 @@ happened before the kill:
   ``finished``          every round ran and the engine went idle
 
 Summarizer calls record (session, worker name, start, stop) in the ``intervals``
-table of the store's database. On PostgreSQL the parent finds this process's
-connections by their application name, which it passes as ``$PGAPPNAME``.
+table of the store's database (on Redis: the list ``<prefix>intervals``, JSON). On
+PostgreSQL the parent finds this process's connections by their application name,
+which it passes as ``$PGAPPNAME``.
 """
 
 from __future__ import annotations
@@ -82,6 +84,8 @@ def open_store(kind: str, target: str, name: str):
                 )
 
         return store, record
+    if kind == "redis":
+        return open_redis(target, name)
     import psycopg
 
     from memory_summary.adapters import PostgresStore
@@ -97,6 +101,23 @@ def open_store(kind: str, target: str, name: str):
                 f"INSERT INTO {schema}.intervals VALUES (%s, %s, %s, %s)",
                 (session, name, start, end),
             )
+
+    return store, record
+
+
+def open_redis(target: str, name: str):
+    import json
+
+    import redis
+
+    from memory_summary.adapters import RedisStore
+
+    url, prefix = target.split("|")
+    store = RedisStore(url, prefix=prefix)
+    client = redis.Redis.from_url(url)  # thread-safe: a pool of connections
+
+    def record(session, start, end):
+        client.rpush(f"{prefix}intervals", json.dumps([session, name, start, end]))
 
     return store, record
 

@@ -1,0 +1,124 @@
+"""What only RedisStore has: key prefixes per tenant, idle-session expiry, its server.
+
+The contract every store passes runs in ``test_store_contract.py`` and through the
+``store`` fixture; the restarts and the processes are in ``tests/e2e``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from uuid import uuid4
+
+import pytest
+
+from memory_summary import Message, StoreError
+from memory_summary.domain import NAMESPACE, QUARANTINE_NAMESPACE
+from tests.contract.stores import dispose, make_redis
+from tests.pgcluster import free_port
+
+pytestmark = pytest.mark.redis
+
+
+def free_port_url() -> str:
+    return f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+
+
+@pytest.fixture
+def tenants(redis_server):
+    base = f"t-{uuid4().hex[:8]}"
+    made = [make_redis(f"{base}-a:"), make_redis(f"{base}-a:b:")]  # nested prefixes
+    yield made
+    for store in made:
+        dispose(store)
+
+
+def ttl_ms(store, key: str) -> int:
+    import redis
+
+    with redis.Redis.from_url(store.url) as client:
+        return int(client.pttl(key))
+
+
+def test_tenants_under_their_own_prefix_never_see_each_other(tenants):
+    first, second = tenants
+    mine = first.save_message("s1", Message("user", "mine"))
+    theirs = second.save_message("s1", Message("user", "theirs"))
+    first.save_metadata(NAMESPACE, "s1", {"generation": "a"})
+    token = first.acquire_lease("s1", owner="a", ttl_s=60)
+
+    second.clear_all()
+
+    assert first.get_history("s1") == [mine]
+    assert second.get_history("s1") == []
+    assert theirs.id is not None
+    assert first.get_metadata(NAMESPACE, "s1") == {"generation": "a"}
+    assert second.list_metadata(NAMESPACE) == []
+    assert second.acquire_lease("s1", owner="b", ttl_s=60) is not None
+    assert first.renew_lease("s1", token, ttl_s=60)
+
+
+def test_a_session_ttl_covers_the_history_and_the_summary_only(redis_server):
+    store = make_redis(session_ttl_s=300)
+    try:
+        store.save_message("s1", Message("user", "hi"))
+        store.commit_compaction(
+            "s1",
+            namespace=NAMESPACE,
+            record={"generation": "g"},
+            expect_generation=None,
+        )
+        store.save_metadata(QUARANTINE_NAMESPACE, "s1", {"kept": True})
+        store.save_metadata("settings", "s1", {"kept": True})
+        prefix = store.prefix
+
+        history = ttl_ms(store, f"{prefix}h:s1")
+        summary = ttl_ms(store, f"{prefix}r:{NAMESPACE}\x00s1")
+        quarantined = ttl_ms(store, f"{prefix}r:{QUARANTINE_NAMESPACE}\x00s1")
+        other = ttl_ms(store, f"{prefix}r:settings\x00s1")
+    finally:
+        dispose(store)
+
+    assert 0 < history <= 300_000
+    assert 0 < summary <= 300_000
+    assert quarantined == other == -1  # -1: the key exists and never expires
+
+
+def test_an_idle_session_expires_with_its_summary_and_others_stay(redis_server):
+    store = make_redis(session_ttl_s=0.2)
+    keep = make_redis(store.prefix.replace(":", "-keep:"))
+    try:
+        store.save_message("idle", Message("user", "bye"))
+        store.save_metadata(NAMESPACE, "idle", {"generation": "g"})
+        kept = keep.save_message("idle", Message("user", "stay"))
+        deadline = time.monotonic() + 10
+        pause = threading.Event()
+        while store.get_full_history("idle") and time.monotonic() < deadline:
+            pause.wait(0.05)
+
+        assert store.get_full_history("idle") == []
+        assert store.get_metadata(NAMESPACE, "idle") is None
+        assert store.list_metadata(NAMESPACE) == []
+        assert store.metadata_page(NAMESPACE) == []
+        assert keep.get_history("idle") == [kept]  # no TTL on that store
+    finally:
+        dispose(store)
+        dispose(keep)
+
+
+def test_no_server_is_a_store_error_when_the_store_is_built():
+    from memory_summary.adapters import RedisStore
+
+    with pytest.raises(StoreError, match="connect failed"):
+        RedisStore(free_port_url(), timeout_s=1)
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("prefix", "a\x00b"), ("session_ttl_s", 0), ("session_namespaces", "summary")],
+)
+def test_bad_options_are_refused_before_connecting(option, value):
+    from memory_summary.adapters import RedisStore
+
+    with pytest.raises((StoreError, ValueError, TypeError)):
+        RedisStore(free_port_url(), **{option: value})
