@@ -175,7 +175,10 @@ class RedisStore:
         return stored_message(message, int(row_id))
 
     def _rows(self, raw: Sequence[bytes]) -> list[Message]:
-        return [row_message(json.loads(member)) for member in raw]
+        if not raw:
+            return []
+        # One parse of all the rows: a JSON array of the members as written.
+        return [row_message(row) for row in json.loads(b"[%b]" % b",".join(raw))]
 
     def _history_keys(self, session_id: str) -> list[str]:
         return [self._key("h", session_id), self._key("b", session_id)]

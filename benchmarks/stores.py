@@ -8,15 +8,26 @@ For each store, in one run and interleaved round by round so drift hits both ali
   rows fetched but not decoded into messages;
 - one fenced ``commit_compaction`` (archive 10 messages, replace the record).
 
+Redis joins when a ``redis-server`` binary and the ``redis`` package are there: the
+benchmark starts its own server on a free loopback port, persisting with an
+append-only file synced every second (Redis's recommended durable setting), and its
+baseline is one bare ``ZADD`` / ``ZREVRANGE`` of the same row. Without them the run
+prints why and has no redis row.
+
 ``get_history`` and the commit should stay flat as a session's stored history grows:
 every query is an index range scan on (session_id, archived, id).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import socket
 import sqlite3
+import subprocess
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -41,6 +52,28 @@ SELECT = (
 )
 MESSAGE = Message("user", "message text " * 8)
 ROW = ("user", MESSAGE.content, None, None, None, None, None, None)
+
+
+class _BareRedis:
+    """A bare Redis client: one ZADD of the row, one ZREVRANGE of the newest."""
+
+    def __init__(self, store: object) -> None:
+        import redis
+
+        self.conn = redis.Redis.from_url(store.url)  # type: ignore[attr-defined]
+        self.prefix = f"{store.prefix}bare:"  # type: ignore[attr-defined]
+        self.row = json.dumps([None, *ROW, None, None])
+        self.next_id = 0
+
+    def insert_commit(self, sid: str) -> None:
+        self.next_id += 1
+        self.conn.zadd(self.prefix + sid, {f"{self.next_id}{self.row}": self.next_id})
+
+    def history(self, sid: str, limit: int) -> list[bytes]:
+        return self.conn.zrevrange(self.prefix + sid, 0, limit - 1)
+
+    def close(self) -> None:
+        self.conn.close()
 
 
 class _Bare:
@@ -81,6 +114,46 @@ def _stores(workdir: Path) -> Iterator[tuple[str, object]]:
         yield "postgres", PostgresStore(DSN, schema=f"bench_{uuid.uuid4().hex[:8]}")
     except (ImportError, StoreError) as exc:
         print(f"  postgres skipped: {exc}")
+    yield from _redis(workdir)
+
+
+def _redis(workdir: Path) -> Iterator[tuple[str, object]]:
+    """Start a throw-away redis-server and yield a RedisStore on it, when possible."""
+    binary = shutil.which("redis-server")
+    try:
+        from memory_summary.adapters import RedisStore
+    except ImportError as exc:
+        print(f"  redis skipped: {exc}")
+        return
+    if binary is None:
+        print("  redis skipped: no redis-server binary (apt-get install redis-server)")
+        return
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    listen = ("--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir))
+    persistence = ("--save", "", "--appendonly", "yes", "--appendfsync", "everysec")
+    server = subprocess.Popen(
+        [binary, *listen, *persistence],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        store = None
+        pause = threading.Event()  # never set: spaces the connection attempts
+        for _ in range(250):
+            try:
+                store = RedisStore(f"redis://127.0.0.1:{port}/0", prefix="bench:")
+                break
+            except StoreError:
+                pause.wait(0.02)
+        if store is None:
+            print(f"  redis skipped: redis-server on port {port} did not answer")
+            return
+        yield "redis", store
+    finally:
+        server.kill()
+        server.wait()
 
 
 def _interleaved(
@@ -103,7 +176,9 @@ def _ratio(ours: dict[str, float], bare: dict[str, float]) -> float:
     return round(ours["p50_us"] / bare["p50_us"], 2)
 
 
-def _measure(kind: str, store, bare: _Bare, stored: int, samples: int) -> dict:
+def _measure(
+    kind: str, store, bare: _Bare | _BareRedis, stored: int, samples: int
+) -> dict:
     sid = f"bench-{stored}"
     ids = [store.save_message(sid, MESSAGE).id for _ in range(stored)]
     for _ in range(50):  # warm both paths (statement caches, prepared statements)
@@ -159,13 +234,16 @@ def _measure(kind: str, store, bare: _Bare, stored: int, samples: int) -> dict:
 
 
 def run(quick: bool) -> list[dict]:
-    """Measure each store at 1k and 100k stored messages (1k and 10k in quick mode)."""
+    """Measure each store at 1k and 100k stored messages (1k and 10k in quick mode).
+
+    Redis is measured only when a redis-server can be started (see the module).
+    """
     sizes = [1_000, 10_000] if quick else [1_000, 100_000]
     samples = 50 if quick else 200
     results = []
     with tempfile.TemporaryDirectory() as workdir:
         for name, store in _stores(Path(workdir)):
-            bare = _Bare(name, store)
+            bare = _BareRedis(store) if name == "redis" else _Bare(name, store)
             try:
                 for stored in sizes:
                     started = time.perf_counter()
@@ -189,6 +267,8 @@ def run(quick: bool) -> list[dict]:
                 bare.close()
                 if hasattr(store, "drop_schema"):
                     store.drop_schema()
+                if name == "redis":
+                    store.clear_all()
                 store.close()
     base = {r["store"]: r for r in results if r["stored"] == sizes[0]}
     for result in results:
