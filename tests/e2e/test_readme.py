@@ -87,6 +87,18 @@ def test_the_postgres_snippet_runs(tmp_path):
     dispose(make_postgres("memory_summary"))
 
 
+@pytest.mark.redis
+def test_the_redis_snippet_runs(tmp_path):
+    from tests.redisserver import RedisServer
+
+    block = next(b for b in python_blocks() if 'RedisStore(prefix="tenant-a:")' in b)
+    with RedisServer("aof") as server:
+        result = run_block(block, tmp_path, {"MEMORY_SUMMARY_REDIS_URL": server.url})
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "1 message in Redis"
+
+
 def test_the_openai_snippet_runs_against_a_compatible_endpoint(tmp_path):
     from tests.openai_server import OpenAICompatibleServer
 
