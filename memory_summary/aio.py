@@ -26,6 +26,7 @@ from memory_summary.domain import (
     SummarizerUsage,
 )
 
+from .aio_store import AsyncStore
 from .engine import Scope, SummaryEngine
 
 
@@ -47,6 +48,8 @@ class AsyncSummaryEngine:
     def __init__(self, engine: SummaryEngine) -> None:
         self.engine = engine
         self._local = bool(getattr(engine.memory, "counts_locally", False))
+        self.memory = AsyncStore(engine.memory)
+        """The engine's store: each call awaitable, off the loop (``AsyncStore``)."""
 
     async def __aenter__(self) -> AsyncSummaryEngine:
         return await self.start()
@@ -63,6 +66,20 @@ class AsyncSummaryEngine:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()
+
+    async def save_message(self, session_id: str, message: Message) -> Message:
+        """Store a message off the loop; return it with its id (``save_message``)."""
+        return await self.memory.save_message(session_id, message)
+
+    async def get_history(
+        self, session_id: str, limit: int | None = None
+    ) -> list[Message]:
+        """Return the session's active messages, oldest first, read off the loop."""
+        return await self.memory.get_history(session_id, limit)
+
+    async def pop_message(self, session_id: str) -> Message | None:
+        """Take back the newest active message, off the loop (``pop_message``)."""
+        return await self.memory.pop_message(session_id)
 
     def turn_after(
         self, session_id: str, outcome: str = "replied", model: str | None = None
