@@ -22,6 +22,7 @@ EXPECTED = (
     "stores",
     "engine_cpu",
     "facts",
+    "aio_stall",
 )
 ENGINE_CPU_KEYS = {
     "hot_path_cpu": (
@@ -92,6 +93,13 @@ FACT_KINDS = (
     "decision",
     "constraint",
     "tool_outcome",
+)
+AIO_STALL_CASES = (
+    "idle",
+    "start",
+    "start_preloaded",
+    "store_async",
+    "store_blocking",
 )
 FACTS_MIN_COMPRESSIONS = 5  # per conversation: what the benchmark is built to reach
 FACTS_EARLY_MESSAGES = 35
@@ -167,6 +175,19 @@ def _facts_report(report: object, quick: bool) -> list[str]:
     return problems
 
 
+def _aio_stall(results: list[object]) -> list[str]:
+    """Return the problems of the loop-stall rows: every case, ticks and gaps."""
+    cases = {row.get("case"): row for row in results if isinstance(row, dict)}
+    missing = [c for c in AIO_STALL_CASES if c not in cases]
+    if missing:
+        return [f"aio_stall: no {', '.join(missing)} case"]
+    return [
+        f"aio_stall {case}: no ticks or no gap"
+        for case, row in cases.items()
+        if not row.get("ticks") or "longest_gap_ms" not in row
+    ]
+
+
 def _selected(directory: Path) -> tuple[str, ...]:
     manifest = directory / "run.json"
     if not manifest.exists():
@@ -199,6 +220,8 @@ def check(directory: Path) -> list[str]:
             problems += _engine_cpu(results, payload.get("quick") is True)
         if name == "facts":
             problems += _facts(results, payload.get("quick") is True)
+        if name == "aio_stall":
+            problems += _aio_stall(results)
     return problems
 
 

@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import aio_stall
 import cost
 import engine_cpu
 import engine_load
@@ -30,6 +31,7 @@ BENCHMARKS = {
     "stores": stores.run,
     "engine_cpu": engine_cpu.run,
     "facts": facts.run,
+    "aio_stall": aio_stall.run,
 }
 
 

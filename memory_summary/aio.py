@@ -55,11 +55,14 @@ class AsyncSummaryEngine:
         return await self.start()
 
     async def start(self) -> AsyncSummaryEngine:
-        """Load the tokenizer and start the engine, off the event loop.
+        """Load the tokenizer and start the engine, in a worker thread.
 
-        ``SummaryEngine.start()`` imports tiktoken and parses a vocabulary (a few
-        hundred milliseconds of CPU on the first start in a process); here that runs
-        in a worker thread, so the loop keeps serving other tasks meanwhile.
+        Nothing runs on the loop's thread. One step still stops the loop, the
+        first time in a process: tiktoken builds its encoder in one Rust call that
+        holds the interpreter lock (about 0.25 s for ``o200k_base``). Call the
+        synchronous ``SummaryEngine.start()`` before the loop serves (it is
+        idempotent) and this start stalls the loop no more than an idle loop
+        stalls; see docs/asyncio.md.
         """
         await asyncio.to_thread(self.engine.start)
         return self
