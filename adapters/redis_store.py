@@ -80,8 +80,7 @@ class RedisStore:
         StoreError: the server does not answer.
 
     Example:
-        >>> store = RedisStore("redis://127.0.0.1:6379/0", prefix="tenant-a:")
-        ... # doctest: +SKIP
+        >>> store = RedisStore(prefix="tenant-a:")  # doctest: +SKIP
     """
 
     counts_locally: ClassVar[bool] = False
