@@ -25,7 +25,7 @@ from memory_summary.domain import (
     ToolCall,
 )
 from memory_summary.domain.content import content_parts, plain_parts
-from memory_summary.domain.model import ROLES
+from memory_summary.domain.model import ROLES, may_lack_content
 from memory_summary.domain.tool_call import ToolType
 
 _TOKEN_NONCE = uuid.uuid4().hex[:16]  # per process: tokens never repeat across them
@@ -355,8 +355,7 @@ def row_message(row: Sequence[Any]) -> Message:
                 content = stored_content(
                     text,
                     structured,
-                    may_be_none=role == "assistant"
-                    and bool(tool_calls or refusal is not None),
+                    may_be_none=may_lack_content(role, tool_calls, refusal, data),
                     id_=id_,
                 )
                 return Message.from_row(
@@ -399,8 +398,8 @@ def _checked_row_message(row: Sequence[Any]) -> Message:
             stored_content(
                 text,
                 structured,
-                may_be_none=role == "assistant"
-                and bool(tool_calls or refused is not None),
+                may_be_none=isinstance(data, Mapping)
+                and may_lack_content(role, tool_calls, refused, data),
                 id_=id_,
             )
             if isinstance(text, str)
