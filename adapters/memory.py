@@ -21,6 +21,7 @@ from .message_rows import (
     check_limit,
     check_row_id,
     check_ttl,
+    content_column,
     json_copy,
     metadata_column,
     metadata_json,
@@ -76,6 +77,7 @@ class InMemoryStore:
     def save_message(self, session_id: str, message: Message) -> Message:
         check_key("session_id", session_id)
         metadata = metadata_column(message)  # refuses what the SQL stores refuse
+        content_column(message)
         kept: dict[str, object] = json.loads(metadata) if metadata else {}
         with self._lock:
             row_id = self._next_id

@@ -226,13 +226,7 @@ def message_values(message: Message) -> tuple[object, ...]:
     else:
         calls = None
     content = message.content
-    if isinstance(content, str):
-        text, structured = content, None
-    else:  # parts the constructor checked: JSON-compatible, normalized text
-        text = message.text
-        structured = json.dumps(
-            None if content is None else plain_parts(content), ensure_ascii=False
-        )
+    text = content if isinstance(content, str) else message.text
     return (
         message.role,
         text,
@@ -242,8 +236,23 @@ def message_values(message: Message) -> tuple[object, ...]:
         message.kind,
         message.timestamp,
         metadata_column(message),
-        structured,
+        content_column(message),
         message.refusal,
+    )
+
+
+def content_column(message: Message) -> str | None:
+    """Return the ``content_json`` of ``message``: None for text, else its JSON.
+
+    Raises:
+        StoreError: the parts hold something JSON text cannot (a message that skipped
+            the constructor's checks, say an int over Python's digit limit).
+    """
+    content = message.content
+    if isinstance(content, str):
+        return None
+    return to_json(
+        None if content is None else plain_parts(content), "message field 'content'"
     )
 
 
