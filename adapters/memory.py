@@ -51,6 +51,22 @@ def _newest(messages: list[Message], limit: int | None) -> list[Message]:
     return messages[max(len(messages) - limit, 0) :] if limit else []
 
 
+def _row(message: Message, metadata: dict[str, object], row_id: int) -> Message:
+    """Return the message as kept: its own copy of the metadata, its id."""
+    return Message.from_row(
+        message.role,
+        message.content,  # parts are frozen, safe to share
+        message.tool_calls,
+        message.tool_call_id,
+        message.name,
+        message.kind,
+        message.timestamp,
+        metadata,
+        row_id,
+        message.refusal,
+    )
+
+
 class InMemoryStore:
     """A memory store in a dict, guarded by one lock; for tests, demos and single runs.
 
@@ -83,20 +99,32 @@ class InMemoryStore:
             row_id = self._next_id
             self._next_id += 1
             self._sessions.setdefault(session_id, _Session()).messages.append(
-                Message.from_row(
-                    message.role,
-                    message.content,
-                    message.tool_calls,
-                    message.tool_call_id,
-                    message.name,
-                    message.kind,
-                    message.timestamp,
-                    kept,
-                    row_id,
-                    message.refusal,  # content: parts are frozen, safe to share
-                )
+                _row(message, kept, row_id)
             )
         return stored_message(message, row_id)
+
+    def save_messages(
+        self, session_id: str, messages: Sequence[Message]
+    ) -> list[Message]:
+        """Store ``messages`` in order, all or nothing; see ``BatchSavingStore``."""
+        check_key("session_id", session_id)
+        checked = []
+        for message in messages:  # every one checked before any is kept
+            metadata = metadata_column(message)
+            content_column(message)
+            checked.append((message, json.loads(metadata) if metadata else {}))
+        with self._lock:
+            first = self._next_id
+            self._next_id += len(checked)
+            session = self._sessions.setdefault(session_id, _Session())
+            session.messages.extend(
+                _row(message, kept, first + offset)
+                for offset, (message, kept) in enumerate(checked)
+            )
+        return [
+            stored_message(message, first + offset)
+            for offset, (message, _) in enumerate(checked)
+        ]
 
     def get_history(self, session_id: str, limit: int | None = None) -> list[Message]:
         check_key("session_id", session_id)
