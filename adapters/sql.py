@@ -22,6 +22,7 @@ from memory_summary.domain import (
     MalformedRecord,
     Message,
     StoreError,
+    StoreUnavailable,
 )
 
 from .dialect import Dialect, render_queries
@@ -85,7 +86,7 @@ class SqlStore:
             tx.execute(q["create_versions"], ())
             current = tx.execute(q["schema_version"], ()).fetchone()[0] or 0
             if current > latest:
-                raise StoreError(
+                raise StoreUnavailable(
                     f"{self._where} has schema version {current}, newer than this "
                     f"library's {latest}; upgrade memory-summary"
                 )

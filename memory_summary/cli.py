@@ -36,6 +36,7 @@ from memory_summary.domain import (
     MemorySummaryError,
     Message,
     MessageError,
+    StoreUnavailable,
     Summarizer,
     SummaryConfig,
     TokenizerError,
@@ -56,6 +57,7 @@ EXIT_FAILED = 4
 EXIT_INTERRUPTED = 130
 DEFAULT_DB = "memory-summary-demo.sqlite3"
 DEFAULT_SCHEMA = "memory_summary"
+_CONNECT_TIMEOUT_S = 5.0
 
 
 def invocation() -> str:
@@ -112,15 +114,22 @@ def _summarizer(args: argparse.Namespace) -> Summarizer | None:
 def _open_db(args: argparse.Namespace) -> SqlStore:
     """Open the store the arguments name: ``--db``, else ``--dsn`` or its variable.
 
+    Only an existing store of this library is opened: nothing is created, installed
+    or changed (no SQLite file, no PostgreSQL schema or tables).
+
     Raises:
         ConfigError: the SQLite file does not exist or is not a memory-summary
-            database (nothing is created or changed).
+            database.
+        StoreUnavailable: the database cannot be reached, the schema does not
+            exist or holds no store of ours, or it is from a newer release.
     """
     dsn = None if args.db else (args.dsn or os.environ.get(DSN_VARIABLE))
     if dsn:
         from memory_summary.adapters import PostgresStore
 
-        return PostgresStore(dsn, schema=args.schema)
+        return PostgresStore(
+            dsn, schema=args.schema, create=False, timeout_s=_CONNECT_TIMEOUT_S
+        )
     path = Path(args.db or args.default_db)
     check_store_database(
         path, f"run `{invocation()} demo`, or pass --dsn for PostgreSQL"
@@ -666,6 +675,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = run(args)
     except (ConfigError, MessageError, TokenizerError) as exc:
         _error(exc)
+        return EXIT_CONFIG
+    except StoreUnavailable as exc:
+        print(f"memory-summary: error: cannot open the store: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     except MemorySummaryError as exc:  # a store or summarizer failed
         _error(exc)
