@@ -336,6 +336,24 @@ class InMemoryStore:
         with self._lock:
             return sorted(key for ns, key in self._metadata if ns == namespace)
 
+    def session_counts(
+        self, *, after: str | None = None, limit: int = 500
+    ) -> list[tuple[str, int, int]]:
+        """Return up to ``limit`` (session id, active, archived) with id > ``after``.
+
+        Sessions that hold messages, in code-point order of their ids.
+        """
+        check_limit(limit)
+        if after is not None:
+            check_key("after", after)
+        with self._lock:
+            counts = [
+                (sid, len(s.messages) - s.first_active, s.first_active)
+                for sid, s in self._sessions.items()
+                if s.messages and (after is None or sid > after)
+            ]
+        return sorted(counts)[:limit]
+
     def metadata_page(
         self, namespace: str, *, after_key: str | None = None, limit: int = 500
     ) -> list[tuple[str, dict[str, object] | None]]:

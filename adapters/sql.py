@@ -436,6 +436,26 @@ class SqlStore:
         )
         return [row[0] for row in rows]
 
+    def session_counts(
+        self, *, after: str | None = None, limit: int = 500
+    ) -> list[tuple[str, int, int]]:
+        """Return up to ``limit`` (session id, active, archived) with id > ``after``.
+
+        Sessions that hold messages, in code-point order of their ids: page through
+        them by passing the last id seen as ``after``.
+        """
+        check_limit(limit)
+        params: tuple[object, ...]
+        if after is None:
+            query, params = "session_counts_first", (limit,)
+        else:
+            check_key("after", after)
+            query, params = "session_counts_page", (after, limit)
+        rows = self._driver.read(self._q[query], params, "session_counts")
+        return [
+            (str(sid), int(active), int(archived)) for sid, active, archived in rows
+        ]
+
     def metadata_page(
         self, namespace: str, *, after_key: str | None = None, limit: int = 500
     ) -> list[tuple[str, dict[str, object] | None]]:
