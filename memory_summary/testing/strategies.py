@@ -152,10 +152,11 @@ def histories(draw: st.DrawFn, max_size: int = 40) -> list[Message]:
             calls = []
             for _ in range(draw(st.integers(1, 3))):
                 call_number += 1
-                call = ToolCall(f"c{call_number}", "tool", draw(bodies()))
+                name = f"tool{call_number % 4}"
+                call = ToolCall(f"c{call_number}", name, draw(bodies()))
                 calls.append(call)
                 messages.append(
-                    Message("assistant", None, tool_calls=[call], metadata=group)
+                    Message("assistant", "", tool_calls=[call], metadata=group)
                 )
             answered = draw(st.lists(st.sampled_from(calls), unique=True))
             messages.extend(
