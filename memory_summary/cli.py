@@ -2,9 +2,11 @@
 
 Exit codes, the same for every sub-command: 0 done; 2 usage (an unknown, conflicting
 or meaningless argument); 3 bad configuration or input (a config file or variable, a
-missing database, a database the demo would not replace, a missing extra); 4 the
-operation failed (a store or summarizer error, a timeout, a failed clear); 130
-interrupted. Nothing prints a traceback.
+missing database, a database that cannot be opened as a store: an unreachable or
+malformed DSN, a missing or foreign schema, a newer release; an unknown session; a
+database the demo would not replace, a missing extra); 4 the operation failed (a store
+or summarizer error, a timeout, a failed clear); 130 interrupted. Nothing prints a
+traceback.
 """
 
 from __future__ import annotations
