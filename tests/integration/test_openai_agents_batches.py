@@ -143,3 +143,56 @@ def test_a_compression_never_separates_calls_from_their_reasoning_item(
     assert ("reasoning" in types) == ("function_call" in types)
     if "function_call" in types:
         assert types.index("reasoning") < types.index("function_call")
+
+
+def test_a_runner_turn_with_reasoning_keeps_its_response_whole(make_engine):
+    from agents import Runner
+    from openai.types.responses import (
+        ResponseFunctionToolCall,
+        ResponseReasoningItem,
+    )
+    from openai.types.responses.response_reasoning_item import Summary
+
+    from tests.integration.test_openai_agents_session import (
+        NO_TRACING,
+        ScriptedModel,
+        agent_with,
+        reply,
+    )
+
+    calls = [
+        ResponseFunctionToolCall(
+            type="function_call",
+            call_id=f"call_{city}",
+            name="get_weather",
+            arguments=f'{{"city": "{city}"}}',
+            id=f"fc_{city}",
+            status="completed",
+        )
+        for city in ("Paris", "Oslo")
+    ]
+    thought = ResponseReasoningItem(
+        id="rs_1",
+        type="reasoning",
+        summary=[Summary(type="summary_text", text="check both cities")],
+    )
+    model = ScriptedModel([thought, *calls], reply("Sunny and sunny.", "msg_1"))
+    summary = "The user asked for the weather in Paris and Oslo; both were sunny."
+    config = SummaryConfig(threshold=30, keep_recent=4, pin_facts=False)
+    engine = make_engine(
+        InMemoryStore(), ScriptedSummarizer(summary), config=config
+    ).start()
+    session = SummarySession("s-runner", engine)
+    asyncio.run(
+        Runner.run(
+            agent_with(model), "Paris and Oslo?", session=session, run_config=NO_TRACING
+        )
+    )
+    stored = [item.get("type") for item in asyncio.run(session.get_items())]
+
+    engine.compress("s-runner").result(timeout=10)
+    items = asyncio.run(session.get_items())
+
+    assert stored[1:4] == ["reasoning", "function_call", "function_call"]
+    types = [item.get("type") for item in items]
+    assert ("reasoning" in types) == ("function_call" in types)
