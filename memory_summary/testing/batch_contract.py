@@ -16,6 +16,8 @@ import pytest
 from memory_summary import Message, StoreError
 from memory_summary.domain import BatchSavingStore
 
+from .hostile_contract import HOSTILE_IDS
+
 
 def _batching(store: Any) -> BatchSavingStore:
     if not isinstance(store, BatchSavingStore):
@@ -59,6 +61,13 @@ class BatchContract:
             _batching(store).save_messages(sid, batch)
 
         assert store.get_full_history(sid) == [before]
+
+    @pytest.mark.parametrize("key", HOSTILE_IDS.values(), ids=HOSTILE_IDS.keys())
+    def test_an_unstorable_session_id_raises_a_store_error(
+        self, store: Any, key: Any
+    ) -> None:
+        with pytest.raises(StoreError, match="session_id"):
+            _batching(store).save_messages(key, [Message("user", "hi")])
 
     def test_concurrent_batches_of_one_session_stay_contiguous(
         self, store: Any, sid: str
