@@ -47,6 +47,10 @@ _MESSAGE_COLUMNS = (
     "metadata, content_json, refusal"
 )
 _ACTIVE = "session_id = ? AND archived = {false}"
+_SESSION_COUNTS = (
+    "session_id, sum(CASE WHEN archived = {false} THEN 1 ELSE 0 END), "
+    "sum(CASE WHEN archived = {false} THEN 0 ELSE 1 END)"
+)
 _TEMPLATES = {
     "insert_message": f"INSERT INTO {{t}}messages ({_MESSAGE_COLUMNS}) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?){returning_id}",
@@ -107,6 +111,11 @@ _TEMPLATES = {
     "break_lease": "DELETE FROM {t}leases WHERE session_id = ? AND owner = ?",
     "check_lease": "SELECT 1 FROM {t}leases "
     "WHERE session_id = ? AND token = ? AND expires_at > {now}{lock_rows}",
+    "session_counts_first": f"SELECT {_SESSION_COUNTS} FROM {{t}}messages "
+    "GROUP BY session_id ORDER BY session_id{sort_bytes} LIMIT ?",
+    "session_counts_page": f"SELECT {_SESSION_COUNTS} FROM {{t}}messages "
+    "WHERE session_id{sort_bytes} > ? "
+    "GROUP BY session_id ORDER BY session_id{sort_bytes} LIMIT ?",
     "schema_version": "SELECT max(version) FROM {t}schema_version",
     "create_versions": "CREATE TABLE IF NOT EXISTS {t}schema_version "
     "(version INTEGER NOT NULL)",

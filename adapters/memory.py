@@ -21,6 +21,7 @@ from .message_rows import (
     check_limit,
     check_row_id,
     check_ttl,
+    content_column,
     json_copy,
     metadata_column,
     metadata_json,
@@ -50,6 +51,22 @@ def _newest(messages: list[Message], limit: int | None) -> list[Message]:
     return messages[max(len(messages) - limit, 0) :] if limit else []
 
 
+def _row(message: Message, metadata: dict[str, object], row_id: int) -> Message:
+    """Return the message as kept: its own copy of the metadata, its id."""
+    return Message.from_row(
+        message.role,
+        message.content,  # parts are frozen, safe to share
+        message.tool_calls,
+        message.tool_call_id,
+        message.name,
+        message.kind,
+        message.timestamp,
+        metadata,
+        row_id,
+        message.refusal,
+    )
+
+
 class InMemoryStore:
     """A memory store in a dict, guarded by one lock; for tests, demos and single runs.
 
@@ -76,25 +93,38 @@ class InMemoryStore:
     def save_message(self, session_id: str, message: Message) -> Message:
         check_key("session_id", session_id)
         metadata = metadata_column(message)  # refuses what the SQL stores refuse
+        content_column(message)
         kept: dict[str, object] = json.loads(metadata) if metadata else {}
         with self._lock:
             row_id = self._next_id
             self._next_id += 1
             self._sessions.setdefault(session_id, _Session()).messages.append(
-                Message.from_row(
-                    message.role,
-                    message.content,
-                    message.tool_calls,
-                    message.tool_call_id,
-                    message.name,
-                    message.kind,
-                    message.timestamp,
-                    kept,
-                    row_id,
-                    message.refusal,  # content: parts are frozen, safe to share
-                )
+                _row(message, kept, row_id)
             )
         return stored_message(message, row_id)
+
+    def save_messages(
+        self, session_id: str, messages: Sequence[Message]
+    ) -> list[Message]:
+        """Store ``messages`` in order, all or nothing; see ``BatchSavingStore``."""
+        check_key("session_id", session_id)
+        checked = []
+        for message in messages:  # every one checked before any is kept
+            metadata = metadata_column(message)
+            content_column(message)
+            checked.append((message, json.loads(metadata) if metadata else {}))
+        with self._lock:
+            first = self._next_id
+            self._next_id += len(checked)
+            session = self._sessions.setdefault(session_id, _Session())
+            session.messages.extend(
+                _row(message, kept, first + offset)
+                for offset, (message, kept) in enumerate(checked)
+            )
+        return [
+            stored_message(message, first + offset)
+            for offset, (message, _) in enumerate(checked)
+        ]
 
     def get_history(self, session_id: str, limit: int | None = None) -> list[Message]:
         check_key("session_id", session_id)
@@ -305,6 +335,24 @@ class InMemoryStore:
         check_key("namespace", namespace)
         with self._lock:
             return sorted(key for ns, key in self._metadata if ns == namespace)
+
+    def session_counts(
+        self, *, after: str | None = None, limit: int = 500
+    ) -> list[tuple[str, int, int]]:
+        """Return up to ``limit`` (session id, active, archived) with id > ``after``.
+
+        Sessions that hold messages, in code-point order of their ids.
+        """
+        check_limit(limit)
+        if after is not None:
+            check_key("after", after)
+        with self._lock:
+            counts = [
+                (sid, len(s.messages) - s.first_active, s.first_active)
+                for sid, s in self._sessions.items()
+                if s.messages and (after is None or sid > after)
+            ]
+        return sorted(counts)[:limit]
 
     def metadata_page(
         self, namespace: str, *, after_key: str | None = None, limit: int = 500

@@ -25,7 +25,7 @@ from memory_summary.domain import (
     ToolCall,
 )
 from memory_summary.domain.content import content_parts, plain_parts
-from memory_summary.domain.model import ROLES
+from memory_summary.domain.model import ROLES, may_lack_content
 from memory_summary.domain.tool_call import ToolType
 
 _TOKEN_NONCE = uuid.uuid4().hex[:16]  # per process: tokens never repeat across them
@@ -226,13 +226,7 @@ def message_values(message: Message) -> tuple[object, ...]:
     else:
         calls = None
     content = message.content
-    if isinstance(content, str):
-        text, structured = content, None
-    else:  # parts the constructor checked: JSON-compatible, normalized text
-        text = message.text
-        structured = json.dumps(
-            None if content is None else plain_parts(content), ensure_ascii=False
-        )
+    text = content if isinstance(content, str) else message.text
     return (
         message.role,
         text,
@@ -242,8 +236,23 @@ def message_values(message: Message) -> tuple[object, ...]:
         message.kind,
         message.timestamp,
         metadata_column(message),
-        structured,
+        content_column(message),
         message.refusal,
+    )
+
+
+def content_column(message: Message) -> str | None:
+    """Return the ``content_json`` of ``message``: None for text, else its JSON.
+
+    Raises:
+        StoreError: the parts hold something JSON text cannot (a message that skipped
+            the constructor's checks, say an int over Python's digit limit).
+    """
+    content = message.content
+    if isinstance(content, str):
+        return None
+    return to_json(
+        None if content is None else plain_parts(content), "message field 'content'"
     )
 
 
@@ -355,8 +364,7 @@ def row_message(row: Sequence[Any]) -> Message:
                 content = stored_content(
                     text,
                     structured,
-                    may_be_none=role == "assistant"
-                    and bool(tool_calls or refusal is not None),
+                    may_be_none=may_lack_content(role, tool_calls, refusal, data),
                     id_=id_,
                 )
                 return Message.from_row(
@@ -399,8 +407,8 @@ def _checked_row_message(row: Sequence[Any]) -> Message:
             stored_content(
                 text,
                 structured,
-                may_be_none=role == "assistant"
-                and bool(tool_calls or refused is not None),
+                may_be_none=isinstance(data, Mapping)
+                and may_lack_content(role, tool_calls, refused, data),
                 id_=id_,
             )
             if isinstance(text, str)

@@ -11,6 +11,7 @@ transaction-scoped advisory lock keyed on (schema, session).
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import re
 import select
@@ -21,7 +22,7 @@ import psycopg
 import psycopg_pool
 from psycopg.pq import TransactionStatus
 
-from memory_summary.domain import StoreError
+from memory_summary.domain import StoreError, StoreUnavailable
 
 from .dialect import Dialect
 from .driver import Executor, store_error
@@ -119,6 +120,22 @@ def _has_input(fd: int) -> bool:
     return bool(select.select([fd], [], [], 0)[0])
 
 
+def _probe(dsn: str, timeout_s: float) -> None:
+    """Connect once before the pool does: a bad or dead DSN fails at once, once.
+
+    The pool would retry in the background and log each failed attempt until its
+    timeout; one direct connection tells the same thing in one error.
+    """
+    try:
+        with psycopg.connect(
+            dsn, autocommit=True, connect_timeout=max(1, math.ceil(timeout_s))
+        ):
+            pass
+    except psycopg.Error as exc:
+        said = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+        raise StoreUnavailable(f"cannot connect to PostgreSQL: {said}") from exc
+
+
 class PostgresDriver:
     """A psycopg connection pool: lone autocommit statements and transactions."""
 
@@ -131,6 +148,7 @@ class PostgresDriver:
         max_size: int,
         timeout_s: float,
     ) -> None:
+        _probe(dsn, timeout_s)
         try:
             self._pool = psycopg_pool.ConnectionPool(
                 dsn,
@@ -143,12 +161,12 @@ class PostgresDriver:
                 name=name,
             )
         except psycopg.Error as exc:
-            raise StoreError(f"cannot connect to PostgreSQL: {exc}") from exc
+            raise StoreUnavailable(f"cannot connect to PostgreSQL: {exc}") from exc
         try:
             self._pool.open(wait=True, timeout=timeout_s)
         except psycopg.Error as exc:
             self._pool.close()
-            raise StoreError(f"cannot connect to PostgreSQL: {exc}") from exc
+            raise StoreUnavailable(f"cannot connect to PostgreSQL: {exc}") from exc
 
     def read(
         self, sql: str, params: Sequence[object], what: str, about: str | None = None
@@ -200,6 +218,9 @@ class PostgresStore(SqlStore):
         schema: the PostgreSQL schema holding the tables (created if missing).
         min_size, max_size: the connection pool's bounds.
         timeout_s: how long to wait for a connection.
+        create: create the schema and tables when missing (the default); False
+            opens only a schema that already holds this library's store and raises
+            ``StoreUnavailable`` otherwise, creating nothing (tools that only read).
 
     Example:
         >>> dsn = "host=127.0.0.1 dbname=test user=postgres"
@@ -214,6 +235,7 @@ class PostgresStore(SqlStore):
         min_size: int = 1,
         max_size: int = 8,
         timeout_s: float = 10.0,
+        create: bool = True,
     ) -> None:
         dsn = dsn or os.environ.get(DSN_VARIABLE)
         if not dsn:
@@ -230,6 +252,8 @@ class PostgresStore(SqlStore):
         )
         migrations = [m.replace("{s}", f'"{schema}"') for m in MIGRATIONS]
         try:
+            if not create:
+                _check_installed(driver, schema)
             super().__init__(
                 driver, dialect(schema), migrations, where=f"schema {schema}"
             )
@@ -248,6 +272,28 @@ class PostgresStore(SqlStore):
         """Drop the schema and everything in it (tests and tear-downs)."""
         with self._driver.transaction("drop_schema", self.schema) as tx:
             tx.execute(f'DROP SCHEMA IF EXISTS "{self.schema}" CASCADE', ())
+
+
+def _check_installed(driver: PostgresDriver, schema: str) -> None:
+    """Refuse a schema that does not exist or holds no store of this library."""
+    rows = driver.read(
+        "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = %s), "
+        "to_regclass(%s) IS NOT NULL",
+        (schema, f'"{schema}".schema_version'),
+        "open",
+        schema,
+    )
+    exists, installed = rows[0]
+    if not exists:
+        raise StoreUnavailable(
+            f"schema {schema!r} does not exist in this database; nothing was created "
+            "(check the schema name)"
+        )
+    if not installed:
+        raise StoreUnavailable(
+            f"schema {schema!r} holds no memory-summary store (another "
+            "application's?); nothing was installed in it"
+        )
 
 
 class PostgresArchive(SqlArchive):

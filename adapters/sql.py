@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from memory_summary.domain import (
     CommitResult,
@@ -22,6 +22,7 @@ from memory_summary.domain import (
     MalformedRecord,
     Message,
     StoreError,
+    StoreUnavailable,
 )
 
 from .dialect import Dialect, render_queries
@@ -85,7 +86,7 @@ class SqlStore:
             tx.execute(q["create_versions"], ())
             current = tx.execute(q["schema_version"], ()).fetchone()[0] or 0
             if current > latest:
-                raise StoreError(
+                raise StoreUnavailable(
                     f"{self._where} has schema version {current}, newer than this "
                     f"library's {latest}; upgrade memory-summary"
                 )
@@ -123,6 +124,38 @@ class SqlStore:
         if row_id is None:
             raise StoreError(f"save_message for {session_id!r}: no id was returned")
         return stored_message(message, row_id)
+
+    def save_messages(
+        self, session_id: str, messages: Sequence[Message]
+    ) -> list[Message]:
+        """Store ``messages`` in order, in one transaction; see ``BatchSavingStore``.
+
+        Locked like a commit, so two batches of one session never interleave.
+        """
+        check_key("session_id", session_id)
+        rows = [message_values(message) for message in messages]  # all checked
+        if not rows:
+            return []
+        ids: list[int] = []
+        with self._driver.transaction("save_messages", session_id) as tx:
+            self._lock_session(tx, session_id)
+            for values in rows:
+                cursor = tx.execute(self._q["insert_message"], (session_id, *values))
+                ids.append(self._inserted_id(cursor, session_id))
+        return [
+            stored_message(m, row_id) for m, row_id in zip(messages, ids, strict=True)
+        ]
+
+    def _inserted_id(self, cursor: Any, session_id: str) -> int:
+        """Return the id an INSERT made: its RETURNING row, else the driver's."""
+        if self._dialect.returning_id:
+            row = cursor.fetchone()
+            row_id = None if row is None else row[0]
+        else:
+            row_id = getattr(cursor, "lastrowid", None)
+        if row_id is None:
+            raise StoreError(f"save_messages for {session_id!r}: no id was returned")
+        return int(row_id)
 
     def get_history(self, session_id: str, limit: int | None = None) -> list[Message]:
         return self._newest("newest_active", session_id, limit)
@@ -402,6 +435,26 @@ class SqlStore:
             self._q["list_metadata"], (namespace,), "list_metadata", namespace
         )
         return [row[0] for row in rows]
+
+    def session_counts(
+        self, *, after: str | None = None, limit: int = 500
+    ) -> list[tuple[str, int, int]]:
+        """Return up to ``limit`` (session id, active, archived) with id > ``after``.
+
+        Sessions that hold messages, in code-point order of their ids: page through
+        them by passing the last id seen as ``after``.
+        """
+        check_limit(limit)
+        params: tuple[object, ...]
+        if after is None:
+            query, params = "session_counts_first", (limit,)
+        else:
+            check_key("after", after)
+            query, params = "session_counts_page", (after, limit)
+        rows = self._driver.read(self._q[query], params, "session_counts")
+        return [
+            (str(sid), int(active), int(archived)) for sid, active, archived in rows
+        ]
 
     def metadata_page(
         self, namespace: str, *, after_key: str | None = None, limit: int = 500

@@ -32,7 +32,7 @@ from .content import (
     content_text,
     content_tokens,
 )
-from .cut import find_safe_cut, find_token_cut
+from .cut import MODEL_RESPONSE, find_safe_cut, find_token_cut
 from .errors import (
     ConfigError,
     EngineClosed,
@@ -40,6 +40,7 @@ from .errors import (
     MemorySummaryError,
     MessageError,
     StoreError,
+    StoreUnavailable,
     SummarizerContextError,
     SummarizerError,
     SummarizerTimeout,
@@ -68,6 +69,7 @@ from .pins import extract_pins, pinned_section, with_pins
 from .plan import CompressionPlan, injection_budget_tokens, plan_compression
 from .ports import (
     Archive,
+    BatchSavingStore,
     CommitResult,
     CompactionStore,
     FenceReason,
@@ -122,6 +124,7 @@ __all__ = [
     "FILE_TOKENS",
     "IMAGE_LOW_DETAIL_TOKENS",
     "IMAGE_TOKENS",
+    "MODEL_RESPONSE",
     "NAMESPACE",
     "NO_USAGE",
     "OPENAI_EXTRAS",
@@ -131,6 +134,7 @@ __all__ = [
     "SUMMARY_KIND",
     "Accepted",
     "Archive",
+    "BatchSavingStore",
     "Breaker",
     "Busy",
     "Chunk",
@@ -169,6 +173,7 @@ __all__ = [
     "SkipReason",
     "Skipped",
     "StoreError",
+    "StoreUnavailable",
     "StreamingSummarizer",
     "Summarizer",
     "SummarizerContextError",

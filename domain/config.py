@@ -334,6 +334,31 @@ class SummaryConfig:
 FIELD_NAMES: tuple[str, ...] = tuple(a.name for a in attrs.fields(SummaryConfig))
 
 
+def field_error(name: str, value: object) -> ConfigError | None:
+    """Return the error of one field's value by that field's own rule, or None.
+
+    Only the field's type and range are checked, as the constructor checks them
+    before its cross-field rules (``threshold > keep_recent``...), which need the
+    other fields' values: build the config to check those.
+
+    >>> field_error("keep_recent", -1).allowed
+    'int >= 0'
+    >>> field_error("threshold", 5) is None   # whatever keep_recent will be
+    True
+    """
+    attribute = attrs.fields_dict(SummaryConfig).get(name)
+    if attribute is None:
+        return ConfigError(name, value, "one of the known keys")
+    try:
+        if callable(attribute.converter):
+            value = attribute.converter(value)
+        if attribute.validator is not None:
+            attribute.validator(None, attribute, value)
+    except ConfigError as exc:
+        return exc
+    return None
+
+
 def _camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(part.capitalize() for part in rest)

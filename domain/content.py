@@ -57,13 +57,31 @@ _NESTED_TEXT: Mapping[str, tuple[str, ...]] = {
 }
 
 
+_SAFE_INT_BITS = 10_000
+"""Ints this wide (about 3,000 digits) always convert to text; wider ones are tried."""
+
+
+def _check_int_text(value: int, where: str) -> None:
+    """Refuse an int Python will not write as text (stores keep parts as JSON)."""
+    try:
+        str(value)
+    except ValueError as exc:  # over sys.get_int_max_str_digits() (4,300 by default)
+        raise MessageError(
+            where, f"an int of that many digits is not JSON: {exc}"
+        ) from exc
+
+
 def _frozen(value: object, where: str, depth: int) -> object:
     """Return a read-only, normalized copy of the JSON-compatible ``value``."""
     if depth > MAX_DEPTH:
         raise MessageError(where, f"nests deeper than {MAX_DEPTH} levels")
     if isinstance(value, str):
         return normalize_text(value)
-    if value is None or isinstance(value, (bool, int)):
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        if value.bit_length() > _SAFE_INT_BITS:
+            _check_int_text(value, where)
         return value
     if isinstance(value, float):
         if not math.isfinite(value):

@@ -1,7 +1,11 @@
 """Where to cut a history into "fold" and "keep" without splitting a tool-call group.
 
 A *tool-call group* is an assistant message with tool calls plus every later tool result
-answering one of its calls (matched by ``tool_call_id``).
+answering one of its calls (matched by ``tool_call_id``). Messages of one model
+response are one group too: adjacent messages whose ``metadata[MODEL_RESPONSE]`` holds
+the same text (a reasoning item and the function calls the same response produced
+after it, which OpenAI's Responses API only takes together), with every result of
+their calls.
 """
 
 from __future__ import annotations
@@ -10,21 +14,35 @@ from collections.abc import Callable, Sequence
 
 from .model import Message
 
+MODEL_RESPONSE = "model_response"
+"""Metadata key naming the model response a message came from (see the module)."""
+
+
+def _response_of(message: Message) -> str | None:
+    response = message.metadata.get(MODEL_RESPONSE)
+    return response if isinstance(response, str) and response else None
+
 
 def group_starts(history: Sequence[Message]) -> list[int]:
-    """Return, for each message, the index where its tool-call group starts.
+    """Return, for each message, the index where its group starts.
 
     A message outside any group starts its own; a tool result whose call is not in
-    ``history`` (an orphan) starts its own too.
+    ``history`` (an orphan) starts its own too. A message of the same model response
+    as the one before it starts where that one's group starts.
     """
     starts = list(range(len(history)))
     caller: dict[str, int] = {}
+    previous: str | None = None
     for index, message in enumerate(history):
+        response = _response_of(message)
+        if response is not None and response == previous:
+            starts[index] = starts[index - 1]
+        previous = response
         if message.role == "assistant":
             for call in message.tool_calls:
                 caller[call.id] = index
         elif message.role == "tool" and message.tool_call_id in caller:
-            starts[index] = caller[message.tool_call_id]
+            starts[index] = starts[caller[message.tool_call_id]]
     return starts
 
 

@@ -7,6 +7,7 @@ MemorySummaryError                  catch this to catch everything we raise on p
  +-- MessageError (also ValueError) a message or tool call is malformed; names the field
  +-- StoreError                     the store failed; nothing was applied
  |    +-- MalformedRecord            a stored row cannot be decoded (foreign or corrupt)
+ |    +-- StoreUnavailable           the database cannot be opened as our store
  +-- SummarizerError                the LLM failed; the engine degrades to trim-only
  |    +-- SummarizerTimeout          no (whole) answer before the deadline
  |    +-- SummarizerContextError     the request exceeds the model's context window
@@ -72,6 +73,15 @@ class MessageError(MemorySummaryError, ValueError):
 
 class StoreError(MemorySummaryError):
     """The memory store failed; the operation was not applied."""
+
+
+class StoreUnavailable(StoreError):
+    """The database cannot be opened as this library's store; nothing was changed.
+
+    Its server cannot be reached, the store is missing where it must already
+    exist (a schema that does not exist or is another application's), or it was
+    written by a newer release.
+    """
 
 
 class MalformedRecord(StoreError):

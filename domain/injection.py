@@ -6,7 +6,7 @@ of the leading system block, before the history, cut to its token budget.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Literal, get_args
 
 import attrs
@@ -140,6 +140,32 @@ def _without_summaries(messages: Sequence[Message]) -> list[Message]:
             message = without_merged_summary(message)
         rest.append(message)
     return rest
+
+
+def without_covered(
+    messages: Iterable[Message], covered_through_id: int | None
+) -> list[Message]:
+    """Return ``messages`` without the stored ones a summary covers.
+
+    A message whose ``id`` is at or below ``covered_through_id`` was folded into the
+    summary (a history read before the compression committed); sending it beside
+    the summary would give the model the same turns twice. Messages without an
+    ``id`` (not read from the store) and the host's instructions (system or
+    developer messages of no ``kind``: context, not history) are always kept.
+
+    >>> old, new = Message("user", "a", id=3), Message("user", "b", id=9)
+    >>> [m.content for m in without_covered([old, new], 5)]
+    ['b']
+    """
+    if covered_through_id is None:
+        return list(messages)
+    return [
+        m
+        for m in messages
+        if m.id is None
+        or m.id > covered_through_id
+        or (m.is_instruction and m.kind is None)
+    ]
 
 
 def assemble_messages(

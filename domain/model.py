@@ -114,6 +114,24 @@ def _role(instance: object, attribute: object, value: object) -> None:
         raise MessageError("role", f"{value!r} is not one of {', '.join(ROLES)}")
 
 
+def may_lack_content(
+    role: str,
+    tool_calls: Sequence[object],
+    refusal: str | None,
+    metadata: Mapping[str, object],
+) -> bool:
+    """Tell whether a message with these fields may have ``content=None``.
+
+    Only an assistant's reply that says something other than text may: one that
+    calls tools, refuses, or carries an OpenAI ``audio`` or legacy ``function_call``
+    reply (kept in ``metadata[OPENAI_EXTRAS]``).
+    """
+    if role != "assistant":
+        return False
+    extras = metadata.get(OPENAI_EXTRAS)
+    return bool(tool_calls) or refusal is not None or bool(extras)
+
+
 @attrs.frozen
 class Message:
     """One chat message as the memory store keeps it.
@@ -156,13 +174,14 @@ class Message:
     id: int | None = attrs.field(default=None, kw_only=True)
 
     def __attrs_post_init__(self) -> None:
-        if self.content is None and not (
-            self.role == "assistant" and (self.tool_calls or self.refusal is not None)
+        if self.content is None and not may_lack_content(
+            self.role, self.tool_calls, self.refusal, self.metadata
         ):
             raise MessageError(
                 "content",
-                "None is allowed only on an assistant message with tool_calls or a "
-                "refusal; use text or a list of parts",
+                "None is allowed only on an assistant message with tool_calls, a "
+                "refusal, or an OpenAI audio or function_call reply; use text or a "
+                "list of parts",
             )
         if self.role == "tool" and not self.tool_call_id:
             raise MessageError("tool_call_id", "a tool result needs the id it answers")

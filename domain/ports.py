@@ -200,6 +200,28 @@ class PoppingStore(CompactionStore, Protocol):
 
 
 @runtime_checkable
+class BatchSavingStore(MemoryStore, Protocol):
+    """A store that saves several messages of a session at once, all or nothing.
+
+    An optional capability (every store this library ships has it): integrations
+    that store a batch of items (the Agents SDK's ``add_items``) need it to be
+    atomic, and a store without it gets each message checked first, then saved one
+    by one (``memory_summary.integrations.batch.save_batch``).
+    """
+
+    def save_messages(
+        self, session_id: str, messages: Sequence[Message]
+    ) -> list[Message]:
+        """Store ``messages`` in order; return them with their assigned ids.
+
+        All or nothing: a message the store refuses raises ``StoreError`` and none
+        of the batch is saved. No other message of the session lands between them,
+        even when several batches are saved at once.
+        """
+        ...
+
+
+@runtime_checkable
 class Summarizer(Protocol):
     """An LLM that writes summaries."""
 

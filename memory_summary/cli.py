@@ -2,9 +2,11 @@
 
 Exit codes, the same for every sub-command: 0 done; 2 usage (an unknown, conflicting
 or meaningless argument); 3 bad configuration or input (a config file or variable, a
-missing database, a database the demo would not replace, a missing extra); 4 the
-operation failed (a store or summarizer error, a timeout, a failed clear); 130
-interrupted. Nothing prints a traceback.
+missing database, a database that cannot be opened as a store: an unreachable or
+malformed DSN, a missing or foreign schema, a newer release; an unknown session; a
+database the demo would not replace, a missing extra); 4 the operation failed (a store
+or summarizer error, a timeout, a failed clear); 130 interrupted. Nothing prints a
+traceback.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from memory_summary.domain import (
     MemorySummaryError,
     Message,
     MessageError,
+    StoreUnavailable,
     Summarizer,
     SummaryConfig,
     TokenizerError,
@@ -49,6 +52,8 @@ from .stats import collect_stats, stats_json, stats_table, usage_line
 if TYPE_CHECKING:
     from memory_summary.adapters.sql import SqlStore
 
+    from .engine import SummaryEngine
+
 EXIT_OK = 0
 EXIT_USAGE = 2
 EXIT_CONFIG = 3
@@ -56,6 +61,8 @@ EXIT_FAILED = 4
 EXIT_INTERRUPTED = 130
 DEFAULT_DB = "memory-summary-demo.sqlite3"
 DEFAULT_SCHEMA = "memory_summary"
+_CONNECT_TIMEOUT_S = 5.0
+_PIPED_WIDTH = 4096  # columns of a table printed to a pipe or a file
 
 
 def invocation() -> str:
@@ -112,15 +119,22 @@ def _summarizer(args: argparse.Namespace) -> Summarizer | None:
 def _open_db(args: argparse.Namespace) -> SqlStore:
     """Open the store the arguments name: ``--db``, else ``--dsn`` or its variable.
 
+    Only an existing store of this library is opened: nothing is created, installed
+    or changed (no SQLite file, no PostgreSQL schema or tables).
+
     Raises:
         ConfigError: the SQLite file does not exist or is not a memory-summary
-            database (nothing is created or changed).
+            database.
+        StoreUnavailable: the database cannot be reached, the schema does not
+            exist or holds no store of ours, or it is from a newer release.
     """
     dsn = None if args.db else (args.dsn or os.environ.get(DSN_VARIABLE))
     if dsn:
         from memory_summary.adapters import PostgresStore
 
-        return PostgresStore(dsn, schema=args.schema)
+        return PostgresStore(
+            dsn, schema=args.schema, create=False, timeout_s=_CONNECT_TIMEOUT_S
+        )
     path = Path(args.db or args.default_db)
     check_store_database(
         path, f"run `{invocation()} demo`, or pass --dsn for PostgreSQL"
@@ -147,6 +161,31 @@ def _demo(args: argparse.Namespace) -> int:
     )
     print(report.render())
     return EXIT_OK
+
+
+def _console() -> Console:
+    """Return the console tables print to: a pipe or file gets every column.
+
+    On a terminal a table fits its width; elsewhere (``stats > usage.txt``) no
+    terminal bounds the line, so columns are never cut to a guessed 80.
+    """
+    console = Console(soft_wrap=False, highlight=False, emoji=False, markup=False)
+    if not console.is_terminal:
+        console.width = _PIPED_WIDTH
+    return console
+
+
+class UnknownSession(Exception):
+    """The session id names no session of the store (exit 3)."""
+
+
+def _known_session(store: SqlStore, session_id: str, engine: SummaryEngine) -> None:
+    """Refuse a session id the store has no message and no summary of."""
+    if store.get_full_history(session_id, 1) or engine.summary(session_id):
+        return
+    raise UnknownSession(
+        f"no session {session_id!r} in this store; `{invocation()} sessions` lists them"
+    )
 
 
 def _history_table(messages: Sequence[Message], width: int) -> Table:
@@ -178,6 +217,7 @@ def _inspect(args: argparse.Namespace) -> int:
     store = _open_db(args)
     try:
         engine = SummaryEngine(store, config=config)
+        _known_session(store, args.session, engine)
         active = store.get_history(args.session)
         full = store.get_full_history(args.session)
         record = engine.summary(args.session)
@@ -207,8 +247,8 @@ def _inspect(args: argparse.Namespace) -> int:
             "folds them in"
         )
     print()
-    console = Console(soft_wrap=False, highlight=False, emoji=False, markup=False)
-    console.print(_history_table(active[-args.limit :], console.width))
+    console = _console()
+    console.print(_history_table(active[-args.limit :], min(console.width, 200)))
     return EXIT_OK
 
 
@@ -220,6 +260,7 @@ def _compress(args: argparse.Namespace) -> int:
     store = _open_db(args)
     try:
         with SummaryEngine(store, llm, config=config) as engine:
+            _known_session(store, args.session, engine)
             try:
                 outcome = engine.compress(args.session).result(timeout=args.timeout)
             except (TimeoutError, FutureTimeout):
@@ -272,10 +313,60 @@ def _stats(args: argparse.Namespace) -> int:
     if not stats.sessions:
         print("no summary record yet: nothing was compressed")
         return EXIT_OK
-    console = Console(soft_wrap=False, highlight=False, emoji=False, markup=False)
-    console.print(stats_table(stats, limit=args.limit))
+    _console().print(stats_table(stats, limit=args.limit))
     print(usage_line(stats.total))
     return EXIT_OK
+
+
+def _sessions(args: argparse.Namespace) -> int:
+    store = _open_db(args)
+    try:
+        found: list[tuple[str, int, int]] = []
+        after: str | None = None
+        while len(found) < args.limit:
+            page = store.session_counts(after=after, limit=min(500, args.limit))
+            found += page
+            if len(page) < min(500, args.limit):
+                break
+            after = page[-1][0]
+    finally:
+        store.close()
+    found = found[: args.limit]
+    if args.json:
+        rows = [{"session_id": s, "active": a, "archived": r} for s, a, r in found]
+        print(json.dumps({"sessions": rows}, ensure_ascii=False, indent=2))
+        return EXIT_OK
+    table = Table(box=None, padding=(0, 1))
+    table.add_column("session", no_wrap=True)
+    table.add_column("active", justify="right")
+    table.add_column("archived", justify="right")
+    for sid, active, archived in found:
+        table.add_row(sid, f"{active:,}", f"{archived:,}")
+    _console().print(table)
+    more = " (--limit reached)" if len(found) == args.limit else ""
+    print(f"{len(found)} sessions{more}")
+    return EXIT_OK
+
+
+def _sessions_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    given: Mapping[str, object],
+) -> None:
+    sessions = commands.add_parser(
+        "sessions",
+        help="list the sessions of a store",
+        description="List the sessions that hold messages, in order of their ids, "
+        "with how many messages are active and archived.",
+    )
+    sessions.add_argument(
+        "--limit",
+        type=cli_args.whole_number(1),
+        default=1000,
+        help="sessions listed (1000)",
+    )
+    sessions.add_argument("--json", action="store_true", help="print them as JSON")
+    _common(sessions, given)
+    sessions.set_defaults(run=_sessions)
 
 
 def _stats_parser(
@@ -563,6 +654,7 @@ def build_parser(
     check.set_defaults(run=_config_check)
     _demo_parser(commands, given)
     _store_parsers(commands, given)
+    _sessions_parser(commands, given)
     _stats_parser(commands, given)
     _facts_parser(commands, given)
     return parser
@@ -665,6 +757,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = run(args)
     except (ConfigError, MessageError, TokenizerError) as exc:
+        _error(exc)
+        return EXIT_CONFIG
+    except StoreUnavailable as exc:
+        print(f"memory-summary: error: cannot open the store: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    except UnknownSession as exc:
         _error(exc)
         return EXIT_CONFIG
     except MemorySummaryError as exc:  # a store or summarizer failed

@@ -23,7 +23,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from memory_summary.domain import ConfigError, SummaryConfig
-from memory_summary.domain.config import CAMEL_TO_FIELD, FIELD_NAMES
+from memory_summary.domain.config import (
+    CAMEL_TO_FIELD,
+    FIELD_NAMES,
+    KNOWN_KEYS,
+    field_error,
+)
 from memory_summary.domain.errors import ConfigErrors
 
 if sys.version_info >= (3, 11):
@@ -91,11 +96,12 @@ def read_toml(path: str | Path) -> dict[str, object]:
     """
     data = _read(path)
     table = _table(data)
-    # Tables other than ours (a host's own settings) are not config fields.
+    # At the top level, a table that is not a field (a host's own settings) is not
+    # ours; fields that take a mapping (context_window, summary_llm) are.
     return {
         k: v
         for k, v in table.items()
-        if not (TABLE not in data and isinstance(v, dict))
+        if TABLE in data or k in KNOWN_KEYS or not isinstance(v, dict)
     }
 
 
@@ -218,20 +224,11 @@ def load_config(
     values.update(read_environment(environ))
     errors.extend(
         error
-        for error in (_field_error(name, value) for name, value in values.items())
+        for error in (field_error(name, value) for name, value in values.items())
         if error is not None
     )
     raise_all(errors)
     return SummaryConfig.from_mapping(values)
-
-
-def _field_error(name: str, value: object) -> ConfigError | None:
-    """Return the error of one field's value alone (cross-field rules come later)."""
-    try:
-        SummaryConfig.from_mapping({name: value})
-    except ConfigError as exc:
-        return exc if exc.field == name else None
-    return None
 
 
 def _unknown_key(key: str, value: object) -> ConfigError:

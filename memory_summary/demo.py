@@ -153,9 +153,12 @@ def _drive_session(
     turns: int,
     seed: int,
     count: Callable[[str], int],
+    cancel: threading.Event,
 ) -> None:
     sid = f"s{index}"
     for turn in session_turns(index, turns, seed):
+        if cancel.is_set():  # Ctrl-C: the remaining turns never run
+            return
         for message in turn.messages:
             store.save_message(sid, message)
         started = time.perf_counter_ns()
@@ -219,6 +222,40 @@ def _progress(stats: DemoStats, stop: threading.Event, console: Console) -> None
                 break
 
 
+def _drive_all(
+    engine: SummaryEngine,
+    store: SqliteStore,
+    stats: DemoStats,
+    sessions: int,
+    turns: int,
+    seed: int,
+    workers: int,
+    count: Callable[[str], int],
+) -> None:
+    """Drive every session from ``workers`` host threads; stop early on Ctrl-C.
+
+    On an interrupt (``KeyboardInterrupt`` in this thread) the sessions still
+    queued never start and the running ones stop after their current turn, so the
+    interrupt is re-raised promptly instead of after every turn has run.
+    """
+    cancel = threading.Event()
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="demo-host")
+    try:
+        futures = [
+            pool.submit(
+                _drive_session, engine, store, stats, i, turns, seed, count, cancel
+            )
+            for i in range(sessions)
+        ]
+        for future in futures:
+            future.result()
+    except BaseException:
+        cancel.set()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def run_demo(
     db: Path,
     *,
@@ -255,15 +292,7 @@ def run_demo(
         with engine:
             if progress:
                 display.start()
-            with ThreadPoolExecutor(workers, thread_name_prefix="demo-host") as pool:
-                futures = [
-                    pool.submit(
-                        _drive_session, engine, store, stats, i, turns, seed, count
-                    )
-                    for i in range(sessions)
-                ]
-                for future in futures:
-                    future.result()
+            _drive_all(engine, store, stats, sessions, turns, seed, workers, count)
             engine.wait_idle(timeout=300)
             tokens_with = 0
             tokens_without = 0

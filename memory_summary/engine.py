@@ -17,8 +17,6 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import Future
 from typing import Any, Literal
 
-import attrs
-
 from memory_summary.actors.compression import CompressionJob
 from memory_summary.actors.context import ContextPolicy
 from memory_summary.actors.events import EventBus
@@ -36,7 +34,6 @@ from memory_summary.domain import (
     NAMESPACE,
     NO_USAGE,
     QUARANTINE_NAMESPACE,
-    SUMMARY_KIND,
     Archive,
     ClearResult,
     CompactionStore,
@@ -61,7 +58,7 @@ from memory_summary.domain import (
     summary_message,
     total_usage,
 )
-from memory_summary.domain.injection import HEADERS
+from memory_summary.domain.injection import without_covered
 
 log = logging.getLogger(__name__)
 
@@ -431,15 +428,21 @@ class SummaryEngine:
         is cached per session, summary and encoding, so a call that finds the same
         summary does no tokenizer work; it never does network I/O.
         """
+        return self._injected(session_id, model)[0]
+
+    def _injected(
+        self, session_id: str, model: str | None
+    ) -> tuple[str | None, int | None]:
+        """Return ``build_prompt``'s text and the id its summary covers through."""
         self._core.check_open()
         _check_model(model)
         try:
             record = self.summary(session_id)
         except StoreError as exc:
             log.warning("session %s: summary unreadable, ignored: %s", session_id, exc)
-            return None
+            return None, None
         if record is None or not record.text:
-            return None
+            return None, None
         budget, count = self._injection_budget(session_id, model)
         cached = self._prompts.get(session_id)
         if (
@@ -448,7 +451,7 @@ class SummaryEngine:
             and cached[2] is count
             and cached[0] == record.text
         ):
-            return cached[3]
+            return cached[3], record.covered_through_id
         text = injection_text(
             record.text,
             locale=self.config.locale,
@@ -458,7 +461,7 @@ class SummaryEngine:
         if len(self._prompts) >= _PROMPT_CACHE_SIZE:
             self._prompts.clear()
         self._prompts[session_id] = (record.text, budget, count, text)
-        return text
+        return text, record.covered_through_id
 
     def _injection_budget(
         self, session_id: str, model: str | None
@@ -524,10 +527,14 @@ class SummaryEngine:
 
         Idempotent: a summary already present (separate or merged, even one that
         lost its ``kind`` in the host's own format) is replaced, never doubled.
+        A stored message the injected summary covers (its ``id`` at or below the
+        summary's ``covered_through_id``: a history read before a compression
+        committed) is dropped, so nothing reaches the model twice; messages without
+        an ``id`` and the host's instructions (system/developer) are always kept.
         """
-        text = self.build_prompt(session_id, model)
+        text, covered = self._injected(session_id, model)
         return assemble_messages(
-            repair_pairs(messages, repair),
+            repair_pairs(without_covered(messages, covered), repair),
             None if text is None else summary_message(text),
             placement,
         )
@@ -608,9 +615,10 @@ class SummaryEngine:
 
         The same as ``assemble`` (``options`` go to it unchanged), on what the openai
         SDK takes and returns: dicts or pydantic messages in, plain dicts out, so a
-        host that speaks OpenAI format never touches ``Message``. Idempotent: a system
-        message that starts with the summary header is taken for a summary injected
-        earlier and replaced.
+        host that speaks OpenAI format never touches ``Message``. Idempotent: as in
+        ``assemble``, a system message of the leading block that starts with the
+        summary header is taken for a summary injected earlier and replaced; the
+        same text later in the conversation is the host's and is kept.
 
         Raises:
             MessageError: a message is malformed; the field names its index.
@@ -622,13 +630,7 @@ class SummaryEngine:
          {'role': 'system', 'content': 'Summary of the earlier conversation ...'},
          {'role': 'user', 'content': 'Where were we?'}]
         """
-        headers = tuple(HEADERS.values())
-        converted = [
-            attrs.evolve(m, kind=SUMMARY_KIND)
-            if m.role == "system" and m.text.startswith(headers)
-            else m
-            for m in messages_from_openai(messages)
-        ]
+        converted = messages_from_openai(messages)
         return messages_to_openai(self.assemble(converted, session_id, **options))
 
     def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:

@@ -16,6 +16,11 @@ with this library's summaries, fenced compressions and stores:
 Messages keep their LangChain ids in the store (metadata ``langchain_id``); what the
 OpenAI chat format cannot carry (``additional_kwargs``, ``response_metadata``) is not
 stored.
+
+Instructions are context, not history: a ``SystemMessage`` (or a developer message)
+in the agent's messages is never stored, folded or removed from the state, so the
+model sees it on every call; it lasts as long as the state does (a checkpointer
+keeps it across runs, as it keeps the agent's other messages).
 """
 
 from __future__ import annotations
@@ -52,6 +57,8 @@ import attrs
 from memory_summary.aio import AsyncSummaryEngine
 from memory_summary.domain import Message
 from memory_summary.engine import SummaryEngine
+
+from .batch import save_batch
 
 __all__ = ["LANGCHAIN_ID", "SummaryMiddleware"]
 
@@ -171,8 +178,11 @@ class SummaryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         else:
             new = list(messages[last + 1 :])
             archived = [m for m in messages[:last] if m.id not in active]
-        for message in new:
-            store.save_message(sid, stored_message(message))
+        # Instructions are context: never stored, so never folded or removed.
+        history = [m for m in new if not is_instruction(m)]
+        archived = [m for m in archived if not is_instruction(m)]
+        if history:
+            save_batch(store, sid, [stored_message(m) for m in history])
         if not archived:
             return None
         return {"messages": [RemoveMessage(id=m.id) for m in archived if m.id]}
@@ -214,6 +224,13 @@ def _with_summary(system: SystemMessage | None, prompt: str) -> SystemMessage:
     else:
         content = [*system.content, {"type": "text", "text": prompt}]
     return system.model_copy(update={"content": content})
+
+
+def is_instruction(message: BaseMessage) -> bool:
+    """Tell whether a LangChain message is a system or developer instruction."""
+    if isinstance(message, SystemMessage):
+        return True
+    return getattr(message, "role", None) in ("system", "developer")
 
 
 def stored_message(message: BaseMessage) -> Message:

@@ -14,6 +14,11 @@ per SDK item, so the engine folds old items into its summary like any chat histo
   the summarizer never reads it, and a compression archives it with the turns
   around it.
 
+A ``reasoning`` item and the output items after it come from one model response:
+they are one group for a compression (``MODEL_RESPONSE``), folded or kept together,
+so ``get_items`` never returns a function call without its reasoning item. A batch
+of items is saved all or nothing (``add_items``).
+
 Every item is also kept verbatim in its message's metadata, so ``get_items`` returns
 what ``add_items`` got (a message's text is kept once, in ``content``, normalized like
 every message text: no NUL, no lone surrogates). A
@@ -28,6 +33,7 @@ import copy
 import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
+from uuid import uuid4
 
 try:
     from agents.memory import SessionSettings
@@ -40,8 +46,10 @@ except ImportError as exc:  # the extra is missing
 import attrs
 
 from memory_summary.aio import AsyncSummaryEngine
-from memory_summary.domain import Message, PoppingStore
+from memory_summary.domain import MODEL_RESPONSE, Message, PoppingStore
 from memory_summary.engine import SummaryEngine
+
+from .batch import save_batch
 
 if TYPE_CHECKING:
     from agents import TResponseInputItem
@@ -137,14 +145,15 @@ class SummarySession:
         )
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
-        """Store ``items`` in order, then report the turn (it may compress)."""
-        messages = [item_message(item) for item in items]  # all checked before any save
-        await asyncio.to_thread(self._save, messages)
-        self.engine.turn_after(self.session_id)
+        """Store ``items`` in order, all or nothing, then report the turn.
 
-    def _save(self, messages: Sequence[Message]) -> None:
-        for message in messages:
-            self._store.save_message(self.session_id, message)
+        The batch is saved at once (``save_batch``): an item the store refuses
+        raises and leaves none of them saved, and two calls at once never
+        interleave their items. The turn may compress in the background.
+        """
+        messages = batch_messages(items)  # all checked before any save
+        await asyncio.to_thread(save_batch, self._store, self.session_id, messages)
+        self.engine.turn_after(self.session_id)
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Remove the newest active item and return it; None when none is active.
@@ -161,6 +170,45 @@ class SummarySession:
     async def clear_session(self) -> None:
         """Forget the session: its items, archive and summary (``engine.forget``)."""
         await asyncio.to_thread(self.engine.forget, self.session_id)
+
+
+def batch_messages(items: Sequence[Any]) -> list[Message]:
+    """Return the messages storing ``items``, a model response's items grouped.
+
+    A ``reasoning`` item and the output items that follow it (assistant messages,
+    tool calls, more reasoning) came from one model response, which the Responses
+    API takes only whole: they share ``metadata[MODEL_RESPONSE]``, so a compression
+    folds or keeps them together (``domain.cut``). Any input item (a user message, a
+    tool output) ends the response.
+    """
+    messages: list[Message] = []
+    response: str | None = None
+    for item in items:
+        message = item_message(item)
+        raw = _raw(item)
+        kind = _item_type(raw)
+        if kind == "reasoning":
+            if response is None:
+                known = raw.get("id")
+                response = known if isinstance(known, str) and known else uuid4().hex
+        elif not _is_model_output(raw, kind):
+            response = None
+        if response is not None:
+            metadata = {**message.metadata, MODEL_RESPONSE: response}
+            message = attrs.evolve(message, metadata=metadata)
+        messages.append(message)
+    return messages
+
+
+def _is_model_output(raw: Mapping[str, Any], kind: str) -> bool:
+    """Tell whether an item is one a model response produces (not an input)."""
+    if kind == "message":
+        return raw.get("role") == "assistant"
+    return kind.endswith("_call") or kind == "reasoning"
+
+
+def _raw(item: Any) -> Mapping[str, Any]:
+    return item if isinstance(item, Mapping) else item.model_dump(exclude_unset=True)
 
 
 def summary_item(prompt: str) -> Item:
@@ -237,7 +285,7 @@ def item_message(item: Mapping[str, Any]) -> Message:
     Raises:
         MessageError: the item is not JSON-compatible or breaks a ``Message`` rule.
     """
-    raw = item if isinstance(item, Mapping) else item.model_dump(exclude_unset=True)
+    raw = _raw(item)
     kind = _item_type(raw)
     text_field: str | None = None
     if kind == "message" and raw.get("role") in _MESSAGE_ROLES:

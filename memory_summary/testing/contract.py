@@ -22,7 +22,8 @@ What a store must offer is what ``SummaryEngine`` needs of it: the memory-store
 methods (``save_message``, ``get_history``, ``get_full_history``, ``trim_history``,
 the metadata methods, ``clear_session``, ``clear_all``) and the compaction ones
 (``count_history``, ``get_oldest_history``, ``get_archived``, ``commit_compaction``,
-``forget_session``, ``quarantine_metadata`` and the leases). Needs
+``forget_session``, ``quarantine_metadata`` and the leases). The optional batch save
+(``save_messages``) is tested when the store has it and skipped otherwise. Needs
 ``pip install 'memory-summary[testing]'``.
 """
 
@@ -43,6 +44,7 @@ except ImportError as exc:  # the extra is missing
     ) from exc
 
 from .archived_contract import ArchivedContract
+from .batch_contract import BatchContract
 from .content_contract import ContentContract
 from .fencing_contract import FencingContract
 from .history_contract import HistoryContract
@@ -59,6 +61,7 @@ class StoreContract(
     FencingContract,
     LeaseContract,
     HostileContract,
+    BatchContract,
 ):
     """Every store test; a subclass provides ``make_store`` (and maybe more).
 

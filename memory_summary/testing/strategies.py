@@ -27,7 +27,12 @@ except ImportError as exc:  # the extra is missing
     ) from exc
 
 from memory_summary import Message, ToolCall
-from memory_summary.domain import SummarizerUsage, SummaryRecord, normalize_text
+from memory_summary.domain import (
+    MODEL_RESPONSE,
+    SummarizerUsage,
+    SummaryRecord,
+    normalize_text,
+)
 from memory_summary.domain.model import Role
 
 __all__ = [
@@ -110,7 +115,15 @@ def histories(draw: st.DrawFn, max_size: int = 40) -> list[Message]:
     for _ in range(draw(st.integers(0, max_size))):
         kind = draw(
             st.sampled_from(
-                ["user", "assistant", "group", "orphan", "system", "marker"]
+                [
+                    "user",
+                    "assistant",
+                    "group",
+                    "response",
+                    "orphan",
+                    "system",
+                    "marker",
+                ]
             )
         )
         if kind == "group":
@@ -130,6 +143,26 @@ def histories(draw: st.DrawFn, max_size: int = 40) -> list[Message]:
                 if draw(st.booleans()):
                     messages.append(Message("user", "interleaved"))
                 messages.append(Message("tool", draw(bodies()), tool_call_id=call.id))
+        elif kind == "response":  # a reasoning item, then the calls it led to
+            call_number += 1
+            group = {MODEL_RESPONSE: f"resp{call_number}"}
+            messages.append(
+                Message("system", "[reasoning]", kind="item", metadata=group)
+            )
+            calls = []
+            for _ in range(draw(st.integers(1, 3))):
+                call_number += 1
+                name = f"tool{call_number % 4}"
+                call = ToolCall(f"c{call_number}", name, draw(bodies()))
+                calls.append(call)
+                messages.append(
+                    Message("assistant", "", tool_calls=[call], metadata=group)
+                )
+            answered = draw(st.lists(st.sampled_from(calls), unique=True))
+            messages.extend(
+                Message("tool", draw(bodies()), tool_call_id=call.id)
+                for call in answered
+            )
         elif kind == "orphan":
             messages.append(
                 Message("tool", draw(snippets()), tool_call_id="missing", name="lost")
@@ -140,7 +173,14 @@ def histories(draw: st.DrawFn, max_size: int = 40) -> list[Message]:
             messages.append(Message(_PLAIN_ROLES[kind], draw(snippets())))
     return [
         Message(
-            m.role, m.content, m.tool_calls, m.tool_call_id, m.name, m.kind, id=i + 1
+            m.role,
+            m.content,
+            m.tool_calls,
+            m.tool_call_id,
+            m.name,
+            m.kind,
+            metadata=m.metadata,
+            id=i + 1,
         )
         for i, m in enumerate(messages)
     ]

@@ -15,6 +15,7 @@ import pytest
 
 from memory_summary import StoreError
 from memory_summary.adapters import InMemoryStore, SqliteStore
+from memory_summary.domain import BatchSavingStore
 from memory_summary.testing.contract import StoreContract
 from memory_summary.testing.history_contract import save
 from tests.contract.stores import (
@@ -96,3 +97,7 @@ def test_a_database_from_a_newer_release_is_refused(tmp_path):
 
 def test_stores_say_whether_counting_is_a_local_read(store):
     assert store.counts_locally is (kind_of(store) not in ("postgres", "redis"))
+
+
+def test_every_shipped_store_saves_batches_atomically(store):
+    assert isinstance(store, BatchSavingStore)

@@ -103,3 +103,17 @@ def test_a_compression_reads_text_parts_and_media_placeholders(store, make_engin
     )
     assert "Assistant: I cannot read it." in transcript
     assert "iVBORw0KGgo" not in transcript
+
+
+def test_a_header_text_outside_the_leading_block_is_the_hosts_and_is_kept(
+    store, make_engine
+):
+    engine = make_engine(store, ScriptedSummarizer("User lives in Oslo."))
+    fill(store, "s1", 30)
+    engine.compress("s1").result(timeout=10)
+    quoted = {"role": "system", "content": HEADERS["en"] + "\nquoted by the host"}
+    request = [REQUEST[0], {"role": "user", "content": "hi"}, quoted]
+
+    assembled = engine.assemble_openai(request, "s1")
+
+    assert assembled == [REQUEST[0], SUMMARY, *request[1:]]

@@ -88,3 +88,34 @@ def test_negative_counts_are_rejected(field, value):
 def test_ratios_outside_their_range_are_rejected(field, value):
     with pytest.raises(ConfigError):
         SummaryConfig.from_mapping({field: value})
+
+
+def _accepted(load):
+    try:
+        return load()
+    except ConfigError:
+        return None
+
+
+@given(
+    threshold=st.integers(-2, 40),
+    keep_recent=st.integers(-2, 40),
+    keep_tokens=st.none() | st.integers(0, 5_000),
+    window=st.none() | st.integers(0, 5_000),
+)
+def test_variables_are_checked_together_as_the_constructor_checks_them(
+    threshold, keep_recent, keep_tokens, window
+):
+    from memory_summary.config_file import load_config
+
+    values = {"threshold": threshold, "keep_recent": keep_recent}
+    if keep_tokens is not None:
+        values["keep_recent_tokens"] = keep_tokens
+    if window is not None:
+        values["context_window"] = window
+    environ = {f"MEMORY_SUMMARY_{k.upper()}": str(v) for k, v in values.items()}
+
+    built = _accepted(lambda: SummaryConfig.from_mapping(values))
+    loaded = _accepted(lambda: load_config(environ=environ))
+
+    assert loaded == built

@@ -3,7 +3,12 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory_summary.domain import find_safe_cut, split_window
+from memory_summary.domain import (
+    MODEL_RESPONSE,
+    find_safe_cut,
+    find_token_cut,
+    split_window,
+)
 from memory_summary.domain.cut import group_starts
 from tests.strategies import histories
 
@@ -58,3 +63,34 @@ def test_cut_is_as_late_as_the_rules_allow(history, keep_recent):
     for later in range(cut + 1, max(floor, 0) + 1):
         splits_group = any((i < later) != (s < later) for i, s in enumerate(starts))
         assert splits_group or history[later].role == "tool"
+
+
+@given(history=histories(), keep_recent=st.integers(0, 80))
+def test_messages_of_one_model_response_are_folded_or_kept_together(
+    history, keep_recent
+):
+    cut = find_safe_cut(history, keep_recent)
+    sides: dict[str, set[bool]] = {}
+
+    for index, message in enumerate(history):
+        response = message.metadata.get(MODEL_RESPONSE)
+        if response is not None:
+            sides.setdefault(response, set()).add(index < cut)
+
+    assert all(len(side) == 1 for side in sides.values())
+
+
+@given(
+    history=histories(),
+    keep_tokens=st.integers(0, 400),
+)
+def test_a_token_cut_keeps_a_model_response_whole_too(history, keep_tokens):
+    cut = find_token_cut(history, keep_tokens, lambda m: len(m.text) + 1)
+    sides: dict[str, set[bool]] = {}
+
+    for index, message in enumerate(history):
+        response = message.metadata.get(MODEL_RESPONSE)
+        if response is not None:
+            sides.setdefault(response, set()).add(index < cut)
+
+    assert all(len(side) == 1 for side in sides.values())

@@ -65,3 +65,20 @@ def test_valid_variables_load():
     )
 
     assert (config.keep_recent, config.locale) == (4, "zh")
+
+
+def test_fields_valid_only_together_load_from_variables():
+    config = load_config(
+        environ={"MEMORY_SUMMARY_THRESHOLD": "5", "MEMORY_SUMMARY_KEEP_RECENT": "2"}
+    )
+
+    assert (config.threshold, config.keep_recent) == (5, 2)
+
+
+def test_a_field_error_and_a_cross_field_error_are_each_reported():
+    environ = {"MEMORY_SUMMARY_THRESHOLD": "5", "MEMORY_SUMMARY_LOCALE": "fr"}
+
+    with pytest.raises(ConfigError) as caught:
+        load_config(environ=environ)
+
+    assert "locale='fr'" in str(caught.value)

@@ -4,6 +4,7 @@ import pytest
 
 from memory_summary import Message, SummaryConfig, ToolCall
 from memory_summary.domain import (
+    MODEL_RESPONSE,
     ConfigError,
     find_safe_cut,
     probe_limit,
@@ -99,3 +100,17 @@ def test_a_threshold_not_above_keep_recent_is_refused_naming_both_fields():
         SummaryConfig(threshold=5, keep_recent=20)
     with pytest.raises(ConfigError, match=r"threshold=20 .*keep_recent=20"):
         SummaryConfig.from_mapping({"threshold": 20, "keepRecent": 20})
+
+
+def test_a_reasoning_item_is_kept_with_the_calls_of_its_response():
+    response = {MODEL_RESPONSE: "resp_1"}
+    call = ToolCall("call_1", "get_weather", "{}")
+    history = [
+        Message("user", "Paris?", id=1),
+        Message("system", "[reasoning]", kind="item", metadata=response, id=2),
+        Message("assistant", None, tool_calls=[call], metadata=response, id=3),
+        Message("tool", "Sunny", tool_call_id="call_1", id=4),
+        Message("assistant", "It is sunny.", id=5),
+    ]
+
+    assert find_safe_cut(history, 3) == 1

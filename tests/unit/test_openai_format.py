@@ -257,3 +257,34 @@ def test_a_custom_tool_call_keeps_its_input_as_arguments():
 
     assert message.tool_calls == (ToolCall("c3", "grep", "TODO", type="custom"),)
     assert render_message(message, {}) == "Call grep(TODO)"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        ChatCompletionMessage(
+            role="assistant",
+            content=None,
+            audio={
+                "id": "au_1",
+                "data": "UklGRg==",
+                "expires_at": 9,
+                "transcript": "Hi",
+            },
+        ),
+        ChatCompletionMessage(
+            role="assistant",
+            content=None,
+            function_call={"name": "lookup", "arguments": '{"q": "Oslo"}'},
+        ),
+    ],
+    ids=["audio", "function_call"],
+)
+def test_an_sdk_audio_or_function_call_reply_rides_in_metadata(reply):
+    message = Message.from_openai(reply)
+
+    assert message.content is None
+    assert set(message.metadata[OPENAI_EXTRAS]) <= {"audio", "function_call"}
+    assert message.to_openai() == reply.model_dump(exclude_none=True) | {
+        "content": None
+    }

@@ -1,0 +1,37 @@
+"""Saving a batch of messages all or nothing, on any store.
+
+A store with ``save_messages`` (``BatchSavingStore``: every store this library ships)
+saves the batch in one transaction. Any other store gets every message checked first,
+as the shipped stores check them (JSON-compatible metadata and content, a finite
+timestamp), and then saved one by one while this process's other batches wait, so a
+message the store refuses for those reasons leaves nothing of its batch behind.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from memory_summary.adapters.message_rows import message_values
+from memory_summary.domain import BatchSavingStore, MemoryStore, Message
+
+__all__ = ["save_batch"]
+
+_ONE_AT_A_TIME = threading.Lock()  # batches on stores without save_messages
+
+
+def save_batch(
+    store: MemoryStore, session_id: str, messages: Sequence[Message]
+) -> list[Message]:
+    """Save ``messages`` to ``session_id`` in order; return them as stored.
+
+    Raises:
+        StoreError: a message is refused; nothing of the batch was saved (on a store
+            without ``save_messages``: unless the store itself failed midway).
+    """
+    if isinstance(store, BatchSavingStore):
+        return store.save_messages(session_id, messages)
+    for message in messages:
+        message_values(message)  # refuses what a shipped store would, before any save
+    with _ONE_AT_A_TIME:
+        return [store.save_message(session_id, message) for message in messages]
