@@ -244,10 +244,14 @@ class CompressionRun:
     # -- the keep and the loop guard ---------------------------------------------
 
     def _cost(self) -> Callable[[Message], int]:
-        """Return what a message costs in the chat model's encoding (cached by id)."""
+        """Return what a message of the window costs as the chat model sees it.
+
+        In the chat model's encoding (cached by id), with old tool results masked
+        when ``mask_tool_results_after`` is set: what ``assemble`` sends.
+        """
         context = self.job.context
         if context is not None:
-            return context.cost(self.session_id)
+            return context.masked_cost(self.session_id, self.tail)
         count = self.resolved.count_tokens
         return lambda message: message_tokens(message, count)
 
@@ -286,7 +290,7 @@ class CompressionRun:
         guard = context.guard(self.session_id)
         if guard is None:
             return None
-        cost = context.cost(self.session_id)
+        cost = self._cost()
         if not guard.holds(
             ((message_id(m), cost(m)) for m in self.tail), self._kept_tokens(keep)
         ):
@@ -301,7 +305,7 @@ class CompressionRun:
         context = self.job.context
         assert context is not None
         summary = self.record.text if self.record else None
-        cost = context.cost(self.session_id)
+        cost = self._cost()
         return context.summary_tokens(self.session_id, summary) + sum(map(cost, keep))
 
     def _after_fold(self, keep: Sequence[Message]) -> None:

@@ -53,6 +53,7 @@ from .injection import (
     is_summary_message,
     summary_message,
 )
+from .masking import MASKED_KIND, is_masked, mask_tool_results
 from .measure import LoopGuard, guard_after, message_tokens, usage_ratio
 from .model import (
     EVENT_MARKER,
@@ -122,6 +123,7 @@ __all__ = [
     "FILE_TOKENS",
     "IMAGE_LOW_DETAIL_TOKENS",
     "IMAGE_TOKENS",
+    "MASKED_KIND",
     "NAMESPACE",
     "NO_USAGE",
     "OPENAI_EXTRAS",
@@ -208,10 +210,12 @@ __all__ = [
     "injection_text",
     "input_limit_tokens",
     "is_forced",
+    "is_masked",
     "is_pressed",
     "is_summarized",
     "is_summary_message",
     "latest_todo_call",
+    "mask_tool_results",
     "message_tokens",
     "messages_from_openai",
     "messages_to_openai",

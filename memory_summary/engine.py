@@ -55,6 +55,7 @@ from memory_summary.domain import (
     assemble_messages,
     injection_budget_tokens,
     injection_text,
+    mask_tool_results,
     messages_from_openai,
     messages_to_openai,
     repair_pairs,
@@ -454,6 +455,7 @@ class SummaryEngine:
             locale=self.config.locale,
             budget_tokens=budget,
             count_tokens=count,
+            recall_hint=self.config.recall_hint,
         )
         if len(self._prompts) >= _PROMPT_CACHE_SIZE:
             self._prompts.clear()
@@ -524,10 +526,18 @@ class SummaryEngine:
 
         Idempotent: a summary already present (separate or merged, even one that
         lost its ``kind`` in the host's own format) is replaced, never doubled.
+        With ``mask_tool_results_after`` set, tool results older than that many
+        user turns are replaced by a one-line stub (``domain.masking``); the stored
+        messages are untouched.
         """
         text = self.build_prompt(session_id, model)
+        paired = repair_pairs(messages, repair)
         return assemble_messages(
-            repair_pairs(messages, repair),
+            mask_tool_results(
+                paired,
+                self.config.mask_tool_results_after,
+                locale=self.config.locale,
+            ),
             None if text is None else summary_message(text),
             placement,
         )
