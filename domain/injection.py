@@ -13,6 +13,7 @@ import attrs
 
 from .config import Locale
 from .model import SUMMARY_KIND, Message
+from .recall_tools import READ_TOOL, SEARCH_TOOL
 from .truncate import truncate_to_tokens
 
 HEADERS: dict[Locale, str] = {
@@ -22,10 +23,10 @@ HEADERS: dict[Locale, str] = {
 
 RECALL_HINTS: dict[Locale, str] = {
     "en": (
-        "Older turns are archived, not lost: call search_history to find them and "
-        "read_history to read the turns around a hit."
+        f"Older turns are archived, not lost: call {SEARCH_TOOL} to find them and "
+        f"{READ_TOOL} to read the turns around a hit."
     ),
-    "zh": "较早的对话已归档而非丢失：可调用 search_history 搜索，再用 read_history "
+    "zh": f"较早的对话已归档而非丢失：可调用 {SEARCH_TOOL} 搜索，再用 {READ_TOOL} "
     "查看命中消息前后的对话。",
 }
 """Said after the header when the host offers the recall tools (``recall_hint``)."""

@@ -21,13 +21,11 @@ import attrs
 
 from .config import Locale
 from .model import Message
+from .recall_tools import READ_TOOL
 from .render import result_names
 
 MASKED_KIND = "memory-summary-masked"
 """``Message.kind`` of a tool result replaced by its stub."""
-
-READ_TOOL = "read_history"
-"""The recall tool a stub points to (``memory_summary.recall_tools``)."""
 
 MASK_PREFIXES: dict[Locale, str] = {
     "en": "[tool result masked: ",
