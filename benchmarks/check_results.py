@@ -22,6 +22,7 @@ EXPECTED = (
     "stores",
     "engine_cpu",
     "facts",
+    "masking",
 )
 ENGINE_CPU_KEYS = {
     "hot_path_cpu": (

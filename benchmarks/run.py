@@ -17,6 +17,7 @@ import engine_cpu
 import engine_load
 import facts
 import hot_path
+import masking
 import stores
 from report import print_table, write_json
 
@@ -30,6 +31,7 @@ BENCHMARKS = {
     "stores": stores.run,
     "engine_cpu": engine_cpu.run,
     "facts": facts.run,
+    "masking": masking.run,
 }
 
 
