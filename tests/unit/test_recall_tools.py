@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 
 import attrs
+import jsonschema
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -18,8 +19,6 @@ from memory_summary.domain.recall_tools import (
     tool_definitions,
 )
 from tests.strategies import texts
-
-jsonschema = pytest.importorskip("jsonschema")
 
 
 @attrs.frozen
