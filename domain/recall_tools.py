@@ -259,6 +259,22 @@ def _where(entry: Entry) -> str:
     return "archived" if version is None else f"archived, summary v{version}"
 
 
+def _shares(costs: Sequence[int], available: int) -> list[int]:
+    """Return each entry's share of ``available`` tokens (water-filling).
+
+    Entries smaller than an even split get what they cost; the rest split what is
+    left evenly, so one huge entry cannot crowd out the others.
+    """
+    shares = [0] * len(costs)
+    left = available
+    order = sorted(range(len(costs)), key=costs.__getitem__)
+    for rank, index in enumerate(order):
+        fair = left // (len(costs) - rank)
+        shares[index] = max(min(costs[index], fair), MIN_ENTRY_TOKENS)
+        left -= shares[index]
+    return shares
+
+
 def _entries_text(
     heads: Sequence[str],
     bodies: Sequence[str],
@@ -268,23 +284,25 @@ def _entries_text(
 ) -> str:
     """Return ``title`` and one line per entry within ``cap_tokens``.
 
-    Each entry gets an equal share of what the title leaves (at least
+    Entries that fit their share stay whole; longer ones are cut to it (at least
     ``MIN_ENTRY_TOKENS``); entries that no longer fit are counted in a last line.
     """
-    share = max((cap_tokens - count_tokens(title)) // max(len(bodies), 1), 1)
-    share = max(share, MIN_ENTRY_TOKENS)
-    lines = [title]
+    lines = [f"{head} {body}" for head, body in zip(heads, bodies, strict=True)]
     used = count_tokens(title)
-    for index, (head, body) in enumerate(zip(heads, bodies, strict=True)):
-        line = truncate_to_tokens(f"{head} {body}", share, count_tokens, " […]")
+    costs = [count_tokens(line) + 1 for line in lines]  # + its newline
+    shares = _shares(costs, cap_tokens - used)
+    out = [title]
+    for index, line in enumerate(lines):
+        if costs[index] > shares[index]:
+            line = truncate_to_tokens(line, shares[index] - 1, count_tokens, " […]")
         cost = count_tokens("\n" + line)
-        left = len(bodies) - index
+        left = len(lines) - index
         if used + cost + count_tokens(f"\n[{left} more cut to fit]") > cap_tokens:
-            lines.append(f"[{left} more cut to fit]")
+            out.append(f"[{left} more cut to fit]")
             break
-        lines.append(line)
+        out.append(line)
         used += cost
-    return truncate_to_tokens("\n".join(lines), cap_tokens, count_tokens, " […]")
+    return truncate_to_tokens("\n".join(out), cap_tokens, count_tokens, " […]")
 
 
 def search_result_text(
