@@ -6,6 +6,7 @@ what they refuse, and it keeps metadata as the SQL stores return it: decoded JSO
 
 from __future__ import annotations
 
+import bisect
 import json
 import threading
 import time
@@ -14,7 +15,9 @@ from typing import ClassVar
 
 import attrs
 
-from memory_summary.domain import CommitResult, Message
+from memory_summary.domain import CommitResult, Message, StoredHit
+from memory_summary.domain.ranking import TermIndex
+from memory_summary.domain.recall import message_terms
 
 from .message_rows import (
     check_key,
@@ -34,6 +37,30 @@ from .message_rows import (
 class _Session:
     messages: list[Message] = attrs.Factory(list)
     first_active: int = 0  # archived messages are always a prefix: active is a suffix
+    index: TermIndex = attrs.Factory(TermIndex)  # every message, active and archived
+    terms: dict[int, list[str]] = attrs.Factory(dict)
+
+    def position(self, message_id: int) -> int | None:
+        """Return the list position of ``message_id`` (ids increase), or None."""
+        ids = _Ids(self.messages)
+        at = bisect.bisect_left(ids, message_id)
+        return at if at < len(ids) and ids[at] == message_id else None
+
+    def hit(self, at: int, score: float = 0.0) -> StoredHit:
+        return StoredHit(self.messages[at], at < self.first_active, score)
+
+
+class _Ids:
+    """The ids of a session's messages as a sequence ``bisect`` can search."""
+
+    def __init__(self, messages: list[Message]) -> None:
+        self._messages = messages
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    def __getitem__(self, at: int) -> int:
+        return self._messages[at].id  # type: ignore[return-value]
 
 
 @attrs.frozen
@@ -77,10 +104,14 @@ class InMemoryStore:
         check_key("session_id", session_id)
         metadata = metadata_column(message)  # refuses what the SQL stores refuse
         kept: dict[str, object] = json.loads(metadata) if metadata else {}
+        terms = message_terms(message)
         with self._lock:
             row_id = self._next_id
             self._next_id += 1
-            self._sessions.setdefault(session_id, _Session()).messages.append(
+            session = self._sessions.setdefault(session_id, _Session())
+            session.index.add(row_id, terms)
+            session.terms[row_id] = terms
+            session.messages.append(
                 Message.from_row(
                     message.role,
                     message.content,
@@ -141,7 +172,69 @@ class InMemoryStore:
             if session is None or session.first_active >= len(session.messages):
                 return None
             # Active messages are a suffix: the newest one is the last in the list.
-            return session.messages.pop()
+            popped = session.messages.pop()
+            row_id: int = popped.id  # type: ignore[assignment]
+            session.index.remove(row_id, session.terms.pop(row_id, ()))
+            return popped
+
+    # -- the history index (SearchableStore)
+
+    def search_messages(
+        self,
+        session_id: str,
+        terms: Sequence[str],
+        *,
+        limit: int,
+        archived_only: bool = False,
+    ) -> list[StoredHit]:
+        """Return the best matches of ``terms``; see ``SearchableStore``."""
+        check_key("session_id", session_id)
+        check_limit(limit)
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None or not limit:
+                return []
+            allowed = None
+            if archived_only:
+                allowed = {m.id for m in session.messages[: session.first_active]}
+            found = session.index.search(list(terms), limit, allowed)  # type: ignore[arg-type]
+            hits = []
+            for row_id, score in found:
+                at = session.position(row_id)
+                if at is not None:
+                    hits.append(session.hit(at, score))
+            return hits
+
+    def read_messages(
+        self, session_id: str, around_id: int, *, before: int, after: int
+    ) -> list[StoredHit]:
+        """Return a message and its neighbours; see ``SearchableStore``."""
+        check_key("session_id", session_id)
+        check_row_id("around_id", around_id)
+        with self._lock:
+            session = self._sessions.get(session_id)
+            at = None if session is None else session.position(around_id)
+            if session is None or at is None:
+                return []
+            low, high = max(at - before, 0), min(at + after + 1, len(session.messages))
+            return [session.hit(i) for i in range(low, high)]
+
+    def read_message_range(
+        self, session_id: str, first_id: int, last_id: int, *, limit: int
+    ) -> list[StoredHit]:
+        """Return the messages of an id range; see ``SearchableStore``."""
+        check_key("session_id", session_id)
+        check_row_id("first_id", first_id)
+        check_row_id("last_id", last_id)
+        check_limit(limit)
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None:
+                return []
+            ids = _Ids(session.messages)
+            low = bisect.bisect_left(ids, first_id)
+            high = min(bisect.bisect_right(ids, last_id), low + limit)
+            return [session.hit(i) for i in range(low, high)]
 
     def get_archived(
         self, session_id: str, *, after_id: int | None, through_id: int, limit: int

@@ -251,6 +251,8 @@ class SummaryConfig:
     recall_result_max_tokens: int = attrs.field(
         default=1500, validator=_int_at_least(100)
     )
+    # Earlier summaries kept for ``summary_history`` (their id ranges stay too).
+    summary_versions_kept: int = attrs.field(default=20, validator=_int_at_least(0))
 
     def __attrs_post_init__(self) -> None:
         if self.threshold <= self.effective_keep_recent:
