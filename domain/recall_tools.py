@@ -19,7 +19,7 @@ import attrs
 
 from .config import Locale
 from .model import Message
-from .render import render_message, result_names
+from .render import render_message, result_names, tool_names_by_call_id
 from .truncate import truncate_to_tokens
 
 SEARCH_TOOL = "search_history"
@@ -337,12 +337,18 @@ def read_result_text(
     cap_tokens: int,
     count_tokens: Callable[[str], int],
     locale: Locale = "en",
+    context: Sequence[Message] = (),
 ) -> str:
-    """Return what ``read_history`` tells the model: the turns in order, in the cap."""
+    """Return what ``read_history`` tells the model: the turns in order, in the cap.
+
+    ``context`` holds messages read around the entries (not shown) whose tool
+    calls name the results among the entries.
+    """
     if not entries:
         return "No messages there."
     messages = [entry.message for entry in entries]
-    names = result_names(messages)
+    calls = tool_names_by_call_id(context)
+    names = [{**calls, **found} for found in result_names(messages)]
     first, last = messages[0].id, messages[-1].id
     title = f"Messages {first} to {last} of this conversation, in order:"
     heads = [f"[id {e.message.id}, {_where(e)}]" for e in entries]

@@ -197,6 +197,20 @@ class AsyncSummaryEngine:
             self.engine.assemble_openai, list(messages), session_id, **options
         )
 
+    def recall_tools(self) -> list[dict[str, object]]:
+        """Return the recall tools' definitions (``SummaryEngine.recall_tools``)."""
+        return self.engine.recall_tools()
+
+    async def call_recall_tool(self, session_id: str, tool_call: object) -> Message:
+        """Run one recall tool call in a worker thread; return the tool message.
+
+        See ``SummaryEngine.call_recall_tool``: a search reads the store and counts
+        tokens, so it never runs on the event loop.
+        """
+        return await asyncio.to_thread(
+            self.engine.call_recall_tool, session_id, tool_call
+        )
+
     async def clear(
         self,
         scope: Scope = "session",

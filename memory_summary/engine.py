@@ -65,8 +65,10 @@ from memory_summary.domain import (
 from memory_summary.domain.injection import HEADERS
 from memory_summary.domain.lineage import VERSIONS_NAMESPACE
 from memory_summary.domain.recall import HistoryEntry, SearchHit, SummaryVersion
+from memory_summary.domain.recall_tools import tool_definitions
 
 from .history import HistoryAccess
+from .recall_tools import recall_tool_message
 
 log = logging.getLogger(__name__)
 
@@ -713,6 +715,34 @@ class SummaryEngine:
             for m in messages_from_openai(messages)
         ]
         return messages_to_openai(self.assemble(converted, session_id, **options))
+
+    def recall_tools(self) -> list[dict[str, object]]:
+        """Return the recall tools as OpenAI function-tool definitions (JSON schema).
+
+        ``search_history`` searches the whole stored history, archived turns
+        included; ``read_history`` reads the turns around one message. Pass them to
+        the chat model with the host's own tools and answer their calls with
+        ``call_recall_tool``; set ``recall_hint`` so the summary tells the model.
+
+        >>> [t["function"]["name"] for t in engine.recall_tools()]  # doctest: +SKIP
+        ['search_history', 'read_history']
+        """
+        return tool_definitions()
+
+    def call_recall_tool(self, session_id: str, tool_call: object) -> Message:
+        """Run one recall tool call for ``session_id``; return the message to append.
+
+        ``tool_call`` is a ``ToolCall``, an OpenAI tool-call dict or the SDK's
+        pydantic tool call. The result is a ``tool`` message answering it
+        (``tool_call_id`` set), at most ``recall_result_max_tokens`` tokens in the
+        session's chat encoding. Bad JSON, wrong types, an unknown tool or an id of
+        another session give a tool message saying what was wrong, never an
+        exception; only a call without an id raises ``MessageError``.
+        """
+        self._core.check_open()
+        _check_session_id(session_id)
+        count = self._counter(self._session_models.get(session_id))
+        return recall_tool_message(self, session_id, tool_call, count)
 
     def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
         """Call ``callback`` with every event the engine emits.
