@@ -21,6 +21,7 @@ stored.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, cast
 
@@ -31,6 +32,7 @@ try:
         ModelRequest,
         ModelResponse,
     )
+    from langchain_core.callbacks import CallbackManagerForToolRun
     from langchain_core.messages import (
         AnyMessage,
         BaseMessage,
@@ -39,6 +41,7 @@ try:
         convert_to_messages,
         convert_to_openai_messages,
     )
+    from langchain_core.tools import BaseTool
     from langgraph.config import get_config
     from langgraph.runtime import Runtime
 except ImportError as exc:  # the extra is missing
@@ -50,10 +53,10 @@ except ImportError as exc:  # the extra is missing
 import attrs
 
 from memory_summary.aio import AsyncSummaryEngine
-from memory_summary.domain import Message
+from memory_summary.domain import Message, ToolCall
 from memory_summary.engine import SummaryEngine
 
-__all__ = ["LANGCHAIN_ID", "SummaryMiddleware"]
+__all__ = ["LANGCHAIN_ID", "RecallTool", "SummaryMiddleware", "recall_tools"]
 
 LANGCHAIN_ID = "langchain_id"
 """Metadata key of a stored message: the id of the LangChain message it came from."""
@@ -231,3 +234,68 @@ def langchain_message(message: Message) -> AnyMessage:
     if isinstance(known, str):
         converted.id = known
     return cast("AnyMessage", converted)  # a chat message converts to one of them
+
+
+class RecallTool(BaseTool):
+    """One recall tool (``search_history`` or ``read_history``) as a LangChain tool.
+
+    Its arguments are the engine's JSON schema; the call runs
+    ``engine.call_recall_tool``, so a bad argument comes back to the model as a
+    tool result saying what was wrong. The session is ``session_id``, else the
+    run's ``thread_id`` (the one ``SummaryMiddleware`` uses). Build them with
+    ``recall_tools(engine)``.
+    """
+
+    engine: Any  # SummaryEngine: pydantic cannot check it
+    session_id: str | None = None
+
+    def _session(self) -> str:
+        sid = self.session_id or _thread_id(None)
+        if sid is None:
+            raise ValueError(
+                "the recall tools need a session: pass session_id=... or run the "
+                'agent with config={"configurable": {"thread_id": ...}}'
+            )
+        return sid
+
+    def _run(
+        self,
+        *args: Any,
+        run_manager: CallbackManagerForToolRun | None = None,
+        **kwargs: Any,
+    ) -> str:
+        call = ToolCall("langchain", self.name, json.dumps(kwargs, ensure_ascii=False))
+        message = self.engine.call_recall_tool(self._session(), call)
+        return cast(str, message.text)
+
+    async def _arun(self, *args: Any, **kwargs: Any) -> str:
+        kwargs.pop("run_manager", None)
+        sid = self._session()  # in the run's context, before the thread hop
+        call = ToolCall("langchain", self.name, json.dumps(kwargs, ensure_ascii=False))
+        message = await asyncio.to_thread(self.engine.call_recall_tool, sid, call)
+        return cast(str, message.text)
+
+
+def recall_tools(
+    engine: SummaryEngine | AsyncSummaryEngine, session_id: str | None = None
+) -> list[BaseTool]:
+    """Return the engine's recall tools as LangChain tools.
+
+    Pass them to ``create_agent(model, tools=[*your_tools, *recall_tools(engine)],
+    middleware=[SummaryMiddleware(engine)])``; the session is ``session_id``, else
+    the run's ``thread_id``.
+    """
+    sync = engine.engine if isinstance(engine, AsyncSummaryEngine) else engine
+    return [
+        RecallTool(
+            name=function["name"],
+            description=function["description"],
+            args_schema=function["parameters"],
+            engine=sync,
+            session_id=session_id,
+        )
+        for function in (
+            cast("dict[str, Any]", definition["function"])
+            for definition in sync.recall_tools()
+        )
+    ]

@@ -30,7 +30,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 try:
+    from agents import FunctionTool
     from agents.memory import SessionSettings
+    from agents.tool_context import ToolContext
 except ImportError as exc:  # the extra is missing
     raise ImportError(
         "memory_summary.integrations.openai_agents needs the OpenAI Agents SDK; "
@@ -40,13 +42,13 @@ except ImportError as exc:  # the extra is missing
 import attrs
 
 from memory_summary.aio import AsyncSummaryEngine
-from memory_summary.domain import Message, PoppingStore
+from memory_summary.domain import Message, PoppingStore, ToolCall
 from memory_summary.engine import SummaryEngine
 
 if TYPE_CHECKING:
     from agents import TResponseInputItem
 
-__all__ = ["ITEM_KIND", "SummarySession"]
+__all__ = ["ITEM_KIND", "SummarySession", "recall_function_tools"]
 
 ITEM_KIND = "openai-agents-item"
 """``Message.kind`` of an SDK item that is neither a message nor a tool call/output."""
@@ -161,6 +163,45 @@ class SummarySession:
     async def clear_session(self) -> None:
         """Forget the session: its items, archive and summary (``engine.forget``)."""
         await asyncio.to_thread(self.engine.forget, self.session_id)
+
+    def recall_tools(self) -> list[FunctionTool]:
+        """Return the recall tools bound to this session (``recall_function_tools``)."""
+        return recall_function_tools(self.session_id, self.engine)
+
+
+def recall_function_tools(
+    session_id: str, engine: SummaryEngine | AsyncSummaryEngine
+) -> list[FunctionTool]:
+    """Return the engine's recall tools as the SDK's ``FunctionTool``s, for a session.
+
+    Give them to the agent (``Agent(..., tools=[*yours, *session.recall_tools()])``).
+    Each call runs ``engine.call_recall_tool`` in a worker thread; a bad argument
+    comes back to the model as the tool's output saying what was wrong.
+    """
+    sync = engine.engine if isinstance(engine, AsyncSummaryEngine) else engine
+
+    def invoker(name: str) -> Any:
+        async def invoke(context: ToolContext[Any], arguments: str) -> str:
+            call_id = getattr(context, "tool_call_id", None) or "agents"
+            call = ToolCall(call_id, name, arguments)
+            message = await asyncio.to_thread(sync.call_recall_tool, session_id, call)
+            return message.text
+
+        return invoke
+
+    tools = []
+    for definition in sync.recall_tools():
+        function = cast("dict[str, Any]", definition["function"])
+        tools.append(
+            FunctionTool(
+                name=function["name"],
+                description=function["description"],
+                params_json_schema=function["parameters"],
+                on_invoke_tool=invoker(function["name"]),
+                strict_json_schema=False,  # optional arguments have defaults
+            )
+        )
+    return tools
 
 
 def summary_item(prompt: str) -> Item:
