@@ -63,7 +63,9 @@ def recall_tool_call(tool_call: object) -> tuple[str, str | ToolCall]:
     """Return the call's id and the call, or the id and what is wrong with it.
 
     Takes a ``ToolCall``, an OpenAI tool-call dict (``{id, type, function: {name,
-    arguments}}``, or flat ``{id, name, arguments}``), or the SDK's pydantic tool call.
+    arguments}}``, or flat ``{id, name, arguments}``), a Responses API
+    ``function_call`` item (``{type, call_id, name, arguments}``), or the SDK's
+    pydantic forms of either.
     Arguments given as an object instead of JSON text are accepted.
 
     Raises:
@@ -79,7 +81,9 @@ def recall_tool_call(tool_call: object) -> tuple[str, str | ToolCall]:
             "must be a ToolCall or an OpenAI tool-call dict, "
             f"not {type(data).__name__}",
         )
-    call_id = data.get("id")
+    # A Responses API item names its call by call_id (its id is the item's own).
+    responses = data.get("type") == "function_call" and "call_id" in data
+    call_id = data.get("call_id" if responses else "id")
     if not isinstance(call_id, str) or not call_id:
         raise MessageError("tool_call.id", "a tool call needs an id to be answered")
     function = data.get("function")
@@ -88,7 +92,7 @@ def recall_tool_call(tool_call: object) -> tuple[str, str | ToolCall]:
     if isinstance(arguments, Mapping):
         fields = {**fields, "arguments": json.dumps(arguments, ensure_ascii=False)}
     try:
-        return call_id, ToolCall.from_mapping({"id": call_id, **fields})
+        return call_id, ToolCall.from_mapping({**fields, "id": call_id})
     except MessageError as exc:
         return call_id, f"Error: the tool call is malformed ({exc})."
 

@@ -6,7 +6,10 @@ import asyncio
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from openai.types.chat import ChatCompletionMessageFunctionToolCall
+from openai.types.responses import ResponseFunctionToolCall
 
 from memory_summary import (
     Message,
@@ -19,6 +22,7 @@ from memory_summary import (
 from memory_summary.adapters import TiktokenCounter
 from memory_summary.aio import AsyncSummaryEngine
 from tests.fakes import ScriptedSummarizer
+from tests.strategies import HOSTILE_PIECES, texts
 
 REPLY = "Summary: the user talked about their travel plans."
 O200K = TiktokenCounter("o200k_base").count
@@ -155,6 +159,13 @@ def test_tool_call_shapes_the_host_may_pass(store, engine_on):
         ChatCompletionMessageFunctionToolCall.model_validate(
             call("search_history", arguments, "c1")
         ),
+        ResponseFunctionToolCall(
+            type="function_call",
+            id="fc_1",
+            call_id="c1",
+            name="search_history",
+            arguments=arguments,
+        ),
     ]
 
     answers = [engine_on.call_recall_tool("alice", shape) for shape in shapes]
@@ -207,3 +218,21 @@ def test_recall_tools_returns_the_definitions(store):
         tools = engine.recall_tools()
 
     assert [t["function"]["name"] for t in tools] == ["search_history", "read_history"]
+
+
+@settings(max_examples=30, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    query=st.one_of(texts(200), st.sampled_from(HOSTILE_PIECES)),
+    limit=st.one_of(st.integers(-3, 30), st.text(max_size=3), st.none()),
+)
+def test_any_query_from_a_model_gets_a_tool_message_within_the_cap(
+    store, engine_on, query, limit
+):
+    store.save_message("alice", Message("user", "Meet at gate B12 " + "ok " * 900))
+    arguments = {"query": query} if limit is None else {"query": query, "limit": limit}
+
+    message = engine_on.call_recall_tool("alice", call("search_history", arguments))
+
+    assert message.role == "tool"
+    assert O200K(message.text) <= 1500
+    assert "Traceback" not in message.text
