@@ -16,7 +16,12 @@ from typing import ClassVar
 import attrs
 
 from memory_summary.domain import CommitResult, Message, StoredHit
-from memory_summary.domain.ranking import TermIndex
+from memory_summary.domain.ranking import (
+    CANDIDATES,
+    CONTEXT_REACH,
+    TermIndex,
+    with_context,
+)
 from memory_summary.domain.recall import message_terms
 
 from .message_rows import (
@@ -197,13 +202,20 @@ class InMemoryStore:
             allowed = None
             if archived_only:
                 allowed = {m.id for m in session.messages[: session.first_active]}
-            found = session.index.search(list(terms), limit, allowed)  # type: ignore[arg-type]
-            hits = []
-            for row_id, score in found:
+            matches = session.index.search(list(terms), CANDIDATES, allowed)  # type: ignore[arg-type]
+            reach: dict[int, int | None] = {}
+            positions: dict[int, int] = {}
+            for row_id, _ in matches:
                 at = session.position(row_id)
                 if at is not None:
-                    hits.append(session.hit(at, score))
-            return hits
+                    positions[row_id] = at
+                    later = at + CONTEXT_REACH
+                    messages = session.messages
+                    reach[row_id] = (
+                        messages[later].id if later < len(messages) else None
+                    )
+            found = with_context(matches, reach, limit)
+            return [session.hit(positions[row_id], score) for row_id, score in found]
 
     def read_messages(
         self, session_id: str, around_id: int, *, before: int, after: int

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import ClassVar
+from typing import ClassVar, TypeAlias
 
 from memory_summary.domain import (
     CommitResult,
@@ -23,6 +23,7 @@ from memory_summary.domain import (
     Message,
     StoreError,
 )
+from memory_summary.domain.recall import message_terms
 
 from .dialect import Dialect, render_queries
 from .driver import Executor, SqlDriver
@@ -39,6 +40,8 @@ from .message_rows import (
     row_message,
     stored_message,
 )
+from .search_index import SearchIndex
+from .sql_history import SqlHistory
 
 log = logging.getLogger(__name__)
 
@@ -51,11 +54,17 @@ class _Fenced(Exception):
         self.reason: FenceReason = reason
 
 
-class SqlStore:
+Migration: TypeAlias = "str | Callable[[Executor], None]"
+"""A schema migration: statements separated by ``;``, or a function run in its
+transaction (say, building an index of the rows already stored)."""
+
+
+class SqlStore(SqlHistory):
     """The contract of ``CompactionStore`` over any ``SqlDriver``; faces subclass it.
 
-    A subclass builds its driver, dialect and migrations and calls ``__init__``; it
-    adds nothing else to the contract.
+    A subclass builds its driver, dialect, history index and migrations and calls
+    ``__init__``; it adds nothing else to the contract. The history index
+    (``SearchableStore``) is written in the transaction of every ``save_message``.
     """
 
     counts_locally: ClassVar[bool] = False
@@ -65,12 +74,14 @@ class SqlStore:
         self,
         driver: SqlDriver,
         dialect: Dialect,
-        migrations: Sequence[str],
+        migrations: Sequence[Migration],
         *,
         where: str,
+        search: SearchIndex,
     ) -> None:
         self._driver = driver
         self._dialect = dialect
+        self._search = search
         self._q = render_queries(dialect)
         self._where = where
         self._migrate(migrations)
@@ -78,7 +89,7 @@ class SqlStore:
     def _before_migration(self, tx: Executor) -> None:
         """Prepare a migration transaction (the PostgreSQL face takes a lock)."""
 
-    def _migrate(self, migrations: Sequence[str]) -> None:
+    def _migrate(self, migrations: Sequence[Migration]) -> None:
         q, latest = self._q, len(migrations)
         with self._driver.transaction("migrating", self._where) as tx:
             self._before_migration(tx)
@@ -90,7 +101,13 @@ class SqlStore:
                     f"library's {latest}; upgrade memory-summary"
                 )
             for version in range(current + 1, latest + 1):
-                for statement in migrations[version - 1].split(";"):
+                migration = migrations[version - 1]
+                if callable(migration):
+                    migration(tx)
+                    statements = []
+                else:
+                    statements = migration.split(";")
+                for statement in statements:
                     if statement.strip():
                         tx.execute(statement, ())
                 tx.execute(q["insert_version"], (version,))
@@ -117,11 +134,11 @@ class SqlStore:
     def save_message(self, session_id: str, message: Message) -> Message:
         check_key("session_id", session_id)
         values = message_values(message)
-        _, row_id = self._driver.write(
-            self._q["insert_message"], (session_id, *values), "save_message", session_id
-        )
-        if row_id is None:
-            raise StoreError(f"save_message for {session_id!r}: no id was returned")
+        terms = message_terms(message)
+        with self._driver.transaction("save_message", session_id) as tx:
+            cursor = tx.execute(self._q["insert_message"], (session_id, *values))
+            row_id = _inserted_id(cursor)
+            self._search.index(tx, session_id, row_id, terms)
         return stored_message(message, row_id)
 
     def get_history(self, session_id: str, limit: int | None = None) -> list[Message]:
@@ -480,6 +497,18 @@ class SqlStore:
             self._q["archive_rows"], (session_id,), "archive_messages", session_id
         )
         return [row_message(row) for row in rows]
+
+
+def _inserted_id(cursor: object) -> int:
+    """Return the id an INSERT assigned (``RETURNING id``, else the row id)."""
+    fetchone = getattr(cursor, "fetchone", None)
+    row_id = getattr(cursor, "lastrowid", None)
+    if not row_id and callable(fetchone) and getattr(cursor, "description", None):
+        row = fetchone()
+        row_id = None if row is None else row[0]
+    if row_id is None:
+        raise StoreError("save_message: no id was returned")
+    return int(row_id)
 
 
 def _decoded_or_none(namespace: str, row: Sequence[object]) -> dict[str, object] | None:

@@ -21,7 +21,8 @@ from typing import Any
 from memory_summary.domain import StoreError
 
 from .dialect import Dialect
-from .driver import store_error
+from .driver import Executor, store_error
+from .search_index import SqliteIndex, backfill
 from .sql import SqlArchive, SqlStore
 
 # The columns of a stored message, shared by the history and the archive tables.
@@ -73,7 +74,17 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE archive ADD COLUMN refusal TEXT;
     """,
 )
-SCHEMA_VERSION = len(MIGRATIONS)
+# 4: the history index: FTS5 over domain.recall's terms (rowid = message id), a
+# trigger that unindexes a deleted message, and every stored message indexed
+# (``search_index.backfill``, in the migration's transaction). A function, not a
+# script: a trigger's body holds semicolons.
+SEARCH_SCHEMA = (
+    "CREATE VIRTUAL TABLE message_index USING fts5(session, terms, tokenize = 'ascii')",
+    "INSERT INTO message_index (message_index, rank) VALUES ('rank', 'bm25(0.0, 1.0)')",
+    "CREATE TRIGGER messages_unindex AFTER DELETE ON messages BEGIN "
+    "DELETE FROM message_index WHERE rowid = old.id; END",
+)
+SCHEMA_VERSION = len(MIGRATIONS) + 1
 _CLOCK_FUNCTION = "memory_summary_now"
 DIALECT = Dialect(clock=f"{_CLOCK_FUNCTION}()", unlimited=-1)
 _DRIVER_ERRORS = (sqlite3.Error, OverflowError, UnicodeError)
@@ -240,8 +251,22 @@ class SqliteStore(SqlStore):
         driver = SqliteDriver(
             self.path, pool_size=pool_size, busy_timeout_s=busy_timeout_s
         )
+        search = SqliteIndex()
+        where = repr(self.path)
+
+        def index_stored(tx: Executor) -> None:
+            for statement in SEARCH_SCHEMA:
+                tx.execute(statement, ())
+            backfill(tx, search, "", where)
+
         try:
-            super().__init__(driver, DIALECT, MIGRATIONS, where=repr(self.path))
+            super().__init__(
+                driver,
+                DIALECT,
+                (*MIGRATIONS, index_stored),
+                where=where,
+                search=search,
+            )
         except BaseException:
             driver.close()
             raise

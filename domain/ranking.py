@@ -1,22 +1,36 @@
-"""The reference ranking of a history search: BM25 over the terms of ``domain.recall``.
+"""The reference ranking of a history search: BM25 with the context of a conversation.
 
-The formula is SQLite FTS5's ``bm25()`` (k1 = 1.2, b = 0.75, idf = ln((N - n + 0.5) /
-(n + 0.5)), floored at 1e-6), so the in-memory store and SQLite rank alike; a query's
-terms are OR'ed: a message matches when it holds any of them. Ties go to the newer
-message. Here the statistics (N, n, the average length) are the session's own.
+1. BM25 over the terms of ``domain.recall``, with SQLite FTS5's ``bm25()`` formula
+   (k1 = 1.2, b = 0.75, idf = ln((N - n + 0.5) / (n + 0.5)), floored at 1e-6), so
+   the in-memory store and SQLite rank alike. A query's terms are OR'ed: a message
+   matches when it holds any of them. The in-memory store counts N, n and the average
+   length in the session; SQLite in the whole database.
+2. Context: the best ``CANDIDATES`` messages each add ``CONTEXT_WEIGHT`` times the
+   best score among their neighbours (up to ``CONTEXT_REACH`` messages before or after
+   them in the session). In a conversation the words of a question are often spread
+   over a question and its answer: on LoCoMo this lifts evidence recall@10 from 69%
+   to 81% (``benchmarks/run.py --only recall``).
+
+Ties go to the newer message.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import attrs
 
 K1 = 1.2
 B = 0.75
 MIN_IDF = 1e-6
+CANDIDATES = 500
+"""How many BM25 matches the context step considers (the best ones)."""
+CONTEXT_REACH = 2
+"""Neighbours count up to this many messages before or after, in the session."""
+CONTEXT_WEIGHT = 0.6
+"""The share of the best neighbour's score a match adds to its own."""
 
 
 def idf(documents: int, matching: int) -> float:
@@ -31,6 +45,33 @@ def bm25(
     """Return a document's score from (idf, term frequency) pairs of the query terms."""
     norm = K1 * (1 - B + B * length / average_length) if average_length else K1
     return sum(w * tf * (K1 + 1) / (tf + norm) for w, tf in frequencies if tf)
+
+
+def with_context(
+    scored: Sequence[tuple[int, float]], reach: Mapping[int, int | None], limit: int
+) -> list[tuple[int, float]]:
+    """Return the best ``limit`` (id, score) pairs once neighbours lent their scores.
+
+    Args:
+        scored: BM25 matches (message id, score), any order; ids order the session.
+        reach: for each id in ``scored``, the id ``CONTEXT_REACH`` messages later in
+            its session (None: the session ends sooner); ``b`` is ``a``'s neighbour
+            when ``a < b <= reach[a]``.
+        limit: how many to return.
+    """
+    ids = sorted(id_ for id_, _ in scored)
+    base = dict(scored)
+    best = dict.fromkeys(ids, 0.0)
+    for at, a in enumerate(ids):
+        last = reach.get(a)
+        for b in ids[at + 1 :]:
+            if last is not None and b > last:
+                break
+            best[a] = max(best[a], base[b])
+            best[b] = max(best[b], base[a])
+    final = [(id_, base[id_] + CONTEXT_WEIGHT * best[id_]) for id_ in ids]
+    final.sort(key=lambda pair: (-pair[1], -pair[0]))
+    return final[:limit]
 
 
 @attrs.define
@@ -71,30 +112,95 @@ class TermIndex:
         ``allowed``: only these documents (say, the archived ones) may be returned;
         the statistics stay the whole session's.
         """
+        candidates: dict[int, Mapping[str, int]] = {}
+        for term in dict.fromkeys(terms):
+            for doc_id in self.postings.get(term, ()):
+                if allowed is None or doc_id in allowed:
+                    candidates[doc_id] = _Frequencies(self.postings, doc_id)
         documents = len(self.lengths)
-        if not documents:
-            return []
-        average = self.total_length / documents
-        weights = {
-            term: idf(documents, len(self.postings[term]))
-            for term in dict.fromkeys(terms)
-            if term in self.postings
-        }
-        candidates: set[int] = set()
-        for term in weights:
-            candidates.update(self.postings[term])
-        if allowed is not None:
-            candidates &= allowed
-        scored = [
-            (
-                doc_id,
-                bm25(
-                    [(w, self.postings[t].get(doc_id, 0)) for t, w in weights.items()],
-                    self.lengths[doc_id],
-                    average,
-                ),
-            )
-            for doc_id in candidates
-        ]
-        scored.sort(key=lambda pair: (-pair[1], -pair[0]))
-        return scored[:limit]
+        return bm25_search(
+            terms,
+            candidates,
+            {t: len(self.postings[t]) for t in terms if t in self.postings},
+            {doc_id: self.lengths[doc_id] for doc_id in candidates},
+            documents=documents,
+            average_length=self.total_length / documents if documents else 0.0,
+            limit=limit,
+        )
+
+
+class _Frequencies(Mapping[str, int]):
+    """A document's term frequencies, read from an index's postings."""
+
+    def __init__(self, postings: Mapping[str, Mapping[int, int]], doc_id: int):
+        self._postings = postings
+        self._doc_id = doc_id
+
+    def __getitem__(self, term: str) -> int:
+        return self._postings.get(term, {}).get(self._doc_id, 0)
+
+    def __iter__(self) -> Iterator[str]:  # pragma: no cover - never iterated
+        return iter(())
+
+    def __len__(self) -> int:  # pragma: no cover - never measured
+        return 0
+
+
+def bm25_search(
+    terms: Sequence[str],
+    candidates: Mapping[int, Mapping[str, int]],
+    matching: Mapping[str, int],
+    lengths: Mapping[int, int],
+    *,
+    documents: int,
+    average_length: float,
+    limit: int,
+) -> list[tuple[int, float]]:
+    """Return the best ``limit`` (id, score) of ``candidates``, ties newest first.
+
+    Args:
+        terms: the query's terms.
+        candidates: each candidate's term frequencies (absent terms read as 0).
+        matching: how many documents of the collection hold each term.
+        lengths: each candidate's length in terms.
+        documents: the collection's size (N).
+        average_length: its documents' mean length.
+        limit: how many to return.
+    """
+    weights = {
+        term: idf(documents, matching[term])
+        for term in dict.fromkeys(terms)
+        if matching.get(term)
+    }
+    scored = [
+        (
+            doc_id,
+            bm25(
+                [(w, frequencies[t]) for t, w in weights.items()],
+                lengths[doc_id],
+                average_length,
+            ),
+        )
+        for doc_id, frequencies in candidates.items()
+    ]
+    scored.sort(key=lambda pair: (-pair[1], -pair[0]))
+    return scored[:limit]
+
+
+def reference_search(
+    documents: Sequence[tuple[int, Sequence[str]]], terms: Sequence[str], limit: int
+) -> list[tuple[int, float]]:
+    """Return the reference ranking of one session's ``documents`` (id, terms).
+
+    ``documents`` are in session order; stores must rank as this does.
+    """
+    index = TermIndex()
+    for doc_id, doc_terms in documents:
+        index.add(doc_id, doc_terms)
+    order = [doc_id for doc_id, _ in documents]
+    later = {
+        doc_id: order[at + CONTEXT_REACH] if at + CONTEXT_REACH < len(order) else None
+        for at, doc_id in enumerate(order)
+    }
+    matches = index.search(terms, CANDIDATES)
+    return with_context(matches, {i: later[i] for i, _ in matches}, limit)

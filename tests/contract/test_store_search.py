@@ -22,12 +22,12 @@ from hypothesis.stateful import (
 )
 
 from memory_summary import Message
-from memory_summary.adapters import InMemoryStore
+from memory_summary.adapters import InMemoryStore, SqliteStore
 from memory_summary.domain.recall import query_terms
 from memory_summary.testing.search_contract import SearchContract
-from tests.contract.stores import dispose, make_store
+from tests.contract.stores import STORE_KINDS, dispose, make_postgres, make_store
 
-SEARCHABLE_KINDS = ["memory"]
+SEARCHABLE_KINDS = STORE_KINDS
 
 
 @pytest.fixture(params=SEARCHABLE_KINDS)
@@ -40,6 +40,20 @@ def store(request, tmp_path):
 class TestInMemorySearch(SearchContract):
     def make_store(self, tmp_path):
         return InMemoryStore()
+
+
+class TestSqliteSearch(SearchContract):
+    def make_store(self, tmp_path):
+        return SqliteStore(tmp_path / "store.sqlite3")
+
+
+@pytest.mark.postgres
+class TestPostgresSearch(SearchContract):
+    def make_store(self, tmp_path):
+        return make_postgres()
+
+    def dispose_store(self, store):
+        dispose(store)
 
 
 _WORDS = itertools.count()
@@ -141,3 +155,77 @@ def test_a_message_is_found_exactly_while_it_is_stored(store) -> None:
         IndexMachine,
         settings=settings(max_examples=25, stateful_step_count=20, deadline=None),
     )
+
+
+def _version_3_sqlite(path) -> None:
+    import sqlite3
+
+    from memory_summary.adapters import sqlite
+
+    with sqlite3.connect(path) as conn:
+        for migration in sqlite.MIGRATIONS:
+            conn.executescript(migration)
+        conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+        conn.executemany("INSERT INTO schema_version VALUES (?)", [(1,), (2,), (3,)])
+        conn.executemany(
+            "INSERT INTO messages (session_id, role, content, archived) "
+            "VALUES (?, 'user', ?, ?)",
+            [("s1", "an old zebra", 1), ("s1", "a newer giraffe", 0)]
+            + [("s2", f"filler {i} zebra", 0) for i in range(5)],
+        )
+
+
+def test_a_version_3_sqlite_file_indexes_its_messages_when_migrated(
+    tmp_path, caplog
+) -> None:
+    path = tmp_path / "v3.sqlite3"
+    _version_3_sqlite(path)
+
+    with caplog.at_level("INFO", logger="memory_summary.adapters"):
+        store = SqliteStore(path)
+    try:
+        found = store.search_messages("s1", query_terms("zebra"), limit=5)
+        assert store.schema_version() == 4
+        assert [(h.message.content, h.archived) for h in found] == [
+            ("an old zebra", True)
+        ]
+        assert len(store.search_messages("s2", query_terms("zebra"), limit=9)) == 5
+        assert "indexed 7 of 7 messages" in caplog.text
+    finally:
+        store.close()
+
+
+@pytest.mark.postgres
+def test_a_version_3_postgres_schema_indexes_its_messages_when_migrated() -> None:
+    import psycopg
+
+    from memory_summary.adapters import postgres
+    from tests.contract.stores import postgres_dsn
+
+    first = make_postgres()
+    schema = first.schema
+    dispose(first)
+    with psycopg.connect(postgres_dsn(), autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+        for migration in postgres.MIGRATIONS:
+            for statement in migration.split(";"):
+                conn.execute(statement.replace("{s}", f'"{schema}"'))
+        conn.execute(f'CREATE TABLE "{schema}".schema_version (version INT NOT NULL)')
+        conn.execute(f'INSERT INTO "{schema}".schema_version VALUES (1), (2), (3)')
+        conn.execute(
+            f'INSERT INTO "{schema}".messages (session_id, role, content, archived) '
+            "VALUES ('s1', 'user', 'an old zebra', TRUE), "
+            "('s1', 'user', '北京大学', FALSE)"
+        )
+
+    store = make_postgres(schema)
+    try:
+        assert store.schema_version() == postgres.SCHEMA_VERSION
+        found = store.search_messages("s1", query_terms("zebra"), limit=5)
+        assert [(h.message.content, h.archived) for h in found] == [
+            ("an old zebra", True)
+        ]
+        chinese = store.search_messages("s1", query_terms("北京"), limit=5)
+        assert [h.message.content for h in chinese] == ["北京大学"]
+    finally:
+        dispose(store)

@@ -16,9 +16,9 @@ from memory_summary import (
 )
 from memory_summary.aio import AsyncSummaryEngine
 from memory_summary.testing.fakes import ScriptedSummarizer
-from tests.contract.stores import dispose, make_store
+from tests.contract.stores import STORE_KINDS, dispose, make_store
 
-SEARCHABLE_KINDS = ["memory"]
+SEARCHABLE_KINDS = STORE_KINDS
 
 
 @pytest.fixture(params=SEARCHABLE_KINDS)
