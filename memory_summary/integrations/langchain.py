@@ -13,6 +13,9 @@ with this library's summaries, fenced compressions and stores:
 - ``after_model`` saves the model's reply and reports the turn
   (``engine.turn_after``), which compresses in the background at the threshold.
 
+With ``mask_tool_results_after`` set, the model gets old tool results as the stubs
+``assemble`` sends; ``recall_tools(engine)`` gives the model the recall tools.
+
 Messages keep their LangChain ids in the store (metadata ``langchain_id``); what the
 OpenAI chat format cannot carry (``additional_kwargs``, ``response_metadata``) is not
 stored.
@@ -53,7 +56,7 @@ except ImportError as exc:  # the extra is missing
 import attrs
 
 from memory_summary.aio import AsyncSummaryEngine
-from memory_summary.domain import Message, ToolCall
+from memory_summary.domain import Message, ToolCall, mask_tool_results
 from memory_summary.engine import SummaryEngine
 
 __all__ = ["LANGCHAIN_ID", "RecallTool", "SummaryMiddleware", "recall_tools"]
@@ -191,9 +194,32 @@ class SummaryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         system = request.system_message
         if prompt is not None:
             system = _with_summary(system, prompt)
-        return request.override(
-            messages=[*earlier, *request.messages], system_message=system
+        messages = self._masked([*earlier, *request.messages], history)
+        return request.override(messages=messages, system_message=system)
+
+    def _masked(
+        self, messages: list[AnyMessage], history: Sequence[Message]
+    ) -> list[AnyMessage]:
+        """Return ``messages`` with old tool results masked (``assemble``'s rule).
+
+        With ``mask_tool_results_after`` set, a tool message older than that many
+        user turns is sent as the one-line stub ``assemble`` would send, naming its
+        stored id for ``read_history``; the state and the store keep the result.
+        """
+        config = self.engine.config
+        if config.mask_tool_results_after is None:
+            return messages
+        stored_ids = {m.metadata.get(LANGCHAIN_ID): m.id for m in history}
+        shadows = [
+            attrs.evolve(stored_message(m), id=stored_ids.get(m.id)) for m in messages
+        ]
+        masked = mask_tool_results(
+            shadows, config.mask_tool_results_after, locale=config.locale
         )
+        return [
+            m if stub is shadow else m.model_copy(update={"content": stub.text})
+            for m, shadow, stub in zip(messages, shadows, masked, strict=True)
+        ]
 
 
 def _thread_id(runtime: Runtime[Any] | None) -> str | None:

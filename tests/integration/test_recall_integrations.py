@@ -156,3 +156,44 @@ def test_langchain_tools_bound_to_a_session_and_async(store, engine_on):
     assert "My locker code is 4417." in found
     assert read.name == "read_history"
     assert schema["properties"]["query"]["type"] == "string"
+
+
+def test_langchain_sends_old_tool_results_masked_and_keeps_them(store, make_engine):
+    pytest.importorskip("langchain.agents")
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    from langchain_core.tools import tool
+
+    from memory_summary.integrations.langchain import SummaryMiddleware
+    from tests.integration.test_langchain_middleware import ScriptedChatModel, thread
+
+    @tool
+    def disk_report(host: str) -> str:
+        """Return a long disk report for a host."""
+        return "\n".join(f"{host} /dev/sd{i}: 71% used" for i in range(200))
+
+    replies = []
+    for n, host in enumerate(["db1", "db2"]):
+        call = {"id": f"call_{n}", "name": "disk_report", "args": {"host": host}}
+        replies += [AIMessage(content="", tool_calls=[call]), AIMessage(content="Ok.")]
+    model = ScriptedChatModel(replies=replies)
+    config = SummaryConfig(mask_tool_results_after=1)
+    engine = make_engine(store, config=config).start()
+    agent = create_agent(
+        model, tools=[disk_report], middleware=[SummaryMiddleware(engine)]
+    )
+
+    agent.invoke({"messages": [HumanMessage("db1?")]}, thread("alice"))
+    result = agent.invoke({"messages": [HumanMessage("db2?")]}, thread("alice"))
+
+    sent = [m for m in model.seen[-1] if isinstance(m, ToolMessage)]
+    first_result = store.get_history("alice")[2]
+    assert first_result.tool_call_id == "call_0"
+    assert sent[0].content == (
+        f"[tool result masked: disk_report, {len(first_result.text)} chars; "
+        f"read_history(around_id={first_result.id}) shows it]"
+    )
+    assert sent[1].content.startswith("db2 /dev/sd0: 71% used")  # this turn's
+    kept = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert [m.content for m in kept] == [disk_report.invoke({"host": "db2"})]
+    assert first_result.text == disk_report.invoke({"host": "db1"})  # stored whole
