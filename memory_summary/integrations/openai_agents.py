@@ -42,7 +42,13 @@ except ImportError as exc:  # the extra is missing
 import attrs
 
 from memory_summary.aio import AsyncSummaryEngine
-from memory_summary.domain import Message, PoppingStore, ToolCall
+from memory_summary.domain import (
+    MASKED_KIND,
+    Message,
+    PoppingStore,
+    ToolCall,
+    mask_tool_results,
+)
 from memory_summary.engine import SummaryEngine
 
 if TYPE_CHECKING:
@@ -72,6 +78,11 @@ class SummarySession:
     reaches the threshold; ``pop_item`` takes back the newest active item;
     ``clear_session`` forgets the session (``engine.forget``: items, archive and
     summary). Store calls run in a worker thread, never on the event loop.
+
+    With ``mask_tool_results_after`` set, ``get_items()`` returns old tool outputs as
+    the stubs ``assemble`` sends (the store keeps them), counting the run's coming
+    input as a user turn (the SDK reads the session before adding it);
+    ``recall_tools()`` gives the agent the tools to read them back.
 
     ``get_items(limit=n)`` returns the newest ``n`` stored items without the summary:
     the SDK reads a session's tail this way to check its own writes. Leave
@@ -130,6 +141,15 @@ class SummarySession:
             return cast("list[TResponseInputItem]", items_of(tail)[-limit:])
         history, prompt = await asyncio.to_thread(self._read)
         head: list[Item] = [] if prompt is None else [summary_item(prompt)]
+        config = self.engine.config
+        if config.mask_tool_results_after is not None:  # as ``assemble`` sends them
+            # The SDK reads the session before it adds the run's input: that input
+            # is the next user turn (the empty user message below stands for it).
+            history = mask_tool_results(
+                [*history, Message("user", "")],
+                config.mask_tool_results_after,
+                locale=config.locale,
+            )[:-1]
         return cast("list[TResponseInputItem]", head + items_of(history))
 
     def _read(self) -> tuple[list[Message], str | None]:
@@ -324,6 +344,8 @@ def items_of(messages: Sequence[Message]) -> list[Item]:
         field = message.metadata.get(_TEXT_FIELD)
         if isinstance(field, str):
             item[field] = message.content if isinstance(message.content, str) else ""
+        elif message.kind == MASKED_KIND and "output" in item:
+            item["output"] = message.text  # an output of parts, masked
         items.append(item)
     return items
 

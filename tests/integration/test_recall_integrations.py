@@ -197,3 +197,51 @@ def test_langchain_sends_old_tool_results_masked_and_keeps_them(store, make_engi
     kept = [m for m in result["messages"] if isinstance(m, ToolMessage)]
     assert [m.content for m in kept] == [disk_report.invoke({"host": "db2"})]
     assert first_result.text == disk_report.invoke({"host": "db1"})  # stored whole
+
+
+def test_agents_sdk_gets_old_tool_outputs_masked_and_the_store_keeps_them(
+    store, make_engine
+):
+    pytest.importorskip("agents")
+    from agents import Agent, Runner, function_tool
+
+    from memory_summary.integrations.openai_agents import SummarySession
+    from tests.integration.test_openai_agents_session import (
+        NO_TRACING,
+        ScriptedModel,
+        reply,
+    )
+
+    def report(host: str) -> str:
+        return "\n".join(f"{host} /dev/sd{i}: 71% used" for i in range(200))
+
+    @function_tool
+    def disk_report(host: str) -> str:
+        """Return a long disk report for a host."""
+        return report(host)
+
+    engine = make_engine(store, config=SummaryConfig(mask_tool_results_after=1))
+    session = SummarySession("alice", engine.start())
+    model = ScriptedModel(
+        agents_call("disk_report", '{"host": "db1"}', 1),
+        reply("Ok.", "msg_1"),
+        agents_call("disk_report", '{"host": "db2"}', 2),
+        reply("Ok.", "msg_2"),
+    )
+    agent = Agent(name="a", instructions="Be brief.", model=model, tools=[disk_report])
+
+    for question in ("db1?", "db2?"):
+        asyncio.run(Runner.run(agent, question, session=session, run_config=NO_TRACING))
+
+    stored = store.get_history("alice")
+    assert [m.role for m in stored] == ["user", "assistant", "tool", "assistant"] * 2
+    assert [m.text for m in stored if m.role == "tool"] == [
+        report("db1"),
+        report("db2"),
+    ]
+    sent = outputs_of(model.inputs[-1])
+    assert sent[0] == (
+        f"[tool result masked: disk_report, {len(report('db1'))} chars; "
+        f"read_history(around_id={stored[2].id}) shows it]"
+    )
+    assert sent[1] == report("db2")  # this turn's output
