@@ -168,6 +168,36 @@ def _facts_report(report: object, quick: bool) -> list[str]:
     return problems
 
 
+MASKING_KEYS = (
+    "mask_after",
+    "turns",
+    "request_tokens_total",
+    "summarizer_calls",
+    "tokens_saved_share",
+    "summarizer_calls_avoided",
+)
+
+
+def _masking(results: list[object]) -> list[str]:
+    """Return the problems of the masking rows: off first, then each setting."""
+    if not all(isinstance(row, dict) for row in results):
+        return ["masking: a row is not an object"]
+    rows = [row for row in results if isinstance(row, dict)]
+    problems = [
+        f"masking {row.get('mask_after', '?')}: missing {key}"
+        for row in rows
+        for key in MASKING_KEYS
+        if key not in row
+    ]
+    if problems:
+        return problems
+    if rows[0]["mask_after"] != "off" or len(rows) < 2:
+        problems.append("masking: no baseline row (masking off) or no masked row")
+    if any(row["turns"] != rows[0]["turns"] for row in rows):
+        problems.append("masking: the settings replayed different conversations")
+    return problems
+
+
 def _selected(directory: Path) -> tuple[str, ...]:
     manifest = directory / "run.json"
     if not manifest.exists():
@@ -200,6 +230,8 @@ def check(directory: Path) -> list[str]:
             problems += _engine_cpu(results, payload.get("quick") is True)
         if name == "facts":
             problems += _facts(results, payload.get("quick") is True)
+        if name == "masking":
+            problems += _masking(results)
     return problems
 
 
