@@ -9,8 +9,8 @@ changed: the stored history stays as it is.
 Invariants (``tests/property/test_masking_props.py``): a masked message keeps its
 role, ``tool_call_id``, name and id, so tool-call pairing is exactly as before; the
 list keeps its length and order; masking is idempotent, also after a round trip
-through the OpenAI format (a stub is recognized by its text); a stub is never longer
-than what it replaces.
+through the OpenAI format (a stub is recognized by its text); a stub is shorter than
+the text it replaces (or replaces media: an image costs hundreds of tokens).
 """
 
 from __future__ import annotations
