@@ -56,17 +56,30 @@ def mask_stub(message: Message, tool: str, locale: Locale = "en") -> str:
     >>> mask_stub(Message("tool", "x" * 5000, tool_call_id="c1", id=42), "search")
     '[tool result masked: search, 5000 chars; read_history(around_id=42) shows it]'
     """
-    size = len(message.text)
+    size = _size(message, locale)
     if message.id is not None:
         where = f"around_id={message.id}"
     else:
         where = f"tool_call_id={_quoted(message.tool_call_id or '')}"
     if locale == "zh":
         return (
-            f"{MASK_PREFIXES['zh']}{tool}，{size} 个字符；"
-            f"调用 {READ_TOOL}({where}) 查看原文]"
+            f"{MASK_PREFIXES['zh']}{tool}，{size}；调用 {READ_TOOL}({where}) 查看原文]"
         )
-    return f"{MASK_PREFIXES['en']}{tool}, {size} chars; {READ_TOOL}({where}) shows it]"
+    return f"{MASK_PREFIXES['en']}{tool}, {size}; {READ_TOOL}({where}) shows it]"
+
+
+def _size(message: Message, locale: Locale) -> str:
+    """Return the result's size: characters of text, and attachments if any."""
+    content = message.content
+    if isinstance(content, str) or content is None:
+        chars, media = len(content or ""), 0
+    else:
+        texts = [p.get("text") for p in content if p.get("type") == "text"]
+        chars = sum(len(t) for t in texts if isinstance(t, str))
+        media = sum(p.get("type") not in ("text", "refusal") for p in content)
+    if locale == "zh":
+        return f"{chars} 个字符" + (f"，{media} 个附件" if media else "")
+    return f"{chars} chars" + (f", {media} attachment(s)" if media else "")
 
 
 def _quoted(text: str) -> str:

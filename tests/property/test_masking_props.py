@@ -120,3 +120,19 @@ def test_results_of_the_current_turn_and_short_ones_stay():
     assert [m.text[:5] for m in masked] == ["first", "short", "[tool", "secon", "wwwww"]
     assert mask_tool_results(history, 2) == history
     assert without_ids(mask_tool_results(history, None)) == without_ids(history)
+
+
+def test_a_result_holding_an_image_is_masked_though_its_text_is_short():
+    image = {"type": "image_url", "image_url": {"url": "https://x/plot.png"}}
+    history = [
+        Message("user", "plot it", id=1),
+        Message("tool", [image], tool_call_id="c1", name="plot", id=2),
+        Message("user", "thanks", id=3),
+    ]
+
+    masked = mask_tool_results(history, 1)
+
+    assert masked[1].content == (
+        "[tool result masked: plot, 0 chars, 1 attachment(s); "
+        "read_history(around_id=2) shows it]"
+    )
