@@ -315,10 +315,15 @@ def search_result_text(
 ) -> str:
     """Return what ``search_history`` tells the model: hits, best first, in the cap."""
     if not hits:
+        if locale == "zh":
+            return f"本对话中没有消息匹配 {_short(query)!r}。"
         return f"No message of this conversation matches {_short(query)!r}."
     names = result_names([hit.message for hit in hits])
     title = (
-        f"{len(hits)} message(s) match {_short(query)!r}, best first. "
+        f"{len(hits)} 条消息匹配 {_short(query)!r}，按相关度排序；"
+        f"{READ_TOOL}(around_id=...) 可查看其前后的对话。"
+        if locale == "zh"
+        else f"{len(hits)} message(s) match {_short(query)!r}, best first. "
         f"{READ_TOOL}(around_id=...) shows the turns around one."
     )
     heads = [
@@ -345,12 +350,16 @@ def read_result_text(
     calls name the results among the entries.
     """
     if not entries:
-        return "No messages there."
+        return "那里没有消息。" if locale == "zh" else "No messages there."
     messages = [entry.message for entry in entries]
     calls = tool_names_by_call_id(context)
     names = [{**calls, **found} for found in result_names(messages)]
     first, last = messages[0].id, messages[-1].id
-    title = f"Messages {first} to {last} of this conversation, in order:"
+    title = (
+        f"本对话中 id 为 {first} 至 {last} 的消息，按顺序："
+        if locale == "zh"
+        else f"Messages {first} to {last} of this conversation, in order:"
+    )
     heads = [f"[id {e.message.id}, {_where(e)}]" for e in entries]
     bodies = [
         render_message(m, names[i], locale=locale, cut=4000)

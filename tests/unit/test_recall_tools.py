@@ -151,3 +151,23 @@ def test_a_huge_tool_result_does_not_crowd_out_the_other_turns():
     assert "Call read_logs(" in text
     assert "Tool result(read_logs): line ok" in text
     assert text.splitlines()[-1] == "[id 6, active] User: So the disk is full?"
+
+
+def test_zh_results_use_the_locales_titles_and_labels():
+    hits = [FakeHit(Message("user", "我住在里斯本。", id=3), 2.0)]
+
+    searched = search_result_text(
+        "里斯本", hits, cap_tokens=500, count_tokens=len, locale="zh"
+    )
+    read = read_result_text(hits, cap_tokens=500, count_tokens=len, locale="zh")
+    nothing = search_result_text(
+        "巴黎", [], cap_tokens=500, count_tokens=len, locale="zh"
+    )
+
+    assert searched.splitlines() == [
+        "1 条消息匹配 '里斯本'，按相关度排序；"
+        "read_history(around_id=...) 可查看其前后的对话。",
+        "[id 3, archived, summary v2, score 2.00] 用户: 我住在里斯本。",
+    ]
+    assert read.splitlines()[0] == "本对话中 id 为 3 至 3 的消息，按顺序："
+    assert nothing == "本对话中没有消息匹配 '巴黎'。"
