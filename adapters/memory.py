@@ -19,6 +19,7 @@ from memory_summary.domain import CommitResult, Message, StoredHit
 from memory_summary.domain.ranking import (
     CANDIDATES,
     CONTEXT_REACH,
+    CONTEXT_SEEDS,
     TermIndex,
     with_context,
 )
@@ -203,18 +204,28 @@ class InMemoryStore:
             if archived_only:
                 allowed = {m.id for m in session.messages[: session.first_active]}
             matches = session.index.search(list(terms), CANDIDATES, allowed)  # type: ignore[arg-type]
-            reach: dict[int, int | None] = {}
+            messages = session.messages
+            scored = dict(matches)
             positions: dict[int, int] = {}
-            for row_id, _ in matches:
+            for row_id, _ in matches[:CONTEXT_SEEDS]:  # neighbours that matched nothing
+                at = session.position(row_id)
+                if at is None:  # pragma: no cover - the index holds stored ids only
+                    continue
+                for near in messages[
+                    max(at - CONTEXT_REACH, 0) : at + CONTEXT_REACH + 1
+                ]:
+                    if allowed is None or near.id in allowed:
+                        scored.setdefault(near.id, 0.0)  # type: ignore[arg-type]
+            reach: dict[int, int | None] = {}
+            for row_id in scored:
                 at = session.position(row_id)
                 if at is not None:
                     positions[row_id] = at
                     later = at + CONTEXT_REACH
-                    messages = session.messages
                     reach[row_id] = (
                         messages[later].id if later < len(messages) else None
                     )
-            found = with_context(matches, reach, limit)
+            found = with_context(list(scored.items()), reach, limit)
             return [session.hit(positions[row_id], score) for row_id, score in found]
 
     def read_messages(

@@ -93,7 +93,8 @@ SEARCH_SCHEMA = """
         tsv TSVECTOR NOT NULL
     );
     CREATE INDEX message_terms_tsv ON {s}.message_terms USING gin (tsv);
-    CREATE INDEX message_terms_by_session ON {s}.message_terms (session_id, length)
+    CREATE INDEX message_terms_by_session ON {s}.message_terms (session_id, length);
+    CREATE INDEX messages_in_order ON {s}.messages (session_id, id)
     """
 SCHEMA_VERSION = len(MIGRATIONS) + 1
 

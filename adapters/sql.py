@@ -134,11 +134,13 @@ class SqlStore(SqlHistory):
     def save_message(self, session_id: str, message: Message) -> Message:
         check_key("session_id", session_id)
         values = message_values(message)
-        terms = message_terms(message)
-        with self._driver.transaction("save_message", session_id) as tx:
-            cursor = tx.execute(self._q["insert_message"], (session_id, *values))
-            row_id = _inserted_id(cursor)
-            self._search.index(tx, session_id, row_id, terms)
+        row_id = self._search.save(
+            self._driver,
+            self._q["insert_message"],
+            session_id,
+            values,
+            message_terms(message),
+        )
         return stored_message(message, row_id)
 
     def get_history(self, session_id: str, limit: int | None = None) -> list[Message]:
@@ -497,18 +499,6 @@ class SqlStore(SqlHistory):
             self._q["archive_rows"], (session_id,), "archive_messages", session_id
         )
         return [row_message(row) for row in rows]
-
-
-def _inserted_id(cursor: object) -> int:
-    """Return the id an INSERT assigned (``RETURNING id``, else the row id)."""
-    fetchone = getattr(cursor, "fetchone", None)
-    row_id = getattr(cursor, "lastrowid", None)
-    if not row_id and callable(fetchone) and getattr(cursor, "description", None):
-        row = fetchone()
-        row_id = None if row is None else row[0]
-    if row_id is None:
-        raise StoreError("save_message: no id was returned")
-    return int(row_id)
 
 
 def _decoded_or_none(namespace: str, row: Sequence[object]) -> dict[str, object] | None:

