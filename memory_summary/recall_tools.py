@@ -90,7 +90,8 @@ def recall_tool_call(tool_call: object) -> tuple[str, str | ToolCall]:
     fields = function if isinstance(function, Mapping) else data
     arguments = fields.get("arguments", "")
     if isinstance(arguments, Mapping):
-        fields = {**fields, "arguments": json.dumps(arguments, ensure_ascii=False)}
+        text = json.dumps(arguments, ensure_ascii=False, default=str)
+        fields = {**fields, "arguments": text}
     try:
         return call_id, ToolCall.from_mapping({**fields, "id": call_id})
     except MessageError as exc:
