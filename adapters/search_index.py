@@ -46,6 +46,13 @@ PROGRESS_EVERY = 50_000
 Matches = list[tuple[int, float]]
 
 
+def _progress(done: int, page: int) -> bool:
+    """Tell whether indexing logs its progress after a page of ``page`` rows."""
+    if not done or not page:
+        return False
+    return done % PROGRESS_EVERY < page or page < BACKFILL_PAGE
+
+
 def session_term(session_id: str) -> str:
     """Return the index term that stands for a session (letters and digits)."""
     digest = hashlib.blake2b(session_id.encode("utf-8"), digest_size=10).hexdigest()
@@ -151,9 +158,7 @@ def backfill(tx: Executor, search: PostgresIndex, tables: str, where: str) -> No
         done += len(rows)
         if rows:
             after = int(rows[-1][0])
-        if done and (
-            done % PROGRESS_EVERY < BACKFILL_PAGE or len(rows) < BACKFILL_PAGE
-        ):
+        if _progress(done, len(rows)):
             log.info("%s: indexed %d of %d messages", where, done, total)
         if len(rows) < BACKFILL_PAGE:
             return
@@ -277,11 +282,7 @@ class SqliteIndex:
                 tx.executemany(self._insert, batch)  # type: ignore[attr-defined]
                 after = batch[-1][0]
             done += len(rows)
-            if (
-                report
-                and done
-                and (done % PROGRESS_EVERY < BACKFILL_PAGE or len(rows) < BACKFILL_PAGE)
-            ):
+            if report and _progress(done, len(rows)):
                 log.info("%s: indexed %d of %d messages", self._where, done, total)
             if len(rows) < BACKFILL_PAGE:
                 break
