@@ -18,6 +18,7 @@ from memory_summary.domain import (
     Message,
     SummaryConfig,
     guard_after,
+    mask_tool_results,
     message_tokens,
 )
 
@@ -118,6 +119,32 @@ class ContextPolicy:
 
         return cost
 
+    def masked_cost(
+        self, session_id: str, window: Sequence[Message]
+    ) -> Callable[[Message], int]:
+        """Return ``message -> tokens`` for the messages of ``window`` as sent.
+
+        With ``mask_tool_results_after`` set, a tool result that ``assemble`` would
+        mask costs what its stub costs, so usage, the token keep and the loop guard
+        see the masked size; otherwise this is ``cost``.
+        """
+        cost = self.cost(session_id)
+        after = self.config.mask_tool_results_after
+        if after is None:
+            return cost
+        masked = mask_tool_results(window, after, locale=self.config.locale)
+        stubs = {
+            id(o): (o, m) for o, m in zip(window, masked, strict=True) if m is not o
+        }  # by identity; each pair holds its original, so no id is reused meanwhile
+        if not stubs:
+            return cost
+
+        def masked_cost(message: Message) -> int:
+            pair = stubs.get(id(message))
+            return cost(pair[1] if pair is not None and pair[0] is message else message)
+
+        return masked_cost
+
     def summary_tokens(self, session_id: str, text: str | None) -> int:
         """Return what the injected summary costs (0 without one)."""
         if not text:
@@ -133,7 +160,7 @@ class ContextPolicy:
         window = self.window(session_id)
         if window is None:
             return None
-        cost = self.cost(session_id)
+        cost = self.masked_cost(session_id, active)
         used = self.summary_tokens(session_id, summary) + sum(map(cost, active))
         return Measure(used, window)
 

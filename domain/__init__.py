@@ -36,9 +36,12 @@ from .cut import MODEL_RESPONSE, find_safe_cut, find_token_cut
 from .errors import (
     ConfigError,
     EngineClosed,
+    HistoryNotFound,
     MalformedRecord,
     MemorySummaryError,
     MessageError,
+    QueryError,
+    RecallUnsupported,
     StoreError,
     StoreUnavailable,
     SummarizerContextError,
@@ -54,6 +57,7 @@ from .injection import (
     is_summary_message,
     summary_message,
 )
+from .masking import MASKED_KIND, is_masked, mask_tool_results
 from .measure import LoopGuard, guard_after, message_tokens, usage_ratio
 from .model import (
     EVENT_MARKER,
@@ -76,6 +80,8 @@ from .ports import (
     MemoryStore,
     MetadataPages,
     PoppingStore,
+    SearchableStore,
+    StoredHit,
     StreamingSummarizer,
     Summarizer,
     SummaryReply,
@@ -84,6 +90,7 @@ from .ports import (
 )
 from .prompt import latest_todo_call, summary_request, system_prompt
 from .reason import Reason, is_forced, is_pressed
+from .recall import HistoryEntry, SearchHit, SummaryVersion
 from .render import render_message, render_transcript
 from .repair import REPAIR_KIND, Repair, repair_pairs
 from .state import Busy, Idle, SessionState, on_finished, on_trigger
@@ -125,6 +132,7 @@ __all__ = [
     "IMAGE_LOW_DETAIL_TOKENS",
     "IMAGE_TOKENS",
     "MODEL_RESPONSE",
+    "MASKED_KIND",
     "NAMESPACE",
     "NO_USAGE",
     "OPENAI_EXTRAS",
@@ -151,6 +159,8 @@ __all__ = [
     "Event",
     "FenceReason",
     "FoldChunk",
+    "HistoryEntry",
+    "HistoryNotFound",
     "Idle",
     "LLMRef",
     "LoopGuard",
@@ -165,15 +175,20 @@ __all__ = [
     "OutcomeCode",
     "Placement",
     "PoppingStore",
+    "QueryError",
     "Reason",
+    "RecallUnsupported",
     "RejectReason",
     "Rejected",
     "Repair",
+    "SearchHit",
+    "SearchableStore",
     "SessionState",
     "SkipReason",
     "Skipped",
     "StoreError",
     "StoreUnavailable",
+    "StoredHit",
     "StreamingSummarizer",
     "Summarizer",
     "SummarizerContextError",
@@ -183,6 +198,7 @@ __all__ = [
     "SummaryConfig",
     "SummaryRecord",
     "SummaryReply",
+    "SummaryVersion",
     "TokenCounter",
     "TokenUsage",
     "TokenizerError",
@@ -213,10 +229,12 @@ __all__ = [
     "injection_text",
     "input_limit_tokens",
     "is_forced",
+    "is_masked",
     "is_pressed",
     "is_summarized",
     "is_summary_message",
     "latest_todo_call",
+    "mask_tool_results",
     "message_tokens",
     "messages_from_openai",
     "messages_to_openai",

@@ -51,6 +51,20 @@ def _number_in(
     return check
 
 
+def _optional_int_at_least(
+    low: int,
+) -> Callable[[object, attrs.Attribute[int | None], object], None]:
+    def check(
+        instance: object, attribute: attrs.Attribute[int | None], value: object
+    ) -> None:
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < low
+        ):
+            raise ConfigError(attribute.name, value, f"int >= {low}, or None (off)")
+
+    return check
+
+
 def _positive_seconds(
     instance: object, attribute: attrs.Attribute[float], value: object
 ) -> None:
@@ -227,6 +241,18 @@ class SummaryConfig:
     token_safety_margin: float = attrs.field(
         default=0.15, validator=_number_in(0.0, 1.0)
     )
+    # Recall: tool results older than this many user turns are masked in requests.
+    mask_tool_results_after: int | None = attrs.field(
+        default=None, validator=_optional_int_at_least(1)
+    )
+    # The injected summary says older turns can be looked up (the host offers the
+    # recall tools); off by default, so hosts without them do not mislead the model.
+    recall_hint: bool = attrs.field(default=False, validator=_is_bool)
+    recall_result_max_tokens: int = attrs.field(
+        default=1500, validator=_int_at_least(100)
+    )
+    # Earlier summaries kept for ``summary_history`` (their id ranges stay too).
+    summary_versions_kept: int = attrs.field(default=20, validator=_int_at_least(0))
 
     def __attrs_post_init__(self) -> None:
         if self.threshold <= self.effective_keep_recent:

@@ -13,12 +13,23 @@ import attrs
 
 from .config import Locale
 from .model import SUMMARY_KIND, Message
+from .recall_tools import READ_TOOL, SEARCH_TOOL
 from .truncate import truncate_to_tokens
 
 HEADERS: dict[Locale, str] = {
     "en": "Summary of the earlier conversation (older messages were archived):",
     "zh": "此前对话的摘要（较早的消息已归档）：",
 }
+
+RECALL_HINTS: dict[Locale, str] = {
+    "en": (
+        f"Older turns are archived, not lost: call {SEARCH_TOOL} to find them and "
+        f"{READ_TOOL} to read the turns around a hit."
+    ),
+    "zh": f"较早的对话已归档而非丢失：可调用 {SEARCH_TOOL} 搜索，再用 {READ_TOOL} "
+    "查看命中消息前后的对话。",
+}
+"""Said after the header when the host offers the recall tools (``recall_hint``)."""
 
 TRUNCATION_SUFFIXES: dict[Locale, str] = {
     "en": "\n[… summary truncated to fit its token budget]",
@@ -32,15 +43,22 @@ def injection_text(
     locale: Locale,
     budget_tokens: int,
     count_tokens: Callable[[str], int],
+    recall_hint: bool = False,
 ) -> str:
     """Return the injected system text: header plus summary, within ``budget_tokens``.
 
     Always counted with ``count_tokens``, the encoding of the model the text is sent
     to: a count stored in another encoding never lets a summary skip the cut. The
     header is kept; the summary is cut on a character boundary and marked with the
-    locale's truncation suffix.
+    locale's truncation suffix. With ``recall_hint`` the line after the header tells
+    the model that older turns can be looked up with the recall tools.
+
+    >>> injection_text("Alice likes tea.", locale="en", budget_tokens=512,
+    ...     count_tokens=len, recall_hint=True).splitlines()[1][:30]
+    'Older turns are archived, not '
     """
-    full = HEADERS[locale] + "\n" + summary
+    hint = RECALL_HINTS[locale] + "\n" if recall_hint else ""
+    full = HEADERS[locale] + "\n" + hint + summary
     return truncate_to_tokens(
         full, budget_tokens, count_tokens, TRUNCATION_SUFFIXES[locale]
     )

@@ -52,13 +52,20 @@ from memory_summary.domain import (
     assemble_messages,
     injection_budget_tokens,
     injection_text,
+    mask_tool_results,
     messages_from_openai,
     messages_to_openai,
     repair_pairs,
     summary_message,
     total_usage,
 )
-from memory_summary.domain.injection import without_covered
+from memory_summary.domain.injection import HEADERS, without_covered
+from memory_summary.domain.lineage import VERSIONS_NAMESPACE
+from memory_summary.domain.recall import HistoryEntry, SearchHit, SummaryVersion
+from memory_summary.domain.recall_tools import tool_definitions
+
+from .history import HistoryAccess
+from .recall_tools import recall_tool_message
 
 log = logging.getLogger(__name__)
 
@@ -227,6 +234,7 @@ class SummaryEngine:
         self._session_models: dict[str, str] = {}
         self._resolver = ModelResolver(self.config, self.llm, llms or {}, counter)
         self._records = RecordReader(memory)
+        self._history = HistoryAccess(memory, self.config)
         self._prompts: dict[str, tuple[str, int, object, str]] = {}
         self._resolving: set[str | None] = set()
         self._resolving_lock = threading.Lock()
@@ -397,6 +405,70 @@ class SummaryEngine:
         _check_session_id(session_id)
         return self._records.read(session_id)
 
+    def search_history(
+        self,
+        session_id: str,
+        query: str,
+        *,
+        limit: int = 10,
+        archived_only: bool = False,
+    ) -> list[SearchHit]:
+        """Search every stored message of the session, active and archived.
+
+        ``query`` is untrusted text (from a user or a model): it is parsed into words
+        (``domain.recall``: stemmed English, CJK bigrams, no operators), OR'ed and
+        ranked by BM25, best first. Each hit carries the message (with its id, for
+        ``read_history``), its score, whether it is archived, and the summary version
+        that folded it (``summary_history``). Only this session's messages are found.
+
+        Raises:
+            QueryError: the query holds no word to search for, or is no text.
+            ValueError: ``limit`` is not in 1..1000.
+            RecallUnsupported: the store cannot search (no ``SearchableStore``).
+        """
+        _check_session_id(session_id)
+        return self._history.search(
+            session_id, query, limit=limit, archived_only=archived_only
+        )
+
+    def read_history(
+        self, session_id: str, around_id: int, *, before: int = 3, after: int = 3
+    ) -> list[HistoryEntry]:
+        """Return message ``around_id`` and its neighbours, in order, archived or not.
+
+        Raises:
+            HistoryNotFound: the session has no message ``around_id``.
+            ValueError: ``before`` or ``after`` is not in 0..1000.
+            RecallUnsupported: the store cannot read its history.
+        """
+        _check_session_id(session_id)
+        return self._history.read(session_id, around_id, before=before, after=after)
+
+    def read_history_range(
+        self, session_id: str, first_id: int, last_id: int, *, limit: int = 50
+    ) -> list[HistoryEntry]:
+        """Return the session's messages with ``first_id <= id <= last_id``, in order.
+
+        At most ``limit`` (1..1000), from ``first_id`` on; say, the range a summary
+        version folded (``summary_history``).
+
+        Raises:
+            HistoryNotFound: the session has no message in the range.
+            RecallUnsupported: the store cannot read its history.
+        """
+        _check_session_id(session_id)
+        return self._history.read_range(session_id, first_id, last_id, limit=limit)
+
+    def summary_history(self, session_id: str) -> list[SummaryVersion]:
+        """Return the session's summaries, oldest first, the current one last.
+
+        Each names the message ids its compression folded and when it was written;
+        up to ``summary_versions_kept`` earlier ones are kept. ``clear`` and
+        ``forget`` erase them with the summary.
+        """
+        _check_session_id(session_id)
+        return self._history.versions(session_id, self.summary(session_id))
+
     def usage(self, session_id: str | None = None) -> SummarizerUsage:
         """Return the summarizer's tokens and time for a session, or for all of them.
 
@@ -457,6 +529,7 @@ class SummaryEngine:
             locale=self.config.locale,
             budget_tokens=budget,
             count_tokens=count,
+            recall_hint=self.config.recall_hint,
         )
         if len(self._prompts) >= _PROMPT_CACHE_SIZE:
             self._prompts.clear()
@@ -531,10 +604,19 @@ class SummaryEngine:
         summary's ``covered_through_id``: a history read before a compression
         committed) is dropped, so nothing reaches the model twice; messages without
         an ``id`` and the host's instructions (system/developer) are always kept.
+
+        With ``mask_tool_results_after`` set, tool results older than that many
+        user turns are replaced by a one-line stub (``domain.masking``); the stored
+        messages are untouched.
         """
         text, covered = self._injected(session_id, model)
+        paired = repair_pairs(without_covered(messages, covered), repair)
         return assemble_messages(
-            repair_pairs(without_covered(messages, covered), repair),
+            mask_tool_results(
+                paired,
+                self.config.mask_tool_results_after,
+                locale=self.config.locale,
+            ),
             None if text is None else summary_message(text),
             placement,
         )
@@ -561,6 +643,7 @@ class SummaryEngine:
             sid = _check_session_id(session_id)
             try:
                 existed = self.memory.delete_metadata(NAMESPACE, sid)
+                self.memory.delete_metadata(VERSIONS_NAMESPACE, sid)
             except StoreError as exc:
                 return [ClearResult("summary", False, f"clearing {sid} failed: {exc}")]
             self._prompts.pop(sid, None)
@@ -571,6 +654,8 @@ class SummaryEngine:
                 keys = self.memory.list_metadata(NAMESPACE)
                 for key in keys:
                     self.memory.delete_metadata(NAMESPACE, key)
+                for key in self.memory.list_metadata(VERSIONS_NAMESPACE):
+                    self.memory.delete_metadata(VERSIONS_NAMESPACE, key)
             except StoreError as exc:
                 return [
                     ClearResult(
@@ -592,7 +677,8 @@ class SummaryEngine:
         self._core.check_open()
         _check_session_id(session_id)
         deleted = self.memory.forget_session(
-            session_id, namespaces=(NAMESPACE, QUARANTINE_NAMESPACE)
+            session_id,
+            namespaces=(NAMESPACE, QUARANTINE_NAMESPACE, VERSIONS_NAMESPACE),
         )
         forget_archive = getattr(self.archive, "forget_session", None)
         if callable(forget_archive) and getattr(self.archive, "store", None) is not (
@@ -632,6 +718,34 @@ class SummaryEngine:
         """
         converted = messages_from_openai(messages)
         return messages_to_openai(self.assemble(converted, session_id, **options))
+
+    def recall_tools(self) -> list[dict[str, object]]:
+        """Return the recall tools as OpenAI function-tool definitions (JSON schema).
+
+        ``search_history`` searches the whole stored history, archived turns
+        included; ``read_history`` reads the turns around one message. Pass them to
+        the chat model with the host's own tools and answer their calls with
+        ``call_recall_tool``; set ``recall_hint`` so the summary tells the model.
+
+        >>> [t["function"]["name"] for t in engine.recall_tools()]  # doctest: +SKIP
+        ['search_history', 'read_history']
+        """
+        return tool_definitions()
+
+    def call_recall_tool(self, session_id: str, tool_call: object) -> Message:
+        """Run one recall tool call for ``session_id``; return the message to append.
+
+        ``tool_call`` is a ``ToolCall``, an OpenAI tool-call dict or the SDK's
+        pydantic tool call. The result is a ``tool`` message answering it
+        (``tool_call_id`` set), at most ``recall_result_max_tokens`` tokens in the
+        session's chat encoding. Bad JSON, wrong types, an unknown tool or an id of
+        another session give a tool message saying what was wrong, never an
+        exception; only a call without an id raises ``MessageError``.
+        """
+        self._core.check_open()
+        _check_session_id(session_id)
+        count = self._counter(self._session_models.get(session_id))
+        return recall_tool_message(self, session_id, tool_call, count)
 
     def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
         """Call ``callback`` with every event the engine emits.

@@ -13,6 +13,9 @@ with this library's summaries, fenced compressions and stores:
 - ``after_model`` saves the model's reply and reports the turn
   (``engine.turn_after``), which compresses in the background at the threshold.
 
+With ``mask_tool_results_after`` set, the model gets old tool results as the stubs
+``assemble`` sends; ``recall_tools(engine)`` gives the model the recall tools.
+
 Messages keep their LangChain ids in the store (metadata ``langchain_id``); what the
 OpenAI chat format cannot carry (``additional_kwargs``, ``response_metadata``) is not
 stored.
@@ -26,6 +29,7 @@ keeps it across runs, as it keeps the agent's other messages).
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, cast
 
@@ -36,6 +40,7 @@ try:
         ModelRequest,
         ModelResponse,
     )
+    from langchain_core.callbacks import CallbackManagerForToolRun
     from langchain_core.messages import (
         AnyMessage,
         BaseMessage,
@@ -44,6 +49,7 @@ try:
         convert_to_messages,
         convert_to_openai_messages,
     )
+    from langchain_core.tools import BaseTool
     from langgraph.config import get_config
     from langgraph.runtime import Runtime
 except ImportError as exc:  # the extra is missing
@@ -55,12 +61,12 @@ except ImportError as exc:  # the extra is missing
 import attrs
 
 from memory_summary.aio import AsyncSummaryEngine
-from memory_summary.domain import Message
+from memory_summary.domain import Message, ToolCall, mask_tool_results
 from memory_summary.engine import SummaryEngine
 
 from .batch import save_batch
 
-__all__ = ["LANGCHAIN_ID", "SummaryMiddleware"]
+__all__ = ["LANGCHAIN_ID", "RecallTool", "SummaryMiddleware", "recall_tools"]
 
 LANGCHAIN_ID = "langchain_id"
 """Metadata key of a stored message: the id of the LangChain message it came from."""
@@ -198,9 +204,32 @@ class SummaryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         system = request.system_message
         if prompt is not None:
             system = _with_summary(system, prompt)
-        return request.override(
-            messages=[*earlier, *request.messages], system_message=system
+        messages = self._masked([*earlier, *request.messages], history)
+        return request.override(messages=messages, system_message=system)
+
+    def _masked(
+        self, messages: list[AnyMessage], history: Sequence[Message]
+    ) -> list[AnyMessage]:
+        """Return ``messages`` with old tool results masked (``assemble``'s rule).
+
+        With ``mask_tool_results_after`` set, a tool message older than that many
+        user turns is sent as the one-line stub ``assemble`` would send, naming its
+        stored id for ``read_history``; the state and the store keep the result.
+        """
+        config = self.engine.config
+        if config.mask_tool_results_after is None:
+            return messages
+        stored_ids = {m.metadata.get(LANGCHAIN_ID): m.id for m in history}
+        shadows = [
+            attrs.evolve(stored_message(m), id=stored_ids.get(m.id)) for m in messages
+        ]
+        masked = mask_tool_results(
+            shadows, config.mask_tool_results_after, locale=config.locale
         )
+        return [
+            m if stub is shadow else m.model_copy(update={"content": stub.text})
+            for m, shadow, stub in zip(messages, shadows, masked, strict=True)
+        ]
 
 
 def _thread_id(runtime: Runtime[Any] | None) -> str | None:
@@ -248,3 +277,68 @@ def langchain_message(message: Message) -> AnyMessage:
     if isinstance(known, str):
         converted.id = known
     return cast("AnyMessage", converted)  # a chat message converts to one of them
+
+
+class RecallTool(BaseTool):
+    """One recall tool (``search_history`` or ``read_history``) as a LangChain tool.
+
+    Its arguments are the engine's JSON schema; the call runs
+    ``engine.call_recall_tool``, so a bad argument comes back to the model as a
+    tool result saying what was wrong. The session is ``session_id``, else the
+    run's ``thread_id`` (the one ``SummaryMiddleware`` uses). Build them with
+    ``recall_tools(engine)``.
+    """
+
+    engine: Any  # SummaryEngine: pydantic cannot check it
+    session_id: str | None = None
+
+    def _session(self) -> str:
+        sid = self.session_id or _thread_id(None)
+        if sid is None:
+            raise ValueError(
+                "the recall tools need a session: pass session_id=... or run the "
+                'agent with config={"configurable": {"thread_id": ...}}'
+            )
+        return sid
+
+    def _run(
+        self,
+        *args: Any,
+        run_manager: CallbackManagerForToolRun | None = None,
+        **kwargs: Any,
+    ) -> str:
+        call = ToolCall("langchain", self.name, json.dumps(kwargs, ensure_ascii=False))
+        message = self.engine.call_recall_tool(self._session(), call)
+        return cast(str, message.text)
+
+    async def _arun(self, *args: Any, **kwargs: Any) -> str:
+        kwargs.pop("run_manager", None)
+        sid = self._session()  # in the run's context, before the thread hop
+        call = ToolCall("langchain", self.name, json.dumps(kwargs, ensure_ascii=False))
+        message = await asyncio.to_thread(self.engine.call_recall_tool, sid, call)
+        return cast(str, message.text)
+
+
+def recall_tools(
+    engine: SummaryEngine | AsyncSummaryEngine, session_id: str | None = None
+) -> list[BaseTool]:
+    """Return the engine's recall tools as LangChain tools.
+
+    Pass them to ``create_agent(model, tools=[*your_tools, *recall_tools(engine)],
+    middleware=[SummaryMiddleware(engine)])``; the session is ``session_id``, else
+    the run's ``thread_id``.
+    """
+    sync = engine.engine if isinstance(engine, AsyncSummaryEngine) else engine
+    return [
+        RecallTool(
+            name=function["name"],
+            description=function["description"],
+            args_schema=function["parameters"],
+            engine=sync,
+            session_id=session_id,
+        )
+        for function in (
+            cast("dict[str, Any]", definition["function"])
+            for definition in sync.recall_tools()
+        )
+    ]

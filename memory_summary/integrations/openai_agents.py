@@ -36,7 +36,9 @@ from typing import TYPE_CHECKING, Any, cast
 from uuid import uuid4
 
 try:
+    from agents import FunctionTool
     from agents.memory import SessionSettings
+    from agents.tool_context import ToolContext
 except ImportError as exc:  # the extra is missing
     raise ImportError(
         "memory_summary.integrations.openai_agents needs the OpenAI Agents SDK; "
@@ -46,7 +48,14 @@ except ImportError as exc:  # the extra is missing
 import attrs
 
 from memory_summary.aio import AsyncSummaryEngine
-from memory_summary.domain import MODEL_RESPONSE, Message, PoppingStore
+from memory_summary.domain import (
+    MASKED_KIND,
+    MODEL_RESPONSE,
+    Message,
+    PoppingStore,
+    ToolCall,
+    mask_tool_results,
+)
 from memory_summary.engine import SummaryEngine
 
 from .batch import save_batch
@@ -54,7 +63,7 @@ from .batch import save_batch
 if TYPE_CHECKING:
     from agents import TResponseInputItem
 
-__all__ = ["ITEM_KIND", "SummarySession"]
+__all__ = ["ITEM_KIND", "SummarySession", "recall_function_tools"]
 
 ITEM_KIND = "openai-agents-item"
 """``Message.kind`` of an SDK item that is neither a message nor a tool call/output."""
@@ -78,6 +87,11 @@ class SummarySession:
     reaches the threshold; ``pop_item`` takes back the newest active item;
     ``clear_session`` forgets the session (``engine.forget``: items, archive and
     summary). Store calls run in a worker thread, never on the event loop.
+
+    With ``mask_tool_results_after`` set, ``get_items()`` returns old tool outputs as
+    the stubs ``assemble`` sends (the store keeps them), counting the run's coming
+    input as a user turn (the SDK reads the session before adding it);
+    ``recall_tools()`` gives the agent the tools to read them back.
 
     ``get_items(limit=n)`` returns the newest ``n`` stored items without the summary:
     the SDK reads a session's tail this way to check its own writes. Leave
@@ -136,6 +150,15 @@ class SummarySession:
             return cast("list[TResponseInputItem]", items_of(tail)[-limit:])
         history, prompt = await asyncio.to_thread(self._read)
         head: list[Item] = [] if prompt is None else [summary_item(prompt)]
+        config = self.engine.config
+        if config.mask_tool_results_after is not None:  # as ``assemble`` sends them
+            # The SDK reads the session before it adds the run's input: that input
+            # is the next user turn (the empty user message below stands for it).
+            history = mask_tool_results(
+                [*history, Message("user", "")],
+                config.mask_tool_results_after,
+                locale=config.locale,
+            )[:-1]
         return cast("list[TResponseInputItem]", head + items_of(history))
 
     def _read(self) -> tuple[list[Message], str | None]:
@@ -170,6 +193,45 @@ class SummarySession:
     async def clear_session(self) -> None:
         """Forget the session: its items, archive and summary (``engine.forget``)."""
         await asyncio.to_thread(self.engine.forget, self.session_id)
+
+    def recall_tools(self) -> list[FunctionTool]:
+        """Return the recall tools bound to this session (``recall_function_tools``)."""
+        return recall_function_tools(self.session_id, self.engine)
+
+
+def recall_function_tools(
+    session_id: str, engine: SummaryEngine | AsyncSummaryEngine
+) -> list[FunctionTool]:
+    """Return the engine's recall tools as the SDK's ``FunctionTool``s, for a session.
+
+    Give them to the agent (``Agent(..., tools=[*yours, *session.recall_tools()])``).
+    Each call runs ``engine.call_recall_tool`` in a worker thread; a bad argument
+    comes back to the model as the tool's output saying what was wrong.
+    """
+    sync = engine.engine if isinstance(engine, AsyncSummaryEngine) else engine
+
+    def invoker(name: str) -> Any:
+        async def invoke(context: ToolContext[Any], arguments: str) -> str:
+            call_id = getattr(context, "tool_call_id", None) or "agents"
+            call = ToolCall(call_id, name, arguments)
+            message = await asyncio.to_thread(sync.call_recall_tool, session_id, call)
+            return message.text
+
+        return invoke
+
+    tools = []
+    for definition in sync.recall_tools():
+        function = cast("dict[str, Any]", definition["function"])
+        tools.append(
+            FunctionTool(
+                name=function["name"],
+                description=function["description"],
+                params_json_schema=function["parameters"],
+                on_invoke_tool=invoker(function["name"]),
+                strict_json_schema=False,  # optional arguments have defaults
+            )
+        )
+    return tools
 
 
 def batch_messages(items: Sequence[Any]) -> list[Message]:
@@ -331,6 +393,8 @@ def items_of(messages: Sequence[Message]) -> list[Item]:
         field = message.metadata.get(_TEXT_FIELD)
         if isinstance(field, str):
             item[field] = message.content if isinstance(message.content, str) else ""
+        elif message.kind == MASKED_KIND and "output" in item:
+            item["output"] = message.text  # an output of parts, masked
         items.append(item)
     return items
 

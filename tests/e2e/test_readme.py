@@ -211,3 +211,15 @@ def test_the_testing_kit_example_subclasses_the_contract(tmp_path):
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert " passed" in result.stdout
+
+
+def test_the_recall_agent_loop_finds_the_archived_turn(tmp_path):
+    example = next(b for b in python_blocks() if "call_recall_tool(" in b)
+
+    result = run_block(example, tmp_path)
+
+    assert result.returncode == 0, result.stderr
+    hit, answer = result.stdout.splitlines()
+    assert hit.startswith("[id 1, archived, summary v")
+    assert hit.endswith("User: My locker code is 4417.")
+    assert answer == "Your locker code is 4417."

@@ -39,6 +39,9 @@ valid_configs = st.builds(
     locale=st.sampled_from(["en", "zh"]),
     truncate_chars=st.integers(1, 1000),
     probe_floor=st.integers(1, 1000),
+    mask_tool_results_after=st.none() | st.integers(1, 100),
+    recall_hint=st.booleans(),
+    recall_result_max_tokens=st.integers(100, 100_000),
 )
 
 

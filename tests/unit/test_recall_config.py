@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import pytest
+
+from memory_summary import ConfigError, Message, SummaryConfig
+from memory_summary.domain import injection_text, is_summary_message
+from memory_summary.domain.injection import HEADERS, RECALL_HINTS
+
+
+def test_recall_fields_default_to_off_and_1500_tokens():
+    config = SummaryConfig()
+
+    assert config.mask_tool_results_after is None
+    assert config.recall_hint is False
+    assert config.recall_result_max_tokens == 1500
+
+
+def test_recall_fields_read_camel_case():
+    config = SummaryConfig.from_mapping(
+        {"maskToolResultsAfter": 3, "recallHint": True, "recallResultMaxTokens": 800}
+    )
+
+    assert (config.mask_tool_results_after, config.recall_hint) == (3, True)
+    assert config.recall_result_max_tokens == 800
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("mask_tool_results_after", 0),
+        ("mask_tool_results_after", True),
+        ("mask_tool_results_after", "3"),
+        ("recall_hint", 1),
+        ("recall_result_max_tokens", 99),
+        ("recall_result_max_tokens", None),
+    ],
+)
+def test_bad_recall_values_name_the_field(field, value):
+    with pytest.raises(ConfigError, match=field):
+        SummaryConfig(**{field: value})
+
+
+@pytest.mark.parametrize("locale", ["en", "zh"])
+def test_the_hint_follows_the_header_in_the_locale_only_when_enabled(locale):
+    with_hint = injection_text(
+        "S.", locale=locale, budget_tokens=512, count_tokens=len, recall_hint=True
+    )
+    without = injection_text("S.", locale=locale, budget_tokens=512, count_tokens=len)
+
+    assert with_hint == f"{HEADERS[locale]}\n{RECALL_HINTS[locale]}\nS."
+    assert without == f"{HEADERS[locale]}\nS."
+    assert "search_history" in with_hint
+    assert "read_history" in with_hint
+    assert is_summary_message(Message("system", with_hint))  # found without kind
