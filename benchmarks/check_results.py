@@ -195,6 +195,8 @@ def _aio_stall(results: list[object]) -> list[str]:
         for case, row in cases.items()
         if not row.get("ticks") or "longest_gap_ms" not in row
     ]
+
+
 MASKING_KEYS = (
     "mask_after",
     "turns",

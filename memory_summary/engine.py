@@ -59,7 +59,7 @@ from memory_summary.domain import (
     summary_message,
     total_usage,
 )
-from memory_summary.domain.injection import HEADERS, without_covered
+from memory_summary.domain.injection import without_covered
 from memory_summary.domain.lineage import VERSIONS_NAMESPACE
 from memory_summary.domain.recall import HistoryEntry, SearchHit, SummaryVersion
 from memory_summary.domain.recall_tools import tool_definitions
