@@ -44,6 +44,7 @@ from memory_summary.domain import (
     counted_usage,
     drop_unsummarized_through,
     fold_chunks,
+    guard_may_hold,
     is_forced,
     is_pressed,
     message_tokens,
@@ -206,7 +207,11 @@ class CompressionRun:
                 return self._outcome("nothing to compress", "below_threshold")
             if not split.fold:
                 return self._outcome("nothing to compress", "nothing_to_fold")
-            guarded = self._guarded(split.keep)
+            guarded = (
+                self._guarded(split.keep)
+                if guard_may_hold(self.reason, active, job.config)
+                else None
+            )
             if guarded is not None:
                 return self._outcome(guarded, "loop_guard")
             if (

@@ -110,6 +110,7 @@ from .usage import (
 from .verdict import Accepted, Rejected, RejectReason, check_summary
 from .window import (
     WindowSplit,
+    guard_may_hold,
     is_summarized,
     probe_limit,
     should_compress,
@@ -204,6 +205,7 @@ __all__ = [
     "find_token_cut",
     "fold_chunks",
     "guard_after",
+    "guard_may_hold",
     "injection_budget_tokens",
     "injection_text",
     "input_limit_tokens",
