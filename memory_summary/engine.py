@@ -25,6 +25,7 @@ from memory_summary.actors.events import EventBus
 from memory_summary.actors.messages import Compress, TurnEnded, UsageReported
 from memory_summary.actors.records import RecordReader
 from memory_summary.actors.runtime import ThreadRuntime
+from memory_summary.actors.session_models import SessionModels
 from memory_summary.actors.summary_model import (
     BreakerBox,
     ModelResolver,
@@ -227,7 +228,7 @@ class SummaryEngine:
         self.llm = llm or ExtractiveSummarizer(lambda text: counter(None)(text))
         self.archive = archive
         self._counts_locally = bool(getattr(memory, "counts_locally", False))
-        self._session_models: dict[str, str] = {}
+        self._session_models = SessionModels()  # bounded: least recent go first
         self._resolver = ModelResolver(self.config, self.llm, llms or {}, counter)
         self._records = RecordReader(memory)
         self._prompts: dict[str, tuple[str, int, object, str]] = {}
@@ -305,7 +306,10 @@ class SummaryEngine:
         """Report that a turn ended; compress in the background if the count says so.
 
         Turns whose ``outcome`` is ``"aborted"`` or ``"error"`` are ignored (seed 1).
-        ``model`` is the model the turn used, for ``summary_model_mode="session"``.
+        ``model`` is the model the turn used, for ``summary_model_mode="session"``
+        and for counting in the chat model's encoding; the engine remembers it for
+        the ``MAX_SESSION_MODELS`` (50,000) most recently reported sessions (an LRU,
+        so memory stays bounded on a long-running server).
         On a local store (in memory, SQLite) a turn below the threshold is answered on
         the caller's thread with one count; it never waits for a summarizer.
 
@@ -317,7 +321,7 @@ class SummaryEngine:
         if outcome in _IGNORED_OUTCOMES:
             return
         if _check_model(model) is not None:
-            self._session_models[session_id] = model  # type: ignore[assignment]
+            self._session_models.set(session_id, model)  # type: ignore[arg-type]
         if self._counts_locally and not self._context.measures_session(session_id):
             try:
                 if self.memory.count_history(session_id) < self.config.threshold:
@@ -593,7 +597,7 @@ class SummaryEngine:
         ):
             forget_archive(session_id)
         self._prompts.pop(session_id, None)
-        self._session_models.pop(session_id, None)
+        self._session_models.pop(session_id)
         self._context.forget(session_id)
         log.info("session %s: forgotten (%d messages)", session_id, deleted)
         return deleted
