@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .backoff import Backoff, backoff_failed, backoff_is_due
 from .breaker import (
     Breaker,
     breaker_admit,
@@ -132,6 +133,7 @@ __all__ = [
     "SUMMARY_KIND",
     "Accepted",
     "Archive",
+    "Backoff",
     "Breaker",
     "Busy",
     "Chunk",
@@ -189,6 +191,8 @@ __all__ = [
     "WindowSplit",
     "add_unsummarized",
     "assemble_messages",
+    "backoff_failed",
+    "backoff_is_due",
     "breaker_admit",
     "breaker_failed",
     "breaker_is_open",

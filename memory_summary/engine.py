@@ -238,6 +238,7 @@ class SummaryEngine:
         calls = WorkerPool(
             "memory-summary-llm", self.config.max_concurrent_summaries, grow=True
         )
+        self._calls = calls
         stopping = threading.Event()
         self._context = ContextPolicy(self.config, counter, self._session_models.get)
         job = CompressionJob(
@@ -470,7 +471,7 @@ class SummaryEngine:
         """Return the budget and the chat model's counter, without blocking on I/O."""
         session_model = self._session_models.get(session_id)
         resolved = self._resolver.peek(session_model)
-        if resolved is None:
+        if self._resolver.is_due(session_model):
             self._resolve_later(session_model)
         budget = injection_budget_tokens(
             self.config, None if resolved is None else resolved.context_length
@@ -483,6 +484,11 @@ class SummaryEngine:
         return budget, resolved.count_tokens
 
     def _resolve_later(self, model: str | None) -> None:
+        """Resolve ``model`` on the summarizer-call pool, once at a time per model.
+
+        The pool reuses its threads, and the resolver backs off after a failure, so
+        an outage costs neither a thread nor an endpoint request per chat turn.
+        """
         with self._resolving_lock:
             if model in self._resolving or self._core.closed:
                 return
@@ -497,9 +503,11 @@ class SummaryEngine:
                 with self._resolving_lock:
                     self._resolving.discard(model)
 
-        threading.Thread(
-            target=resolve, name="memory-summary-resolve", daemon=True
-        ).start()
+        try:
+            self._calls.submit(resolve)
+        except RuntimeError:  # the pool is shut down: the engine is stopping
+            with self._resolving_lock:
+                self._resolving.discard(model)
 
     def assemble(
         self,
