@@ -30,7 +30,7 @@ def injection_text(
     summary: str,
     *,
     locale: Locale,
-    budget_tokens: int,
+    budget_tokens: int | None,
     count_tokens: Callable[[str], int],
 ) -> str:
     """Return the injected system text: header plus summary, within ``budget_tokens``.
@@ -38,9 +38,12 @@ def injection_text(
     Always counted with ``count_tokens``, the encoding of the model the text is sent
     to: a count stored in another encoding never lets a summary skip the cut. The
     header is kept; the summary is cut on a character boundary and marked with the
-    locale's truncation suffix.
+    locale's truncation suffix. ``budget_tokens=None`` injects it whole: only for a
+    summary known to fit (``fits_as_committed``) while the budget is not known yet.
     """
     full = HEADERS[locale] + "\n" + summary
+    if budget_tokens is None:
+        return full
     return truncate_to_tokens(
         full, budget_tokens, count_tokens, TRUNCATION_SUFFIXES[locale]
     )

@@ -54,6 +54,7 @@ from memory_summary.domain import (
     SummaryConfig,
     SummaryRecord,
     assemble_messages,
+    fits_as_committed,
     injection_budget_tokens,
     injection_text,
     messages_from_openai,
@@ -70,6 +71,8 @@ Scope = Literal["session", "all"]
 _IGNORED_OUTCOMES = frozenset({"aborted", "error"})
 _REASONS = ("manual", "auto", "overflow")
 _PROMPT_CACHE_SIZE = 50_000
+START_RESOLVE_S = 0.5
+"""How long start() waits for the summary model to resolve (bounded: see start)."""
 _REQUIRED = (
     "count_history",
     "get_oldest_history",
@@ -231,7 +234,7 @@ class SummaryEngine:
         self._session_models = SessionModels()  # bounded: least recent go first
         self._resolver = ModelResolver(self.config, self.llm, llms or {}, counter)
         self._records = RecordReader(memory)
-        self._prompts: dict[str, tuple[str, int, object, str]] = {}
+        self._prompts: dict[str, tuple[str, int | None, object, str]] = {}
         self._resolving: set[str | None] = set()
         self._resolving_lock = threading.Lock()
         events = EventBus()
@@ -260,6 +263,7 @@ class SummaryEngine:
         self._core = ThreadRuntime(
             self.config, job.run, events=events, calls=calls, stopping=stopping
         )
+        self._warmed = threading.Event()
         self._core.on_start(self._warm_up)
 
     def _resolve(self, session_id: str) -> ResolvedModel | str:
@@ -267,23 +271,31 @@ class SummaryEngine:
 
     def _warm_up(self) -> None:
         """Resolve the default summary model (context length, tokenizer) off-thread."""
-        self._resolve("")
+        try:
+            self._resolve("")
+        finally:
+            self._warmed.set()
 
     def start(self) -> SummaryEngine:
-        """Load the tokenizer and start the engine's threads (a first send also starts).
+        """Load the tokenizer, resolve the summary model, start the engine's threads.
 
         The default summarizer's tokenizer loads here, on the caller's thread, once:
         parsing a vocabulary holds the interpreter for a few hundred milliseconds,
         which would otherwise stall the first turns. The summary model's context
-        length (possibly an HTTP call) resolves in the background; until it is known,
-        ``build_prompt`` uses the documented fallback (a 512-token budget, counted in
-        UTF-8 bytes, which never undercount). ``AsyncSummaryEngine`` runs this off the
-        event loop.
+        length resolves on an engine thread; start() waits for it at most
+        ``START_RESOLVE_S`` (0.5 s), so a local summarizer or a configured length is
+        known when it returns, and an endpoint that must be asked never delays it
+        longer. Until the length is known, ``build_prompt`` injects a summary an
+        engine committed whole (it fit its budget when written) and cuts any other
+        to the 512-token floor, counted in UTF-8 bytes (which never undercount).
+        ``AsyncSummaryEngine`` runs this off the event loop. A first send also starts
+        the engine (without the wait).
         """
         if not self._core.closed:
             model = getattr(self.llm, "model", None)
             self._counter(model if isinstance(model, str) else None)
         self._core.start()
+        self._warmed.wait(START_RESOLVE_S)
         return self
 
     def stop(self, timeout: float = 10.0) -> bool:
@@ -432,7 +444,9 @@ class SummaryEngine:
         The text is the locale's header plus the summary, cut to the token budget
         (summary model's context length x ``summary_token_ratio``, floor 512),
         counted in the encoding of the model it is sent to: ``model``, else the
-        model the session's last ``turn_after`` named, else the summary model's. It
+        model the session's last ``turn_after`` named, else the summary model's.
+        While that length is not known yet, a summary an engine committed is
+        injected whole (it fit its budget when it was written). It
         is cached per session, summary and encoding, so a call that finds the same
         summary does no tokenizer work; it never does network I/O.
         """
@@ -445,7 +459,7 @@ class SummaryEngine:
             return None
         if record is None or not record.text:
             return None
-        budget, count = self._injection_budget(session_id, model)
+        budget, count = self._injection_budget(session_id, model, record)
         cached = self._prompts.get(session_id)
         if (
             cached is not None
@@ -466,16 +480,22 @@ class SummaryEngine:
         return text
 
     def _injection_budget(
-        self, session_id: str, model: str | None
-    ) -> tuple[int, Callable[[str], int]]:
-        """Return the budget and the chat model's counter, without blocking on I/O."""
+        self, session_id: str, model: str | None, record: SummaryRecord
+    ) -> tuple[int | None, Callable[[str], int]]:
+        """Return the budget and the chat model's counter, without blocking on I/O.
+
+        Until the summary model's context length is known, a summary an engine
+        committed (``fits_as_committed``) gets no cut (budget None): it was checked
+        against its budget when it was written. Any other gets the 512-token floor.
+        """
         session_model = self._session_models.get(session_id)
         resolved = self._resolver.peek(session_model)
         if self._resolver.is_due(session_model):
             self._resolve_later(session_model)
-        budget = injection_budget_tokens(
-            self.config, None if resolved is None else resolved.context_length
-        )
+        length = None if resolved is None else resolved.context_length
+        budget: int | None = injection_budget_tokens(self.config, length)
+        if length is None and fits_as_committed(record):
+            budget = None
         chat = model or session_model
         if chat is not None:
             return budget, self._counter(chat)

@@ -22,7 +22,9 @@ from memory_summary.actors.summary_model import ModelResolver
 from memory_summary.adapters import InMemoryStore, counter_factory
 from memory_summary.domain import NAMESPACE
 from memory_summary.domain.backoff import MAX_DELAY_S
+from memory_summary.domain.injection import TRUNCATION_SUFFIXES
 
+LOCAL_LOOKUP_S = 0.05  # well inside start()'s bound of 0.5 s
 SUMMARY = "会话摘要：用户在规划去成都的旅行，预算一万元，偏好火锅和熊猫基地。" * 30
 
 
@@ -124,3 +126,78 @@ def test_a_failed_lookup_is_retried_after_a_doubling_bounded_delay():
     assert retried_after[:4] == [1.0, 2.0, 4.0, 8.0]
     assert max(retried_after) == MAX_DELAY_S
     assert resolver.peek(None) is not None  # build_prompt gets the fallback at once
+
+
+# -- a freshly started engine injects what it committed, whole -------------------------
+
+
+class SlowEndpoint:
+    """A summarizer whose context-length lookup waits until the test lets it answer."""
+
+    model = "gpt-4o-mini"
+
+    def __init__(self, length: int | None = 128_000) -> None:
+        self.length = length
+        self.answer = threading.Event()
+        self.lookups = 0
+
+    def context_length(self, model: str | None = None) -> int | None:
+        self.lookups += 1
+        self.answer.wait(30)
+        return self.length
+
+    def complete(self, messages, **kwargs) -> str:
+        return "A summary."
+
+
+def committed(store, session_id: str = "s") -> SummaryRecord:
+    """Store a summary as an engine commits it: counted, within its budget, fenced."""
+    tokens = counter_factory()("gpt-4o-mini")(SUMMARY)
+    record = SummaryRecord(
+        SUMMARY, covered_through_id=None, tokens=tokens, generation="g1"
+    )
+    store.save_metadata(NAMESPACE, session_id, record.to_mapping())
+    return record
+
+
+def test_a_committed_summary_is_injected_whole_before_the_model_resolves(store):
+    committed(store)
+    llm = SlowEndpoint()
+    try:
+        with SummaryEngine(store, llm) as engine:
+            text = engine.build_prompt("s")
+            assert llm.lookups == 1  # still unresolved: the endpoint has not answered
+    finally:
+        llm.answer.set()
+
+    assert text is not None
+    assert text.endswith(SUMMARY)
+    assert TRUNCATION_SUFFIXES["en"] not in text
+
+
+def test_a_summary_no_engine_committed_still_gets_the_floor_before_it_resolves(store):
+    store.save_metadata(NAMESPACE, "s", {"summary": SUMMARY, "coveredUpTo": 3})
+    llm = SlowEndpoint()
+    try:
+        with SummaryEngine(store, llm) as engine:
+            text = engine.build_prompt("s")
+    finally:
+        llm.answer.set()
+
+    assert text is not None
+    assert text.endswith(TRUNCATION_SUFFIXES["en"])
+
+
+def test_start_resolves_a_summary_model_that_needs_no_network(store):
+    store.save_metadata(NAMESPACE, "s", {"summary": SUMMARY, "coveredUpTo": 3})
+    llm = SlowEndpoint()
+    llm.answer.wait = lambda timeout: threading.Event().wait(LOCAL_LOOKUP_S)  # no I/O
+
+    with SummaryEngine(store, llm) as engine:
+        resolved = engine._resolver.peek(None)
+        text = engine.build_prompt("s")
+
+    assert resolved is not None
+    assert resolved.context_length == 128_000
+    assert text is not None
+    assert text.endswith(SUMMARY)  # the real budget (6,400 tokens), not the floor
