@@ -324,7 +324,9 @@ class SummaryEngine:
         the ``MAX_SESSION_MODELS`` (50,000) most recently reported sessions (an LRU,
         so memory stays bounded on a long-running server).
         On a local store (in memory, SQLite) a turn below the threshold is answered on
-        the caller's thread with one count; it never waits for a summarizer.
+        the caller's thread with one count; on a remote one (PostgreSQL) the count
+        runs on one of the engine's two gate threads. Either way a session below the
+        threshold gets no actor thread, and the call never waits for a summarizer.
 
         Raises:
             EngineClosed: after ``stop()``.
@@ -335,13 +337,23 @@ class SummaryEngine:
             return
         if _check_model(model) is not None:
             self._session_models.set(session_id, model)  # type: ignore[arg-type]
-        if self._counts_locally and not self._context.measures_session(session_id):
-            try:
-                if self.memory.count_history(session_id) < self.config.threshold:
-                    return
-            except StoreError:  # the job will meet the failure and report it
-                log.debug("session %s: count_history failed", session_id)
-        self._core.send(session_id, TurnEnded())
+        if self._context.measures_session(session_id):
+            self._core.send(session_id, TurnEnded())  # the job measures the tokens
+        elif self._counts_locally:
+            if self._reaches_threshold(session_id):
+                self._core.send(session_id, TurnEnded())
+        else:  # a remote store: counted on the engine's gate threads, not here
+            self._core.send_if_needed(
+                session_id, TurnEnded(), lambda: self._reaches_threshold(session_id)
+            )
+
+    def _reaches_threshold(self, session_id: str) -> bool:
+        """Tell whether the session's active count reaches the threshold (seed 2)."""
+        try:
+            return self.memory.count_history(session_id) >= self.config.threshold
+        except StoreError:  # the job will meet the failure and report it
+            log.debug("session %s: count_history failed", session_id)
+            return True
 
     def token_usage(self, session_id: str, usage_ratio: float) -> None:
         """Report the context usage ratio of the session's current LLM call.
