@@ -25,6 +25,7 @@ from memory_summary.domain import (
     StreamingSummarizer,
     Summarizer,
     SummarizerError,
+    SummarizerHealth,
     SummarizerTimeout,
     SummaryConfig,
     SummaryReply,
@@ -36,6 +37,7 @@ from memory_summary.domain import (
     breaker_failed,
     breaker_is_open,
     breaker_released,
+    breaker_state,
     breaker_succeeded,
 )
 
@@ -327,10 +329,32 @@ class BreakerBox:
         self._clock = clock
         self._lock = threading.Lock()
         self._breakers: dict[int, Breaker] = {}
+        self._labels: dict[int, str] = {}
+
+    def report(self) -> list[SummarizerHealth]:
+        """Return every summarizer called so far with its breaker's state now."""
+        now = self._clock()
+        with self._lock:
+            breakers = [
+                (self._labels.get(key, "unknown"), b)
+                for key, b in self._breakers.items()
+            ]
+        return [
+            SummarizerHealth(
+                label,
+                breaker_state(breaker, now),
+                breaker.failures,
+                None
+                if breaker.open_until is None or breaker.open_until <= now
+                else breaker.open_until - now,
+            )
+            for label, breaker in breakers
+        ]
 
     def admit(self, llm: Summarizer) -> bool:
         """Tell whether a call to ``llm`` may go out now (False while open)."""
         with self._lock:
+            self._labels.setdefault(id(llm), label_for(llm, None))
             state, admitted = breaker_admit(
                 self._breakers.get(id(llm), Breaker()), self._clock()
             )

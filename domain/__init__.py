@@ -47,6 +47,14 @@ from .errors import (
     TokenizerError,
 )
 from .events import ClearResult, Compressing, CompressRequested, Event, Skipped
+from .health import (
+    BreakerState,
+    Health,
+    LastFailure,
+    SummarizerCheck,
+    SummarizerHealth,
+    breaker_state,
+)
 from .injection import (
     Placement,
     assemble_messages,
@@ -136,6 +144,7 @@ __all__ = [
     "Archive",
     "Backoff",
     "Breaker",
+    "BreakerState",
     "Busy",
     "Chunk",
     "ClearResult",
@@ -151,8 +160,10 @@ __all__ = [
     "Event",
     "FenceReason",
     "FoldChunk",
+    "Health",
     "Idle",
     "LLMRef",
+    "LastFailure",
     "LoopGuard",
     "MalformedRecord",
     "MemoryStore",
@@ -175,8 +186,10 @@ __all__ = [
     "StoreError",
     "StreamingSummarizer",
     "Summarizer",
+    "SummarizerCheck",
     "SummarizerContextError",
     "SummarizerError",
+    "SummarizerHealth",
     "SummarizerTimeout",
     "SummarizerUsage",
     "SummaryConfig",
@@ -198,6 +211,7 @@ __all__ = [
     "breaker_failed",
     "breaker_is_open",
     "breaker_released",
+    "breaker_state",
     "breaker_succeeded",
     "check_summary",
     "content_text",

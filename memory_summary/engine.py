@@ -12,9 +12,11 @@ import math
 import os
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FuturesTimeout
 from typing import Any, Literal
 
 import attrs
@@ -28,6 +30,7 @@ from memory_summary.actors.runtime import ThreadRuntime
 from memory_summary.actors.session_models import SessionModels
 from memory_summary.actors.summary_model import (
     BreakerBox,
+    CallHandle,
     ModelResolver,
     ResolvedModel,
 )
@@ -41,7 +44,10 @@ from memory_summary.domain import (
     Archive,
     ClearResult,
     CompactionStore,
+    Compressing,
     Event,
+    Health,
+    LastFailure,
     Message,
     MessageError,
     OpenAIMessage,
@@ -50,6 +56,7 @@ from memory_summary.domain import (
     Repair,
     StoreError,
     Summarizer,
+    SummarizerCheck,
     SummarizerUsage,
     SummaryConfig,
     SummaryRecord,
@@ -238,6 +245,9 @@ class SummaryEngine:
         self._resolving: set[str | None] = set()
         self._resolving_lock = threading.Lock()
         events = EventBus()
+        self._breakers = BreakerBox(self.config)
+        self._last_failure: LastFailure | None = None
+        events.subscribe(self._note_failure)
         calls = WorkerPool(
             "memory-summary-llm", self.config.max_concurrent_summaries, grow=True
         )
@@ -251,7 +261,7 @@ class SummaryEngine:
             calls=calls,
             is_cancelled=stopping.is_set,
             resolve=self._resolve,
-            breakers=BreakerBox(self.config),
+            breakers=self._breakers,
             records=self._records,
             owner=_owner_id(),
             new_generation=_new_generation,
@@ -684,6 +694,87 @@ class SummaryEngine:
         function that unsubscribes.
         """
         return self._core.events.subscribe(callback)
+
+    def health(self, session_id: str | None = None) -> Health:
+        """Return what an operator needs to see degrades, without any logging set up.
+
+        Each summarizer's circuit breaker (closed, open, half-open), the last
+        compression that failed or degraded to trim-only since start, and the
+        sessions holding ranges archived without a summary (``resummarize`` folds
+        them back in). ``health().degraded`` is True while a breaker is not closed
+        or a session lacks part of its summary. Without ``session_id`` it reads
+        every summary record (one scan of the store); with one, that record only.
+
+        Raises:
+            StoreError: the store cannot be read.
+
+        Example:
+            >>> from memory_summary.adapters import InMemoryStore
+            >>> SummaryEngine(InMemoryStore()).health().degraded
+            False
+        """
+        if session_id is None:
+            records = list(self._records.scan())
+        else:
+            record = self.summary(session_id)
+            records = [] if record is None else [(session_id, record)]
+        return Health(
+            summarizers=tuple(self._breakers.report()),
+            last_failure=self._last_failure,
+            unsummarized={
+                sid: record.unsummarized
+                for sid, record in records
+                if record.unsummarized
+            },
+        )
+
+    def check_summarizer(self, timeout: float = 30.0) -> SummarizerCheck:
+        """Ask the summary model for a one-word reply; say whether it answered.
+
+        An opt-in start-up check (one small request to the endpoint) for hosts that
+        want a wrong or dead summarizer to show at start, not as quiet trims later.
+        Never raises and leaves the circuit breaker alone.
+
+        Example:
+            >>> from memory_summary.adapters import InMemoryStore
+            >>> with SummaryEngine(InMemoryStore()) as engine:
+            ...     engine.check_summarizer(timeout=10).ok
+            True
+        """
+        began = time.monotonic()
+        resolved = self._resolver.resolve(self._session_models.get(""))
+        if isinstance(resolved, str):
+            return SummarizerCheck(False, "unresolved", resolved, 0.0)
+        request = (
+            Message("system", "Reply with the single word OK."),
+            Message("user", "Are you there?"),
+        )
+        handle = CallHandle()
+        try:
+            future = self._calls.submit(
+                resolved.call, request, 16, 0.0, began + timeout, handle
+            )
+            text = future.result(timeout=timeout).text
+        except FuturesTimeout:
+            handle.close()  # frees a stream's connection
+            detail = f"no answer within {timeout:g} s"
+        except Exception as exc:  # noqa: BLE001 - reported, never raised
+            detail = f"{type(exc).__name__}: {exc}"
+        else:
+            detail = "" if text.strip() else "an empty answer"
+        seconds = time.monotonic() - began
+        return SummarizerCheck(not detail, resolved.label, detail, seconds)
+
+    def _note_failure(self, event: Event) -> None:
+        """Remember the last compression that failed or degraded (for ``health``)."""
+        if not isinstance(event, Compressing) or event.status != "error":
+            return
+        outcome = event.outcome
+        if outcome is None or outcome.code == "engine_stopped":
+            return
+        self._last_failure = LastFailure(
+            event.session_id, outcome.kind, outcome.code, outcome.detail, time.time()
+        )
 
     def summarizer_label(self, session_id: str = "") -> str:
         """Return how summaries' origin is reported (model, or a non-LLM's label)."""
