@@ -35,7 +35,8 @@ def test_a_dead_summarizer_shows_as_an_open_breaker_a_failure_and_a_gap(store):
     [summarizer] = health.summarizers
     assert summarizer.state == "open"
     assert summarizer.failures == 1
-    assert summarizer.retry_in_s is not None and summarizer.retry_in_s > 0
+    assert summarizer.retry_in_s is not None
+    assert summarizer.retry_in_s > 0
     assert health.last_failure is not None
     assert health.last_failure.session_id == "s"
     assert health.last_failure.kind == "trimmed"
