@@ -199,3 +199,12 @@ def test_the_testing_kit_example_subclasses_the_contract(tmp_path):
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert " passed" in result.stdout
+
+
+def test_the_health_example_reports_a_healthy_engine(tmp_path):
+    block = next(b for b in python_blocks() if "engine.health()" in b)
+
+    result = run_block(block, tmp_path)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["True", "False None"]
