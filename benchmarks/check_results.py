@@ -22,7 +22,10 @@ EXPECTED = (
     "stores",
     "engine_cpu",
     "facts",
+    "hostile_text",
 )
+HOSTILE_STEPS = {"extract_pins", "count_tokens", "compression"}
+HOSTILE_KEYS = ("family", "step", "chars", "ms_at_n", "ms_at_8n", "growth")
 ENGINE_CPU_KEYS = {
     "hot_path_cpu": (
         "saving_us_per_turn",
@@ -167,6 +170,21 @@ def _facts_report(report: object, quick: bool) -> list[str]:
     return problems
 
 
+def _hostile_text(results: list[object]) -> list[str]:
+    """Return the problems of hostile_text's rows: keys, and every step measured."""
+    problems = []
+    for row in results:
+        if not isinstance(row, dict) or any(k not in row for k in HOSTILE_KEYS):
+            return ["hostile_text: a row lacks " + ", ".join(HOSTILE_KEYS)]
+        if row["chars"] <= 0:
+            problems.append(f"hostile_text {row['family']}: no characters")
+    for family in {row["family"] for row in results if isinstance(row, dict)}:
+        steps = {r["step"] for r in results if r["family"] == family}
+        if steps != HOSTILE_STEPS:
+            problems.append(f"hostile_text {family}: steps {sorted(steps)}")
+    return problems
+
+
 def _selected(directory: Path) -> tuple[str, ...]:
     manifest = directory / "run.json"
     if not manifest.exists():
@@ -199,6 +217,8 @@ def check(directory: Path) -> list[str]:
             problems += _engine_cpu(results, payload.get("quick") is True)
         if name == "facts":
             problems += _facts(results, payload.get("quick") is True)
+        if name == "hostile_text":
+            problems += _hostile_text(results)
     return problems
 
 

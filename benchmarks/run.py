@@ -16,6 +16,7 @@ import cost
 import engine_cpu
 import engine_load
 import facts
+import hostile_text
 import hot_path
 import stores
 from report import print_table, write_json
@@ -30,6 +31,7 @@ BENCHMARKS = {
     "stores": stores.run,
     "engine_cpu": engine_cpu.run,
     "facts": facts.run,
+    "hostile_text": hostile_text.run,
 }
 
 
