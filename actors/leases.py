@@ -175,6 +175,7 @@ class LeaseKeeper:
                 held.renewed_at = self._clock()
             else:
                 held.lost = True
+                self._changed.notify_all()
                 log.warning(
                     "session %s: the lease was lost while compressing",
                     held.session_id,

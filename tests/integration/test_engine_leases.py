@@ -111,3 +111,56 @@ def test_an_orphan_whose_release_keeps_failing_is_reclaimed_by_its_engine(store)
     assert second.kind == "compressed", second.detail  # reclaimed, not "lease_held"
     assert third.code != "lease_held"
     assert store.lease_owner("s") is None
+
+
+# -- the keeper on a fake clock ----------------------------------------------------------
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class LeaseRows:
+    """A lease store that records renewals and answers what the test says."""
+
+    def __init__(self) -> None:
+        self.keep = True
+        self.renewed: list[tuple[str, float]] = []
+        self.asked = threading.Semaphore(0)
+
+    def renew_lease(self, session_id: str, token: str, *, ttl_s: float) -> bool:
+        self.renewed.append((token, ttl_s))
+        self.asked.release()
+        return self.keep
+
+    def release_lease(self, session_id: str, token: str) -> None:
+        pass
+
+
+def test_the_keeper_renews_each_third_of_the_lease_and_marks_a_refused_one_lost():
+    from memory_summary.actors.leases import LeaseKeeper
+
+    rows, clock = LeaseRows(), FakeClock()
+    keeper = LeaseKeeper(rows, clock=clock)
+    keeper.hold("s", "token", ttl_s=30.0)
+
+    clock.now = 9.0  # not yet a third
+    keeper.tick()
+    clock.now = 10.0
+    keeper.tick()
+    assert rows.asked.acquire(timeout=5)
+    rows.keep = False  # expired and taken meanwhile
+    clock.now = 20.0
+    keeper.tick()
+    assert rows.asked.acquire(timeout=5)
+    with keeper._changed:
+        lost = keeper._changed.wait_for(lambda: keeper.is_lost("token"), timeout=5)
+    keeper.release("s", "token")
+
+    assert rows.renewed == [("token", 30.0), ("token", 30.0)]
+    assert lost
+    assert not keeper.holds_session("s")
