@@ -773,7 +773,11 @@ class SummaryEngine:
         if outcome is None or outcome.code == "engine_stopped":
             return
         self._last_failure = LastFailure(
-            event.session_id, outcome.kind, outcome.code, outcome.detail, time.time()
+            event.session_id,
+            outcome.kind,
+            outcome.code or "",
+            outcome.detail,
+            time.time(),
         )
 
     def summarizer_label(self, session_id: str = "") -> str:
