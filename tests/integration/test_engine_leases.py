@@ -113,7 +113,7 @@ def test_an_orphan_whose_release_keeps_failing_is_reclaimed_by_its_engine(store)
     assert store.lease_owner("s") is None
 
 
-# -- the keeper on a fake clock ---------------------------------------------------------
+# -- the keeper on a fake clock --------------------------------------------------------
 
 
 class FakeClock:
