@@ -40,6 +40,7 @@ from memory_summary.domain.events import Event, Status
 
 from .context import ContextPolicy
 from .fold import CallPool, Cancelled, CompressionRun
+from .leases import LeaseKeeper
 from .records import RecordReader
 from .summary_model import BreakerBox, ResolvedModel
 
@@ -47,8 +48,8 @@ log = logging.getLogger(__name__)
 
 
 LEASE_TTL_S = 30.0
-"""How long a lease lasts unless renewed. The job renews it once a third of this has
-passed (before a summarizer call and while it waits for one), so a crashed process
+"""How long a lease lasts unless renewed. The engine's ``LeaseKeeper`` renews it once a
+third of this has passed, for as long as the compression works, so a crashed process
 blocks its sessions for at most this long (not at all on its own host: see
 ``is_dead_owner``)."""
 _PLAN_CACHE_SIZE = 256
@@ -81,6 +82,10 @@ class CompressionJob:
     """Token keep, self-measured usage and the loop guard (None: count only)."""
     archive: Archive | None = None
     clock: Callable[[], float] = time.time
+    leases: LeaseKeeper = attrs.field(
+        default=attrs.Factory(lambda job: LeaseKeeper(job.store), takes_self=True)
+    )
+    """Keeps held leases alive and retries failed releases."""
     _plans: dict[tuple[object, ...], CompressionPlan] = attrs.field(
         factory=dict, init=False
     )
@@ -96,22 +101,37 @@ class CompressionJob:
     lease_ttl_s: float = LEASE_TTL_S
 
     def _acquire(self, session_id: str) -> str | None:
-        """Take the session's lease; break it first if its holder is known dead."""
+        """Take the session's lease; break it first if its holder is known dead.
+
+        A lease held under this engine's own owner id while none of its compressions
+        holds it is an orphan (its release failed, say while the database restarted):
+        the engine reclaims it at once instead of waiting for it to expire.
+        """
         store = self.store
+        self.leases.retry_releases()
         lease = store.acquire_lease(
             session_id, owner=self.owner, ttl_s=self.lease_ttl_s
         )
         if lease is not None:
             return lease
         holder = store.lease_owner(session_id)
-        if holder is None or not self.is_dead_owner(holder):
+        if holder is None:
             return None
-        log.warning(
-            "session %s: breaking the lease of %s, a process that no longer runs",
-            session_id,
-            holder,
-            extra={"session_id": session_id},
-        )
+        if holder == self.owner and not self.leases.holds_session(session_id):
+            log.warning(
+                "session %s: reclaiming this engine's own orphaned lease",
+                session_id,
+                extra={"session_id": session_id},
+            )
+        elif not self.is_dead_owner(holder):
+            return None
+        else:
+            log.warning(
+                "session %s: breaking the lease of %s, a process that no longer runs",
+                session_id,
+                holder,
+                extra={"session_id": session_id},
+            )
         store.break_lease(session_id, holder)
         return store.acquire_lease(session_id, owner=self.owner, ttl_s=self.lease_ttl_s)
 
@@ -181,13 +201,14 @@ class CompressionJob:
                 return finish(
                     Outcome(session_id, "skipped", reason, detail, code="lease_held")
                 )
+            self.leases.hold(session_id, lease, self.lease_ttl_s)
             try:
                 current = CompressionRun(
                     self, session_id, reason, resolved, lease, start
                 )
                 return finish(current.execute())
             finally:
-                self._release(session_id, lease)
+                self.leases.release(session_id, lease)
         except Cancelled:
             return finish(failed("engine stopped", "engine_stopped"))
         except StoreError as exc:
@@ -225,12 +246,6 @@ class CompressionJob:
         if measure is None or measure.ratio < threshold:
             return None
         return measure.ratio
-
-    def _release(self, session_id: str, lease: str) -> None:
-        try:
-            self.store.release_lease(session_id, lease)
-        except StoreError as exc:  # it expires on its own
-            log.warning("session %s: releasing the lease failed: %s", session_id, exc)
 
     def plan(
         self, resolved: ResolvedModel, reason: Reason, keep: Sequence[Message]

@@ -2,8 +2,9 @@
 
 ``compression.CompressionJob`` decides whether a session compresses and holds its lease;
 ``CompressionRun`` does the work under it. Every commit is fenced (see
-``compression``); the summarizer is called off the job's thread with a deadline and a
-lease heartbeat.
+``compression``); the summarizer is called off the job's thread with a deadline. The
+job's ``LeaseKeeper`` keeps the lease alive the whole time (counting, pins, the call,
+validation); a run only checks that it was not lost.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from memory_summary.domain import (
     counted_usage,
     drop_unsummarized_through,
     fold_chunks,
+    guard_may_hold,
     is_forced,
     is_pressed,
     message_tokens,
@@ -62,6 +64,7 @@ from memory_summary.domain.compaction import OVERSIZED_SUFFIX, OutcomeKind
 
 from .context import ContextPolicy
 from .lineage import LineageWriter
+from .leases import LeaseKeeper
 from .records import RecordReader
 from .summary_model import BreakerBox, CallHandle, ResolvedModel
 
@@ -94,6 +97,7 @@ class Job(Protocol):
     archive: Archive | None
     clock: Callable[[], float]
     lease_ttl_s: float
+    leases: LeaseKeeper
 
     @property
     def archive_shares_store(self) -> bool: ...
@@ -164,7 +168,6 @@ class CompressionRun:
     resolved: ResolvedModel
     lease: str
     start: Callable[[], None]
-    renewed_at: float = attrs.field(factory=time.monotonic)
     record: SummaryRecord | None = None
     tail: Sequence[Message] = ()
     failure: Failed | None = None
@@ -208,7 +211,11 @@ class CompressionRun:
                 return self._outcome("nothing to compress", "below_threshold")
             if not split.fold:
                 return self._outcome("nothing to compress", "nothing_to_fold")
-            guarded = self._guarded(split.keep)
+            guarded = (
+                self._guarded(split.keep)
+                if guard_may_hold(self.reason, active, job.config)
+                else None
+            )
             if guarded is not None:
                 return self._outcome(guarded, "loop_guard")
             if (
@@ -633,16 +640,9 @@ class CompressionRun:
         return verdict if text == verdict.text else Accepted(text, count(text), True)
 
     def _keep_lease(self) -> None:
-        """Renew the lease once a third of its time has passed; raise if it is lost."""
-        job = self.job
-        now = time.monotonic()
-        if now - self.renewed_at <= job.lease_ttl_s / 3:
-            return
-        if not job.store.renew_lease(
-            self.session_id, self.lease, ttl_s=job.lease_ttl_s
-        ):
+        """Raise when the lease was lost: the job's keeper renews it meanwhile."""
+        if self.job.leases.is_lost(self.lease):
             raise Fenced("lease")
-        self.renewed_at = now
 
     def _call(self, request: Sequence[Message], budget: int) -> str:
         job = self.job
@@ -660,7 +660,7 @@ class CompressionRun:
         while True:
             remaining = deadline - time.monotonic()
             try:
-                self._keep_lease()  # a heartbeat while the model works
+                self._keep_lease()  # a lost lease ends the wait
             except Fenced:
                 handle.close()
                 raise

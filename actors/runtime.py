@@ -16,6 +16,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import wait as wait_futures
 
+import attrs
 import pykka
 
 from memory_summary.domain import EngineClosed, Outcome, Reason, SummaryConfig
@@ -29,6 +30,17 @@ from .workers import WorkerPool
 log = logging.getLogger(__name__)
 
 Compress = Callable[[str, Reason], Outcome]
+GATE_THREADS = 2
+"""Threads that check, off the host's thread, whether a turn needs its session's actor
+(a remote store's count); idle sessions then cost no actor thread."""
+
+
+@attrs.frozen
+class _Gated:
+    """A trigger that reaches its session's actor only if ``needed()`` says so."""
+
+    message: object
+    needed: Callable[[], bool] = attrs.field(eq=False)
 
 
 class ThreadRuntime:
@@ -62,6 +74,7 @@ class ThreadRuntime:
         self._jobs = WorkerPool(
             "memory-summary-compress", config.max_concurrent_summaries
         )
+        self._gate = WorkerPool("memory-summary-gate", GATE_THREADS)
         self.registry = SessionRegistry(self._spawn)
         self._services = SessionServices(
             settle=self.settle,
@@ -123,6 +136,7 @@ class ThreadRuntime:
         self._inbox.put(None)
         if self._started:
             self._router.join(max(deadline - time.monotonic(), 0.1))
+        self._gate.shutdown()
         self._jobs.shutdown()
         self._calls.shutdown()
         with self._in_flight_lock:
@@ -159,10 +173,50 @@ class ThreadRuntime:
                 self._pending += 1
             self._inbox.put((session_id, message))
 
+    def send_if_needed(
+        self, session_id: str, message: object, needed: Callable[[], bool]
+    ) -> None:
+        """Send a trigger that only matters if ``needed()``, asked off the caller.
+
+        A session with a live actor gets the trigger at once (it coalesces). For any
+        other, ``needed`` runs on the gate's few threads (it may do I/O); the actor
+        is started only when it answers True, so sessions far below the threshold
+        cost no thread.
+        """
+        self.send(session_id, _Gated(message, needed))
+
+    def _gated(self, session_id: str, gated: _Gated) -> None:
+        """Check a gated trigger on the gate pool; route it on, or settle it."""
+
+        def check() -> None:
+            try:
+                needed = gated.needed()
+            except Exception:  # a bug: deliver, so the job meets it and reports it
+                log.exception("session %s: the gate check crashed", session_id)
+                needed = True
+            if not needed:
+                self.settle(1)
+                return
+            with self._start_lock:
+                if self._closed:
+                    self.settle(1)
+                    return
+                self._inbox.put((session_id, gated.message))  # keeps its pending unit
+
+        try:
+            self._gate.submit(check)
+        except RuntimeError:  # the pool is shut down: the engine is stopping
+            self.settle(1)
+
     def _route(self) -> None:
         """Deliver queued triggers to their session actors, in arrival order."""
         while (item := self._inbox.get()) is not None:
             session_id, message = item
+            if isinstance(message, _Gated):
+                if not self.registry.has(session_id):
+                    self._gated(session_id, message)
+                    continue
+                message = message.message
             try:
                 delivered = self.registry.tell(session_id, message)
             except Exception:  # a spawn failure must not stop the routing

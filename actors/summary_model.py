@@ -19,20 +19,25 @@ from typing import Any
 import attrs
 
 from memory_summary.domain import (
+    Backoff,
     Breaker,
     Message,
     StreamingSummarizer,
     Summarizer,
     SummarizerError,
+    SummarizerHealth,
     SummarizerTimeout,
     SummaryConfig,
     SummaryReply,
     TokenUsage,
     UsageReportingSummarizer,
+    backoff_failed,
+    backoff_is_due,
     breaker_admit,
     breaker_failed,
     breaker_is_open,
     breaker_released,
+    breaker_state,
     breaker_succeeded,
 )
 
@@ -194,6 +199,11 @@ class ModelResolver:
 
     ``resolve`` may block (an HTTP call, a tokenizer load): the engine calls it on its
     own threads. ``peek`` never blocks: it returns what is cached, or None.
+
+    When ``context_length`` fails (the endpoint is down), the model resolves with an
+    unknown length, and the endpoint is asked again only after a back-off
+    (``domain.backoff``: 1 s, 2 s, 4 s ... at most 300 s): until then ``resolve``
+    and ``peek`` answer with that fallback, and ``is_due`` says no.
     """
 
     def __init__(
@@ -202,13 +212,17 @@ class ModelResolver:
         default: Summarizer,
         providers: Mapping[str, Summarizer],
         count_tokens_for: CountTokensFor,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._config = config
         self._default = default
         self._providers = dict(providers)
         self._count_tokens_for = count_tokens_for
+        self._clock = clock
         self._lock = threading.Lock()
         self._cache: dict[tuple[int, str | None], ResolvedModel] = {}
+        self._fallbacks: dict[tuple[int, str | None], ResolvedModel] = {}
+        self._backoffs: dict[tuple[int, str | None], Backoff] = {}
 
     def _target(self, session_model: str | None) -> tuple[Summarizer, str | None] | str:
         config = self._config
@@ -228,12 +242,29 @@ class ModelResolver:
         return self._default, None
 
     def peek(self, session_model: str | None) -> ResolvedModel | None:
-        """Return the cached resolution, or None when it is not known yet."""
+        """Return the cached resolution (or its fallback), None when not known yet."""
         target = self._target(session_model)
         if isinstance(target, str):
             return None
+        key = (id(target[0]), target[1])
         with self._lock:
-            return self._cache.get((id(target[0]), target[1]))
+            return self._cache.get(key) or self._fallbacks.get(key)
+
+    def is_due(self, session_model: str | None) -> bool:
+        """Tell whether resolving the model may do work now (never for a bad config).
+
+        False once it resolved, while a failed lookup backs off, and when no
+        summarizer matches the configuration (nothing would change on a retry).
+        """
+        target = self._target(session_model)
+        if isinstance(target, str):
+            return False
+        key = (id(target[0]), target[1])
+        with self._lock:
+            if key in self._cache:
+                return False
+            backoff = self._backoffs.get(key)
+            return backoff is None or backoff_is_due(backoff, self._clock())
 
     def resolve(self, session_model: str | None) -> ResolvedModel | str:
         """Return the resolved summarizer, or a message saying why none could be."""
@@ -243,16 +274,25 @@ class ModelResolver:
         return self._resolved(*target)
 
     def _resolved(self, llm: Summarizer, model: str | None) -> ResolvedModel:
-        key: tuple[int, str | None] | None = (id(llm), model)
+        key = (id(llm), model)
         with self._lock:
-            cached = self._cache.get(key)  # type: ignore[arg-type]
+            cached = self._cache.get(key)
+            fallback = self._fallbacks.get(key)
+            backoff = self._backoffs.get(key)
         if cached is not None:
             return cached
+        if (
+            fallback is not None
+            and backoff is not None
+            and not backoff_is_due(backoff, self._clock())
+        ):
+            return fallback
+        failed = False
         try:  # may ask the endpoint once: outside the lock
             length = llm.context_length(model)
         except Exception as exc:  # noqa: BLE001 - an unknown length has a fallback (4096)
             log.warning("context_length(%s) failed, assuming unknown: %s", model, exc)
-            length, key = None, None
+            length, failed = None, True
         token_model = model or getattr(llm, "model", None)
         streams = isinstance(llm, StreamingSummarizer)
         resolved = ResolvedModel(
@@ -267,9 +307,15 @@ class ModelResolver:
             takes_timeout=_takes_timeout(llm, streams),
             reports_usage=isinstance(llm, UsageReportingSummarizer),
         )
-        if key is None:  # not cached: ask again next time
-            return resolved
         with self._lock:
+            if failed:  # not cached: ask again once the back-off allows
+                self._backoffs[key] = backoff_failed(
+                    self._backoffs.get(key, Backoff()), self._clock()
+                )
+                self._fallbacks[key] = resolved
+                return resolved
+            self._backoffs.pop(key, None)
+            self._fallbacks.pop(key, None)
             return self._cache.setdefault(key, resolved)
 
 
@@ -283,10 +329,32 @@ class BreakerBox:
         self._clock = clock
         self._lock = threading.Lock()
         self._breakers: dict[int, Breaker] = {}
+        self._labels: dict[int, str] = {}
+
+    def report(self) -> list[SummarizerHealth]:
+        """Return every summarizer called so far with its breaker's state now."""
+        now = self._clock()
+        with self._lock:
+            breakers = [
+                (self._labels.get(key, "unknown"), b)
+                for key, b in self._breakers.items()
+            ]
+        return [
+            SummarizerHealth(
+                label,
+                breaker_state(breaker, now),
+                breaker.failures,
+                None
+                if breaker.open_until is None or breaker.open_until <= now
+                else breaker.open_until - now,
+            )
+            for label, breaker in breakers
+        ]
 
     def admit(self, llm: Summarizer) -> bool:
         """Tell whether a call to ``llm`` may go out now (False while open)."""
         with self._lock:
+            self._labels.setdefault(id(llm), label_for(llm, None))
             state, admitted = breaker_admit(
                 self._breakers.get(id(llm), Breaker()), self._clock()
             )

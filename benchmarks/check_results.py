@@ -33,6 +33,10 @@ RECALL_KEYS = {
     "save_cost": ("store", "rounds", "with_index_p50_us", "without_index_p50_us",
                   "ratio"),
 }  # fmt: skip
+    "hostile_text",
+)
+HOSTILE_STEPS = {"extract_pins", "count_tokens", "compression"}
+HOSTILE_KEYS = ("family", "step", "chars", "ms_at_n", "ms_at_8n", "growth")
 ENGINE_CPU_KEYS = {
     "hot_path_cpu": (
         "saving_us_per_turn",
@@ -249,6 +253,18 @@ def _recall(results: list[object]) -> list[str]:
         isinstance(r, dict) and r.get("category") == "all" for r in results
     ):
         problems.append("recall evidence: no row over all categories")
+def _hostile_text(results: list[object]) -> list[str]:
+    """Return the problems of hostile_text's rows: keys, and every step measured."""
+    problems = []
+    for row in results:
+        if not isinstance(row, dict) or any(k not in row for k in HOSTILE_KEYS):
+            return ["hostile_text: a row lacks " + ", ".join(HOSTILE_KEYS)]
+        if row["chars"] <= 0:
+            problems.append(f"hostile_text {row['family']}: no characters")
+    for family in {row["family"] for row in results if isinstance(row, dict)}:
+        steps = {r["step"] for r in results if r["family"] == family}
+        if steps != HOSTILE_STEPS:
+            problems.append(f"hostile_text {family}: steps {sorted(steps)}")
     return problems
 
 
@@ -290,6 +306,8 @@ def check(directory: Path) -> list[str]:
             problems += _masking(results)
         if name == "recall":
             problems += _recall(results)
+        if name == "hostile_text":
+            problems += _hostile_text(results)
     return problems
 
 

@@ -17,6 +17,7 @@ import cost
 import engine_cpu
 import engine_load
 import facts
+import hostile_text
 import hot_path
 import masking
 import recall
@@ -36,6 +37,7 @@ BENCHMARKS = {
     "aio_stall": aio_stall.run,
     "masking": masking.run,
     "recall": recall.run,
+    "hostile_text": hostile_text.run,
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .backoff import Backoff, backoff_failed, backoff_is_due
 from .breaker import (
     Breaker,
     breaker_admit,
@@ -50,6 +51,14 @@ from .errors import (
     TokenizerError,
 )
 from .events import ClearResult, Compressing, CompressRequested, Event, Skipped
+from .health import (
+    BreakerState,
+    Health,
+    LastFailure,
+    SummarizerCheck,
+    SummarizerHealth,
+    breaker_state,
+)
 from .injection import (
     Placement,
     assemble_messages,
@@ -101,6 +110,7 @@ from .summary import (
     Unreadable,
     add_unsummarized,
     drop_unsummarized_through,
+    fits_as_committed,
     read_record,
     resummarized_record,
     trimmed_record,
@@ -119,6 +129,7 @@ from .usage import (
 from .verdict import Accepted, Rejected, RejectReason, check_summary
 from .window import (
     WindowSplit,
+    guard_may_hold,
     is_summarized,
     probe_limit,
     should_compress,
@@ -143,7 +154,9 @@ __all__ = [
     "Accepted",
     "Archive",
     "BatchSavingStore",
+    "Backoff",
     "Breaker",
+    "BreakerState",
     "Busy",
     "Chunk",
     "ClearResult",
@@ -161,8 +174,10 @@ __all__ = [
     "FoldChunk",
     "HistoryEntry",
     "HistoryNotFound",
+    "Health",
     "Idle",
     "LLMRef",
+    "LastFailure",
     "LoopGuard",
     "MalformedRecord",
     "MemoryStore",
@@ -191,8 +206,10 @@ __all__ = [
     "StoredHit",
     "StreamingSummarizer",
     "Summarizer",
+    "SummarizerCheck",
     "SummarizerContextError",
     "SummarizerError",
+    "SummarizerHealth",
     "SummarizerTimeout",
     "SummarizerUsage",
     "SummaryConfig",
@@ -209,10 +226,13 @@ __all__ = [
     "WindowSplit",
     "add_unsummarized",
     "assemble_messages",
+    "backoff_failed",
+    "backoff_is_due",
     "breaker_admit",
     "breaker_failed",
     "breaker_is_open",
     "breaker_released",
+    "breaker_state",
     "breaker_succeeded",
     "check_summary",
     "content_text",
@@ -223,8 +243,10 @@ __all__ = [
     "extract_pins",
     "find_safe_cut",
     "find_token_cut",
+    "fits_as_committed",
     "fold_chunks",
     "guard_after",
+    "guard_may_hold",
     "injection_budget_tokens",
     "injection_text",
     "input_limit_tokens",

@@ -47,14 +47,24 @@ _MONTHS = (
     r"November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)"
 )
 _NAME = r"[A-Z][a-z]+(?: [A-Z][a-z]+){0,2}"
+MAX_WORD_CHARS = 256
+"""Only the head of a longer word is scanned (a pasted blob, a minified line): no pin
+is longer than ``MAX_PIN_CHARS``; the head keeps the identifier a blob opens with."""
+MAX_SCAN_CHARS = 1024
+"""The identifier pattern scans pieces of at most this many characters (kept words cut
+at a word boundary), so its work is linear in the text on any input."""
+
 # One pass, leftmost match first; at one position the earlier kind wins (a URL's path
-# is no file path, an id's digits are no number).
+# is no file path, an id's digits are no number). Every unbounded run starts only where
+# a run of its characters starts (the lookbehinds): at any later position of the same
+# run it could only match what the earlier start already tried, and retrying there is
+# what made a long word cost quadratic time.
 _KINDS: tuple[str, ...] = (
     r"https?://[^\s<>\"'`)\]}，。；]+",  # URLs
-    r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+",  # e-mail addresses
+    r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+",  # e-mail addresses
     r"(?<![\w/.])(?:~|\.{1,2})?/(?:[\w.@-]+/)*[\w.@-]+",  # absolute paths
     r"\b[A-Za-z]:\\(?:[\w. -]+\\)*[\w.-]+",  # Windows paths
-    r"\b(?:[\w-]+/)+[\w-]+\.[A-Za-z0-9]{1,6}\b",  # relative file paths
+    r"(?<![\w/-])-*\b(?:[\w-]+/)+[\w-]+\.[A-Za-z0-9]{1,6}\b",  # relative file paths
     r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b",  # ISO dates
     rf"\b\d{{1,2}} {_MONTHS}(?: \d{{4}})?\b",  # 3 March 2026
     rf"\b{_MONTHS} \d{{1,2}}(?:, \d{{4}})?\b",  # March 3, 2026
@@ -63,34 +73,43 @@ _KINDS: tuple[str, ...] = (
     r"\b[A-Z][A-Z0-9]*(?:[-_][A-Z0-9]+)+\b",  # ORD-2041, TICKET_77-B
     r"\b(?:[A-Z]+\d|\d+[A-Z])[A-Z0-9]{3,}\b",  # X7K9P2, 4XK9Q
     r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b",  # UUIDs
-    rf"(?:[$€£¥]\s?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)?\s?{_UNITS}(?![A-Za-z]))",
+    rf"(?:[$€£¥]\s?\d[\d,]*(?:\.\d+)?|(?<![\d,.])\d[\d,]*(?:\.\d+)?\s?{_UNITS}"
+    r"(?![A-Za-z]))",
 )
 _IDENTIFIER = re.compile("|".join(f"(?:{kind})" for kind in _KINDS))
 _TRIGGER = re.compile(r"[\d@/\\#$€£¥]")
 """Every identifier kind holds one of these: text without them is skipped cheaply."""
 
 
-def _candidates(line: str) -> str:
-    """Return the parts of ``line`` that may hold identifiers, apart by newlines.
+def scan_pieces(line: str) -> list[str]:
+    """Return the pieces of ``line`` the identifier pattern scans, in order.
 
     Each whitespace-separated word with a trigger character is kept with its
-    neighbours ("12 kg", "March 3, 2026"); the identifier pattern then scans only
-    those, not a long message's chatter.
+    neighbours ("12 kg", "March 3, 2026"); runs of kept words become pieces of at
+    most ``MAX_SCAN_CHARS`` characters, a word longer than ``MAX_WORD_CHARS`` gives
+    its head only. Work on a line is therefore linear in its length.
     """
     if _TRIGGER.search(line) is None:
-        return ""
+        return []
     words = line.split()
     keep = [False] * (len(words) + 1)
     for index, word in enumerate(words):
-        if _TRIGGER.search(word) is not None:
+        if _TRIGGER.search(word, 0, MAX_WORD_CHARS) is not None:
             keep[max(index - 1, 0)] = keep[index] = keep[index + 1] = True
-    parts: list[str] = []
+    pieces: list[str] = []
+    run: list[str] = []
+    size = 0
     for index, word in enumerate(words):
+        head = word[:MAX_WORD_CHARS]
+        if run and (not keep[index] or size + len(head) > MAX_SCAN_CHARS):
+            pieces.append(" ".join(run))
+            run, size = [], 0
         if keep[index]:
-            parts.append(word)
-        elif parts and parts[-1] != "\n":
-            parts.append("\n")
-    return " ".join(parts)
+            run.append(head)
+            size += len(head) + 1
+    if run:
+        pieces.append(" ".join(run))
+    return pieces
 
 
 # (words that must occur in the line, the pattern): the words are a cheap filter.
@@ -110,7 +129,7 @@ _NOT_NAMES = frozenset({"I", "The", "This", "That", "It", "We", "Not", "Just", "
 
 
 def _clean(pin: str) -> str:
-    return pin.strip().rstrip(".,;:!?)]}'\"，。；：！？")
+    return pin.strip().lstrip("-").rstrip(".,;:!?)]}'\"，。；：！？")
 
 
 def extract_pins(lines: Iterable[str]) -> list[str]:
@@ -125,10 +144,15 @@ def extract_pins(lines: Iterable[str]) -> list[str]:
     found: dict[str, str] = {}
     for line in lines:
         most = MAX_PER_TOOL_RESULT if _TOOL_RESULT_LINE.match(line) else MAX_PER_LINE
-        for taken, match in enumerate(_IDENTIFIER.finditer(_candidates(line))):
+        taken = 0
+        for piece in scan_pieces(line):
+            for match in _IDENTIFIER.finditer(piece):
+                _add(found, _clean(match.group()))
+                taken += 1
+                if taken >= most:
+                    break
             if taken >= most:
                 break
-            _add(found, _clean(match.group()))
         if _USER_LINE.match(line):
             folded = line.casefold()
             for words, pattern in _INTRODUCED_NAMES:

@@ -9,6 +9,7 @@ import attrs
 from .config import SummaryConfig
 from .cut import find_safe_cut, find_token_cut
 from .model import Message
+from .reason import Reason
 
 SUMMARIZED_ROLES = frozenset({"user", "assistant", "tool"})
 
@@ -80,3 +81,14 @@ def should_compress(active_count: int, config: SummaryConfig, *, forced: bool) -
     return (
         active_count >= config.threshold and active_count > config.effective_keep_recent
     )
+
+
+def guard_may_hold(reason: Reason, active_count: int, config: SummaryConfig) -> bool:
+    """Tell whether the loop guard may hold back a compression run for ``reason``.
+
+    Only token pressure (``auto``) is guarded, and only while the message count does
+    not owe a compression: seed: reaching the count compresses. A follow-up that
+    coalesced a count trigger into an ``auto`` one (the stronger reason wins) keeps
+    the count's right to run, and so does every reason that outranks it.
+    """
+    return reason == "auto" and not should_compress(active_count, config, forced=False)

@@ -12,9 +12,11 @@ import math
 import os
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FuturesTimeout
 from typing import Any, Literal
 
 from memory_summary.actors.compression import CompressionJob
@@ -23,8 +25,10 @@ from memory_summary.actors.events import EventBus
 from memory_summary.actors.messages import Compress, TurnEnded, UsageReported
 from memory_summary.actors.records import RecordReader
 from memory_summary.actors.runtime import ThreadRuntime
+from memory_summary.actors.session_models import SessionModels
 from memory_summary.actors.summary_model import (
     BreakerBox,
+    CallHandle,
     ModelResolver,
     ResolvedModel,
 )
@@ -37,7 +41,10 @@ from memory_summary.domain import (
     Archive,
     ClearResult,
     CompactionStore,
+    Compressing,
     Event,
+    Health,
+    LastFailure,
     Message,
     MessageError,
     OpenAIMessage,
@@ -46,10 +53,12 @@ from memory_summary.domain import (
     Repair,
     StoreError,
     Summarizer,
+    SummarizerCheck,
     SummarizerUsage,
     SummaryConfig,
     SummaryRecord,
     assemble_messages,
+    fits_as_committed,
     injection_budget_tokens,
     injection_text,
     mask_tool_results,
@@ -73,6 +82,8 @@ Scope = Literal["session", "all"]
 _IGNORED_OUTCOMES = frozenset({"aborted", "error"})
 _REASONS = ("manual", "auto", "overflow")
 _PROMPT_CACHE_SIZE = 50_000
+START_RESOLVE_S = 0.5
+"""How long start() waits for the summary model to resolve (bounded: see start)."""
 _REQUIRED = (
     "count_history",
     "get_oldest_history",
@@ -231,17 +242,21 @@ class SummaryEngine:
         self.llm = llm or ExtractiveSummarizer(lambda text: counter(None)(text))
         self.archive = archive
         self._counts_locally = bool(getattr(memory, "counts_locally", False))
-        self._session_models: dict[str, str] = {}
+        self._session_models = SessionModels()  # bounded: least recent go first
         self._resolver = ModelResolver(self.config, self.llm, llms or {}, counter)
         self._records = RecordReader(memory)
         self._history = HistoryAccess(memory, self.config)
-        self._prompts: dict[str, tuple[str, int, object, str]] = {}
+        self._prompts: dict[str, tuple[str, int | None, object, str]] = {}
         self._resolving: set[str | None] = set()
         self._resolving_lock = threading.Lock()
         events = EventBus()
+        self._breakers = BreakerBox(self.config)
+        self._last_failure: LastFailure | None = None
+        events.subscribe(self._note_failure)
         calls = WorkerPool(
             "memory-summary-llm", self.config.max_concurrent_summaries, grow=True
         )
+        self._calls = calls
         stopping = threading.Event()
         self._context = ContextPolicy(self.config, counter, self._session_models.get)
         job = CompressionJob(
@@ -251,7 +266,7 @@ class SummaryEngine:
             calls=calls,
             is_cancelled=stopping.is_set,
             resolve=self._resolve,
-            breakers=BreakerBox(self.config),
+            breakers=self._breakers,
             records=self._records,
             owner=_owner_id(),
             new_generation=_new_generation,
@@ -263,6 +278,7 @@ class SummaryEngine:
         self._core = ThreadRuntime(
             self.config, job.run, events=events, calls=calls, stopping=stopping
         )
+        self._warmed = threading.Event()
         self._core.on_start(self._warm_up)
 
     def _resolve(self, session_id: str) -> ResolvedModel | str:
@@ -270,23 +286,31 @@ class SummaryEngine:
 
     def _warm_up(self) -> None:
         """Resolve the default summary model (context length, tokenizer) off-thread."""
-        self._resolve("")
+        try:
+            self._resolve("")
+        finally:
+            self._warmed.set()
 
     def start(self) -> SummaryEngine:
-        """Load the tokenizer and start the engine's threads (a first send also starts).
+        """Load the tokenizer, resolve the summary model, start the engine's threads.
 
         The default summarizer's tokenizer loads here, on the caller's thread, once:
         parsing a vocabulary holds the interpreter for a few hundred milliseconds,
         which would otherwise stall the first turns. The summary model's context
-        length (possibly an HTTP call) resolves in the background; until it is known,
-        ``build_prompt`` uses the documented fallback (a 512-token budget, counted in
-        UTF-8 bytes, which never undercount). ``AsyncSummaryEngine`` runs this off the
-        event loop.
+        length resolves on an engine thread; start() waits for it at most
+        ``START_RESOLVE_S`` (0.5 s), so a local summarizer or a configured length is
+        known when it returns, and an endpoint that must be asked never delays it
+        longer. Until the length is known, ``build_prompt`` injects a summary an
+        engine committed whole (it fit its budget when written) and cuts any other
+        to the 512-token floor, counted in UTF-8 bytes (which never undercount).
+        ``AsyncSummaryEngine`` runs this off the event loop. A first send also starts
+        the engine (without the wait).
         """
         if not self._core.closed:
             model = getattr(self.llm, "model", None)
             self._counter(model if isinstance(model, str) else None)
         self._core.start()
+        self._warmed.wait(START_RESOLVE_S)
         return self
 
     def stop(self, timeout: float = 10.0) -> bool:
@@ -310,9 +334,14 @@ class SummaryEngine:
         """Report that a turn ended; compress in the background if the count says so.
 
         Turns whose ``outcome`` is ``"aborted"`` or ``"error"`` are ignored (seed 1).
-        ``model`` is the model the turn used, for ``summary_model_mode="session"``.
+        ``model`` is the model the turn used, for ``summary_model_mode="session"``
+        and for counting in the chat model's encoding; the engine remembers it for
+        the ``MAX_SESSION_MODELS`` (50,000) most recently reported sessions (an LRU,
+        so memory stays bounded on a long-running server).
         On a local store (in memory, SQLite) a turn below the threshold is answered on
-        the caller's thread with one count; it never waits for a summarizer.
+        the caller's thread with one count; on a remote one (PostgreSQL) the count
+        runs on one of the engine's two gate threads. Either way a session below the
+        threshold gets no actor thread, and the call never waits for a summarizer.
 
         Raises:
             EngineClosed: after ``stop()``.
@@ -322,14 +351,24 @@ class SummaryEngine:
         if outcome in _IGNORED_OUTCOMES:
             return
         if _check_model(model) is not None:
-            self._session_models[session_id] = model  # type: ignore[assignment]
-        if self._counts_locally and not self._context.measures_session(session_id):
-            try:
-                if self.memory.count_history(session_id) < self.config.threshold:
-                    return
-            except StoreError:  # the job will meet the failure and report it
-                log.debug("session %s: count_history failed", session_id)
-        self._core.send(session_id, TurnEnded())
+            self._session_models.set(session_id, model)  # type: ignore[arg-type]
+        if self._context.measures_session(session_id):
+            self._core.send(session_id, TurnEnded())  # the job measures the tokens
+        elif self._counts_locally:
+            if self._reaches_threshold(session_id):
+                self._core.send(session_id, TurnEnded())
+        else:  # a remote store: counted on the engine's gate threads, not here
+            self._core.send_if_needed(
+                session_id, TurnEnded(), lambda: self._reaches_threshold(session_id)
+            )
+
+    def _reaches_threshold(self, session_id: str) -> bool:
+        """Tell whether the session's active count reaches the threshold (seed 2)."""
+        try:
+            return self.memory.count_history(session_id) >= self.config.threshold
+        except StoreError:  # the job will meet the failure and report it
+            log.debug("session %s: count_history failed", session_id)
+            return True
 
     def token_usage(self, session_id: str, usage_ratio: float) -> None:
         """Report the context usage ratio of the session's current LLM call.
@@ -496,7 +535,9 @@ class SummaryEngine:
         The text is the locale's header plus the summary, cut to the token budget
         (summary model's context length x ``summary_token_ratio``, floor 512),
         counted in the encoding of the model it is sent to: ``model``, else the
-        model the session's last ``turn_after`` named, else the summary model's. It
+        model the session's last ``turn_after`` named, else the summary model's.
+        While that length is not known yet, a summary an engine committed is
+        injected whole (it fit its budget when it was written). It
         is cached per session, summary and encoding, so a call that finds the same
         summary does no tokenizer work; it never does network I/O.
         """
@@ -515,7 +556,7 @@ class SummaryEngine:
             return None, None
         if record is None or not record.text:
             return None, None
-        budget, count = self._injection_budget(session_id, model)
+        budget, count = self._injection_budget(session_id, model, record)
         cached = self._prompts.get(session_id)
         if (
             cached is not None
@@ -537,16 +578,22 @@ class SummaryEngine:
         return text, record.covered_through_id
 
     def _injection_budget(
-        self, session_id: str, model: str | None
-    ) -> tuple[int, Callable[[str], int]]:
-        """Return the budget and the chat model's counter, without blocking on I/O."""
+        self, session_id: str, model: str | None, record: SummaryRecord
+    ) -> tuple[int | None, Callable[[str], int]]:
+        """Return the budget and the chat model's counter, without blocking on I/O.
+
+        Until the summary model's context length is known, a summary an engine
+        committed (``fits_as_committed``) gets no cut (budget None): it was checked
+        against its budget when it was written. Any other gets the 512-token floor.
+        """
         session_model = self._session_models.get(session_id)
         resolved = self._resolver.peek(session_model)
-        if resolved is None:
+        if self._resolver.is_due(session_model):
             self._resolve_later(session_model)
-        budget = injection_budget_tokens(
-            self.config, None if resolved is None else resolved.context_length
-        )
+        length = None if resolved is None else resolved.context_length
+        budget: int | None = injection_budget_tokens(self.config, length)
+        if length is None and fits_as_committed(record):
+            budget = None
         chat = model or session_model
         if chat is not None:
             return budget, self._counter(chat)
@@ -555,6 +602,11 @@ class SummaryEngine:
         return budget, resolved.count_tokens
 
     def _resolve_later(self, model: str | None) -> None:
+        """Resolve ``model`` on the summarizer-call pool, once at a time per model.
+
+        The pool reuses its threads, and the resolver backs off after a failure, so
+        an outage costs neither a thread nor an endpoint request per chat turn.
+        """
         with self._resolving_lock:
             if model in self._resolving or self._core.closed:
                 return
@@ -569,9 +621,11 @@ class SummaryEngine:
                 with self._resolving_lock:
                     self._resolving.discard(model)
 
-        threading.Thread(
-            target=resolve, name="memory-summary-resolve", daemon=True
-        ).start()
+        try:
+            self._calls.submit(resolve)
+        except RuntimeError:  # the pool is shut down: the engine is stopping
+            with self._resolving_lock:
+                self._resolving.discard(model)
 
     def assemble(
         self,
@@ -686,7 +740,7 @@ class SummaryEngine:
         ):
             forget_archive(session_id)
         self._prompts.pop(session_id, None)
-        self._session_models.pop(session_id, None)
+        self._session_models.pop(session_id)
         self._context.forget(session_id)
         log.info("session %s: forgotten (%d messages)", session_id, deleted)
         return deleted
@@ -756,6 +810,91 @@ class SummaryEngine:
         function that unsubscribes.
         """
         return self._core.events.subscribe(callback)
+
+    def health(self, session_id: str | None = None) -> Health:
+        """Return what an operator needs to see degrades, without any logging set up.
+
+        Each summarizer's circuit breaker (closed, open, half-open), the last
+        compression that failed or degraded to trim-only since start, and the
+        sessions holding ranges archived without a summary (``resummarize`` folds
+        them back in). ``health().degraded`` is True while a breaker is not closed
+        or a session lacks part of its summary. Without ``session_id`` it reads
+        every summary record (one scan of the store); with one, that record only.
+
+        Raises:
+            StoreError: the store cannot be read.
+
+        Example:
+            >>> from memory_summary.adapters import InMemoryStore
+            >>> SummaryEngine(InMemoryStore()).health().degraded
+            False
+        """
+        if session_id is None:
+            records = list(self._records.scan())
+        else:
+            record = self.summary(session_id)
+            records = [] if record is None else [(session_id, record)]
+        return Health(
+            summarizers=tuple(self._breakers.report()),
+            last_failure=self._last_failure,
+            unsummarized={
+                sid: record.unsummarized
+                for sid, record in records
+                if record.unsummarized
+            },
+        )
+
+    def check_summarizer(self, timeout: float = 30.0) -> SummarizerCheck:
+        """Ask the summary model for a one-word reply; say whether it answered.
+
+        An opt-in start-up check (one small request to the endpoint) for hosts that
+        want a wrong or dead summarizer to show at start, not as quiet trims later.
+        Never raises and leaves the circuit breaker alone.
+
+        Example:
+            >>> from memory_summary.adapters import InMemoryStore
+            >>> with SummaryEngine(InMemoryStore()) as engine:
+            ...     engine.check_summarizer(timeout=10).ok
+            True
+        """
+        began = time.monotonic()
+        resolved = self._resolver.resolve(self._session_models.get(""))
+        if isinstance(resolved, str):
+            return SummarizerCheck(False, "unresolved", resolved, 0.0)
+        request = (
+            Message("system", "Reply with the single word OK."),
+            Message("user", "Are you there?"),
+        )
+        handle = CallHandle()
+        try:
+            future = self._calls.submit(
+                resolved.call, request, 16, 0.0, began + timeout, handle
+            )
+            text = future.result(timeout=timeout).text
+        except FuturesTimeout:
+            handle.close()  # frees a stream's connection
+            detail = f"no answer within {timeout:g} s"
+        except Exception as exc:  # noqa: BLE001 - reported, never raised
+            detail = f"{type(exc).__name__}: {exc}"
+        else:
+            detail = "" if text.strip() else "an empty answer"
+        seconds = time.monotonic() - began
+        return SummarizerCheck(not detail, resolved.label, detail, seconds)
+
+    def _note_failure(self, event: Event) -> None:
+        """Remember the last compression that failed or degraded (for ``health``)."""
+        if not isinstance(event, Compressing) or event.status != "error":
+            return
+        outcome = event.outcome
+        if outcome is None or outcome.code == "engine_stopped":
+            return
+        self._last_failure = LastFailure(
+            event.session_id,
+            outcome.kind,
+            outcome.code or "",
+            outcome.detail,
+            time.time(),
+        )
 
     def summarizer_label(self, session_id: str = "") -> str:
         """Return how summaries' origin is reported (model, or a non-LLM's label)."""

@@ -103,3 +103,46 @@ def test_a_lease_and_the_fence_survive_a_server_restart(pg_cluster, mode):  # no
         assert fresh.archived == 2
     finally:
         store.close()
+
+
+def test_an_engine_reclaims_its_own_lease_after_a_restart_mid_compression(pg_cluster):  # noqa: F811
+    import threading
+
+    from memory_summary import SummaryEngine
+    from memory_summary.adapters import PostgresStore
+    from tests.fakes import InstrumentedSummarizer
+
+    store = PostgresStore(pg_cluster.dsn, schema="reclaim", timeout_s=3)
+    gate = threading.Event()
+    llm = InstrumentedSummarizer(gate=gate)
+    for i in range(25):
+        store.save_message(SID, Message("user" if i % 2 == 0 else "assistant", f"m{i}"))
+    try:
+        with SummaryEngine(store, llm) as engine:
+            running = engine.compress(SID)
+            assert llm.entered.wait(30)  # the compression holds the lease
+            pg_cluster.stop("immediate")
+            gate.set()  # its commit and its release now fail
+            first = running.result(timeout=60)
+            pg_cluster.start()
+            orphaned = [owner for _, owner in raw_leases_in(pg_cluster.dsn, "reclaim")]
+
+            second = engine.compress(SID).result(timeout=60)
+
+        assert first.kind == "failed"
+        assert first.code == "store_failed"
+        assert len(orphaned) == 1  # this engine's own lease outlived the restart
+        assert second.kind == "compressed", second.detail
+        assert len(store.get_history(SID)) == 20
+        assert raw_leases_in(pg_cluster.dsn, "reclaim") == []
+    finally:
+        store.close()
+
+
+def raw_leases_in(dsn: str, schema: str) -> list[tuple]:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        return conn.execute(
+            f"SELECT session_id, owner FROM {schema}.leases ORDER BY session_id"
+        ).fetchall()

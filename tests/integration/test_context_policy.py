@@ -7,6 +7,7 @@ budgets counted in the encoding of the model the summary is sent to.
 from __future__ import annotations
 
 import math
+import threading
 
 import pytest
 
@@ -355,3 +356,31 @@ def test_assemble_takes_any_iterable_of_messages():
         out = engine.assemble(iter([Message("user", "hi")]), "s")
 
     assert [m.content for m in out] == ["hi"]
+
+
+def test_a_count_trigger_coalesced_into_a_guarded_auto_one_still_compresses(store):
+    config = SummaryConfig(threshold=30, keep_recent=20)
+    gate = threading.Event()
+    gate.set()
+    llm = InstrumentedSummarizer(gate=gate)
+    chatter(store, "s", 25, words=2)
+    skipped = []
+    with SummaryEngine(store, llm, config=config) as engine:
+        engine.subscribe(lambda e: isinstance(e, Skipped) and skipped.append(e.code))
+        engine.token_usage("s", 0.9)  # a pressed compression leaves the loop guard
+        assert engine.wait_idle(timeout=30)
+        store.save_message("s", Message("user", "one more"))
+        gate.clear()
+        llm.entered.clear()
+        running = engine.compress("s")  # holds the session busy at the gate
+        assert llm.entered.wait(30)
+        for i in range(15):  # few new tokens: the guard's token test still holds
+            store.save_message("s", Message("user", f"m{i}"))
+        engine.turn_after("s")  # the count reaches the threshold...
+        engine.token_usage("s", 0.9)  # ...and coalesces into an "auto" follow-up
+        gate.set()
+        assert running.result(timeout=30).ok
+        assert engine.wait_idle(timeout=30)
+
+    assert len(store.get_history("s")) < config.threshold
+    assert "loop_guard" not in skipped

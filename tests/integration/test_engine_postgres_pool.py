@@ -62,3 +62,36 @@ def test_host_calls_never_wait_on_the_pool_while_summaries_run(small_pool_store)
     assert len(saved) == 20  # none timed out waiting for a connection
     assert llm.max_in_flight == 4
     assert [o.kind for o in outcomes] == ["compressed"] * 4
+
+
+@pytest.fixture
+def pg_store():
+    from tests.contract.stores import dispose, make_postgres
+
+    store = make_postgres()
+    yield store
+    dispose(store)
+
+
+def test_turns_far_below_the_threshold_start_no_actor_and_stop_holds(pg_store):
+    store = pg_store
+    sessions = [f"s{i}" for i in range(60)]
+    for sid in sessions:
+        store.save_message(sid, Message("user", "hello"))
+    fill(store, "busy", 30)
+    before = {t.ident for t in threading.enumerate()}
+    engine = SummaryEngine(store, InstrumentedSummarizer()).start()
+
+    for sid in sessions:
+        engine.turn_after(sid)
+    assert engine.wait_idle(timeout=BOUND_S)
+    idle_actors = engine.live_actors()
+    engine.turn_after("busy")  # at the threshold: it still compresses
+    assert engine.wait_idle(timeout=BOUND_S)
+    grown = [t.name for t in threading.enumerate() if t.ident not in before]
+    stopped = engine.stop(timeout=5)
+
+    assert idle_actors == 0  # threads grow with compressions, not with sessions
+    assert len(grown) <= 10, grown  # router, reaper, gate, pools, keeper, one actor
+    assert len(store.get_history("busy")) == 20
+    assert stopped

@@ -16,7 +16,7 @@ from memory_summary import (
     SummaryConfig,
     ToolCall,
 )
-from memory_summary.adapters import InMemoryArchive, TiktokenCounter
+from memory_summary.adapters import InMemoryArchive, InMemoryStore, TiktokenCounter
 from memory_summary.domain import SUMMARY_KIND
 from memory_summary.domain.injection import HEADERS, TRUNCATION_SUFFIXES
 from memory_summary.domain.prompt import AUTO_HINTS
@@ -577,3 +577,19 @@ def test_a_failing_store_reports_an_error_and_applies_nothing(make_engine):
     store.failing = False  # the store recovers: the next compression proceeds
     assert engine.compress("s1").result(timeout=10).kind == "compressed"
     assert store.count_history("s1") == 20
+
+
+def test_the_models_sessions_named_are_remembered_for_a_bounded_number_of_sessions():
+    from memory_summary import SummaryEngine
+    from memory_summary.actors.session_models import MAX_SESSION_MODELS
+
+    with SummaryEngine(InMemoryStore()) as engine:
+        for i in range(MAX_SESSION_MODELS + 500):
+            engine.turn_after(f"s{i}", model="gpt-4o-mini")
+        engine.turn_after("s0", model="gpt-4o")  # the oldest comes back: most recent
+
+        assert len(engine._session_models) == MAX_SESSION_MODELS
+        assert engine._session_models.get("s0") == "gpt-4o"
+        assert engine._session_models.get("s1") is None  # least recent: forgotten
+        last = f"s{MAX_SESSION_MODELS + 499}"
+        assert engine._session_models.get(last) == "gpt-4o-mini"

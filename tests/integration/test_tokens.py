@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import socket
 
 import pytest
 import tiktoken
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memory_summary import Message, TokenizerError, ToolCall
 from memory_summary.adapters import (
@@ -143,3 +146,45 @@ def test_a_message_counts_its_text_exactly_and_its_media_by_estimate():
         + counter.count("ocr")
         + counter.count('{"page": 1}')
     )
+
+
+# -- counting is linear on any input ---------------------------------------------------
+
+RUN_UNITS = st.text(alphabet="aZ7+/=_-.é中 \n", min_size=1, max_size=5)
+
+
+class RecordingEncoding:
+    """Records the longest unbroken run of every text handed to tiktoken's BPE."""
+
+    def __init__(self, encoding) -> None:
+        self._encoding = encoding
+        self.longest_runs: list[int] = []
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        runs = re.findall(r"\S+|\s+", text)
+        self.longest_runs.append(max(map(len, runs), default=0))
+        return self._encoding.encode_ordinary(text)
+
+
+@settings(max_examples=25, deadline=None)
+@given(unit=RUN_UNITS, size=st.integers(5_000, 40_000))
+def test_bpe_never_sees_a_run_longer_than_the_slice_and_the_count_errs_high(unit, size):
+    counter = TiktokenCounter("o200k_base")
+    exact = counter._encoding.encode_ordinary
+    text = (unit * (size // len(unit) + 1))[:size]
+    counter._encoding = recording = RecordingEncoding(counter._encoding)
+
+    counted = counter.count(text)
+
+    assert max(recording.longest_runs) <= tokens.LONG_RUN_CHARS
+    assert len(recording.longest_runs) <= size // tokens.LONG_RUN_CHARS + 2
+    assert counted >= len(exact(text))
+    assert counted <= len(exact(text)) + 2 * (size // tokens.LONG_RUN_CHARS + 1)
+
+
+@settings(max_examples=25, deadline=None)
+@given(text=st.text(max_size=3_000))
+def test_text_without_a_long_run_counts_exactly(text):
+    counter = TiktokenCounter("o200k_base")
+
+    assert counter.count(text) == len(counter._encoding.encode_ordinary(text))

@@ -1,0 +1,183 @@
+"""Session leases held by one engine: kept alive while their holder works, and released.
+
+A compression holds its session's lease from before it reads until after it commits;
+whatever it does meanwhile (counting tokens, extracting pins, waiting for the
+summarizer, validating the reply) may take longer than the lease lasts. One keeper
+thread per engine renews every held lease once a third of its time has passed, for as
+long as it is held, and marks a lease lost when the store says it is gone (expired and
+taken): the holder then commits nothing (``fold.Fenced``). The thread runs only while
+some lease is held, so threads grow with active compressions, not with sessions.
+
+A release that fails (the database restarted, say) is remembered and retried: before
+the next lease this engine takes, and by the keeper while it runs. Until then the
+lease is this engine's own orphan, which it recognises and reclaims itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+import attrs
+
+from memory_summary.domain import CompactionStore, StoreError
+
+log = logging.getLogger(__name__)
+
+RETRY_S = 1.0
+"""How soon a renewal or release that failed on a store error is tried again."""
+
+
+@attrs.define
+class _Held:
+    session_id: str
+    token: str
+    ttl_s: float
+    renewed_at: float
+    lost: bool = False
+
+
+class LeaseKeeper:
+    """Keeps the leases of one engine's running compressions alive.
+
+    Args:
+        store: where the leases live.
+        clock: monotonic seconds (tests pass a fake one with ``tick()``).
+
+    Thread-safety: every method may be called from any thread.
+    """
+
+    def __init__(
+        self, store: CompactionStore, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._changed = threading.Condition()
+        self._held: dict[str, _Held] = {}  # by token
+        self._unreleased: dict[str, str] = {}  # token -> session id
+        self._thread: threading.Thread | None = None
+
+    def hold(self, session_id: str, token: str, ttl_s: float) -> None:
+        """Keep ``token`` alive from now until ``release``."""
+        with self._changed:
+            self._held[token] = _Held(session_id, token, ttl_s, self._clock())
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._keep, name="memory-summary-leases", daemon=True
+                )
+                self._thread.start()
+            self._changed.notify_all()
+
+    def holds_session(self, session_id: str) -> bool:
+        """Tell whether a compression of this engine holds the session's lease now."""
+        with self._changed:
+            return any(h.session_id == session_id for h in self._held.values())
+
+    def is_lost(self, token: str) -> bool:
+        """Tell whether the store refused to renew ``token`` (expired and gone)."""
+        with self._changed:
+            held = self._held.get(token)
+            return held is not None and held.lost
+
+    def release(self, session_id: str, token: str) -> None:
+        """Stop renewing ``token`` and release it; a failed release is retried later."""
+        with self._changed:
+            self._held.pop(token, None)
+            self._changed.notify_all()
+        if not self._released(session_id, token):
+            with self._changed:
+                self._unreleased[token] = session_id
+
+    def retry_releases(self) -> None:
+        """Release again the leases whose release failed (the store was down)."""
+        with self._changed:
+            pending = list(self._unreleased.items())
+        for token, session_id in pending:
+            if self._released(session_id, token):
+                with self._changed:
+                    self._unreleased.pop(token, None)
+
+    def unreleased(self) -> int:
+        """Return how many released leases the store has not confirmed yet."""
+        with self._changed:
+            return len(self._unreleased)
+
+    def tick(self) -> None:
+        """Wake the keeper to look at the clock again (for a fake clock)."""
+        with self._changed:
+            self._changed.notify_all()
+
+    def _released(self, session_id: str, token: str) -> bool:
+        try:
+            self._store.release_lease(session_id, token)
+        except StoreError as exc:
+            log.warning(
+                "session %s: releasing the lease failed, will retry: %s",
+                session_id,
+                exc,
+                extra={"session_id": session_id},
+            )
+            return False
+        return True
+
+    def _due(self) -> tuple[list[_Held], float | None]:
+        """Return the leases due for renewal and how long to wait for the next one."""
+        now = self._clock()
+        due: list[_Held] = []
+        wait: float | None = None
+        for held in self._held.values():
+            if held.lost:
+                continue
+            left = held.renewed_at + held.ttl_s / 3 - now
+            if left <= 0:
+                due.append(held)
+            else:
+                wait = left if wait is None else min(wait, left)
+        return due, wait
+
+    def _keep(self) -> None:
+        """Renew held leases when due; exit once none is held."""
+        while True:
+            with self._changed:
+                due, wait = self._due()
+                while not due:
+                    if not self._held:
+                        self._thread = None
+                        return
+                    self._changed.wait(wait)
+                    due, wait = self._due()
+            for held in due:
+                self._renew(held)
+            if self._unreleased:
+                self.retry_releases()
+
+    def _renew(self, held: _Held) -> None:
+        try:
+            kept = self._store.renew_lease(
+                held.session_id, held.token, ttl_s=held.ttl_s
+            )
+        except StoreError as exc:  # the commit is fenced if it expires meanwhile
+            log.warning(
+                "session %s: renewing the lease failed: %s",
+                held.session_id,
+                exc,
+                extra={"session_id": held.session_id},
+            )
+            with self._changed:
+                held.renewed_at = min(
+                    self._clock() - held.ttl_s / 3 + RETRY_S, self._clock()
+                )
+            return
+        with self._changed:
+            if kept:
+                held.renewed_at = self._clock()
+            else:
+                held.lost = True
+                self._changed.notify_all()
+                log.warning(
+                    "session %s: the lease was lost while compressing",
+                    held.session_id,
+                    extra={"session_id": held.session_id},
+                )

@@ -1,0 +1,166 @@
+"""A compression's lease lives as long as the compression works, and never outlives it.
+
+The keeper renews while the job counts tokens, extracts pins or validates (not only
+around the summarizer call); a lease whose release failed is this engine's own orphan,
+which it releases again or reclaims instead of waiting for it to expire.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from memory_summary import Message, StoreError, SummaryConfig, SummaryEngine
+from tests.fakes import InstrumentedSummarizer
+
+MARKER = "blocks-the-count"
+SHORT_TTL_S = 0.3
+
+
+class LeaseWatch:
+    """Delegates to a store; counts lease renewals and can make releases fail."""
+
+    def __init__(self, store: object) -> None:
+        self._store = store
+        self.renewals = 0
+        self.renewed_twice = threading.Event()
+        self.failing_releases = 0
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._store, name)
+
+    def renew_lease(self, session_id: str, token: str, *, ttl_s: float) -> bool:
+        kept = self._store.renew_lease(session_id, token, ttl_s=ttl_s)
+        self.renewals += 1
+        if self.renewals >= 2:
+            self.renewed_twice.set()
+        return kept
+
+    def release_lease(self, session_id: str, token: str) -> None:
+        if self.failing_releases:
+            self.failing_releases -= 1
+            raise StoreError("release_lease failed: the server is restarting")
+        self._store.release_lease(session_id, token)
+
+
+def job_of(engine: SummaryEngine):
+    return engine._core._compress.__self__
+
+
+def fill(store, session_id: str, count: int, first: str = "hello") -> None:
+    store.save_message(session_id, Message("user", first))
+    for i in range(1, count):
+        role = "user" if i % 2 == 0 else "assistant"
+        store.save_message(session_id, Message(role, f"turn {i} about order ORD-{i}"))
+
+
+def test_the_lease_is_renewed_while_the_job_counts_tokens(store):
+    watched = LeaseWatch(store)
+    waited = []
+
+    def count(text: str) -> int:
+        if MARKER in text and not waited:  # CPU-heavy work outlasting the lease
+            waited.append(watched.renewed_twice.wait(timeout=10))
+        return len(text) // 4 + 1
+
+    fill(watched, "s", 30, first=f"a long paste that {MARKER}")
+    engine = SummaryEngine(
+        watched,
+        InstrumentedSummarizer(),
+        config=SummaryConfig(),
+        count_tokens_for=lambda model: count,
+    )
+    job_of(engine).lease_ttl_s = SHORT_TTL_S
+    with engine:
+        outcome = engine.compress("s").result(timeout=30)
+
+    assert waited == [True]  # renewed twice while the count was blocked
+    assert outcome.kind == "compressed", outcome.detail
+    assert len(store.get_history("s")) == 20
+
+
+def test_an_orphaned_lease_of_this_engine_is_released_again_and_not_waited_for(store):
+    watched = LeaseWatch(store)
+    fill(watched, "s", 25)
+    with SummaryEngine(watched, InstrumentedSummarizer()) as engine:
+        watched.failing_releases = 1  # the first release fails (a restart)
+        first = engine.compress("s").result(timeout=30)
+        assert store.lease_owner("s") is not None  # left behind
+        for i in range(5):
+            store.save_message("s", Message("user", f"more {i}"))
+
+        second = engine.compress("s").result(timeout=30)
+
+    assert first.kind == "compressed"
+    assert second.kind == "compressed", second.detail
+    assert store.lease_owner("s") is None
+
+
+def test_an_orphan_whose_release_keeps_failing_is_reclaimed_by_its_engine(store):
+    watched = LeaseWatch(store)
+    fill(watched, "s", 25)
+    with SummaryEngine(watched, InstrumentedSummarizer()) as engine:
+        watched.failing_releases = 2  # the release and its first retry fail
+        first = engine.compress("s").result(timeout=30)
+        for i in range(5):
+            store.save_message("s", Message("user", f"more {i}"))
+
+        second = engine.compress("s").result(timeout=30)
+        third = engine.compress("s").result(timeout=30)
+
+    assert first.kind == "compressed"
+    assert second.kind == "compressed", second.detail  # reclaimed, not "lease_held"
+    assert third.code != "lease_held"
+    assert store.lease_owner("s") is None
+
+
+# -- the keeper on a fake clock --------------------------------------------------------
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class LeaseRows:
+    """A lease store that records renewals and answers what the test says."""
+
+    def __init__(self) -> None:
+        self.keep = True
+        self.renewed: list[tuple[str, float]] = []
+        self.asked = threading.Semaphore(0)
+
+    def renew_lease(self, session_id: str, token: str, *, ttl_s: float) -> bool:
+        self.renewed.append((token, ttl_s))
+        self.asked.release()
+        return self.keep
+
+    def release_lease(self, session_id: str, token: str) -> None:
+        pass
+
+
+def test_the_keeper_renews_each_third_of_the_lease_and_marks_a_refused_one_lost():
+    from memory_summary.actors.leases import LeaseKeeper
+
+    rows, clock = LeaseRows(), FakeClock()
+    keeper = LeaseKeeper(rows, clock=clock)
+    keeper.hold("s", "token", ttl_s=30.0)
+
+    clock.now = 9.0  # not yet a third
+    keeper.tick()
+    clock.now = 10.0
+    keeper.tick()
+    assert rows.asked.acquire(timeout=5)
+    rows.keep = False  # expired and taken meanwhile
+    clock.now = 20.0
+    keeper.tick()
+    assert rows.asked.acquire(timeout=5)
+    with keeper._changed:
+        lost = keeper._changed.wait_for(lambda: keeper.is_lost("token"), timeout=5)
+    keeper.release("s", "token")
+
+    assert rows.renewed == [("token", 30.0), ("token", 30.0)]
+    assert lost
+    assert not keeper.holds_session("s")
