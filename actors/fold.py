@@ -63,8 +63,8 @@ from memory_summary.domain import (
 from memory_summary.domain.compaction import OVERSIZED_SUFFIX, OutcomeKind
 
 from .context import ContextPolicy
-from .lineage import LineageWriter
 from .leases import LeaseKeeper
+from .lineage import LineageWriter
 from .records import RecordReader
 from .summary_model import BreakerBox, CallHandle, ResolvedModel
 

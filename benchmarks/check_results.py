@@ -25,6 +25,7 @@ EXPECTED = (
     "aio_stall",
     "masking",
     "recall",
+    "hostile_text",
 )
 RECALL_KEYS = {
     "evidence": ("category", "questions", "recall_at_1", "recall_at_5",
@@ -33,8 +34,6 @@ RECALL_KEYS = {
     "save_cost": ("store", "rounds", "with_index_p50_us", "without_index_p50_us",
                   "ratio"),
 }  # fmt: skip
-    "hostile_text",
-)
 HOSTILE_STEPS = {"extract_pins", "count_tokens", "compression"}
 HOSTILE_KEYS = ("family", "step", "chars", "ms_at_n", "ms_at_8n", "growth")
 ENGINE_CPU_KEYS = {
@@ -253,6 +252,8 @@ def _recall(results: list[object]) -> list[str]:
         isinstance(r, dict) and r.get("category") == "all" for r in results
     ):
         problems.append("recall evidence: no row over all categories")
+
+
 def _hostile_text(results: list[object]) -> list[str]:
     """Return the problems of hostile_text's rows: keys, and every step measured."""
     problems = []

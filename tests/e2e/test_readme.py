@@ -223,6 +223,8 @@ def test_the_recall_agent_loop_finds_the_archived_turn(tmp_path):
     assert hit.startswith("[id 1, archived, summary v")
     assert hit.endswith("User: My locker code is 4417.")
     assert answer == "Your locker code is 4417."
+
+
 def test_the_health_example_reports_a_healthy_engine(tmp_path):
     block = next(b for b in python_blocks() if "engine.health()" in b)
 
