@@ -81,6 +81,8 @@ class CompressionJob:
     """Token keep, self-measured usage and the loop guard (None: count only)."""
     archive: Archive | None = None
     clock: Callable[[], float] = time.time
+    instructions_for: Callable[[str], str] = lambda session_id: ""
+    """The host's instructions for a session's next run (taken when the run starts)."""
     _plans: dict[tuple[object, ...], CompressionPlan] = attrs.field(
         factory=dict, init=False
     )
@@ -183,7 +185,13 @@ class CompressionJob:
                 )
             try:
                 current = CompressionRun(
-                    self, session_id, reason, resolved, lease, start
+                    self,
+                    session_id,
+                    reason,
+                    resolved,
+                    lease,
+                    start,
+                    instructions=self.instructions_for(session_id),
                 )
                 return finish(current.execute())
             finally:

@@ -180,6 +180,7 @@ class CompressionRun:
     archived_through: int | None = None
     tokens_before: int | None = None
     window_tokens: tuple[tuple[int, int], ...] = ()  # (id, tokens) of the window
+    instructions: str = ""  # the host's words for this run's summarizer calls
 
     def execute(self) -> Outcome:
         """Recover, then fold; return what happened."""
@@ -554,6 +555,7 @@ class CompressionRun:
                 todo=plan.todo,
                 system=plan.system,
                 locale=job.config.locale,
+                instructions=self.instructions,
             )
             self._keep_lease()
             try:
