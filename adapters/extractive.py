@@ -36,23 +36,28 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 
+import attrs
+
 from memory_summary.domain import Message, cut_chars, normalize_text, pinned_section
 from memory_summary.domain.config import Locale
 from memory_summary.domain.injection import TRUNCATION_SUFFIXES
 from memory_summary.domain.prompt import (
     CONVERSATION_TAG,
     FENCE_TAGS,
+    INSTRUCTIONS_TAG,
     NEUTRAL_OPEN,
     PREVIOUS_TAG,
     TASK_STATE_TAG,
 )
 from memory_summary.domain.render import LABELS
 
+from .dialogue import compacted, is_chatter, session_date
 from .fitting import CONTENT as _CONTENT
 from .fitting import CORRECTION as _CORRECTION
 from .fitting import (
     HEADERS,
     HIGH_SCORE,
+    SEPARATORS,
     Fact,
     Section,
     fitted_text,
@@ -80,6 +85,9 @@ __all__ = [
 
 LABEL = "extractive (offline, not an LLM)"
 LINE_CHARS = 160
+COUNT_CACHE_SIZE = 8192
+INSTRUCTED_BONUS = HIGH_SCORE
+"""What naming a term of the host's instructions adds to a fact's score."""
 ENTRY_CHARS = 65_536  # read of one message: about the 16k-token context it reports
 SCAN_CHARS = 262_144  # read of one whole request
 MAX_FACTS_PER_ENTRY = 16
@@ -100,8 +108,15 @@ def _section_of(salience: Salience) -> Section:
     return "facts"
 
 
-def _fact(text: str, role: Role | None, tool: str, section: Section | None) -> Fact:
+def _fact(
+    text: str,
+    role: Role | None,
+    tool: str,
+    section: Section | None,
+    date: str = "",
+) -> Fact:
     """Return the fact of one fragment; its salience is read from the fragment alone."""
+    text = text.rstrip(" .\u3002")  # a fact's closing stop: bullets need none
     salience = salience_of(text, role)
     lowered = text.lower()
     words = frozenset(_CONTENT.findall(_CORRECTION.sub(" ", lowered))) - _STOP
@@ -120,6 +135,7 @@ def _fact(text: str, role: Role | None, tool: str, section: Section | None) -> F
         words,
         measures,
         tuple(_VALUE.findall(rest)),
+        date,
     )
 
 
@@ -238,32 +254,56 @@ def _tool_name(name: str) -> str:
     return re.sub(r"[^\w.-]", "", name)[:40] or "?"
 
 
-def _new_facts(conversation: str) -> tuple[list[Fact], dict[Locale, int]]:
-    """Return the facts of the transcript, and how many entries each locale labels."""
+def _new_facts(
+    conversation: str, date: str = ""
+) -> tuple[list[Fact], dict[Locale, int]]:
+    """Return the facts of the transcript, and how many entries each locale labels.
+
+    ``date``: the day the transcript starts on, until a message names another.
+    """
     facts: list[Fact] = []
+    fallback: Fact | None = None
     labelled: dict[Locale, int] = {"en": 0, "zh": 0}
     for role, tool, body, locale in _entries(conversation[:SCAN_CHARS]):
         if locale is not None:
             labelled[locale] += 1
         candidates: list[Fact] = []
         body = body[:ENTRY_CHARS]
+        said = role in ("user", "assistant", "system")
+        if said:
+            day, body = session_date(body)
+            date = day or date
         sentences = _sentences(body)
         if role == "tool":  # a result's first line is its outcome; the rest, detail
             sentences = [next((x for x in body.splitlines() if x.strip()), "")]
-        for number, sentence in enumerate(sentences):
-            text = _fragment(sentence)
+        plain_taken = False
+        for sentence in sentences:
+            chatter = said and is_chatter(sentence)
+            text = _fragment(compacted(sentence) if said and not chatter else sentence)
             if not text:
                 continue
-            fact = _fact(text, role, _tool_name(tool) if tool else "", None)
-            if number == 0 or fact.salience.kinds - {"plain", "outcome"}:
-                candidates.append(fact)  # the first sentence, then telling ones
+            if said:
+                text = text.replace(SEPARATORS["en"], ", ").replace(
+                    SEPARATORS["zh"], "\uff0c"
+                )
+            fact = _fact(text, role, _tool_name(tool) if tool else "", None, date)
+            if chatter:  # no fact; a transcript of chatter only keeps its first
+                fallback = fallback or fact
+            elif not plain_taken or fact.salience.kinds - {"plain", "outcome"}:
+                candidates.append(fact)  # the first fact, then telling ones
+                plain_taken = True
         best = sorted(
             range(len(candidates)), key=lambda i: (-candidates[i].salience.score, i)
         )[:MAX_FACTS_PER_ENTRY]
         facts.extend(candidates[i] for i in sorted(best))
+    if not facts and fallback is not None:
+        facts.append(fallback)
     return facts, labelled
 
 
+_SHARED_BULLET = re.compile(
+    f"{re.escape(SEPARATORS['en'])}|{re.escape(SEPARATORS['zh'])}"
+)
 _HEADER_SECTIONS = {
     header: section
     for headers in HEADERS.values()
@@ -292,6 +332,7 @@ def _previous_facts(previous: str) -> tuple[list[Fact], Locale | None]:
     facts: list[Fact] = []
     section: Section = "facts"
     locale: Locale | None = None
+    date = ""
     for raw in body[:SCAN_CHARS].splitlines():
         line = raw.strip()
         if not line or line in _SUFFIX_LINES:
@@ -299,6 +340,11 @@ def _previous_facts(previous: str) -> tuple[list[Fact], Locale | None]:
         if line in _HEADER_SECTIONS:
             section = _HEADER_SECTIONS[line]
             locale = "en" if line.isascii() else "zh"
+            date = ""
+            continue
+        day, rest = session_date(line)
+        if day and not rest:  # a date line: the day of the facts below it
+            date = day
             continue
         if line[:2] in ("- ", "* ", "\u2022 "):
             text = line[2:].strip()
@@ -311,7 +357,10 @@ def _previous_facts(previous: str) -> tuple[list[Fact], Locale | None]:
                 ]
                 tool = match.group("tool") or ""
                 text = text[match.end() :]
-            facts.append(_fact(_fragment(text), role, tool, section))
+            facts.extend(
+                _fact(_fragment(piece), role, tool, section, date)
+                for piece in _SHARED_BULLET.split(text)
+            )
             continue
         facts.extend(  # a foreign summary: its sentences
             _fact(_fragment(sentence), None, "", section)
@@ -325,6 +374,69 @@ def _previous_facts(previous: str) -> tuple[list[Fact], Locale | None]:
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _LATIN = re.compile(r"[A-Za-z]")
+_INSTRUCTIONS_OPEN = f"\n\n<{INSTRUCTIONS_TAG}>\n"
+_INSTRUCTIONS_CLOSE = f"\n</{INSTRUCTIONS_TAG}>"
+_TERM = re.compile(r"[^\W\d_]{3,}|\d[\w.-]*|[\u4e00-\u9fff]{2,}")
+_NOT_TERMS = frozenset(
+    """keep keeps every all any each focus focused focusing include mention mentions
+    summary summaries summarize make sure please always never the and for with about
+    only retain preserve remember note track list everything important details detail
+    information info especially anything things stuff what that this those these
+    from into when where which who how not don't should must also more most""".split()  # noqa: SIM905
+)
+_ZH_NOT_TERMS = re.compile(
+    r"保留|所有|全部|每个|重点|关注|记住|摘要|总结|请|务必|一定|的|和|与"
+)
+
+
+def instructions_of(request: str) -> tuple[str, str]:
+    """Return the request without its host instructions section, and the instructions.
+
+    ``summary_request`` puts the section last; a section quoted anywhere else is
+    text (its tags were disarmed).
+    """
+    if not request.endswith(_INSTRUCTIONS_CLOSE) or _INSTRUCTIONS_OPEN not in request:
+        return request, ""
+    at = request.rfind(_INSTRUCTIONS_OPEN)
+    body = request[at + len(_INSTRUCTIONS_OPEN) : -len(_INSTRUCTIONS_CLOSE)]
+    return request[:at], body
+
+
+def instruction_terms(instructions: str) -> frozenset[str]:
+    """Return the terms of the host's instructions a fact can name (case-folded).
+
+    >>> sorted(instruction_terms("Keep every order number and the Berlin office."))
+    ['berlin', 'number', 'office', 'order']
+    """
+    text = _ZH_NOT_TERMS.sub(" ", instructions.casefold())
+    return frozenset(t for t in _TERM.findall(text) if t not in _NOT_TERMS)
+
+
+def instructed(facts: Sequence[Fact], instructions: str) -> list[Fact]:
+    """Return ``facts``, those naming a term of the instructions ranked higher.
+
+    A fact names a Latin term when one of its words starts with it ("order" in
+    "orders"); a Chinese term anywhere in it.
+    """
+    terms = instruction_terms(instructions)
+    if not terms:
+        return list(facts)
+    latin = [t for t in terms if not _CJK.match(t)]
+    cjk = [t for t in terms if _CJK.match(t)]
+    pattern = re.compile(
+        "|".join([*(rf"(?<!\w){re.escape(t)}" for t in latin), *map(re.escape, cjk)])
+    )
+    return [
+        attrs.evolve(
+            fact,
+            salience=attrs.evolve(
+                fact.salience, score=fact.salience.score + INSTRUCTED_BONUS
+            ),
+        )
+        if pattern.search(fact.text.casefold())
+        else fact
+        for fact in facts
+    ]
 
 
 def _locale_of(
@@ -363,6 +475,7 @@ class ExtractiveSummarizer:
     ) -> None:
         self._count_tokens = count_tokens
         self._context_tokens = context_tokens
+        self._counts: dict[str, int] = {}
 
     def context_length(self, model: str | None = None) -> int | None:
         return self._context_tokens
@@ -377,9 +490,21 @@ class ExtractiveSummarizer:
     ) -> str:
         request = next((m.text for m in reversed(messages) if m.role == "user"), "")
         system = next((m.text for m in messages if m.role == "system"), "")
-        previous, conversation = _sections_of(normalize_text(request))
+        request, instructions = instructions_of(normalize_text(request))
+        previous, conversation = _sections_of(request)
         older, summary_locale = _previous_facts(previous)
-        newer, labelled = _new_facts(conversation)
+        last_day = next((f.date for f in reversed(older) if f.date), "")
+        newer, labelled = _new_facts(conversation, last_day)
         locale = _locale_of(labelled, summary_locale, normalize_text(system))
-        facts = merged_facts(older, newer)
-        return fitted_text(facts, locale, max_tokens, self._count_tokens)
+        facts = instructed(merged_facts(older, newer), instructions)
+        return fitted_text(facts, locale, max_tokens, self._count)
+
+    def _count(self, text: str) -> int:
+        """Return ``count_tokens(text)``, remembered: most facts come back each call."""
+        counts = self._counts
+        found = counts.get(text)
+        if found is None:
+            if len(counts) >= COUNT_CACHE_SIZE:
+                counts.clear()
+            found = counts[text] = self._count_tokens(text)
+        return found

@@ -51,6 +51,14 @@ SPEAKERS: dict[Locale, dict[Role, str]] = {
     },
 }
 COLONS: dict[Locale, str] = {"en": ": ", "zh": "："}
+SEPARATORS: dict[Locale, str] = {"en": "; ", "zh": "；"}
+"""Between facts of one speaker that share a bullet."""
+GROUP_CHARS = 320
+"""The longest bullet that still takes another fact of its speaker."""
+FACT_OVERHEAD_TOKENS = 2
+"""A fact's estimated share of its bullet: the separator or the speaker's label."""
+FILL_SCORE = 6
+"""Past ``LOW_SHARE`` of the budget, only facts scoring at least this are added."""
 
 CONTENT = re.compile(r"[a-z][a-z']+|[\u4e00-\u9fff]")
 VALUE = re.compile(r"\d[\d,.:/-]{0,30}\d|\d")
@@ -78,6 +86,7 @@ class Fact:
     words: frozenset[str] = attrs.field(eq=False)  # content words, for supersession
     measures: tuple[str, ...] = attrs.field(eq=False)  # its quantities and dates
     numbers: tuple[str, ...] = attrs.field(eq=False)  # its other numbers
+    date: str = attrs.field(default="", eq=False)  # the day it was said, if known
 
 
 def _key(text: str) -> str:
@@ -150,16 +159,43 @@ def _line(fact: Fact, locale: Locale) -> str:
     return f"- {speaker}{COLONS[locale]}{fact.text}"
 
 
+def _section_lines(facts: Sequence[Fact], locale: Locale) -> list[str]:
+    """Return one section's lines: each day's line, then its facts' bullets.
+
+    The facts of one day come together, the days in the order they first appear;
+    consecutive facts of one speaker share a bullet, ``SEPARATORS`` between them,
+    while it stays within ``GROUP_CHARS``.
+    """
+    lines: list[str] = []
+    date = ""
+    speaker: tuple[Role | None, str] | None = None
+    separator = SEPARATORS[locale]
+    days: dict[str, list[Fact]] = {}  # each day once, at its first fact's place
+    for fact in facts:
+        days.setdefault(fact.date, []).append(fact)
+    for fact in (fact for same_day in days.values() for fact in same_day):
+        if fact.date and fact.date != date:
+            lines.append(f"[{fact.date}]")
+            date, speaker = fact.date, None
+        who = (fact.role, fact.tool)
+        if who == speaker and len(lines[-1]) + len(fact.text) < GROUP_CHARS:
+            lines[-1] += separator + fact.text
+        else:
+            lines.append(_line(fact, locale))
+            speaker = who
+    return lines
+
+
 def _render(facts: Sequence[Fact], alive: Sequence[bool], locale: Locale) -> str:
     blocks = []
     for section, header in HEADERS[locale].items():
-        lines = [
-            _line(fact, locale)
+        kept = [
+            fact
             for fact, keep in zip(facts, alive, strict=True)
             if keep and fact.section == section
         ]
-        if lines:
-            blocks.append("\n".join([header, *lines]))
+        if kept:
+            blocks.append("\n".join([header, *_section_lines(kept, locale)]))
     return "\n".join(blocks)
 
 
@@ -181,7 +217,7 @@ def fitted_text(
         range(len(facts)),
         key=lambda i: (scores[i], i if scores[i] < HIGH_SCORE else -i),
     )
-    costs = [count_tokens(_line(fact, locale) + "\n") for fact in facts]
+    costs = [count_tokens(fact.text) + FACT_OVERHEAD_TOKENS for fact in facts]
     header_costs = {s: count_tokens(h + "\n") for s, h in HEADERS[locale].items()}
     in_section = dict.fromkeys(header_costs, 0)
     for fact in facts:
@@ -204,12 +240,18 @@ def fitted_text(
     salient = any(scores[i] > 0 for i in order[dropped:])
     while dropped < len(facts) - 1 and (  # the last fact stays while it fits
         (salient and scores[order[dropped]] == 0)  # chatter, when anything else is left
-        or (total > max_tokens * LOW_SHARE and scores[order[dropped]] < HIGH_SCORE)
+        or (total > max_tokens * LOW_SHARE and scores[order[dropped]] < FILL_SCORE)
     ):
         drop_next()
     text = _render(facts, alive, locale)
-    while text and count_tokens(text) > max_tokens:  # joins can merge tokens
-        drop_next()
+    while text:  # speakers, dates and joins are only known once rendered
+        over = count_tokens(text) - max_tokens
+        if over <= 0:
+            break
+        freed = 0
+        while freed < over and dropped < len(facts):
+            freed += costs[order[dropped]]
+            drop_next()
         text = _render(facts, alive, locale)
     return text or _squeezed(_line(facts[order[-1]], locale), max_tokens, count_tokens)
 

@@ -23,7 +23,7 @@ Role = Literal["user", "assistant", "system", "call", "tool"]
 WEIGHTS: dict[Kind, int] = {
     "identifier": 8, "contact": 8, "path": 8, "date": 7, "decision": 7,
     "constraint": 7, "name": 7, "quantity": 6, "error": 6, "goal": 5, "task": 4,
-    "proper": 6, "number": 3, "personal": 3, "outcome": 3, "question": 2, "plain": 1,
+    "proper": 6, "number": 3, "personal": 5, "outcome": 3, "question": 2, "plain": 1,
     "listing": 0,
 }  # fmt: skip
 ROLE_BONUS: dict[Role | None, int] = {
@@ -125,6 +125,21 @@ def _cue(english: str, chinese: str) -> re.Pattern[str]:
     return re.compile(rf"\b(?:{english})\b|{chinese}" if english else chinese)
 
 
+_SPECIFIC: frozenset[Kind] = IDENTIFYING | {"identifier", "proper", "number"}
+_FIRST_PERSON = re.compile(r"\b(?:i|we|my|our|me|us|i'm|i've|i'll|we'll)\b")
+# Advice and encouragement to the other person, or a guess about them: no rule.
+_ADVICE = re.compile(
+    r"\byou(?:r|rs|rself|'re|'ll|'ve)?\b|^(?:don't|do not|never|keep|remember|stay|"
+    r"believe|have faith|enjoy|take)\b|\bmust(?:'ve| have)?(?: been| be)?\b"
+)
+# What a person did, has or plans; a compacted fact opens with it ("went to …").
+_DOING = (
+    r"(?:prefer|like|love|hate|dislike|enjoy|live|work|am|have|own|use|\w{2,}ed|"
+    r"went|got|took|made|saw|met|began|bought|found|won|lost|ran|read|wrote|gave|"
+    r"did|left|grew|drew|flew|sang|became|taught|built|sold|kept|brought|caught|"
+    r"felt|heard|spent|paid|rode|swam|broke|chose|fell|wore|do|go|play|plan|want|"
+    r"volunteer|teach|study|collect|paint|write|run|had|been)"
+)
 # Cues are matched in lower case, with typographic apostrophes made plain.
 _CUES: tuple[tuple[Kind, re.Pattern[str]], ...] = (
     (
@@ -163,6 +178,7 @@ _CUES: tuple[tuple[Kind, re.Pattern[str]], ...] = (
         _cue(
             r"i (?:want|need|would like|am trying|am looking for|plan|hope|wish)|"
             r"i'd like|i'm (?:trying|looking for|planning)|help me|my goal|"
+            r"^(?:want|need|trying|looking for|planning|hoping) to|"
             r"(?:we|i) (?:need|want) to",
             "我想|我要|我需要|我打算|我希望|我准备|帮我|目标",
         ),
@@ -186,8 +202,9 @@ _CUES: tuple[tuple[Kind, re.Pattern[str]], ...] = (
     (
         "personal",
         _cue(
-            r"(?:i|we) (?:prefer|like|love|hate|dislike|enjoy|live|work|am|have|own|"
-            r"use)|i'm|i've|my|our|favou?rite",
+            rf"(?:i|we) (?:(?:just|also|finally|recently|already|even|still|"
+            rf"really|have|had|'ve) )?{_DOING}|^{_DOING}|i'm|i've|my|our|"
+            r"favou?rite",
             "我(?:叫|是|喜欢|偏好|讨厌|住|在|有|的|们的)|名字|偏好|喜欢",
         ),
     ),
@@ -219,14 +236,21 @@ class Salience:
 
 
 def score(kinds: frozenset[Kind], role: Role | None) -> int:
-    """Return the score of a fragment of ``kinds`` said by ``role`` (0: chatter)."""
+    """Return the score of a fragment of ``kinds`` said by ``role`` (0: chatter).
+
+    What a person says of themselves scores alike from either side of a chat: in a
+    two-person conversation the assistant role is a person too.
+    """
     if not kinds:
         return 0  # chatter
     weights = sorted((WEIGHTS[k] for k in kinds if k != "listing"), reverse=True)
     extra = min(sum(1 for weight in weights[1:] if weight >= 3), 3)
     if "listing" in kinds:
         return 1  # one hit of a tool's many: detail, whatever it holds
-    return max(weights[0] + extra + ROLE_BONUS[role], 1)
+    bonus = ROLE_BONUS[role]
+    if role == "assistant" and "personal" in kinds:
+        bonus = ROLE_BONUS["user"]
+    return max(weights[0] + extra + bonus, 1)
 
 
 def _names(text: str) -> Iterator[tuple[Kind, str]]:
@@ -270,6 +294,13 @@ def salience_of(text: str, role: Role | None = "user") -> Salience:
         kinds.update(kind for kind, cue in _CUES if cue.search(lowered))
         if role not in ("user", None):
             kinds -= {"goal", "question"}  # only the user sets goals
+        if (
+            kinds & {"constraint", "task"}
+            and not kinds & _SPECIFIC
+            and _ADVICE.search(lowered)
+            and not _FIRST_PERSON.search(lowered)
+        ):
+            kinds -= {"constraint", "task"}  # advice: "don't give up", "must be fun"
         kinds.add("outcome" if role == "tool" else "plain")
         if role == "tool" and _LIST_ITEM.match(text):
             kinds.add("listing")  # one hit of many: no outcome of its own
