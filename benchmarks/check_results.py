@@ -22,7 +22,10 @@ EXPECTED = (
     "stores",
     "engine_cpu",
     "facts",
+    "quality",
 )
+QUALITY_TEXTS = ("summary", "summary+active", "lead", "tail", "keep_last", "chance")
+QUALITY_CHECKPOINTS = ("25%", "50%", "75%", "100%")
 ENGINE_CPU_KEYS = {
     "hot_path_cpu": (
         "saving_us_per_turn",
@@ -167,6 +170,51 @@ def _facts_report(report: object, quick: bool) -> list[str]:
     return problems
 
 
+def _quality_shares(where: str, shares: object) -> list[str]:
+    """Return the problems of one view: every text's kept/of share."""
+    if not isinstance(shares, dict):
+        return [f"{where}: not a table"]
+    problems = []
+    totals = set()
+    for text in QUALITY_TEXTS:
+        share = shares.get(text)
+        if not isinstance(share, dict) or not {"kept", "of", "share"} <= share.keys():
+            problems.append(f"{where}: no {text} figures")
+        elif not 0 <= share["kept"] <= share["of"]:
+            problems.append(f"{where}: {text} kept more than it had")
+        else:
+            totals.add(share["of"])
+    if len(totals) > 1:
+        problems.append(f"{where}: the texts were scored on different questions")
+    return problems
+
+
+def _quality(results: list[object]) -> list[str]:
+    """Return the problems of the quality report: runs, views, counts."""
+    report = results[0]
+    if not isinstance(report, dict) or not isinstance(report.get("runs"), list):
+        return ["quality: no runs"]
+    problems = []
+    if [run.get("budget_factor") for run in report["runs"]] != [1, 4]:
+        problems.append("quality: expected runs at 1x and 4x the budget")
+    for run in report["runs"]:
+        where = f"quality x{run.get('budget_factor')}"
+        if run.get("summarizer_calls", 0) < 1:
+            problems.append(f"{where}: no summarizer call")
+        problems += _quality_shares(f"{where} end", run.get("headline"))
+        if run.get("headline", {}).get("summary", {}).get("of", 0) < 1:
+            problems.append(f"{where}: no question scored")
+        points = run.get("checkpoints", {})
+        if list(points) != list(QUALITY_CHECKPOINTS):
+            problems.append(f"{where}: checkpoints {list(points)}")
+        for name, shares in points.items():
+            problems += _quality_shares(f"{where} at {name}", shares)
+        for view in ("categories", "speakers"):
+            for name, shares in run.get(view, {}).items():
+                problems += _quality_shares(f"{where} {name}", shares)
+    return problems
+
+
 def _selected(directory: Path) -> tuple[str, ...]:
     manifest = directory / "run.json"
     if not manifest.exists():
@@ -199,6 +247,8 @@ def check(directory: Path) -> list[str]:
             problems += _engine_cpu(results, payload.get("quick") is True)
         if name == "facts":
             problems += _facts(results, payload.get("quick") is True)
+        if name == "quality":
+            problems += _quality(results)
     return problems
 
 

@@ -17,6 +17,7 @@ import engine_cpu
 import engine_load
 import facts
 import hot_path
+import quality
 import stores
 from report import print_table, write_json
 
@@ -30,6 +31,7 @@ BENCHMARKS = {
     "stores": stores.run,
     "engine_cpu": engine_cpu.run,
     "facts": facts.run,
+    "quality": quality.run,
 }
 
 
@@ -49,6 +51,8 @@ def _rows(name: str, results: list[dict]) -> list[dict]:
         return engine_cpu.rows(results)
     if name == "facts":
         return facts.rows(results)
+    if name == "quality":
+        return quality.rows(results)
     if name == "stores":
         return [
             {
