@@ -65,14 +65,15 @@ from .fitting import (
 )
 from .fitting import STOP as _STOP
 from .fitting import VALUE as _VALUE
-from .salience import SENTENCE_END as _SENTENCE_END
 from .salience import (
+    LIST_ITEM,
     SPANS,
     WEIGHTS,
     Role,
     Salience,
     salience_of,
 )
+from .salience import SENTENCE_END as _SENTENCE_END
 
 __all__ = [
     "HIGH_SCORE",
@@ -91,6 +92,7 @@ INSTRUCTED_BONUS = HIGH_SCORE
 ENTRY_CHARS = 65_536  # read of one message: about the 16k-token context it reports
 SCAN_CHARS = 262_144  # read of one whole request
 MAX_FACTS_PER_ENTRY = 16
+MAX_TOOL_LINES = 8  # a tool result's lines read: its outcome and what follows it
 
 
 def utf8_bytes(text: str) -> int:
@@ -275,7 +277,13 @@ def _new_facts(
             date = day or date
         sentences = _sentences(body)
         if role == "tool":  # a result's first line is its outcome; the rest, detail
-            sentences = [next((x for x in body.splitlines() if x.strip()), "")]
+            lines = [x for x in body.splitlines() if x.strip()]
+            sentences = (
+                lines[:1]
+                + [  # and a later line that names something
+                    x for x in lines[1:MAX_TOOL_LINES] if not LIST_ITEM.match(x.strip())
+                ]
+            )
         plain_taken = False
         for sentence in sentences:
             chatter = said and is_chatter(sentence)

@@ -64,6 +64,7 @@ _SPAN_PATTERNS: tuple[tuple[Kind, str], ...] = (
     ("date", r"\d{4}年\d{1,2}月(?:\d{1,2}[日号])?|\d{1,2}月\d{1,2}[日号]"),
     ("date", r"\b\d{1,2}:\d{2}(?: ?(?:am|pm|AM|PM|UTC|GMT))?\b"),
     ("date", r"\b\d{1,2} ?(?:am|pm)\b"),
+    ("identifier", r"(?<![\w#])\d{3,12}#[A-Za-z0-9]{0,4}"),  # a door code: 4821#B
     ("identifier", r"#\d{3,20}\b"),
     ("identifier", r"\b[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}\b"),
     ("identifier", r"\b[A-Z][A-Z0-9]{0,20}(?:[-_][A-Z0-9]{1,20}){1,6}\b"),
@@ -111,7 +112,7 @@ _CJK_NAME = re.compile(
 _CJK_PLACE = re.compile(
     r"(?<![正现存实所])(?:在|到|去|来自|位于|住在|搬到|飞往|前往)"
     r"([\u4e00-\u9fff]{2,4}?)"
-    r"(?=[，。！？、；]|举办|举行|工作|生活|开会|见面|出差|旅行|旅游|的办公室)"
+    r"(?=[，。！？、；]|$|举办|举行|工作|生活|开会|见面|出差|旅行|旅游|的办公室)"
 )
 _NOT_NAMES = frozenset(
     """I The This That These Those It We You They He She My Our Your Not Just Sorry
@@ -222,7 +223,7 @@ _CHATTER = _cue(
     "|太好了|太棒了|再见|哈哈+|是的|当然",
 )
 SENTENCE_END = re.compile(r"(?<=[^\d\s][.!?])\s+|(?<=[\u3002\uff01\uff1f])")
-_LIST_ITEM = re.compile(r"(?:[-*\u2022]|\d{1,3}[.)])\s|\d{1,3}、")
+LIST_ITEM = re.compile(r"(?:[-*\u2022]|\d{1,3}[.)])\s|\d{1,3}、")
 _WORDY = re.compile(r"[^\W_]")
 
 
@@ -302,7 +303,7 @@ def salience_of(text: str, role: Role | None = "user") -> Salience:
         ):
             kinds -= {"constraint", "task"}  # advice: "don't give up", "must be fun"
         kinds.add("outcome" if role == "tool" else "plain")
-        if role == "tool" and _LIST_ITEM.match(text):
+        if role == "tool" and LIST_ITEM.match(text):
             kinds.add("listing")  # one hit of many: no outcome of its own
         if len(kinds) > 1:
             kinds -= {"outcome", "plain"}  # the fallback kinds, when nothing else

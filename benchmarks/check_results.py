@@ -96,17 +96,21 @@ FACT_KINDS = (
     "constraint",
     "tool_outcome",
 )
+HARD_FACT_KINDS = ("assistant_fact", "corrected", "long_message", "tool_detail")
+HARD_EARLY_MESSAGES = 80  # the harder generator's facts and corrections come later
 FACTS_MIN_COMPRESSIONS = 5  # per conversation: what the benchmark is built to reach
 FACTS_EARLY_MESSAGES = 35
 FACTS_CONVERSATIONS = {True: 2, False: 4}  # per locale, quick and full
 
 
-def _facts_retention(name: str, shares: object, planted_total: int) -> list[str]:
+def _facts_retention(
+    name: str, shares: object, planted_total: int, kinds: tuple[str, ...] = FACT_KINDS
+) -> list[str]:
     """Return the problems of one locale's (or the overall) retention table."""
     if not isinstance(shares, dict):
         return [f"facts {name}: no retention table"]
     problems = []
-    for kind in (*FACT_KINDS, "all"):
+    for kind in (*kinds, "all"):
         share = shares.get(kind)
         if not isinstance(share, dict) or not {"retained", "planted"} <= share.keys():
             problems.append(f"facts {name}: no {kind} figures")
@@ -117,7 +121,7 @@ def _facts_retention(name: str, shares: object, planted_total: int) -> list[str]
     return problems
 
 
-def _facts_conversation(row: object) -> list[str]:
+def _facts_conversation(row: object, hard: bool = False) -> list[str]:
     """Return the problems of one conversation: size, compressions, early facts."""
     if not isinstance(row, dict) or not isinstance(row.get("facts"), list):
         return ["facts: a conversation is not an object with facts"]
@@ -127,17 +131,19 @@ def _facts_conversation(row: object) -> list[str]:
         problems.append(f"{label}: fewer than 100 messages")
     if row.get("compressions", 0) + row.get("degraded", 0) < FACTS_MIN_COMPRESSIONS:
         problems.append(f"{label}: fewer than {FACTS_MIN_COMPRESSIONS} compressions")
-    if any(f.get("message_index", -1) >= FACTS_EARLY_MESSAGES for f in row["facts"]):
+    early = HARD_EARLY_MESSAGES if hard else FACTS_EARLY_MESSAGES
+    if any(f.get("message_index", -1) >= early for f in row["facts"]):
         problems.append(f"{label}: a fact planted late")
-    if {f.get("kind") for f in row["facts"]} != set(FACT_KINDS):
+    kinds = set(FACT_KINDS) | (set(HARD_FACT_KINDS) if hard else set())
+    if {f.get("kind") for f in row["facts"]} != kinds:
         problems.append(f"{label}: not every kind of fact planted")
     return problems
 
 
 def _facts(results: list[object], quick: bool) -> list[str]:
     """Return the problems of the facts reports (offline, then forgetful + pins)."""
-    if len(results) != 2:
-        return ["facts: expected two reports (offline, forgetful + pins)"]
+    if len(results) != 3:
+        return ["facts: expected three reports (offline, forgetful + pins, hard)"]
     return [problem for report in results for problem in _facts_report(report, quick)]
 
 
@@ -153,9 +159,11 @@ def _facts_report(report: object, quick: bool) -> list[str]:
     if missing:
         return [f"facts: missing {', '.join(missing)}"]
     conversations = report["conversations"]
+    hard = report.get("generator") == "hard"
+    kinds = (*FACT_KINDS, *HARD_FACT_KINDS) if hard else FACT_KINDS
     problems = []
     for row in conversations:
-        problems += _facts_conversation(row)
+        problems += _facts_conversation(row, hard)
     if problems:
         return problems
     per_locale = FACTS_CONVERSATIONS[quick]
@@ -164,9 +172,11 @@ def _facts_report(report: object, quick: bool) -> list[str]:
         if len(mine) != per_locale:
             problems.append(f"facts {locale}: {len(mine)} conversations")
         planted = sum(len(r["facts"]) for r in mine)
-        problems += _facts_retention(locale, report["retention"].get(locale), planted)
+        problems += _facts_retention(
+            locale, report["retention"].get(locale), planted, kinds
+        )
     total = sum(len(r["facts"]) for r in conversations)
-    problems += _facts_retention("all", report["retention"].get("all"), total)
+    problems += _facts_retention("all", report["retention"].get("all"), total, kinds)
     return problems
 
 

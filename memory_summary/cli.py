@@ -302,6 +302,7 @@ def _stats_parser(
 
 def _facts(args: argparse.Namespace) -> int:
     from .facts import LOCALES, Locale, run_facts
+    from .quality.hard_facts import HARD
 
     config = _load_config(args)
     llm = None
@@ -324,6 +325,7 @@ def _facts(args: argparse.Namespace) -> int:
             locales=locales,
             config=config,
             progress=None if args.quiet else progress,
+            generator=HARD if args.generator == "hard" else None,
         )
     except TimeoutError as exc:
         print(f"memory-summary: facts: {exc}", file=sys.stderr)
@@ -542,6 +544,13 @@ def _facts_parser(
     )
     facts.add_argument(
         "--locale", choices=("en", "zh", "both"), default="both", help="(both)"
+    )
+    facts.add_argument(
+        "--generator",
+        choices=("standard", "hard"),
+        default="standard",
+        help="hard: also facts the assistant states, corrected values, a code deep "
+        "in a long message and a tool result's second line (standard)",
     )
     facts.add_argument("--json", action="store_true", help="print the report as JSON")
     facts.add_argument("--quiet", action="store_true", help="no progress lines")
