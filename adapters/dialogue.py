@@ -1,10 +1,12 @@
 """Rules of the offline summarizer for what people say: chatter, compaction, dates.
 
-- Chatter: a sentence is chatter when, once its interjections ("wow", "haha", "好的"),
-  greetings ("hey", "long time no see"), forms of address ("…, Mel!") and emoji are
-  set aside, fewer than ``MIN_CONTENT_WORDS`` content words are left (words that are
-  not function words nor praise such as "amazing", "awesome"), and it names no digit.
-  A CJK sentence needs ``MIN_CONTENT_CJK`` such characters. Praise, thanks and
+- Chatter: a question to the other ("…you…?") is chatter unless it names a number,
+  an address, a path or an id; so is a sentence that, once its interjections
+  ("wow", "haha", "好的"), greetings ("hey", "long time no see"), forms of address
+  ("…, Mel!") and emoji are set aside, has fewer than ``MIN_CONTENT_WORDS`` content
+  words left (words that are not function words nor praise such as "amazing") and
+  does not speak of its speaker ("I have a cat" is a fact), nor a number. A CJK
+  sentence needs ``MIN_CONTENT_CJK`` such characters. Praise, thanks and
   acknowledgements carry no fact, and keeping them spent the budget.
 - Compaction: a kept sentence loses the same openers and forms of address, the
   filler words (``FILLER``: "really", "so", "just", articles, 真的, 非常 …), emoji
@@ -53,7 +55,8 @@ _FILLER_WORDS = (
     "definitely|honestly|literally|basically|absolutely|truly|um|uh|"
     "kind of|sort of|you know|i mean|i'm|i am|"
     "i(?! will| would| had| need| want)|my|myself|am|is|are|was|were|be|been|"
-    "being|it's|it is|that's|also|"
+    "being|it's|it is|that's|also|to|of|for|and|that|this|it|its|there|about|"
+    "some|which|who|got to|gonna|going to|"
     "finally|recently|currently|lately|still|even|already|always"
 )
 # Whole words: never a piece of a path, an address or an id ("/srv/a/a.py").
@@ -73,6 +76,7 @@ _CLAUSE_BREAK = re.compile(
 _SPACES = re.compile(r"\s{2,}")
 _WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+_ASKS_OTHER = re.compile(r"\byou(?:r|rs|rself)?\b[^.!?]*\?\s*$")
 _OWN = re.compile(r"\b(?:i|i'm|i've|i'd|my|we|we're|we've|our)\b")
 _DATE_PREFIX = re.compile(r"^\[([^\[\]\n]{4,40})\]\s*")
 _DATE_LIKE = re.compile(r"\d")
@@ -150,6 +154,8 @@ def is_chatter(sentence: str) -> bool:
         return True
     if any(c.isdigit() or c in "@/#" for c in text):
         return False  # a number, an address, a path or an id: never chatter
+    if _ASKS_OTHER.search(text.lower()):
+        return True  # a question to the other: their answer holds the fact
     words = content_words(text)
     if len(words) >= MIN_CONTENT_WORDS or (words and _OWN.search(text.lower())):
         return False  # "I have a cat": one content word is enough about oneself

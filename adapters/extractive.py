@@ -86,6 +86,7 @@ __all__ = [
 
 LABEL = "extractive (offline, not an LLM)"
 LINE_CHARS = 160
+SAID_CHARS = 80  # a compacted sentence: its content words, around what matters
 COUNT_CACHE_SIZE = 8192
 INSTRUCTED_BONUS = HIGH_SCORE
 """What naming a term of the host's instructions adds to a fact's score."""
@@ -146,8 +147,8 @@ _FENCE_ONLY = re.compile(
 )
 
 
-def _fragment(sentence: str) -> str:
-    """Return ``sentence`` as one line of at most LINE_CHARS, around what matters.
+def _fragment(sentence: str, limit: int = LINE_CHARS) -> str:
+    """Return ``sentence`` as one line of at most ``limit`` chars, around what matters.
 
     A longer sentence is cut to a window that starts shortly before its first match
     of the weightiest kind it holds.
@@ -155,17 +156,17 @@ def _fragment(sentence: str) -> str:
     text = " ".join(sentence.split())
     if _FENCE_ONLY.match(text):  # a disarmed fence tag quoted in a message: no fact
         return ""
-    if len(text) <= LINE_CHARS:
+    if len(text) <= limit:
         return text
     found = ((WEIGHTS[kind], pattern.search(text)) for kind, pattern in SPANS)
     spans = [(-weight, match.start()) for weight, match in found if match]
     at = min(spans, default=(0, 0))[1]
     start = max(at - 30, 0)
     if start == 0:
-        return cut_chars(text, LINE_CHARS)
+        return cut_chars(text, limit)
     space = text.find(" ", start, at)
     start = space + 1 if space >= 0 else start
-    return "\u2026" + cut_chars(text[start:], LINE_CHARS - 1)
+    return "\u2026" + cut_chars(text[start:], limit - 1)
 
 
 def _sentences(body: str) -> list[str]:
@@ -287,7 +288,11 @@ def _new_facts(
         plain_taken = False
         for sentence in sentences:
             chatter = said and is_chatter(sentence)
-            text = _fragment(compacted(sentence) if said and not chatter else sentence)
+            text = (
+                _fragment(compacted(sentence), SAID_CHARS)
+                if said and not chatter
+                else _fragment(sentence)
+            )
             if not text:
                 continue
             if said:
