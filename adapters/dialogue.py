@@ -54,7 +54,7 @@ _FILLER_WORDS = (
     "a|an|the|really|so|very|just|actually|totally|super|pretty|quite|kinda|"
     "definitely|honestly|literally|basically|absolutely|truly|um|uh|"
     "kind of|sort of|you know|i mean|i'm|i am|"
-    "i(?! will| would| had| need| want)|my|myself|am|is|are|was|were|be|been|"
+    "my|myself|am|is|are|was|were|be|been|"
     "being|it's|it is|that's|also|to|of|for|and|that|this|it|its|there|about|"
     "some|which|who|got to|gonna|going to|"
     "finally|recently|currently|lately|still|even|already|always"
@@ -63,6 +63,9 @@ _FILLER_WORDS = (
 FILLER = re.compile(
     rf"(?<![\w'\-/.@:#])(?:{_FILLER_WORDS})(?![\w'\-/.@:#])\s*", re.IGNORECASE
 )
+# The speaker's "I" opening a sentence: the line names its speaker. Elsewhere it
+# stays ("yesterday I joined …" tells who did it).
+_OPENING_I = re.compile(r"^i\s+(?!will|would|had|need|want)(?=\w)", re.IGNORECASE)
 _ZH_FILLER = re.compile(r"真的|非常|特别|其实|就是|有点|一下|挺|蛮|超级|好像")
 _PUNCT_RUN = re.compile(r"([!?.])[!?.]+(?=\s|$)")
 _SPACE_BEFORE = re.compile(r"\s+([,;:!?.])(?=\s|$)")
@@ -174,10 +177,12 @@ def _clauses(text: str) -> list[str]:
 def compacted(sentence: str) -> str:
     """Return a kept sentence as its content words (module docstring: compaction).
 
-    >>> compacted("Wow, Mel! I just started doing aerial yoga, it's really fun!!")
-    'I started doing aerial yoga'
+    >>> compacted("Wow, I just started doing aerial yoga, it's really fun!!")
+    'started doing aerial yoga'
     >>> compacted("This necklace is super special to me - a gift from my grandma.")
-    'This necklace special to me - gift from my grandma'
+    'necklace special me - gift from grandma'
+    >>> compacted("Yesterday I joined a gym.")
+    'Yesterday I joined gym'
     """
     text = _stripped(sentence, address=False)
     if not text:
@@ -186,6 +191,7 @@ def compacted(sentence: str) -> str:
     telling = [c for c in clauses if content_words(c)]
     text = "".join(telling or clauses)
     text = FILLER.sub("", text)
+    text = _OPENING_I.sub("", text)
     text = _ZH_FILLER.sub("", text)
     text = _PUNCT_RUN.sub(r"\1", text)
     text = _SPACE_BEFORE.sub(r"\1", _SPACES.sub(" ", text))

@@ -114,6 +114,9 @@ _CJK_PLACE = re.compile(
     r"([\u4e00-\u9fff]{2,4}?)"
     r"(?=[，。！？、；]|$|举办|举行|工作|生活|开会|见面|出差|旅行|旅游|的办公室)"
 )
+_TITLE = re.compile(
+    r"[\"\u201c\u300c\u300a]([A-Z0-9\u4e00-\u9fff][^\"\u201d\u300d\u300b\n]{1,60})[\"\u201d\u300d\u300b]"
+)
 _NOT_NAMES = frozenset(
     """I The This That These Those It We You They He She My Our Your Not Just Sorry
     Please Thanks Hi Hello Hey Yes No Ok Okay And But So If When Then Here There What
@@ -266,6 +269,8 @@ def _names(text: str) -> Iterator[tuple[Kind, str]]:
     for match in _PROPER.finditer(text):
         if match.group() not in _NOT_NAMES:
             yield "proper", match.group()
+    for match in _TITLE.finditer(text):
+        yield "proper", match.group(1)  # a quoted title: "Dune", 「三体」
     for match in _CJK_NAME.finditer(text):
         yield "name", match.group(1)
     for match in _CJK_PLACE.finditer(text):
