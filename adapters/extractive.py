@@ -287,7 +287,10 @@ def _new_facts(
             )
         plain_taken = False
         for sentence in sentences:
-            chatter = said and is_chatter(sentence)
+            chatter = said and (
+                is_chatter(sentence)
+                or (role == "assistant" and sentence.rstrip().endswith("?"))
+            )  # the assistant's questions: the answer holds what matters
             text = (
                 _fragment(compacted(sentence), SAID_CHARS)
                 if said and not chatter

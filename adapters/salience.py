@@ -136,6 +136,13 @@ _ADVICE = re.compile(
     r"\byou(?:r|rs|rself|'re|'ll|'ve)?\b|^(?:don't|do not|never|keep|remember|stay|"
     r"believe|have faith|enjoy|take)\b|\bmust(?:'ve| have)?(?: been| be)?\b"
 )
+# Words that make a rule without a number or a name ("must", "deadline"); "don't",
+# "never", "only" and "always" need one ("never deploy on Fridays").
+_RULE = re.compile(
+    r"\b(?:must|mustn't|required|requires|mandatory|deadline|budget|allergic|"
+    r"limit|maximum|minimum|strictly|forbidden|at (?:most|least)|no (?:more|later|"
+    r"earlier|less) than)\b"
+)
 # What a person did, has or plans; a compacted fact opens with it ("went to …").
 _DOING = (
     r"(?:prefer|like|love|hate|dislike|enjoy|live|work|am|have|own|use|\w{2,}ed|"
@@ -172,7 +179,8 @@ _CUES: tuple[tuple[Kind, re.Pattern[str]], ...] = (
         _cue(
             r"error|errors|errored|fail|fails|failed|failing|failure|exception|"
             r"traceback|crash|crashed|crashes|timeout|timed out|refused|denied|"
-            r"not found|broken|bug|warning|invalid|unable|can't|cannot|doesn't work|"
+            r"not found|broken|bug|warning|invalid|unable|can't(?! wait)|cannot|"
+            r"doesn't work|"
             r"does not work",
             "错误|失败|异常|报错|崩溃|超时|无法|找不到|故障|出错|警告|无效",
         ),
@@ -307,6 +315,13 @@ def salience_of(text: str, role: Role | None = "user") -> Salience:
             and not _FIRST_PERSON.search(lowered)
         ):
             kinds -= {"constraint", "task"}  # advice: "don't give up", "must be fun"
+        if (
+            "constraint" in kinds
+            and not kinds & _SPECIFIC
+            and not _RULE.search(lowered)
+            and text.isascii()
+        ):
+            kinds.discard("constraint")  # "never give up", "don't they?": no rule
         kinds.add("outcome" if role == "tool" else "plain")
         if role == "tool" and LIST_ITEM.match(text):
             kinds.add("listing")  # one hit of many: no outcome of its own
