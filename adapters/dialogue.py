@@ -45,6 +45,12 @@ _ZH_OPENER = re.compile(
 )
 # ", Mel!" or " Mel!" closing a sentence: addressing the other speaker by name.
 _VOCATIVE_END = re.compile(r",\s*[A-Z][a-z]{1,20}\s*(?=[!.?]*\s*$)")
+# ", Mel!" closing a sentence, unless a place is being named ("…my home country,
+# Sweden", "…the city, Paris").
+_ADDRESS_END = re.compile(
+    r"(?<!country)(?<!city)(?<!town)(?<!state)(?<!island)(?<!capital)"
+    r",\s*[A-Z][a-z]{1,20}\s*[!.?]*\s*$"
+)
 _VOCATIVE_START = re.compile(r"^[A-Z][a-z]{1,20}[,!]\s+(?=[A-Za-z])")
 _EMOJI = re.compile(
     "[\u2600-\u27bf\U0001f000-\U0001faff\u2b00-\u2bff\ufe0f\u200d]+|"
@@ -79,6 +85,13 @@ _CLAUSE_BREAK = re.compile(
 _SPACES = re.compile(r"\s{2,}")
 _WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+_COURTESY = re.compile(
+    r"(?:thanks|thank you|thx|glad|so glad|i'm (?:so )?glad|congrats|congratulations|"
+    r"good luck|best of luck|happy for you|so happy for you|proud of you|"
+    r"(?:i )?hope (?:you|it|that|your)|can't wait|sounds (?:like|great|good|fun)|"
+    r"that sounds|that's (?:so |really )?(?:great|awesome|amazing|cool|nice|"
+    r"wonderful|lovely|fantastic)|you're (?:so |the )|take care|have fun|enjoy)\b"
+)
 _ASKS_OTHER = re.compile(r"\byou(?:r|rs|rself)?\b[^.!?]*\?\s*$")
 _OWN = re.compile(r"\b(?:i|i'm|i've|i'd|my|we|we're|we've|our)\b")
 _DATE_PREFIX = re.compile(r"^\[([^\[\]\n]{4,40})\]\s*")
@@ -157,6 +170,8 @@ def is_chatter(sentence: str) -> bool:
         return True
     if any(c.isdigit() or c in "@/#" for c in text):
         return False  # a number, an address, a path or an id: never chatter
+    if _COURTESY.match(text.lower().replace("\u2019", "'")):
+        return True  # thanks, wishes and praise, whatever follows
     if _ASKS_OTHER.search(text.lower()):
         return True  # a question to the other: their answer holds the fact
     words = content_words(text)
@@ -187,6 +202,7 @@ def compacted(sentence: str) -> str:
     text = _stripped(sentence, address=False)
     if not text:
         return sentence.strip()
+    text = _ADDRESS_END.sub("", text).strip() or text
     clauses = _clauses(text)
     telling = [c for c in clauses if content_words(c)]
     text = "".join(telling or clauses)
