@@ -123,3 +123,31 @@ def test_bad_instructions_are_clear_errors(store):
         SummaryConfig.from_mapping({"summaryInstructions": "k"}).summary_instructions
         == "k"
     )
+
+
+def test_the_offline_summarizer_keeps_a_line_naming_an_instructed_term(store):
+    from memory_summary import Message
+
+    def fill_museums(sid):
+        for i in range(80):
+            text = (
+                "the parking spot is behind the bakery."
+                if i == 3
+                else f"I visited the Ostra museum {i} times."
+            )
+            store.save_message(
+                sid, Message("user" if i % 2 == 0 else "assistant", text)
+            )
+
+    fill_museums("plain")
+    fill_museums("told")
+    config = SummaryConfig(summary_token_ratio=0.01)  # the 512-token floor
+    with SummaryEngine(store, config=config) as engine:
+        engine.compress("plain").result(timeout=BOUND_S)
+        engine.compress("told", instructions="Keep the parking.").result(
+            timeout=BOUND_S
+        )
+        plain, told = engine.summary("plain").text, engine.summary("told").text
+
+    assert "parking" not in plain
+    assert "parking spot" in told
