@@ -33,6 +33,7 @@ and keeps *facts*: short fragments quoted from the messages, each ranked by sali
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator, Sequence
 
@@ -88,6 +89,7 @@ LABEL = "extractive (offline, not an LLM)"
 LINE_CHARS = 160
 SAID_CHARS = 80  # a compacted sentence: its content words, around what matters
 COUNT_CACHE_SIZE = 8192
+FACT_CACHE_SIZE = 8192
 INSTRUCTED_BONUS = HIGH_SCORE
 """What naming a term of the host's instructions adds to a fact's score."""
 ENTRY_CHARS = 65_536  # read of one message: about the 16k-token context it reports
@@ -111,6 +113,7 @@ def _section_of(salience: Salience) -> Section:
     return "facts"
 
 
+@functools.lru_cache(maxsize=FACT_CACHE_SIZE)
 def _fact(
     text: str,
     role: Role | None,
@@ -118,7 +121,10 @@ def _fact(
     section: Section | None,
     date: str = "",
 ) -> Fact:
-    """Return the fact of one fragment; its salience is read from the fragment alone."""
+    """Return the fact of one fragment; its salience is read from the fragment alone.
+
+    Remembered: a summary's facts come back at every compression of its session.
+    """
     text = text.rstrip(" .\u3002")  # a fact's closing stop: bullets need none
     salience = salience_of(text, role)
     lowered = text.lower()

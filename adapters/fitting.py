@@ -127,7 +127,11 @@ def merged_facts(older: Sequence[Fact], newer: Sequence[Fact]) -> list[Fact]:
             for index in reversed(grown[1:]):
                 del facts[index], keys[index]
             continue
-        stale = [i for i, kept in enumerate(facts) if _supersedes(fact, kept)]
+        stale = (  # only a fact with a quantity or a date can restate another's
+            [i for i, kept in enumerate(facts) if _supersedes(fact, kept)]
+            if fact.measures
+            else []
+        )
         for index in reversed(stale):
             del facts[index], keys[index]
         facts.append(fact)
