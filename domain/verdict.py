@@ -9,7 +9,8 @@
    (a reply cut off mid-thought: all of it is reasoning). An unclosed tag after other
    text is kept: it is a mention, not a block;
 3. echoed prompt tags (``<conversation>``, ``<previous_summary>``,
-   ``<current_task_state>`` and their closing tags) are removed, their content kept;
+   ``<current_task_state>``, ``<host_instructions>`` and their closing tags) are
+   removed, their content kept;
 4. surrounding whitespace is stripped.
 
 Then it rejects, checking in this order (every pattern in every locale: a ``zh``
