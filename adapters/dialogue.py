@@ -32,7 +32,7 @@ _OPENERS = (
     r"nice to (?:meet|see) you|long time no (?:see|talk|chat)|"
     r"(?:i )?hope (?:you're|you are|all is) (?:doing )?(?:well|good|great|ok)|"
     r"since (?:we )?last (?:chatted|spoke|talked|chat)|bye|goodbye|see you|"
-    r"take care|talk (?:to you )?soon|cheers|"
+    r"take care|talk (?:to you )?soon|cheers|guess what|"
     r"how(?:'s| is| are| have) (?:it going|you been|you|things|everything)"
 )
 _OPENER = re.compile(
@@ -65,9 +65,11 @@ _FILLER_WORDS = (
     "some|which|who|got to|gonna|going to|"
     "finally|recently|currently|lately|still|even|already|always"
 )
-# Whole words: never a piece of a path, an address or an id ("/srv/a/a.py").
+# Whole words: never a piece of a path, an address or an id ("/srv/a/a.py"),
+# and never after a number ("0 of s1" must not read "0 s1", a quantity).
 FILLER = re.compile(
-    rf"(?<![\w'\-/.@:#])(?:{_FILLER_WORDS})(?![\w'\-/.@:#])\s*", re.IGNORECASE
+    rf"(?<![\w'\-/.@:#])(?<!\d )(?:{_FILLER_WORDS})(?![\w'\-/.@:#])\s*",
+    re.IGNORECASE,
 )
 # The speaker's "I" opening a sentence: the line names its speaker. Elsewhere it
 # stays ("yesterday I joined …" tells who did it).

@@ -4,31 +4,40 @@ It is the embedded default when no endpoint is configured, so the library works 
 key and no network. It reads the tagged request ``memory_summary.domain.prompt`` builds
 and keeps *facts*: short fragments quoted from the messages, each ranked by salience.
 
-- Salience: a fragment scores its strongest kind (``WEIGHTS``: identifiers, contacts
-  and paths 8; dates, names, decisions and constraints 7; quantities, errors and
-  proper nouns 6; stated goals 5; open tasks 4; bare numbers, personal statements and
-  tool outcomes 3; questions and requests 2; anything else 1), plus one per further
-  kind (at most 3), plus the speaker's (user +2, assistant, system and a tool's
-  result +1, tool calls -3). A tool result gives its first line only, its outcome;
-  a first line that is one item of a list (search hits) scores 1. Chatter alone
-  (greetings, thanks, filler) scores 0.
-- Merge by fact: the previous summary is parsed back into facts (its own sections and
-  bullets, or a foreign summary's sentences; the engine's pinned section is the
-  engine's). A new fact already contained in a kept one is dropped, one that contains
-  a kept one replaces it in place, and one that restates a kept fact with one value
-  changed ("budget is 800 EUR" after "budget is 500 EUR") supersedes it. Older facts
-  stay otherwise.
+- Salience (``salience``): a fragment scores its strongest kind (``WEIGHTS``:
+  identifiers, contacts and paths 8; dates, names, decisions and constraints 7;
+  quantities, errors and proper nouns (and quoted titles) 6; stated goals and
+  personal statements (what someone did, has, likes or plans) 5; open tasks 4; bare
+  numbers and tool outcomes 3; questions and requests 2; anything else 1), plus one
+  per further kind (at most 3), plus the speaker's (user +2, assistant, system and a
+  tool's result +1, a personal statement +2 from either side, tool calls -3). A tool
+  result gives its first line, its outcome, and later lines that are no list items; a
+  first line that is one item of a list (search hits) scores 1. Advice ("don't give
+  up") is no constraint. Chatter alone (greetings, thanks, filler) scores 0.
+- Dialogue (``dialogue``): what a person says is read sentence by sentence; chatter
+  (greetings, thanks, praise, questions to the other, the assistant's questions) is
+  no fact, a kept sentence is compacted to its content words, and a message's
+  opening ``[date]`` dates the facts that follow it.
+- Host instructions (the request's ``host_instructions`` section): a fact naming one
+  of their terms scores ``INSTRUCTED_BONUS`` more.
+- Merge by fact (``fitting``): the previous summary is parsed back into facts (its own
+  sections, date lines and bullets, or a foreign summary's sentences; the engine's
+  pinned section is the engine's). A new fact already contained in a kept one is
+  dropped, one that contains a kept one replaces it in place, and one that restates
+  a kept fact with one value changed ("budget is 800 EUR" after "budget is 500 EUR")
+  supersedes it. Older facts stay otherwise.
 - Budget: over ``max_tokens`` (counted exactly with ``count_tokens``), the lowest
   score goes first; a fact whose identifiers an earlier fact already carries scores
   as if it had none. Among equal scores, facts below ``HIGH_SCORE`` drop oldest
   first and salient ones newest first: first come, first kept. Chatter goes whenever
-  anything else is left, and past ``LOW_SHARE`` of the budget only salient facts
-  stay, so a summary is no longer than what it holds is worth.
+  anything else is left, and past ``LOW_SHARE`` of the budget only facts scoring
+  ``FILL_SCORE`` or more stay, so a summary is no longer than what it holds is worth.
 - Output: short sections in the session's locale (its transcript labels, else its
   previous summary, else its system prompt): ``Goals:``/``Decisions:``/``Facts:``/
   ``Open tasks:``, ``目标：``/``决定：``/``事实：``/``待办：``, only the non-empty
-  ones, each line ``- <speaker>: <fragment>`` with the fragment quoted from a
-  message. Summarizing its own summary with nothing new returns it unchanged.
+  ones; in each, a ``[date]`` line per day when known, then bullets
+  ``- <speaker>: <fact>; <fact>`` (consecutive facts of one speaker share one).
+  Summarizing its own summary with nothing new returns it unchanged.
 """
 
 from __future__ import annotations

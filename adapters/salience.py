@@ -136,6 +136,12 @@ _ADVICE = re.compile(
     r"\byou(?:r|rs|rself|'re|'ll|'ve)?\b|^(?:don't|do not|never|keep|remember|stay|"
     r"believe|have faith|enjoy|take)\b|\bmust(?:'ve| have)?(?: been| be)?\b"
 )
+# What may come before a compacted fact's verb: "yesterday, got …", "guess what - …".
+_WHEN = (
+    r"(?:yesterday|today|tonight|recently|lately|finally|last \w+|this \w+|"
+    r"next \w+|(?:a few|few|two|three) \w+ ago|in (?:the )?meantime|guess what|also|"
+    r"so|and|but|then|oh|well|actually|anyway|just)"
+)
 # Words that make a rule without a number or a name ("must", "deadline"); "don't",
 # "never", "only" and "always" need one ("never deploy on Fridays").
 _RULE = re.compile(
@@ -215,7 +221,8 @@ _CUES: tuple[tuple[Kind, re.Pattern[str]], ...] = (
         "personal",
         _cue(
             rf"(?:i|we) (?:(?:just|also|finally|recently|already|even|still|"
-            rf"really|have|had|'ve) )?{_DOING}|^{_DOING}|i'm|i've|my|our|"
+            rf"really|have|had|'ve) )?{_DOING}|^(?:{_WHEN}[\s,:-]+)*{_DOING}|i'm|"
+            r"i've|my|our|"
             r"favou?rite",
             "我(?:叫|是|喜欢|偏好|讨厌|住|在|有|的|们的)|名字|偏好|喜欢",
         ),
