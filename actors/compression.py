@@ -86,6 +86,8 @@ class CompressionJob:
         default=attrs.Factory(lambda job: LeaseKeeper(job.store), takes_self=True)
     )
     """Keeps held leases alive and retries failed releases."""
+    instructions_for: Callable[[str], str] = lambda session_id: ""
+    """The host's instructions for a session's next run (taken when the run starts)."""
     _plans: dict[tuple[object, ...], CompressionPlan] = attrs.field(
         factory=dict, init=False
     )
@@ -204,7 +206,13 @@ class CompressionJob:
             self.leases.hold(session_id, lease, self.lease_ttl_s)
             try:
                 current = CompressionRun(
-                    self, session_id, reason, resolved, lease, start
+                    self,
+                    session_id,
+                    reason,
+                    resolved,
+                    lease,
+                    start,
+                    instructions=self.instructions_for(session_id),
                 )
                 return finish(current.execute())
             finally:

@@ -185,6 +185,7 @@ class CompressionRun:
     tokens_before: int | None = None
     window_tokens: tuple[tuple[int, int], ...] = ()  # (id, tokens) of the window
     lineage: LineageWriter | None = None
+    instructions: str = ""  # the host's words for this run's summarizer calls
 
     def execute(self) -> Outcome:
         """Recover, then fold; return what happened."""
@@ -571,6 +572,7 @@ class CompressionRun:
                 todo=plan.todo,
                 system=plan.system,
                 locale=job.config.locale,
+                instructions=self.instructions,
             )
             self._keep_lease()
             try:

@@ -4,38 +4,47 @@ It is the embedded default when no endpoint is configured, so the library works 
 key and no network. It reads the tagged request ``memory_summary.domain.prompt`` builds
 and keeps *facts*: short fragments quoted from the messages, each ranked by salience.
 
-- Salience: a fragment scores its strongest kind (``WEIGHTS``: identifiers, contacts
-  and paths 8; dates, names, decisions and constraints 7; quantities, errors and
-  proper nouns 6; stated goals 5; open tasks 4; bare numbers, personal statements and
-  tool outcomes 3; questions and requests 2; anything else 1), plus one per further
-  kind (at most 3), plus the speaker's (user +2, assistant, system and a tool's
-  result +1, tool calls -3). A tool result gives its first line only, its outcome;
-  a first line that is one item of a list (search hits) scores 1. Chatter alone
-  (greetings, thanks, filler) scores 0.
-- Merge by fact: the previous summary is parsed back into facts (its own sections and
-  bullets, or a foreign summary's sentences; the engine's pinned section is the
-  engine's). A new fact already contained in a kept one is dropped, one that contains
-  a kept one replaces it in place, and one that restates a kept fact with one value
-  changed ("budget is 800 EUR" after "budget is 500 EUR") supersedes it. Older facts
-  stay otherwise.
+- Salience (``salience``): a fragment scores its strongest kind (``WEIGHTS``:
+  identifiers, contacts and paths 8; dates, names, decisions and constraints 7;
+  quantities, errors and proper nouns (and quoted titles) 6; stated goals and
+  personal statements (what someone did, has, likes or plans) 5; open tasks 4; bare
+  numbers and tool outcomes 3; questions and requests 2; anything else 1), plus one
+  per further kind (at most 3), plus the speaker's (user +2, assistant, system and a
+  tool's result +1, a personal statement +2 from either side, tool calls -3). A tool
+  result gives its first line, its outcome, and later lines that are no list items; a
+  first line that is one item of a list (search hits) scores 1. Advice ("don't give
+  up") is no constraint. Chatter alone (greetings, thanks, filler) scores 0.
+- Dialogue (``dialogue``): what a person says is read sentence by sentence; chatter
+  (greetings, thanks, praise, questions to the other, the assistant's questions) is
+  no fact, a kept sentence is compacted to its content words, and a message's
+  opening ``[date]`` dates the facts that follow it.
+- Host instructions (the request's ``host_instructions`` section): a fact naming one
+  of their terms scores ``INSTRUCTED_BONUS`` more.
+- Merge by fact (``fitting``): the previous summary is parsed back into facts (its own
+  sections, date lines and bullets, or a foreign summary's sentences; the engine's
+  pinned section is the engine's). A new fact already contained in a kept one is
+  dropped, one that contains a kept one replaces it in place, and one that restates
+  a kept fact with one value changed ("budget is 800 EUR" after "budget is 500 EUR")
+  supersedes it. Older facts stay otherwise.
 - Budget: over ``max_tokens`` (counted exactly with ``count_tokens``), the lowest
   score goes first; a fact whose identifiers an earlier fact already carries scores
   as if it had none. Among equal scores, facts below ``HIGH_SCORE`` drop oldest
   first and salient ones newest first: first come, first kept. Chatter goes whenever
-  anything else is left, and past ``LOW_SHARE`` of the budget only salient facts
-  stay, so a summary is no longer than what it holds is worth.
+  anything else is left, and past ``LOW_SHARE`` of the budget only facts scoring
+  ``FILL_SCORE`` or more stay, so a summary is no longer than what it holds is worth.
 - Output: short sections in the session's locale (its transcript labels, else its
   previous summary, else its system prompt): ``Goals:``/``Decisions:``/``Facts:``/
   ``Open tasks:``, ``目标：``/``决定：``/``事实：``/``待办：``, only the non-empty
-  ones, each line ``- <speaker>: <fragment>`` with the fragment quoted from a
-  message. Summarizing its own summary with nothing new returns it unchanged.
+  ones; in each, a ``[date]`` line per day when known, then bullets
+  ``- <speaker>: <fact>; <fact>`` (consecutive facts of one speaker share one).
+  Summarizing its own summary with nothing new returns it unchanged.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator, Sequence
-from typing import Literal
 
 import attrs
 
@@ -45,351 +54,62 @@ from memory_summary.domain.injection import TRUNCATION_SUFFIXES
 from memory_summary.domain.prompt import (
     CONVERSATION_TAG,
     FENCE_TAGS,
+    INSTRUCTIONS_TAG,
     NEUTRAL_OPEN,
     PREVIOUS_TAG,
     TASK_STATE_TAG,
 )
 from memory_summary.domain.render import LABELS
 
-Kind = Literal[
-    "identifier", "contact", "path", "date", "quantity", "number", "name", "proper",
-    "decision", "constraint", "error", "goal", "task", "personal", "outcome",
-    "question", "plain", "listing",
-]  # fmt: skip
-Role = Literal["user", "assistant", "system", "call", "tool"]
-Section = Literal["goals", "facts", "decisions", "tasks"]
+from .dialogue import compacted, is_chatter, session_date
+from .fitting import CONTENT as _CONTENT
+from .fitting import CORRECTION as _CORRECTION
+from .fitting import (
+    HEADERS,
+    HIGH_SCORE,
+    SEPARATORS,
+    Fact,
+    Section,
+    fitted_text,
+    merged_facts,
+)
+from .fitting import STOP as _STOP
+from .fitting import VALUE as _VALUE
+from .salience import (
+    LIST_ITEM,
+    SPANS,
+    WEIGHTS,
+    Role,
+    Salience,
+    salience_of,
+)
+from .salience import SENTENCE_END as _SENTENCE_END
+
+__all__ = [
+    "HIGH_SCORE",
+    "ExtractiveSummarizer",
+    "fitted_text",
+    "merged_facts",
+    "salience_of",
+    "utf8_bytes",
+]
 
 LABEL = "extractive (offline, not an LLM)"
 LINE_CHARS = 160
+SAID_CHARS = 80  # a compacted sentence: its content words, around what matters
+COUNT_CACHE_SIZE = 8192
+FACT_CACHE_SIZE = 8192
+INSTRUCTED_BONUS = HIGH_SCORE
+"""What naming a term of the host's instructions adds to a fact's score."""
 ENTRY_CHARS = 65_536  # read of one message: about the 16k-token context it reports
 SCAN_CHARS = 262_144  # read of one whole request
 MAX_FACTS_PER_ENTRY = 16
-HIGH_SCORE = 8
-LOW_SHARE = 0.7  # past this share of the budget, only salient facts are added
-WEIGHTS: dict[Kind, int] = {
-    "identifier": 8, "contact": 8, "path": 8, "date": 7, "decision": 7,
-    "constraint": 7, "name": 7, "quantity": 6, "error": 6, "goal": 5, "task": 4,
-    "proper": 6, "number": 3, "personal": 3, "outcome": 3, "question": 2, "plain": 1,
-    "listing": 0,
-}  # fmt: skip
-ROLE_BONUS: dict[Role | None, int] = {
-    "user": 2, "assistant": 1, "system": 1, "call": -3, "tool": 1, None: 1,
-}  # fmt: skip
-IDENTIFYING: frozenset[Kind] = frozenset(
-    {"identifier", "contact", "path", "date", "quantity", "name"}
-)
-HEADERS: dict[Locale, dict[Section, str]] = {
-    "en": {
-        "goals": "Goals:",
-        "decisions": "Decisions:",
-        "facts": "Facts:",
-        "tasks": "Open tasks:",
-    },
-    "zh": {
-        "goals": "目标：",
-        "decisions": "决定：",
-        "facts": "事实：",
-        "tasks": "待办：",
-    },
-}
-SPEAKERS: dict[Locale, dict[Role, str]] = {
-    "en": {
-        "user": "user",
-        "assistant": "assistant",
-        "system": "system",
-        "call": "call",
-        "tool": "tool",
-    },
-    "zh": {
-        "user": "用户",
-        "assistant": "助手",
-        "system": "系统",
-        "call": "调用",
-        "tool": "工具",
-    },
-}
-COLONS: dict[Locale, str] = {"en": ": ", "zh": "："}
-
-_MONTHS = (
-    r"(?:January|February|March|April|May|June|July|August|September|October|"
-    r"November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)"
-)
-_UNITS = (
-    r"(?:kg|kilograms?|kilos?|g|grams?|mg|lbs?|pounds?|km|kilomet(?:re|er)s?|m²|sqm|"
-    r"square met(?:re|er)s?|m|met(?:re|er)s?|cm|mm|mi|miles?|ft|feet|GB|gigabytes?|MB|"
-    r"KB|TB|GiB|MiB|ms|s|sec|secs|seconds?|min|mins|minutes?|h|hrs|hours?|days?|"
-    r"weeks?|months?|years?|%|°C|°F|EUR|USD|GBP|JPY|CNY|RMB|euros?|dollars?|kWh|W|kW|"
-    r"V|Hz|MHz|GHz|rpm|px|pt|requests|users|people|"
-    r"欧元|美元|英镑|日元|人民币|元|块|公斤|千克|克|公里|千米|平方米|平米|米|厘米|毫米|"
-    r"天|小时|分钟|秒|年|个月|周|岁|人|件|台|页|条|次|个|星)"
-)
-# Bounded quantifiers throughout: a megabyte of hostile text stays linear.
-# Order matters: earlier patterns claim their text (a URL's path is no file path).
-_SPAN_PATTERNS: tuple[tuple[Kind, str], ...] = (
-    ("contact", r"https?://[^\s<>\"'`)\]}，。；]{1,300}"),
-    ("contact", r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}"),
-    ("path", r"(?<![\w/.])(?:~|\.{1,2})?/(?:[\w.@-]{1,80}/){0,20}[\w.@-]{1,80}"),
-    ("path", r"\b[A-Za-z]:\\(?:[\w. -]{1,80}\\){0,20}[\w.-]{1,80}"),
-    ("path", r"\b(?:[\w-]{1,80}/){1,20}[\w-]{1,80}\.[A-Za-z0-9]{1,6}\b"),
-    (
-        "path",
-        r"\b[\w-]{1,80}\.(?:py|js|ts|json|ya?ml|toml|md|txt|csv|sql|sh|cfg|ini|log|"
-        r"html|css|go|rs|java|cpp|rb|xml|pdf|docx?|xlsx?|png|jpe?g)\b",
-    ),
-    ("date", r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b"),
-    ("date", rf"\b\d{{1,2}} {_MONTHS}(?: \d{{4}})?\b"),
-    ("date", rf"\b{_MONTHS} \d{{1,2}}(?:st|nd|rd|th)?(?:,? \d{{4}})?\b"),
-    ("date", r"\d{4}年\d{1,2}月(?:\d{1,2}[日号])?|\d{1,2}月\d{1,2}[日号]"),
-    ("date", r"\b\d{1,2}:\d{2}(?: ?(?:am|pm|AM|PM|UTC|GMT))?\b"),
-    ("date", r"\b\d{1,2} ?(?:am|pm)\b"),
-    ("identifier", r"#\d{3,20}\b"),
-    ("identifier", r"\b[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}\b"),
-    ("identifier", r"\b[A-Z][A-Z0-9]{0,20}(?:[-_][A-Z0-9]{1,20}){1,6}\b"),
-    (
-        "identifier",
-        r"\b(?=[A-Za-z0-9]{0,39}\d)(?=[A-Za-z0-9]{0,39}[A-Z])[A-Za-z0-9]{5,40}\b",
-    ),
-    ("identifier", r"\b(?=[0-9a-f]{0,39}\d)(?=[0-9a-f]{0,39}[a-f])[0-9a-f]{7,40}\b"),
-    ("identifier", r"\b(?:HTTP|[Ee]rror|[Cc]ode|[Ss]tatus) ?[1-5]\d\d\b"),
-    (
-        "identifier",
-        r"(?i:\b(?:order|ticket|invoice|booking|reservation|confirmation|reference|"
-        r"account|tracking|case|flight|issue)(?: (?:number|no\.?|id|code))? ?[:#]? ?)"
-        r"[A-Za-z]{0,4}\d[\w-]{1,30}",
-    ),
-    (
-        "identifier",
-        r"(?:订单|工单|单号|编号|发票|账号|航班|房间|座位|验证码|版本)(?:号码?)?"
-        r"[ :：是为]{0,2}[A-Za-z0-9][\w-]{2,30}",
-    ),
-    ("identifier", r"(?<![\d.])\d{5,20}(?![\d.])"),
-    ("identifier", r"\b[a-z][a-z0-9]{0,30}(?:_[a-z0-9]{1,30}){1,8}\b"),  # snake_case
-    ("identifier", r"\b[a-z][a-z0-9]{1,30}(?:[A-Z][a-z0-9]{1,30}){1,6}\b"),  # camelCase
-    ("quantity", r"[$€£¥] ?\d[\d,]{0,20}(?:\.\d{1,6})?"),
-    ("quantity", rf"\d[\d,]{{0,20}}(?:\.\d{{1,6}})? ?{_UNITS}(?![A-Za-z])"),
-    ("number", r"\d[\d,.]{0,20}"),
-)
-_SPANS = tuple((kind, re.compile(pattern)) for kind, pattern in _SPAN_PATTERNS)
-_NAME = re.compile(r"\b[A-Z][a-z]{1,20}(?:[ -][A-Z][a-z]{1,20}){1,3}\b")
-_PROPER = re.compile(r"(?<=[a-z0-9,;:] )[A-Z][a-z]{2,20}\b")
-_SURNAMES = (
-    "欧阳|司马|诸葛|上官|东方|皇甫|令狐|慕容|公孙|端木|西门|南宫|尉迟|长孙|宇文|"
-    "[王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋"
-    "蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷"
-    "侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤葛柏俞施倪齐季伍裴温樊兰殷易常乔康祝"
-    "庞闵华单洪纪舒喻荣鲍翟祁包左岳项褚穆霍詹]"
-)
-_NOT_GIVEN = "的了是在吗呢吧啊也都就和与给个们些"
-# A Chinese name after a cue word, ending where the sentence pauses or a verb follows.
-_CJK_NAME = re.compile(
-    rf"(?:叫|是|给|找|问|由|请|和|跟|联系|告诉|让|名字(?:是|叫))"
-    rf"((?:{_SURNAMES})[^\W\d_{_NOT_GIVEN}a-zA-Z]{{1,2}})"
-    r"(?=[，。！？、；,.!?;\s]|$|负责|来|说|会|审批)"
-)
-_CJK_PLACE = re.compile(
-    r"(?<![正现存实所])(?:在|到|去|来自|位于|住在|搬到|飞往|前往)"
-    r"([\u4e00-\u9fff]{2,4}?)"
-    r"(?=[，。！？、；]|举办|举行|工作|生活|开会|见面|出差|旅行|旅游|的办公室)"
-)
-_NOT_NAMES = frozenset(
-    """I The This That These Those It We You They He She My Our Your Not Just Sorry
-    Please Thanks Hi Hello Hey Yes No Ok Okay And But So If When Then Here There What
-    Which Who How Why Let Also Great Sure Good Noted""".split()  # noqa: SIM905
-)
-
-
-def _cue(english: str, chinese: str) -> re.Pattern[str]:
-    """Return a pattern of whole English phrases or Chinese ones, ``|``-separated."""
-    return re.compile(rf"\b(?:{english})\b|{chinese}" if english else chinese)
-
-
-# Cues are matched in lower case, with typographic apostrophes made plain.
-_CUES: tuple[tuple[Kind, re.Pattern[str]], ...] = (
-    (
-        "decision",
-        _cue(
-            r"(?:we|i)(?:'ve| have)? decided|decided|decision|let's (?:go with|use|"
-            r"pick|choose|book)|go(?:ing)? with|(?:we|i)'ll (?:use|go with|"
-            r"take|book|pick)|chose|chosen|settled on|agreed|opt(?:ed)? for|confirmed|"
-            r"booked",
-            "决定|就用|就选|选定|选了|确定|定了|同意|采用|敲定|确认|订好",
-        ),
-    ),
-    (
-        "constraint",
-        _cue(
-            r"must|mustn't|never|always|at (?:most|least)|"
-            r"no (?:more|later|earlier|less) than|don't|do not|shouldn't|should not|"
-            r"only|required|requires|mandatory|"
-            r"avoid|allergic|deadline|limit|maximum|minimum|budget|strictly",
-            "不要|必须|不能|不可|务必|一定要|至少|最多|不超过|不少于|只能|禁止|千万别|别忘"
-            "|过敏|截止|期限|预算|上限",
-        ),
-    ),
-    (
-        "error",
-        _cue(
-            r"error|errors|errored|fail|fails|failed|failing|failure|exception|"
-            r"traceback|crash|crashed|crashes|timeout|timed out|refused|denied|"
-            r"not found|broken|bug|warning|invalid|unable|can't|cannot|doesn't work|"
-            r"does not work",
-            "错误|失败|异常|报错|崩溃|超时|无法|找不到|故障|出错|警告|无效",
-        ),
-    ),
-    (
-        "goal",
-        _cue(
-            r"i (?:want|need|would like|am trying|am looking for|plan|hope|wish)|"
-            r"i'd like|i'm (?:trying|looking for|planning)|help me|my goal|"
-            r"(?:we|i) (?:need|want) to",
-            "我想|我要|我需要|我打算|我希望|我准备|帮我|目标",
-        ),
-    ),
-    (
-        "question",
-        _cue(
-            r"what|which|where|when|why|how|who|can you|could you|would you|please",
-            r"[?？]\W*$|吗|呢|什么|哪|请你|请帮|能不能|能否|如何|怎么|怎样",
-        ),
-    ),
-    (
-        "task",
-        _cue(
-            r"todo|to-do|next steps?|remaining|still (?:need|have) to|need to|have to|"
-            r"follow[- ]up|pending|not (?:yet|done)|(?:i|we)'ll|(?:i|we) will|"
-            r"tomorrow|later|remind",
-            "待办|下一步|接下来|还需要|还要|之后|稍后|明天|提醒|未完成",
-        ),
-    ),
-    (
-        "personal",
-        _cue(
-            r"(?:i|we) (?:prefer|like|love|hate|dislike|enjoy|live|work|am|have|own|"
-            r"use)|i'm|i've|my|our|favou?rite",
-            "我(?:叫|是|喜欢|偏好|讨厌|住|在|有|的|们的)|名字|偏好|喜欢",
-        ),
-    ),
-)
-_CHATTER = _cue(
-    r"hi|hello|hey|thanks?|thank you(?: (?:so|very) much)?|thx|ok|okay|cool|great|"
-    r"nice|awesome|perfect|sure|of course|yes|yeah|yep|no problem|you're welcome|"
-    r"got it|noted|sounds good|good|alright|all right|bye|goodbye|see you|cheers|wow|"
-    r"haha|lol|no|nope|right|indeed|absolutely|(?:glad|happy) to help|anything else|"
-    r"let me (?:check|see|look)|one moment|here you go|i see|i understand|"
-    r"makes sense|good (?:morning|night|evening)|(?:that|this|it) (?:works|helps)|"
-    r"will do|how are you|how's it going|there|a lot|again|so|very|much|everyone|"
-    r"all|then|now|too|oh|ah|well|just|really|you|guys|folks",
-    "你好吗?|您好|谢谢你?|多谢|好的|好吧|嗯+|行|可以|没问题|不客气|明白了?|知道了|收到"
-    "|太好了|太棒了|再见|哈哈+|是的|当然",
-)
-_SENTENCE_END = re.compile(r"(?<=[^\d\s][.!?])\s+|(?<=[\u3002\uff01\uff1f])")
-_LIST_ITEM = re.compile(r"(?:[-*\u2022]|\d{1,3}[.)])\s|\d{1,3}、")
-_WORDY = re.compile(r"[^\W_]")
-_CONTENT = re.compile(r"[a-z][a-z']+|[\u4e00-\u9fff]")
-_VALUE = re.compile(r"\d[\d,.:/-]{0,30}\d|\d")
-_STOP = frozenset(
-    """a an the is are was were be been am to of in on at for and or but it its this
-    that with as by my our your i we you me us do does did have has had so now
-    actually instead changed change rather no longer anymore 的 了 是 我 你 们 在
-    把 也 就 都 其 实 改 成 为 不 再""".split()  # noqa: SIM905
-)
-_CORRECTION = re.compile(
-    r"\b(?:actually|instead|changed?|rather|correction|no longer|anymore|update)\b"
-    r"|其实|改成|改为|改到|更正|不再|换成"
-)
-
-
-@attrs.frozen
-class Salience:
-    """What a fragment holds: its ``score``, its kinds and its identifiers."""
-
-    score: int
-    kinds: frozenset[Kind]
-    identifiers: tuple[tuple[Kind, str], ...]
-
-
-@attrs.frozen
-class Fact:
-    """One kept fragment, who said it, and where it goes."""
-
-    text: str
-    role: Role | None
-    tool: str
-    section: Section
-    salience: Salience
-    words: frozenset[str] = attrs.field(eq=False)  # content words, for supersession
-    measures: tuple[str, ...] = attrs.field(eq=False)  # its quantities and dates
-    numbers: tuple[str, ...] = attrs.field(eq=False)  # its other numbers
+MAX_TOOL_LINES = 8  # a tool result's lines read: its outcome and what follows it
 
 
 def utf8_bytes(text: str) -> int:
     """Return the UTF-8 length: never less than the token count, so a safe default."""
     return len(text.encode("utf-8"))
-
-
-def _score(kinds: frozenset[Kind], role: Role | None) -> int:
-    if not kinds:
-        return 0  # chatter
-    weights = sorted((WEIGHTS[k] for k in kinds if k != "listing"), reverse=True)
-    extra = min(sum(1 for weight in weights[1:] if weight >= 3), 3)
-    if "listing" in kinds:
-        return 1  # one hit of a tool's many: detail, whatever it holds
-    return max(weights[0] + extra + ROLE_BONUS[role], 1)
-
-
-def _names(text: str) -> Iterator[tuple[Kind, str]]:
-    for match in _NAME.finditer(text):
-        words = match.group().split(" ")
-        while words and words[0] in _NOT_NAMES:
-            words.pop(0)
-        if len(words) >= 2:
-            yield "name", " ".join(words)
-        elif words:
-            yield "proper", words[0]
-    for match in _PROPER.finditer(text):
-        if match.group() not in _NOT_NAMES:
-            yield "proper", match.group()
-    for match in _CJK_NAME.finditer(text):
-        yield "name", match.group(1)
-    for match in _CJK_PLACE.finditer(text):
-        yield "proper", match.group(1)
-
-
-def salience_of(text: str, role: Role | None = "user") -> Salience:
-    """Return the salience of one fragment said by ``role``.
-
-    >>> salience_of("Thanks!").score, salience_of("My order is ORD-2041.").score
-    (0, 11)
-    """
-    claimed: list[tuple[int, int]] = []
-    found: dict[str, tuple[Kind, str]] = {}
-    for kind, pattern in _SPANS:
-        for match in pattern.finditer(text):
-            start, end = match.span()
-            if any(start < b and a < end for a, b in claimed):
-                continue
-            claimed.append((start, end))
-            found.setdefault(match.group().casefold(), (kind, match.group()))
-    for kind, name in _names(text):
-        found.setdefault(name.casefold(), (kind, name))
-    kinds: set[Kind] = {kind for kind, _ in found.values()}
-    lowered = text.lower().replace("\u2019", "'")
-    if kinds or _WORDY.search(_CHATTER.sub(" ", lowered)):  # not chatter alone
-        kinds.update(kind for kind, cue in _CUES if cue.search(lowered))
-        if role not in ("user", None):
-            kinds -= {"goal", "question"}  # only the user sets goals
-        kinds.add("outcome" if role == "tool" else "plain")
-        if role == "tool" and _LIST_ITEM.match(text):
-            kinds.add("listing")  # one hit of many: no outcome of its own
-        if len(kinds) > 1:
-            kinds -= {"outcome", "plain"}  # the fallback kinds, when nothing else
-        if kinds == {"listing"}:
-            kinds.add("outcome")
-    identifiers = tuple(
-        (kind, value) for kind, value in found.values() if kind in IDENTIFYING
-    )
-    frozen = frozenset(kinds)
-    return Salience(_score(frozen, role), frozen, identifiers)
 
 
 def _section_of(salience: Salience) -> Section:
@@ -402,8 +122,19 @@ def _section_of(salience: Salience) -> Section:
     return "facts"
 
 
-def _fact(text: str, role: Role | None, tool: str, section: Section | None) -> Fact:
-    """Return the fact of one fragment; its salience is read from the fragment alone."""
+@functools.lru_cache(maxsize=FACT_CACHE_SIZE)
+def _fact(
+    text: str,
+    role: Role | None,
+    tool: str,
+    section: Section | None,
+    date: str = "",
+) -> Fact:
+    """Return the fact of one fragment; its salience is read from the fragment alone.
+
+    Remembered: a summary's facts come back at every compression of its session.
+    """
+    text = text.rstrip(" .\u3002")  # a fact's closing stop: bullets need none
     salience = salience_of(text, role)
     lowered = text.lower()
     words = frozenset(_CONTENT.findall(_CORRECTION.sub(" ", lowered))) - _STOP
@@ -422,6 +153,7 @@ def _fact(text: str, role: Role | None, tool: str, section: Section | None) -> F
         words,
         measures,
         tuple(_VALUE.findall(rest)),
+        date,
     )
 
 
@@ -430,8 +162,8 @@ _FENCE_ONLY = re.compile(
 )
 
 
-def _fragment(sentence: str) -> str:
-    """Return ``sentence`` as one line of at most LINE_CHARS, around what matters.
+def _fragment(sentence: str, limit: int = LINE_CHARS) -> str:
+    """Return ``sentence`` as one line of at most ``limit`` chars, around what matters.
 
     A longer sentence is cut to a window that starts shortly before its first match
     of the weightiest kind it holds.
@@ -439,17 +171,17 @@ def _fragment(sentence: str) -> str:
     text = " ".join(sentence.split())
     if _FENCE_ONLY.match(text):  # a disarmed fence tag quoted in a message: no fact
         return ""
-    if len(text) <= LINE_CHARS:
+    if len(text) <= limit:
         return text
-    found = ((WEIGHTS[kind], pattern.search(text)) for kind, pattern in _SPANS)
+    found = ((WEIGHTS[kind], pattern.search(text)) for kind, pattern in SPANS)
     spans = [(-weight, match.start()) for weight, match in found if match]
     at = min(spans, default=(0, 0))[1]
     start = max(at - 30, 0)
     if start == 0:
-        return cut_chars(text, LINE_CHARS)
+        return cut_chars(text, limit)
     space = text.find(" ", start, at)
     start = space + 1 if space >= 0 else start
-    return "\u2026" + cut_chars(text[start:], LINE_CHARS - 1)
+    return "\u2026" + cut_chars(text[start:], limit - 1)
 
 
 def _sentences(body: str) -> list[str]:
@@ -540,32 +272,69 @@ def _tool_name(name: str) -> str:
     return re.sub(r"[^\w.-]", "", name)[:40] or "?"
 
 
-def _new_facts(conversation: str) -> tuple[list[Fact], dict[Locale, int]]:
-    """Return the facts of the transcript, and how many entries each locale labels."""
+def _new_facts(
+    conversation: str, date: str = ""
+) -> tuple[list[Fact], dict[Locale, int]]:
+    """Return the facts of the transcript, and how many entries each locale labels.
+
+    ``date``: the day the transcript starts on, until a message names another.
+    """
     facts: list[Fact] = []
+    fallback: Fact | None = None
     labelled: dict[Locale, int] = {"en": 0, "zh": 0}
     for role, tool, body, locale in _entries(conversation[:SCAN_CHARS]):
         if locale is not None:
             labelled[locale] += 1
         candidates: list[Fact] = []
         body = body[:ENTRY_CHARS]
+        said = role in ("user", "assistant", "system")
+        if said:
+            day, body = session_date(body)
+            date = day or date
         sentences = _sentences(body)
         if role == "tool":  # a result's first line is its outcome; the rest, detail
-            sentences = [next((x for x in body.splitlines() if x.strip()), "")]
-        for number, sentence in enumerate(sentences):
-            text = _fragment(sentence)
+            lines = [x for x in body.splitlines() if x.strip()]
+            sentences = (
+                lines[:1]
+                + [  # and a later line that names something
+                    x for x in lines[1:MAX_TOOL_LINES] if not LIST_ITEM.match(x.strip())
+                ]
+            )
+        plain_taken = False
+        for sentence in sentences:
+            chatter = said and (
+                is_chatter(sentence)
+                or (role == "assistant" and sentence.rstrip().endswith("?"))
+            )  # the assistant's questions: the answer holds what matters
+            text = (
+                _fragment(compacted(sentence), SAID_CHARS)
+                if said and not chatter
+                else _fragment(sentence)
+            )
             if not text:
                 continue
-            fact = _fact(text, role, _tool_name(tool) if tool else "", None)
-            if number == 0 or fact.salience.kinds - {"plain", "outcome"}:
-                candidates.append(fact)  # the first sentence, then telling ones
+            if said:
+                text = text.replace(SEPARATORS["en"], ", ").replace(
+                    SEPARATORS["zh"], "\uff0c"
+                )
+            fact = _fact(text, role, _tool_name(tool) if tool else "", None, date)
+            if chatter:  # no fact; a transcript of chatter only keeps its first
+                fallback = fallback or fact
+            elif not plain_taken or fact.salience.kinds - {"plain", "outcome"}:
+                candidates.append(fact)  # the first fact, then telling ones
+                plain_taken = True
         best = sorted(
             range(len(candidates)), key=lambda i: (-candidates[i].salience.score, i)
         )[:MAX_FACTS_PER_ENTRY]
         facts.extend(candidates[i] for i in sorted(best))
+    if not facts and fallback is not None:
+        facts.append(fallback)
     return facts, labelled
 
 
+_SHARED_BULLET = re.compile(
+    f"{re.escape(SEPARATORS['en'])}|{re.escape(SEPARATORS['zh'])}"
+)
 _HEADER_SECTIONS = {
     header: section
     for headers in HEADERS.values()
@@ -594,6 +363,7 @@ def _previous_facts(previous: str) -> tuple[list[Fact], Locale | None]:
     facts: list[Fact] = []
     section: Section = "facts"
     locale: Locale | None = None
+    date = ""
     for raw in body[:SCAN_CHARS].splitlines():
         line = raw.strip()
         if not line or line in _SUFFIX_LINES:
@@ -601,6 +371,11 @@ def _previous_facts(previous: str) -> tuple[list[Fact], Locale | None]:
         if line in _HEADER_SECTIONS:
             section = _HEADER_SECTIONS[line]
             locale = "en" if line.isascii() else "zh"
+            date = ""
+            continue
+        day, rest = session_date(line)
+        if day and not rest:  # a date line: the day of the facts below it
+            date = day
             continue
         if line[:2] in ("- ", "* ", "\u2022 "):
             text = line[2:].strip()
@@ -613,7 +388,10 @@ def _previous_facts(previous: str) -> tuple[list[Fact], Locale | None]:
                 ]
                 tool = match.group("tool") or ""
                 text = text[match.end() :]
-            facts.append(_fact(_fragment(text), role, tool, section))
+            facts.extend(
+                _fact(_fragment(piece), role, tool, section, date)
+                for piece in _SHARED_BULLET.split(text)
+            )
             continue
         facts.extend(  # a foreign summary: its sentences
             _fact(_fragment(sentence), None, "", section)
@@ -625,155 +403,71 @@ def _previous_facts(previous: str) -> tuple[list[Fact], Locale | None]:
 # -- merging and fitting -------------------------------------------------------------
 
 
-def _key(text: str) -> str:
-    return " ".join(text.casefold().split()).rstrip(".,;:!?\u3002\uff01\uff1f\u2026")
-
-
-def _supersedes(new: Fact, old: Fact) -> bool:
-    """Tell whether ``new`` restates ``old`` with one quantity or date changed.
-
-    Other numbers must match: "Question 2" after "Question 1" is another question.
-    """
-    if new.role != old.role or not new.words or new.numbers != old.numbers:
-        return False
-    if len(new.measures) != len(old.measures):
-        return False
-    if sum(a != b for a, b in zip(new.measures, old.measures, strict=True)) != 1:
-        return False
-    subjects = {v for k, v in new.salience.identifiers if k in ("identifier", "name")}
-    if subjects != {
-        v for k, v in old.salience.identifiers if k in ("identifier", "name")
-    }:
-        return False
-    overlap = len(new.words & old.words) / len(new.words | old.words)
-    return overlap >= (0.5 if _CORRECTION.search(new.text.lower()) else 0.75)
-
-
-def merged_facts(older: Sequence[Fact], newer: Sequence[Fact]) -> list[Fact]:
-    """Return ``older`` then ``newer``, each fact once (module docstring: merge)."""
-    facts: list[Fact] = []
-    keys: list[str] = []
-    for fact in [*older, *newer]:
-        key = _key(fact.text)
-        if not key or any(key in kept for kept in keys):
-            continue
-        grown = [i for i, kept in enumerate(keys) if kept in key]
-        if grown:  # it says more than kept facts: it takes the first one's place
-            facts[grown[0]], keys[grown[0]] = fact, key
-            for index in reversed(grown[1:]):
-                del facts[index], keys[index]
-            continue
-        stale = [i for i, kept in enumerate(facts) if _supersedes(fact, kept)]
-        for index in reversed(stale):
-            del facts[index], keys[index]
-        facts.append(fact)
-        keys.append(key)
-    return facts
-
-
-def _effective_scores(facts: Sequence[Fact]) -> list[int]:
-    """Return each fact's score, identifiers credited only to their first carrier."""
-    seen: set[str] = set()
-    scores = []
-    for fact in facts:
-        own = {value.casefold() for _, value in fact.salience.identifiers}
-        if own and own <= seen:
-            kinds = fact.salience.kinds - IDENTIFYING or frozenset({"plain"})
-            scores.append(_score(kinds, fact.role))
-        else:
-            scores.append(fact.salience.score)
-        seen |= own
-    return scores
-
-
-def _line(fact: Fact, locale: Locale) -> str:
-    if fact.role is None:
-        return f"- {fact.text}"
-    speaker = SPEAKERS[locale][fact.role]
-    if fact.role in ("call", "tool"):
-        speaker = f"{speaker} {fact.tool or '?'}"
-    return f"- {speaker}{COLONS[locale]}{fact.text}"
-
-
-def _render(facts: Sequence[Fact], alive: Sequence[bool], locale: Locale) -> str:
-    blocks = []
-    for section, header in HEADERS[locale].items():
-        lines = [
-            _line(fact, locale)
-            for fact, keep in zip(facts, alive, strict=True)
-            if keep and fact.section == section
-        ]
-        if lines:
-            blocks.append("\n".join([header, *lines]))
-    return "\n".join(blocks)
-
-
-def fitted_text(
-    facts: Sequence[Fact],
-    locale: Locale,
-    max_tokens: int,
-    count_tokens: Callable[[str], int],
-) -> str:
-    """Return the sections of ``facts``, dropping the least salient over ``max_tokens``.
-
-    Among equal scores a fact below ``HIGH_SCORE`` goes oldest first, a salient one
-    newest first (module docstring: budget). The result counts at most ``max_tokens``.
-    """
-    if max_tokens <= 0 or not facts:
-        return ""
-    scores = _effective_scores(facts)
-    order = sorted(
-        range(len(facts)),
-        key=lambda i: (scores[i], i if scores[i] < HIGH_SCORE else -i),
-    )
-    costs = [count_tokens(_line(fact, locale) + "\n") for fact in facts]
-    header_costs = {s: count_tokens(h + "\n") for s, h in HEADERS[locale].items()}
-    in_section = dict.fromkeys(header_costs, 0)
-    for fact in facts:
-        in_section[fact.section] += 1
-    total = sum(costs) + sum(header_costs[s] for s, n in in_section.items() if n)
-    alive = [True] * len(facts)
-    dropped = 0
-
-    def drop_next() -> None:
-        nonlocal total, dropped
-        index = order[dropped]
-        dropped += 1
-        alive[index] = False
-        section = facts[index].section
-        in_section[section] -= 1
-        total -= costs[index] + (0 if in_section[section] else header_costs[section])
-
-    while total > max_tokens and dropped < len(facts):
-        drop_next()
-    salient = any(scores[i] > 0 for i in order[dropped:])
-    while dropped < len(facts) - 1 and (  # the last fact stays while it fits
-        (salient and scores[order[dropped]] == 0)  # chatter, when anything else is left
-        or (total > max_tokens * LOW_SHARE and scores[order[dropped]] < HIGH_SCORE)
-    ):
-        drop_next()
-    text = _render(facts, alive, locale)
-    while text and count_tokens(text) > max_tokens:  # joins can merge tokens
-        drop_next()
-        text = _render(facts, alive, locale)
-    return text or _squeezed(_line(facts[order[-1]], locale), max_tokens, count_tokens)
-
-
-def _squeezed(line: str, max_tokens: int, count_tokens: Callable[[str], int]) -> str:
-    """Return the longest cut of ``line`` within ``max_tokens``, or ``""``."""
-    low, high = 0, len(line)
-    while low < high:  # the longest prefix length whose cut fits
-        middle = (low + high + 1) // 2
-        if count_tokens(cut_chars(line, middle)) <= max_tokens:
-            low = middle
-        else:
-            high = middle - 1
-    text = cut_chars(line, low)
-    return text if len(text) > 3 and count_tokens(text) <= max_tokens else ""
-
-
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _LATIN = re.compile(r"[A-Za-z]")
+_INSTRUCTIONS_OPEN = f"\n\n<{INSTRUCTIONS_TAG}>\n"
+_INSTRUCTIONS_CLOSE = f"\n</{INSTRUCTIONS_TAG}>"
+_TERM = re.compile(r"[^\W\d_]{3,}|\d[\w.-]*|[\u4e00-\u9fff]{2,}")
+_NOT_TERMS = frozenset(
+    """keep keeps every all any each focus focused focusing include mention mentions
+    summary summaries summarize make sure please always never the and for with about
+    only retain preserve remember note track list everything important details detail
+    information info especially anything things stuff what that this those these
+    from into when where which who how not don't should must also more most""".split()  # noqa: SIM905
+)
+_ZH_NOT_TERMS = re.compile(
+    r"保留|所有|全部|每个|重点|关注|记住|摘要|总结|请|务必|一定|的|和|与"
+)
+
+
+def instructions_of(request: str) -> tuple[str, str]:
+    """Return the request without its host instructions section, and the instructions.
+
+    ``summary_request`` puts the section last; a section quoted anywhere else is
+    text (its tags were disarmed).
+    """
+    if not request.endswith(_INSTRUCTIONS_CLOSE) or _INSTRUCTIONS_OPEN not in request:
+        return request, ""
+    at = request.rfind(_INSTRUCTIONS_OPEN)
+    body = request[at + len(_INSTRUCTIONS_OPEN) : -len(_INSTRUCTIONS_CLOSE)]
+    return request[:at], body
+
+
+def instruction_terms(instructions: str) -> frozenset[str]:
+    """Return the terms of the host's instructions a fact can name (case-folded).
+
+    >>> sorted(instruction_terms("Keep every order number and the Berlin office."))
+    ['berlin', 'number', 'office', 'order']
+    """
+    text = _ZH_NOT_TERMS.sub(" ", instructions.casefold())
+    return frozenset(t for t in _TERM.findall(text) if t not in _NOT_TERMS)
+
+
+def instructed(facts: Sequence[Fact], instructions: str) -> list[Fact]:
+    """Return ``facts``, those naming a term of the instructions ranked higher.
+
+    A fact names a Latin term when one of its words starts with it ("order" in
+    "orders"); a Chinese term anywhere in it.
+    """
+    terms = instruction_terms(instructions)
+    if not terms:
+        return list(facts)
+    latin = [t for t in terms if not _CJK.match(t)]
+    cjk = [t for t in terms if _CJK.match(t)]
+    pattern = re.compile(
+        "|".join([*(rf"(?<!\w){re.escape(t)}" for t in latin), *map(re.escape, cjk)])
+    )
+    return [
+        attrs.evolve(
+            fact,
+            salience=attrs.evolve(
+                fact.salience, score=fact.salience.score + INSTRUCTED_BONUS
+            ),
+        )
+        if pattern.search(fact.text.casefold())
+        else fact
+        for fact in facts
+    ]
 
 
 def _locale_of(
@@ -812,6 +506,7 @@ class ExtractiveSummarizer:
     ) -> None:
         self._count_tokens = count_tokens
         self._context_tokens = context_tokens
+        self._counts: dict[str, int] = {}
 
     def context_length(self, model: str | None = None) -> int | None:
         return self._context_tokens
@@ -826,9 +521,21 @@ class ExtractiveSummarizer:
     ) -> str:
         request = next((m.text for m in reversed(messages) if m.role == "user"), "")
         system = next((m.text for m in messages if m.role == "system"), "")
-        previous, conversation = _sections_of(normalize_text(request))
+        request, instructions = instructions_of(normalize_text(request))
+        previous, conversation = _sections_of(request)
         older, summary_locale = _previous_facts(previous)
-        newer, labelled = _new_facts(conversation)
+        last_day = next((f.date for f in reversed(older) if f.date), "")
+        newer, labelled = _new_facts(conversation, last_day)
         locale = _locale_of(labelled, summary_locale, normalize_text(system))
-        facts = merged_facts(older, newer)
-        return fitted_text(facts, locale, max_tokens, self._count_tokens)
+        facts = instructed(merged_facts(older, newer), instructions)
+        return fitted_text(facts, locale, max_tokens, self._count)
+
+    def _count(self, text: str) -> int:
+        """Return ``count_tokens(text)``, remembered: most facts come back each call."""
+        counts = self._counts
+        found = counts.get(text)
+        if found is None:
+            if len(counts) >= COUNT_CACHE_SIZE:
+                counts.clear()
+            found = counts[text] = self._count_tokens(text)
+        return found

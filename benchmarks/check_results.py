@@ -26,6 +26,7 @@ EXPECTED = (
     "masking",
     "recall",
     "hostile_text",
+    "quality",
 )
 RECALL_KEYS = {
     "evidence": ("category", "questions", "recall_at_1", "recall_at_5",
@@ -36,6 +37,8 @@ RECALL_KEYS = {
 }  # fmt: skip
 HOSTILE_STEPS = {"extract_pins", "count_tokens", "compression"}
 HOSTILE_KEYS = ("family", "step", "chars", "ms_at_n", "ms_at_8n", "growth")
+QUALITY_TEXTS = ("summary", "summary+active", "lead", "tail", "keep_last", "chance")
+QUALITY_CHECKPOINTS = ("25%", "50%", "75%", "100%")
 ENGINE_CPU_KEYS = {
     "hot_path_cpu": (
         "saving_us_per_turn",
@@ -113,17 +116,21 @@ AIO_STALL_CASES = (
     "store_async",
     "store_blocking",
 )
+HARD_FACT_KINDS = ("assistant_fact", "corrected", "long_message", "tool_detail")
+HARD_EARLY_MESSAGES = 80  # the harder generator's facts and corrections come later
 FACTS_MIN_COMPRESSIONS = 5  # per conversation: what the benchmark is built to reach
 FACTS_EARLY_MESSAGES = 35
 FACTS_CONVERSATIONS = {True: 2, False: 4}  # per locale, quick and full
 
 
-def _facts_retention(name: str, shares: object, planted_total: int) -> list[str]:
+def _facts_retention(
+    name: str, shares: object, planted_total: int, kinds: tuple[str, ...] = FACT_KINDS
+) -> list[str]:
     """Return the problems of one locale's (or the overall) retention table."""
     if not isinstance(shares, dict):
         return [f"facts {name}: no retention table"]
     problems = []
-    for kind in (*FACT_KINDS, "all"):
+    for kind in (*kinds, "all"):
         share = shares.get(kind)
         if not isinstance(share, dict) or not {"retained", "planted"} <= share.keys():
             problems.append(f"facts {name}: no {kind} figures")
@@ -134,7 +141,7 @@ def _facts_retention(name: str, shares: object, planted_total: int) -> list[str]
     return problems
 
 
-def _facts_conversation(row: object) -> list[str]:
+def _facts_conversation(row: object, hard: bool = False) -> list[str]:
     """Return the problems of one conversation: size, compressions, early facts."""
     if not isinstance(row, dict) or not isinstance(row.get("facts"), list):
         return ["facts: a conversation is not an object with facts"]
@@ -144,17 +151,19 @@ def _facts_conversation(row: object) -> list[str]:
         problems.append(f"{label}: fewer than 100 messages")
     if row.get("compressions", 0) + row.get("degraded", 0) < FACTS_MIN_COMPRESSIONS:
         problems.append(f"{label}: fewer than {FACTS_MIN_COMPRESSIONS} compressions")
-    if any(f.get("message_index", -1) >= FACTS_EARLY_MESSAGES for f in row["facts"]):
+    early = HARD_EARLY_MESSAGES if hard else FACTS_EARLY_MESSAGES
+    if any(f.get("message_index", -1) >= early for f in row["facts"]):
         problems.append(f"{label}: a fact planted late")
-    if {f.get("kind") for f in row["facts"]} != set(FACT_KINDS):
+    kinds = set(FACT_KINDS) | (set(HARD_FACT_KINDS) if hard else set())
+    if {f.get("kind") for f in row["facts"]} != kinds:
         problems.append(f"{label}: not every kind of fact planted")
     return problems
 
 
 def _facts(results: list[object], quick: bool) -> list[str]:
     """Return the problems of the facts reports (offline, then forgetful + pins)."""
-    if len(results) != 2:
-        return ["facts: expected two reports (offline, forgetful + pins)"]
+    if len(results) != 3:
+        return ["facts: expected three reports (offline, forgetful + pins, hard)"]
     return [problem for report in results for problem in _facts_report(report, quick)]
 
 
@@ -170,9 +179,11 @@ def _facts_report(report: object, quick: bool) -> list[str]:
     if missing:
         return [f"facts: missing {', '.join(missing)}"]
     conversations = report["conversations"]
+    hard = report.get("generator") == "hard"
+    kinds = (*FACT_KINDS, *HARD_FACT_KINDS) if hard else FACT_KINDS
     problems = []
     for row in conversations:
-        problems += _facts_conversation(row)
+        problems += _facts_conversation(row, hard)
     if problems:
         return problems
     per_locale = FACTS_CONVERSATIONS[quick]
@@ -181,9 +192,56 @@ def _facts_report(report: object, quick: bool) -> list[str]:
         if len(mine) != per_locale:
             problems.append(f"facts {locale}: {len(mine)} conversations")
         planted = sum(len(r["facts"]) for r in mine)
-        problems += _facts_retention(locale, report["retention"].get(locale), planted)
+        problems += _facts_retention(
+            locale, report["retention"].get(locale), planted, kinds
+        )
     total = sum(len(r["facts"]) for r in conversations)
-    problems += _facts_retention("all", report["retention"].get("all"), total)
+    problems += _facts_retention("all", report["retention"].get("all"), total, kinds)
+    return problems
+
+
+def _quality_shares(where: str, shares: object) -> list[str]:
+    """Return the problems of one view: every text's kept/of share."""
+    if not isinstance(shares, dict):
+        return [f"{where}: not a table"]
+    problems = []
+    totals = set()
+    for text in QUALITY_TEXTS:
+        share = shares.get(text)
+        if not isinstance(share, dict) or not {"kept", "of", "share"} <= share.keys():
+            problems.append(f"{where}: no {text} figures")
+        elif not 0 <= share["kept"] <= share["of"]:
+            problems.append(f"{where}: {text} kept more than it had")
+        else:
+            totals.add(share["of"])
+    if len(totals) > 1:
+        problems.append(f"{where}: the texts were scored on different questions")
+    return problems
+
+
+def _quality(results: list[object]) -> list[str]:
+    """Return the problems of the quality report: runs, views, counts."""
+    report = results[0]
+    if not isinstance(report, dict) or not isinstance(report.get("runs"), list):
+        return ["quality: no runs"]
+    problems = []
+    if [run.get("budget_factor") for run in report["runs"]] != [1, 4]:
+        problems.append("quality: expected runs at 1x and 4x the budget")
+    for run in report["runs"]:
+        where = f"quality x{run.get('budget_factor')}"
+        if run.get("summarizer_calls", 0) < 1:
+            problems.append(f"{where}: no summarizer call")
+        problems += _quality_shares(f"{where} end", run.get("headline"))
+        if run.get("headline", {}).get("summary", {}).get("of", 0) < 1:
+            problems.append(f"{where}: no question scored")
+        points = run.get("checkpoints", {})
+        if list(points) != list(QUALITY_CHECKPOINTS):
+            problems.append(f"{where}: checkpoints {list(points)}")
+        for name, shares in points.items():
+            problems += _quality_shares(f"{where} at {name}", shares)
+        for view in ("categories", "speakers"):
+            for name, shares in run.get(view, {}).items():
+                problems += _quality_shares(f"{where} {name}", shares)
     return problems
 
 
@@ -309,6 +367,8 @@ def check(directory: Path) -> list[str]:
             problems += _recall(results)
         if name == "hostile_text":
             problems += _hostile_text(results)
+        if name == "quality":
+            problems += _quality(results)
     return problems
 
 

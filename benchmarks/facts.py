@@ -1,12 +1,15 @@
 """Fact retention: the share of early facts the final injected summary still holds.
 
 Generated English and Chinese conversations (``memory_summary.facts``) plant twelve
-facts of nine kinds in their first 35 messages and never repeat them; each runs through
-the engine (threshold 30, keep_recent 10) twice: with the offline summarizer, and with
-a forgetful one that answers the same generic sentence every time, so that what it
-keeps is what pinned facts (``pin_facts``) re-attach. Figures are counts, not timings:
-retained/planted per kind and locale, the final summary's tokens against its budget,
-compressions and summarizer calls.
+facts of nine kinds in their first 35 messages and never repeat them (the harder
+generator, ``memory_summary.quality.hard_facts``, adds facts the assistant states,
+corrected values, a code deep in a long message and a tool result's second line);
+each runs through the engine (threshold 30, keep_recent 10) twice: with the offline
+summarizer, and with a forgetful one that answers the same generic sentence every
+time, so that what it keeps is what pinned facts (``pin_facts``) re-attach; the
+harder conversations run with the offline summarizer. Figures are counts, not
+timings: retained/planted per kind and locale, the final summary's tokens against its
+budget, compressions and summarizer calls.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Sequence
 
 from memory_summary import Message
 from memory_summary.facts import run_facts, table_rows
+from memory_summary.quality.hard_facts import HARD
 
 QUICK_CONVERSATIONS = 2  # per locale
 FULL_CONVERSATIONS = 4
@@ -36,7 +40,8 @@ class ForgetfulSummarizer:
 def run(quick: bool) -> list[dict]:
     """Run every locale's conversations with the offline, then a forgetful summarizer.
 
-    Returns two reports: the offline summarizer's, then the forgetful one's.
+    Returns three reports: the offline summarizer's, the forgetful one's, and the
+    offline summarizer's on the harder conversations (``quality.hard_facts``).
     """
     conversations = QUICK_CONVERSATIONS if quick else FULL_CONVERSATIONS
     reports = []
@@ -47,12 +52,20 @@ def run(quick: bool) -> list[dict]:
             progress=lambda line: print(f"  {line}", flush=True),
         )
         reports.append(report.to_mapping())
+    hard = run_facts(
+        None,
+        conversations=conversations,
+        generator=HARD,
+        progress=lambda line: print(f"  hard {line}", flush=True),
+    )
+    reports.append(hard.to_mapping())
     return reports
 
 
 def rows(results: list[dict]) -> list[dict]:
     """Return the printed table: retained/planted per kind, locale and summarizer."""
     table = []
-    for report, name in zip(results, ("offline", "forgetful+pins"), strict=False):
+    names = ("offline", "forgetful+pins", "offline (hard)")
+    for report, name in zip(results, names, strict=False):
         table += [{"summarizer": name, **row} for row in table_rows(report)]
     return table

@@ -20,6 +20,7 @@ import facts
 import hostile_text
 import hot_path
 import masking
+import quality
 import recall
 import stores
 from report import print_table, write_json
@@ -38,6 +39,7 @@ BENCHMARKS = {
     "masking": masking.run,
     "recall": recall.run,
     "hostile_text": hostile_text.run,
+    "quality": quality.run,
 }
 
 
@@ -57,6 +59,8 @@ def _rows(name: str, results: list[dict]) -> list[dict]:
         return engine_cpu.rows(results)
     if name == "facts":
         return facts.rows(results)
+    if name == "quality":
+        return quality.rows(results)
     if name == "stores":
         return [
             {

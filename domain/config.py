@@ -19,6 +19,9 @@ MODEL_MODES: tuple[ModelMode, ...] = get_args(ModelMode)
 LOCALES: tuple[Locale, ...] = get_args(Locale)
 FAILURE_POLICIES: tuple[FailurePolicy, ...] = get_args(FailurePolicy)
 DEFAULT_TASK_TOOLS = ("manage_todo_list", "todo_manage")
+MAX_INSTRUCTIONS_CHARS = 2000
+"""The longest instructions a host may give the summarizer (``summary_instructions``,
+and one compression's own)."""
 KEEP_SHARE = 0.2
 """The share of ``context_window`` the kept part may hold when ``keep_recent_tokens``
 is unset: well under the default trigger (0.7), so one compression brings a session
@@ -95,6 +98,17 @@ def _is_bool(instance: object, attribute: attrs.Attribute[bool], value: object) 
 def _is_text(instance: object, attribute: attrs.Attribute[str], value: object) -> None:
     if not isinstance(value, str):
         raise ConfigError(attribute.name, value, "text (str)")
+
+
+def _instructions(
+    instance: object, attribute: attrs.Attribute[str], value: object
+) -> None:
+    if not isinstance(value, str) or len(value) > MAX_INSTRUCTIONS_CHARS:
+        raise ConfigError(
+            attribute.name,
+            value,
+            f"text of at most {MAX_INSTRUCTIONS_CHARS} characters",
+        )
 
 
 def _llm_ref(value: object) -> LLMRef | None:
@@ -210,6 +224,7 @@ class SummaryConfig:
         default=0.7, validator=_number_in(0.0, 1.0)
     )
     summary_prompt: str = attrs.field(default="", validator=_is_text)
+    summary_instructions: str = attrs.field(default="", validator=_instructions)
     summary_model_mode: ModelMode = attrs.field(
         default="global", validator=_one_of(MODEL_MODES)
     )

@@ -124,6 +124,10 @@ _INTRODUCED_NAMES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
     ),
 )
 _USER_LINE = re.compile(r"^(?:User|用户)[:：] ?")
+# "User: [8 May 2023] ...": a message's opening date dates it; it is no fact of it.
+_DATED_ENTRY = re.compile(
+    r"^((?:User|Assistant|System|用户|助手|系统)[:：] ?)\[[^\[\]\n]{4,40}\]"
+)
 _TOOL_RESULT_LINE = re.compile(r"^(?:Tool result|工具结果)\(")
 _NOT_NAMES = frozenset({"I", "The", "This", "That", "It", "We", "Not", "Just", "Sorry"})
 
@@ -136,13 +140,16 @@ def extract_pins(lines: Iterable[str]) -> list[str]:
     """Return the identifiers in ``lines`` (rendered transcript entries), in order.
 
     Each pin once (the first spelling), at most ``MAX_PINS``; names only from what the
-    user said about themselves or others ("my name is Ada Lovelace", "我叫李雷").
+    user said about themselves or others ("my name is Ada Lovelace", "我叫李雷"). A
+    bracketed date that opens a message (``User: [8 May 2023] …``) dates the message
+    and is not pinned.
 
     >>> extract_pins(["User: my name is Ada Lovelace; order ORD-2041 ships 12 kg."])
     ['ORD-2041', '12 kg', 'Ada Lovelace']
     """
     found: dict[str, str] = {}
     for line in lines:
+        line = _DATED_ENTRY.sub(r"\1", line, count=1)
         most = MAX_PER_TOOL_RESULT if _TOOL_RESULT_LINE.match(line) else MAX_PER_LINE
         taken = 0
         for piece in scan_pieces(line):

@@ -6,11 +6,17 @@ section only when it has content)::
     <previous_summary>…</previous_summary>
     <conversation>…</conversation>
     <current_task_state>…</current_task_state>
+    <host_instructions>…</host_instructions>
 
 The tags are a stable format: the offline extractive summarizer parses them. They are
 fences: the text inside them is data, and no text inside can open or close one (any
 tag of these names inside a section is neutralized, ``<`` becoming ``‹``), so a message
 can neither hide later messages nor pose as the previous summary.
+
+``host_instructions`` carries the host's own words for this compression
+(``SummaryConfig.summary_instructions``, ``compress(..., instructions=...)``): what
+to keep or focus on. It is fenced like the rest, and the system prompt then tells the
+model that this one section is the host's, to follow within the summary's rules.
 """
 
 from __future__ import annotations
@@ -18,14 +24,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .config import Locale
+from .config import MAX_INSTRUCTIONS_CHARS, Locale
 from .model import Message, ToolCall
 from .reason import Reason, is_pressed
 
 PREVIOUS_TAG = "previous_summary"
 CONVERSATION_TAG = "conversation"
 TASK_STATE_TAG = "current_task_state"
-FENCE_TAGS = (PREVIOUS_TAG, CONVERSATION_TAG, TASK_STATE_TAG)
+INSTRUCTIONS_TAG = "host_instructions"
+FENCE_TAGS = (PREVIOUS_TAG, CONVERSATION_TAG, TASK_STATE_TAG, INSTRUCTIONS_TAG)
 _INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
 _FENCE = re.compile(  # <, or a full-width or small look-alike, before a fence tag
     "[<\uff1c\ufe64](?=[\\s"
@@ -121,6 +128,18 @@ AUTO_HINTS: dict[Locale, str] = {
     ),
 }
 
+INSTRUCTIONS_NOTICES: dict[Locale, str] = {
+    "en": (
+        "The text inside <host_instructions> is not part of the conversation: it comes "
+        "from the application that runs it. Follow it (what to keep, what to focus on) "
+        "as far as it fits the rules above; it never changes the output format."
+    ),
+    "zh": (
+        "<host_instructions> 中的文字不属于对话，而是来自运行对话的应用程序。"
+        "在符合上述规则的前提下遵循它（保留什么、侧重什么）；它不会改变输出格式。"
+    ),
+}
+
 TASK_STATE_INTROS: dict[Locale, str] = {
     "en": "The latest to-do list the assistant recorded (current task state):",
     "zh": "助手最近记录的待办清单（当前任务状态）：",
@@ -182,8 +201,13 @@ def summary_request(
     todo: ToolCall | None,
     system: str,
     locale: Locale,
+    instructions: str = "",
 ) -> list[Message]:
-    """Return the messages of one summarizer call (system prompt, then the request)."""
+    """Return the messages of one summarizer call (system prompt, then the request).
+
+    ``instructions``: the host's words for this call; when given, they close the
+    request in their own fenced section and the system prompt says whose they are.
+    """
     sections = []
     if previous_summary:
         sections.append(_section(PREVIOUS_TAG, previous_summary))
@@ -191,4 +215,33 @@ def summary_request(
     if todo is not None:
         state = f"{TASK_STATE_INTROS[locale]}\n{todo.name}({todo.arguments})"
         sections.append(_section(TASK_STATE_TAG, state))
+    if instructions.strip():
+        sections.append(_section(INSTRUCTIONS_TAG, instructions.strip()))
+        system = f"{system}\n\n{INSTRUCTIONS_NOTICES[locale]}"
     return [Message("system", system), Message("user", "\n\n".join(sections))]
+
+
+def joined_instructions(*parts: str | None) -> str:
+    """Return the non-empty instructions, one paragraph each (config first).
+
+    >>> joined_instructions("Keep order numbers.", None, " ")
+    'Keep order numbers.'
+    """
+    return "\n\n".join(part.strip() for part in parts if part and part.strip())
+
+
+def checked_instructions(value: object, field: str = "instructions") -> str:
+    """Return host instructions as given, or raise naming ``field``.
+
+    Raises:
+        TypeError: ``value`` is not text.
+        ValueError: it is longer than ``MAX_INSTRUCTIONS_CHARS`` characters.
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"{field} must be text, got {type(value).__name__}")
+    if len(value) > MAX_INSTRUCTIONS_CHARS:
+        raise ValueError(
+            f"{field} holds {len(value)} characters; at most "
+            f"{MAX_INSTRUCTIONS_CHARS} are allowed"
+        )
+    return value

@@ -9,7 +9,8 @@
    (a reply cut off mid-thought: all of it is reasoning). An unclosed tag after other
    text is kept: it is a mention, not a block;
 3. echoed prompt tags (``<conversation>``, ``<previous_summary>``,
-   ``<current_task_state>`` and their closing tags) are removed, their content kept;
+   ``<current_task_state>``, ``<host_instructions>`` and their closing tags) are
+   removed, their content kept;
 4. surrounding whitespace is stripped.
 
 Then it rejects, checking in this order (every pattern in every locale: a ``zh``
@@ -55,7 +56,7 @@ import attrs
 
 from .config import Locale
 from .injection import TRUNCATION_SUFFIXES
-from .prompt import CONVERSATION_TAG, PREVIOUS_TAG, TASK_STATE_TAG
+from .prompt import FENCE_TAGS
 from .text import normalize_text
 from .truncate import truncate_to_tokens
 
@@ -86,9 +87,7 @@ class Rejected:
 
 
 _REASONING_TAG = re.compile(r"<(/?)(?:think|thinking)(?:\s[^<>]{0,200})?>", re.I)
-_PROMPT_TAG = re.compile(
-    rf"</?\s*(?:{PREVIOUS_TAG}|{CONVERSATION_TAG}|{TASK_STATE_TAG})\s*>", re.I
-)
+_PROMPT_TAG = re.compile(rf"</?\s*(?:{'|'.join(FENCE_TAGS)})\s*>", re.I)
 _LEAD = " \t\r\n*_#>`\"'\u201c\u201d\u2018\u2019\u300c\u300d-"
 
 _STATUS_TEXT = (

@@ -97,9 +97,21 @@ class AsyncSummaryEngine:
         """Report context usage; returns at once (see ``SummaryEngine.token_usage``)."""
         self.engine.token_usage(session_id, usage_ratio)
 
-    async def compress(self, session_id: str, reason: str = "manual") -> Outcome:
-        """Compress now and return the outcome, without blocking the loop."""
-        return await asyncio.wrap_future(self.engine.compress(session_id, reason))
+    async def compress(
+        self,
+        session_id: str,
+        reason: str = "manual",
+        *,
+        instructions: str | None = None,
+    ) -> Outcome:
+        """Compress now and return the outcome, without blocking the loop.
+
+        ``instructions``: the host's words for this compression (see
+        ``SummaryEngine.compress``).
+        """
+        return await asyncio.wrap_future(
+            self.engine.compress(session_id, reason, instructions=instructions)
+        )
 
     async def build_prompt(
         self, session_id: str, model: str | None = None

@@ -393,6 +393,7 @@ def _stats_parser(
 
 def _facts(args: argparse.Namespace) -> int:
     from .facts import LOCALES, Locale, run_facts
+    from .quality.hard_facts import HARD
 
     config = _load_config(args)
     llm = None
@@ -415,6 +416,7 @@ def _facts(args: argparse.Namespace) -> int:
             locales=locales,
             config=config,
             progress=None if args.quiet else progress,
+            generator=HARD if args.generator == "hard" else None,
         )
     except TimeoutError as exc:
         print(f"memory-summary: facts: {exc}", file=sys.stderr)
@@ -434,6 +436,31 @@ def _facts(args: argparse.Namespace) -> int:
         )
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _quality(args: argparse.Namespace) -> int:
+    from .quality.command import run_command
+
+    llm = None
+    if args.base_url or args.model:
+        from memory_summary.adapters import OpenAIChatLLM
+
+        llm = OpenAIChatLLM(args.model, base_url=args.base_url)
+    try:
+        return run_command(
+            data=args.data,
+            generated=args.generated,
+            limit=args.conversations,
+            budget_factors=args.budget_factors,
+            dates=args.dates,
+            as_json=args.json,
+            quiet=args.quiet,
+            llm=llm,
+            config=_load_config(args),
+        )
+    finally:
+        if llm is not None:
+            llm.close()
 
 
 def _common(
@@ -609,6 +636,13 @@ def _facts_parser(
     facts.add_argument(
         "--locale", choices=("en", "zh", "both"), default="both", help="(both)"
     )
+    facts.add_argument(
+        "--generator",
+        choices=("standard", "hard"),
+        default="standard",
+        help="hard: also facts the assistant states, corrected values, a code deep "
+        "in a long message and a tool result's second line (standard)",
+    )
     facts.add_argument("--json", action="store_true", help="print the report as JSON")
     facts.add_argument("--quiet", action="store_true", help="no progress lines")
     facts.add_argument(
@@ -618,6 +652,52 @@ def _facts_parser(
         "and locale are the benchmark's)",
     )
     facts.set_defaults(run=_facts)
+
+
+def _quality_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    given: Mapping[str, object],
+) -> None:
+    quality = commands.add_parser(
+        "quality",
+        help="measure how many answers of real conversations the summary keeps",
+        description="Replay LoCoMo conversations (--data, default "
+        "../shared/datasets/locomo/locomo-dev.json when present) through the engine "
+        "with its defaults, and report per checkpoint, category and speaker the "
+        "share of answers the history holds that the summary still contains, next "
+        "to the lead, tail and keep-last baselines and a chance control.",
+    )
+    _llm_options(quality, given)
+    quality.add_argument("--data", metavar="PATH", help="a LoCoMo JSON file")
+    quality.add_argument(
+        "--generated",
+        type=cli_args.whole_number(0, 100),
+        default=0,
+        help="replay this many generated chats instead of LoCoMo (0)",
+    )
+    quality.add_argument(
+        "--conversations",
+        type=cli_args.whole_number(1, 1000),
+        default=None,
+        help="replay only the first N conversations (all)",
+    )
+    quality.add_argument(
+        "--budget-factors",
+        type=float,
+        nargs="+",
+        default=[1, 4],
+        help="summary budgets as multiples of the configured one (1 4)",
+    )
+    quality.add_argument(
+        "--dates",
+        choices=("session", "every", "none"),
+        default="session",
+        help="where session dates appear in the replayed text (session)",
+    )
+    quality.add_argument("--json", action="store_true", help="the report as JSON")
+    quality.add_argument("--quiet", action="store_true", help="no progress lines")
+    quality.add_argument("--config", metavar="FILE", help="a TOML config file")
+    quality.set_defaults(run=_quality)
 
 
 def build_parser(
@@ -657,6 +737,7 @@ def build_parser(
     _sessions_parser(commands, given)
     _stats_parser(commands, given)
     _facts_parser(commands, given)
+    _quality_parser(commands, given)
     return parser
 
 

@@ -68,8 +68,10 @@ from memory_summary.domain import (
     summary_message,
     total_usage,
 )
+from memory_summary.domain.config import MAX_INSTRUCTIONS_CHARS
 from memory_summary.domain.injection import without_covered
 from memory_summary.domain.lineage import VERSIONS_NAMESPACE
+from memory_summary.domain.prompt import checked_instructions, joined_instructions
 from memory_summary.domain.recall import HistoryEntry, SearchHit, SummaryVersion
 from memory_summary.domain.recall_tools import tool_definitions
 
@@ -249,6 +251,8 @@ class SummaryEngine:
         self._prompts: dict[str, tuple[str, int | None, object, str]] = {}
         self._resolving: set[str | None] = set()
         self._resolving_lock = threading.Lock()
+        self._instructions: dict[str, str] = {}  # one compression's, per session
+        self._instructions_lock = threading.Lock()
         events = EventBus()
         self._breakers = BreakerBox(self.config)
         self._last_failure: LastFailure | None = None
@@ -274,6 +278,7 @@ class SummaryEngine:
             counted_by_host=self._counts_locally,
             context=self._context,
             archive=archive,
+            instructions_for=self._instructions_for,
         )
         self._core = ThreadRuntime(
             self.config, job.run, events=events, calls=calls, stopping=stopping
@@ -398,7 +403,13 @@ class SummaryEngine:
         if threshold > 0 and usage_ratio >= threshold:
             self._core.send(session_id, UsageReported(float(usage_ratio)))
 
-    def compress(self, session_id: str, reason: str = "manual") -> Future[Outcome]:
+    def compress(
+        self,
+        session_id: str,
+        reason: str = "manual",
+        *,
+        instructions: str | None = None,
+    ) -> Future[Outcome]:
         """Compress now, ignoring the threshold; return a future of the ``Outcome``.
 
         A request that arrives while the session compresses runs right after it.
@@ -408,15 +419,38 @@ class SummaryEngine:
         the newest tool-call group alone), ignoring ``keep_recent``, and leaves
         recovering ranges archived during an outage to the next compression. It
         never blocks: wait on the future (with a timeout) before retrying the call.
+
+        ``instructions``: the host's words for this compression ("keep every order
+        number"), added after ``summary_instructions`` and sent to the summarizer in
+        their own fenced section (``domain.prompt``); the offline summarizer ranks
+        lines naming their terms higher. They go to the session's next compression
+        run: this one, or the follow-up of one already running.
+
+        Raises:
+            ValueError: an unknown ``reason``, or ``instructions`` longer than
+                ``MAX_INSTRUCTIONS_CHARS``.
+            TypeError: ``instructions`` that are not text.
         """
         _check_session_id(session_id)
         if reason not in _REASONS:
             raise ValueError(
                 f"reason={reason!r} is invalid; allowed: 'manual' / 'auto' / 'overflow'"
             )
+        if instructions is not None:
+            given = checked_instructions(instructions).strip()
+            with self._instructions_lock:
+                joined = joined_instructions(self._instructions.get(session_id), given)
+                if joined:
+                    self._instructions[session_id] = joined[-MAX_INSTRUCTIONS_CHARS:]
         reply: Future[Outcome] = Future()
         self._core.send(session_id, Compress(reason, reply))  # type: ignore[arg-type]
         return reply
+
+    def _instructions_for(self, session_id: str) -> str:
+        """Return the instructions of a session's next run: config's, then its own."""
+        with self._instructions_lock:
+            once = self._instructions.pop(session_id, None)
+        return joined_instructions(self.config.summary_instructions, once)
 
     def resummarize(self, session_id: str) -> Future[Outcome]:
         """Fold ranges archived without a summary (during an outage) into it now.

@@ -64,7 +64,18 @@ Kind = Literal[
     "decision",
     "constraint",
     "tool_outcome",
+    "assistant_fact",
+    "corrected",
+    "long_message",
+    "tool_detail",
 ]
+HARD_KINDS: tuple[Kind, ...] = (
+    "assistant_fact",
+    "corrected",
+    "long_message",
+    "tool_detail",
+)
+"""The kinds only the harder generator (``quality.hard_facts``) plants."""
 KINDS: tuple[Kind, ...] = (
     "person",
     "place",
@@ -791,6 +802,7 @@ def run_facts(
     locales: Sequence[Locale] = LOCALES,
     config: SummaryConfig | None = None,
     progress: Callable[[str], None] | None = None,
+    generator: Callable[[int, Locale, int], FactConversation] | None = None,
 ) -> FactsReport:
     """Drive generated conversations through the engine and score their summaries.
 
@@ -802,6 +814,9 @@ def run_facts(
         config: other settings (prompt, ratio, ...); threshold, keep_recent and locale
             are the benchmark's own.
         progress: called with one line per finished conversation.
+        generator: ``(seed, locale, index) -> FactConversation``; None: the standard
+            ``generate_conversation`` (``memory_summary.quality.hard_facts`` has a
+            harder one).
 
     Raises:
         ConfigError: ``conversations`` < 1 or an unknown locale.
@@ -831,7 +846,7 @@ def run_facts(
             budget = injection_budget_tokens(settings, engine.llm.context_length(None))
             label = engine.summarizer_label()
             for index in range(conversations):
-                conversation = generate_conversation(seed, locale, index)
+                conversation = (generator or generate_conversation)(seed, locale, index)
                 result = _drive(engine, store, conversation, events, budget)
                 results.append(result)
                 if progress is not None:
@@ -840,7 +855,10 @@ def run_facts(
                         f"{sum(result.retained)}/{len(result.facts)} facts kept, "
                         f"{result.compressions} compressions, {result.seconds:.1f} s"
                     )
-    return FactsReport(label, seed, conversations, tuple(locales), tuple(results))
+    name = getattr(generator, "label", "standard") if generator else "standard"
+    return FactsReport(
+        label, seed, conversations, tuple(locales), tuple(results), str(name)
+    )
 
 
 def _share(retained: int, planted: int) -> dict[str, object]:
@@ -857,6 +875,7 @@ class FactsReport:
     conversations_per_locale: int
     locales: tuple[Locale, ...]
     results: tuple[ConversationResult, ...]
+    generator: str = "standard"
 
     @property
     def compressions(self) -> int:
@@ -870,6 +889,8 @@ class FactsReport:
             for locale in self.locales
         }
         groups["all"] = list(self.results)
+        planted = {f.kind for r in self.results for f in r.facts}
+        kinds = [*KINDS, *(kind for kind in HARD_KINDS if kind in planted)]
         retention: dict[str, dict[str, object]] = {}
         runs: dict[str, dict[str, object]] = {}
         for name, results in groups.items():
@@ -883,7 +904,7 @@ class FactsReport:
                     sum(kept for k, kept in pairs if k == kind),
                     sum(1 for k, _ in pairs if k == kind),
                 )
-                for kind in KINDS
+                for kind in kinds
             }
             retention[name]["all"] = _share(sum(kept for _, kept in pairs), len(pairs))
             tokens = [r.summary_tokens for r in results]
@@ -900,6 +921,7 @@ class FactsReport:
             }
         return {
             "summarizer": self.summarizer,
+            "generator": self.generator,
             "seed": self.seed,
             "conversations_per_locale": self.conversations_per_locale,
             "locales": list(self.locales),
@@ -914,7 +936,8 @@ class FactsReport:
         """Return the printed report: a heading and the per-kind table."""
         data = self.to_mapping()
         heading = (
-            f"fact retention: {self.summarizer}, seed {self.seed}, "
+            f"fact retention: {self.summarizer}, {self.generator} conversations, "
+            f"seed {self.seed}, "
             f"{self.conversations_per_locale} conversation(s) per locale, "
             f"threshold {THRESHOLD}, keep_recent {KEEP_RECENT}"
         )
@@ -936,7 +959,7 @@ def table_rows(data: Mapping[str, Any]) -> list[dict[str, str]]:
             "kind": kind if kind != "all" else "all facts",
             **{c: _cell(retention[c][kind]) for c in columns},
         }
-        for kind in (*KINDS, "all")
+        for kind in (*(k for k in retention["all"] if k != "all"), "all")
     ]
     figures = {
         "summary tokens (mean/max/budget)": lambda r: (

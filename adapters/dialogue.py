@@ -1,0 +1,217 @@
+"""Rules of the offline summarizer for what people say: chatter, compaction, dates.
+
+- Chatter: a question to the other ("…you…?") is chatter unless it names a number,
+  an address, a path or an id; so is a sentence that, once its interjections
+  ("wow", "haha", "好的"), greetings ("hey", "long time no see"), forms of address
+  ("…, Mel!") and emoji are set aside, has fewer than ``MIN_CONTENT_WORDS`` content
+  words left (words that are not function words nor praise such as "amazing") and
+  does not speak of its speaker ("I have a cat" is a fact), nor a number. A CJK
+  sentence needs ``MIN_CONTENT_CJK`` such characters. Praise, thanks and
+  acknowledgements carry no fact, and keeping them spent the budget.
+- Compaction: a kept sentence loses the same openers and forms of address, the
+  filler words (``FILLER``: "really", "so", "just", articles, 真的, 非常 …), emoji
+  and repeated punctuation. Whole words only: an identifier, a
+  number, a name or a path is never touched, and compacting twice changes nothing.
+- Dates: a message that opens with a bracketed date (``[8 May 2023] …``) dates what
+  follows it; the date becomes the context of the facts it dates, not their text.
+"""
+
+from __future__ import annotations
+
+import re
+
+MIN_CONTENT_WORDS = 2
+MIN_CONTENT_CJK = 2
+
+_OPENERS = (
+    r"hey|hi|hello|heya|yo|wow|whoa|woah|oh|ooh|oops|aw+|aww+|yeah|yea|yes|yep|yup|"
+    r"haha+|hahaha+|hehe+|lol|omg|ok|okay|cool|well|so|hmm+|um+|uh|great|awesome|"
+    r"nice|sure|thanks|thank you(?: so much)?|thx|congrats|congratulations|agreed|"
+    r"totally|absolutely|definitely|exactly|true|right|indeed|gosh|geez|anyway|"
+    r"good to (?:see|hear from) you|great to (?:see|hear from|chat with|talk to) you|"
+    r"nice to (?:meet|see) you|long time no (?:see|talk|chat)|"
+    r"(?:i )?hope (?:you're|you are|all is) (?:doing )?(?:well|good|great|ok)|"
+    r"since (?:we )?last (?:chatted|spoke|talked|chat)|bye|goodbye|see you|"
+    r"take care|talk (?:to you )?soon|cheers|guess what|"
+    r"how(?:'s| is| are| have) (?:it going|you been|you|things|everything)"
+)
+_OPENER = re.compile(
+    rf"^(?:(?:{_OPENERS})(?:\s+[A-Z][a-z]{{1,20}})?\s*(?:[,!.?;:~\-]+(?=\s|$)\s*|$))+",
+    re.IGNORECASE,
+)
+_ZH_OPENER = re.compile(
+    r"^(?:(?:哇|哦|噢|嗯|哈哈+|嘿|嗨|你好|您好|好的|好啊|是啊|是的|对啊|对|太棒了|真棒|"
+    r"谢谢你?|多谢|恭喜(?:你)?|没错|当然|确实|好久不见)[，,。！!？?~\s]*)+"
+)
+# ", Mel!" or " Mel!" closing a sentence: addressing the other speaker by name.
+_VOCATIVE_END = re.compile(r",\s*[A-Z][a-z]{1,20}\s*(?=[!.?]*\s*$)")
+# ", Mel!" closing a sentence, unless a place is being named ("…my home country,
+# Sweden", "…the city, Paris").
+_ADDRESS_END = re.compile(
+    r"(?<!country)(?<!city)(?<!town)(?<!state)(?<!island)(?<!capital)"
+    r",\s*[A-Z][a-z]{1,20}\s*[!.?]*\s*$"
+)
+_VOCATIVE_START = re.compile(r"^[A-Z][a-z]{1,20}[,!]\s+(?=[A-Za-z])")
+_EMOJI = re.compile(
+    "[\u2600-\u27bf\U0001f000-\U0001faff\u2b00-\u2bff\ufe0f\u200d]+|"
+    r"(?<!\w)[:;]-?[()DPp](?!\w)"
+)
+_FILLER_WORDS = (
+    "a|an|the|really|so|very|just|actually|totally|super|pretty|quite|kinda|"
+    "definitely|honestly|literally|basically|absolutely|truly|um|uh|"
+    "kind of|sort of|you know|i mean|i'm|i am|"
+    "my|myself|am|is|are|was|were|be|been|"
+    "being|it's|it is|that's|also|to|of|for|and|that|this|it|its|there|about|"
+    "some|which|who|got to|gonna|going to|"
+    "finally|recently|currently|lately|still|even|already|always"
+)
+# Whole words: never a piece of a path, an address or an id ("/srv/a/a.py"),
+# and never after a number ("0 of s1" must not read "0 s1", a quantity).
+FILLER = re.compile(
+    rf"(?<![\w'\-/.@:#])(?<!\d )(?:{_FILLER_WORDS})(?![\w'\-/.@:#])\s*",
+    re.IGNORECASE,
+)
+# The speaker's "I" opening a sentence: the line names its speaker. Elsewhere it
+# stays ("yesterday I joined …" tells who did it).
+_OPENING_I = re.compile(r"^i\s+(?!will|would|had|need|want)(?=\w)", re.IGNORECASE)
+_ZH_FILLER = re.compile(r"真的|非常|特别|其实|就是|有点|一下|挺|蛮|超级|好像")
+_PUNCT_RUN = re.compile(r"([!?.])[!?.]+(?=\s|$)")
+_SPACE_BEFORE = re.compile(r"\s+([,;:!?.])(?=\s|$)")
+# Where a clause may end: a comma, dash or semicolon, or "and"/"but"/"so" before a
+# pronoun ("…, and it was awesome").
+_CLAUSE_BREAK = re.compile(
+    r"(\s*[,;\u2013\u2014]\s*|\s+-\s+|\s+(?:and|but|so)\s+(?=(?:it|that|this|"
+    r"which|they|we|i|you)\b))",
+    re.IGNORECASE,
+)
+_SPACES = re.compile(r"\s{2,}")
+_WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_COURTESY = re.compile(
+    r"(?:thanks|thank you|thx|glad|so glad|i'm (?:so )?glad|congrats|congratulations|"
+    r"good luck|best of luck|happy for you|so happy for you|proud of you|"
+    r"(?:i )?hope (?:you|it|that|your)|can't wait|sounds (?:like|great|good|fun)|"
+    r"that sounds|that's (?:so |really )?(?:great|awesome|amazing|cool|nice|"
+    r"wonderful|lovely|fantastic)|you're (?:so |the )|take care|have fun|enjoy)\b"
+)
+_ASKS_OTHER = re.compile(r"\byou(?:r|rs|rself)?\b[^.!?]*\?\s*$")
+_OWN = re.compile(r"\b(?:i|i'm|i've|i'd|my|we|we're|we've|our)\b")
+_DATE_PREFIX = re.compile(r"^\[([^\[\]\n]{4,40})\]\s*")
+_DATE_LIKE = re.compile(r"\d")
+_NOT_CONTENT = frozenset(
+    """i me my mine we us our you your yours he him his she her they them their it its
+    this that these those there here a an the and or but if then so as of to in on at
+    for with by from about into over up down out is am are was were be been being do
+    does did have has had having will would can could should may might must not no
+    yes what which who whom whose when where why how all any some more most other such
+    only own same than too very s t just now also well really get got go going gonna
+    wanna know think thing things lot lots much many make made feel feeling glad happy
+    love loved lovely amazing awesome great good nice cool wonderful fantastic
+    incredible beautiful cute adorable proud sorry thanks thank congrats
+    congratulations agreed agree wow hey hi hello yeah yep totally absolutely
+    definitely sure super pretty stuff something everything anything always never
+    again keep keeps kept hear heard see seen sounds sound look looks looking way
+    mean means meant time day great fun awesome blast wish hope hoping glad excited
+    inspiring inspired special tough hard let""".split()  # noqa: SIM905
+)
+_ZH_CHATTER = re.compile(
+    r"不错|厉害|加油|可爱|漂亮|好看|有意思|[的了吗呢吧啊呀哦嗯是在也都就和与很太真好棒谢这那个]"
+)
+
+
+def session_date(text: str) -> tuple[str, str]:
+    """Return the date a message opens with (``[8 May 2023] …``) and the rest.
+
+    A bracketed opener counts as a date only when it holds a digit.
+
+    >>> session_date("[8 May 2023] Hey Mel!")
+    ('8 May 2023', 'Hey Mel!')
+    >>> session_date("[draft] text")
+    ('', '[draft] text')
+    """
+    match = _DATE_PREFIX.match(text)
+    if match is None or not _DATE_LIKE.search(match.group(1)):
+        return "", text
+    return match.group(1).strip(), text[match.end() :]
+
+
+def _stripped(sentence: str, *, address: bool = True) -> str:
+    """Return ``sentence`` without openers, forms of address and emoji.
+
+    ``address``: also a name that opens or closes it by a comma ("Mel, …",
+    "…, Mel!"); only the chatter test does this, as the name may be a fact ("…my
+    home country, Sweden").
+    """
+    text = _EMOJI.sub("", sentence).strip()
+    for _ in range(3):  # "Hey Mel! Wow, ..." takes more than one pass
+        before = text
+        text = _OPENER.sub("", text).strip()
+        text = _ZH_OPENER.sub("", text).strip()
+        if address:
+            text = _VOCATIVE_START.sub("", text).strip()
+        if text == before:
+            break
+    return _VOCATIVE_END.sub("", text).strip() if address else text
+
+
+def content_words(text: str) -> list[str]:
+    """Return the words of ``text`` that can carry a fact (lower case)."""
+    lowered = text.lower().replace("\u2019", "'")
+    return [w for w in _WORD.findall(lowered) if w.split("'")[0] not in _NOT_CONTENT]
+
+
+def is_chatter(sentence: str) -> bool:
+    """Tell whether a sentence carries no fact (module docstring: chatter).
+
+    >>> [is_chatter(s) for s in ("Wow Nate, they're adorable!", "Agreed, John!",
+    ...                          "I started doing aerial yoga.", "好的，谢谢！")]
+    [True, True, False, True]
+    """
+    text = _stripped(sentence)
+    if not text:
+        return True
+    if any(c.isdigit() or c in "@/#" for c in text):
+        return False  # a number, an address, a path or an id: never chatter
+    if _COURTESY.match(text.lower().replace("\u2019", "'")):
+        return True  # thanks, wishes and praise, whatever follows
+    if _ASKS_OTHER.search(text.lower()):
+        return True  # a question to the other: their answer holds the fact
+    words = content_words(text)
+    if len(words) >= MIN_CONTENT_WORDS or (words and _OWN.search(text.lower())):
+        return False  # "I have a cat": one content word is enough about oneself
+    cjk = _CJK.findall(_ZH_CHATTER.sub("", _ZH_FILLER.sub("", text)))
+    return len(cjk) < MIN_CONTENT_CJK
+
+
+def _clauses(text: str) -> list[str]:
+    """Return ``text`` cut before each clause break, the breaks kept."""
+    pieces = _CLAUSE_BREAK.split(text)
+    clauses = [pieces[0]]
+    clauses += (pieces[i] + pieces[i + 1] for i in range(1, len(pieces) - 1, 2))
+    return [clause for clause in clauses if clause.strip()]
+
+
+def compacted(sentence: str) -> str:
+    """Return a kept sentence as its content words (module docstring: compaction).
+
+    >>> compacted("Wow, I just started doing aerial yoga, it's really fun!!")
+    'started doing aerial yoga'
+    >>> compacted("This necklace is super special to me - a gift from my grandma.")
+    'necklace special me - gift from grandma'
+    >>> compacted("Yesterday I joined a gym.")
+    'Yesterday I joined gym'
+    """
+    text = _stripped(sentence, address=False)
+    if not text:
+        return sentence.strip()
+    text = _ADDRESS_END.sub("", text).strip() or text
+    clauses = _clauses(text)
+    telling = [c for c in clauses if content_words(c)]
+    text = "".join(telling or clauses)
+    text = FILLER.sub("", text)
+    text = _OPENING_I.sub("", text)
+    text = _ZH_FILLER.sub("", text)
+    text = _PUNCT_RUN.sub(r"\1", text)
+    text = _SPACE_BEFORE.sub(r"\1", _SPACES.sub(" ", text))
+    text = text.strip(" ,;:-\u2013\u2014").rstrip("!.")
+    return text or sentence.strip()

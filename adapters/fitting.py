@@ -1,0 +1,273 @@
+"""Merging facts and fitting them into the budget (extractive summarizer).
+
+See ``extractive`` for the rules (merge by fact, budget, output); ``salience`` scores.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+import attrs
+
+from memory_summary.domain import cut_chars
+from memory_summary.domain.config import Locale
+
+from .salience import IDENTIFYING, Role, Salience, score
+
+Section = Literal["goals", "facts", "decisions", "tasks"]
+
+HIGH_SCORE = 8
+LOW_SHARE = 0.7  # past this share of the budget, only salient facts are added
+HEADERS: dict[Locale, dict[Section, str]] = {
+    "en": {
+        "goals": "Goals:",
+        "decisions": "Decisions:",
+        "facts": "Facts:",
+        "tasks": "Open tasks:",
+    },
+    "zh": {
+        "goals": "目标：",
+        "decisions": "决定：",
+        "facts": "事实：",
+        "tasks": "待办：",
+    },
+}
+SPEAKERS: dict[Locale, dict[Role, str]] = {
+    "en": {
+        "user": "user",
+        "assistant": "assistant",
+        "system": "system",
+        "call": "call",
+        "tool": "tool",
+    },
+    "zh": {
+        "user": "用户",
+        "assistant": "助手",
+        "system": "系统",
+        "call": "调用",
+        "tool": "工具",
+    },
+}
+COLONS: dict[Locale, str] = {"en": ": ", "zh": "："}
+SEPARATORS: dict[Locale, str] = {"en": "; ", "zh": "；"}
+"""Between facts of one speaker that share a bullet."""
+GROUP_CHARS = 320
+"""The longest bullet that still takes another fact of its speaker."""
+FACT_OVERHEAD_TOKENS = 2
+"""A fact's estimated share of its bullet: the separator or the speaker's label."""
+FILL_SCORE = 6
+"""Past ``LOW_SHARE`` of the budget, only facts scoring at least this are added."""
+
+CONTENT = re.compile(r"[a-z][a-z']+|[\u4e00-\u9fff]")
+VALUE = re.compile(r"\d[\d,.:/-]{0,30}\d|\d")
+STOP = frozenset(
+    """a an the is are was were be been am to of in on at for and or but it its this
+    that with as by my our your i we you me us do does did have has had so now
+    actually instead changed change rather no longer anymore 的 了 是 我 你 们 在
+    把 也 就 都 其 实 改 成 为 不 再""".split()  # noqa: SIM905
+)
+CORRECTION = re.compile(
+    r"\b(?:actually|instead|changed?|rather|correction|no longer|anymore|update)\b"
+    r"|其实|改成|改为|改到|更正|不再|换成"
+)
+
+
+@attrs.frozen
+class Fact:
+    """One kept fragment, who said it, and where it goes."""
+
+    text: str
+    role: Role | None
+    tool: str
+    section: Section
+    salience: Salience
+    words: frozenset[str] = attrs.field(eq=False)  # content words, for supersession
+    measures: tuple[str, ...] = attrs.field(eq=False)  # its quantities and dates
+    numbers: tuple[str, ...] = attrs.field(eq=False)  # its other numbers
+    date: str = attrs.field(default="", eq=False)  # the day it was said, if known
+
+
+def _key(text: str) -> str:
+    return " ".join(text.casefold().split()).rstrip(".,;:!?\u3002\uff01\uff1f\u2026")
+
+
+def _supersedes(new: Fact, old: Fact) -> bool:
+    """Tell whether ``new`` restates ``old`` with one quantity or date changed.
+
+    Other numbers must match: "Question 2" after "Question 1" is another question.
+    """
+    if new.role != old.role or not new.words or new.numbers != old.numbers:
+        return False
+    if len(new.measures) != len(old.measures):
+        return False
+    if sum(a != b for a, b in zip(new.measures, old.measures, strict=True)) != 1:
+        return False
+    subjects = {v for k, v in new.salience.identifiers if k in ("identifier", "name")}
+    if subjects != {
+        v for k, v in old.salience.identifiers if k in ("identifier", "name")
+    }:
+        return False
+    overlap = len(new.words & old.words) / len(new.words | old.words)
+    return overlap >= (0.5 if CORRECTION.search(new.text.lower()) else 0.75)
+
+
+def merged_facts(older: Sequence[Fact], newer: Sequence[Fact]) -> list[Fact]:
+    """Return ``older`` then ``newer``, each fact once (module docstring: merge)."""
+    facts: list[Fact] = []
+    keys: list[str] = []
+    for fact in [*older, *newer]:
+        key = _key(fact.text)
+        if not key or any(key in kept for kept in keys):
+            continue
+        grown = [i for i, kept in enumerate(keys) if kept in key]
+        if grown:  # it says more than kept facts: it takes the first one's place
+            facts[grown[0]], keys[grown[0]] = fact, key
+            for index in reversed(grown[1:]):
+                del facts[index], keys[index]
+            continue
+        stale = (  # only a fact with a quantity or a date can restate another's
+            [i for i, kept in enumerate(facts) if _supersedes(fact, kept)]
+            if fact.measures
+            else []
+        )
+        for index in reversed(stale):
+            del facts[index], keys[index]
+        facts.append(fact)
+        keys.append(key)
+    return facts
+
+
+def _effective_scores(facts: Sequence[Fact]) -> list[int]:
+    """Return each fact's score, identifiers credited only to their first carrier."""
+    seen: set[str] = set()
+    scores = []
+    for fact in facts:
+        own = {value.casefold() for _, value in fact.salience.identifiers}
+        if own and own <= seen:
+            kinds = fact.salience.kinds - IDENTIFYING or frozenset({"plain"})
+            scores.append(score(kinds, fact.role))
+        else:
+            scores.append(fact.salience.score)
+        seen |= own
+    return scores
+
+
+def _line(fact: Fact, locale: Locale) -> str:
+    if fact.role is None:
+        return f"- {fact.text}"
+    speaker = SPEAKERS[locale][fact.role]
+    if fact.role in ("call", "tool"):
+        speaker = f"{speaker} {fact.tool or '?'}"
+    return f"- {speaker}{COLONS[locale]}{fact.text}"
+
+
+def _section_lines(facts: Sequence[Fact], locale: Locale) -> list[str]:
+    """Return one section's lines: each day's line, then its facts' bullets.
+
+    The facts of one day come together, the days in the order they first appear;
+    consecutive facts of one speaker share a bullet, ``SEPARATORS`` between them,
+    while it stays within ``GROUP_CHARS``.
+    """
+    lines: list[str] = []
+    date = ""
+    speaker: tuple[Role | None, str] | None = None
+    separator = SEPARATORS[locale]
+    days: dict[str, list[Fact]] = {}  # each day once, at its first fact's place
+    for fact in facts:
+        days.setdefault(fact.date, []).append(fact)
+    for fact in (fact for same_day in days.values() for fact in same_day):
+        if fact.date and fact.date != date:
+            lines.append(f"[{fact.date}]")
+            date, speaker = fact.date, None
+        who = (fact.role, fact.tool)
+        if who == speaker and len(lines[-1]) + len(fact.text) < GROUP_CHARS:
+            lines[-1] += separator + fact.text
+        else:
+            lines.append(_line(fact, locale))
+            speaker = who
+    return lines
+
+
+def _render(facts: Sequence[Fact], alive: Sequence[bool], locale: Locale) -> str:
+    blocks = []
+    for section, header in HEADERS[locale].items():
+        kept = [
+            fact
+            for fact, keep in zip(facts, alive, strict=True)
+            if keep and fact.section == section
+        ]
+        if kept:
+            blocks.append("\n".join([header, *_section_lines(kept, locale)]))
+    return "\n".join(blocks)
+
+
+def fitted_text(
+    facts: Sequence[Fact],
+    locale: Locale,
+    max_tokens: int,
+    count_tokens: Callable[[str], int],
+) -> str:
+    """Return the sections of ``facts``, dropping the least salient over ``max_tokens``.
+
+    Among equal scores a fact below ``HIGH_SCORE`` goes oldest first, a salient one
+    newest first (module docstring: budget). The result counts at most ``max_tokens``.
+    """
+    if max_tokens <= 0 or not facts:
+        return ""
+    scores = _effective_scores(facts)
+    order = sorted(
+        range(len(facts)),
+        key=lambda i: (scores[i], i if scores[i] < HIGH_SCORE else -i),
+    )
+    costs = [count_tokens(fact.text) + FACT_OVERHEAD_TOKENS for fact in facts]
+    header_costs = {s: count_tokens(h + "\n") for s, h in HEADERS[locale].items()}
+    in_section = dict.fromkeys(header_costs, 0)
+    for fact in facts:
+        in_section[fact.section] += 1
+    total = sum(costs) + sum(header_costs[s] for s, n in in_section.items() if n)
+    alive = [True] * len(facts)
+    dropped = 0
+
+    def drop_next() -> None:
+        nonlocal total, dropped
+        index = order[dropped]
+        dropped += 1
+        alive[index] = False
+        section = facts[index].section
+        in_section[section] -= 1
+        total -= costs[index] + (0 if in_section[section] else header_costs[section])
+
+    while total > max_tokens and dropped < len(facts):
+        drop_next()
+    salient = any(scores[i] > 0 for i in order[dropped:])
+    while dropped < len(facts) - 1 and (  # the last fact stays while it fits
+        (salient and scores[order[dropped]] == 0)  # chatter, when anything else is left
+        or (total > max_tokens * LOW_SHARE and scores[order[dropped]] < FILL_SCORE)
+    ):
+        drop_next()
+    text = _render(facts, alive, locale)
+    while text:  # speakers, dates and joins are only known once rendered
+        over = count_tokens(text) - max_tokens
+        if over <= 0:
+            break
+        freed = 0
+        while freed < over and dropped < len(facts):
+            freed += costs[order[dropped]]
+            drop_next()
+        text = _render(facts, alive, locale)
+    return text or _squeezed(_line(facts[order[-1]], locale), max_tokens, count_tokens)
+
+
+def _squeezed(line: str, max_tokens: int, count_tokens: Callable[[str], int]) -> str:
+    """Return the longest cut of ``line`` within ``max_tokens``, or ``""``."""
+    low, high = 0, len(line)
+    while low < high:  # the longest prefix length whose cut fits
+        middle = (low + high + 1) // 2
+        if count_tokens(cut_chars(line, middle)) <= max_tokens:
+            low = middle
+        else:
+            high = middle - 1
+    text = cut_chars(line, low)
+    return text if len(text) > 3 and count_tokens(text) <= max_tokens else ""

@@ -1,0 +1,198 @@
+"""The offline summarizer on dialogue: chatter, compaction, dates, both speakers,
+host instructions (``adapters.dialogue`` and ``adapters.extractive``)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memory_summary.adapters import ExtractiveSummarizer
+from memory_summary.adapters.dialogue import compacted, is_chatter, session_date
+from memory_summary.adapters.extractive import instruction_terms
+from memory_summary.domain import Accepted, check_summary, summary_request
+from memory_summary.domain.render import render_transcript
+from memory_summary.quality.locomo import parse_locomo
+from memory_summary.quality.synthetic import generate_dialogue
+
+CHATTER = [
+    "Hey Mel! Good to see you!",
+    "Wow Nate, they're adorable!",
+    "Agreed, John!",
+    "Thanks so much for sharing that with me, Caroline.",
+    "That's so cool!!! 😍😍",
+    "🎉🎉",
+    "How have you been lately?",
+    "Did you have fun at the party?",
+    "哈哈，太棒了！",
+    "好的，谢谢！",
+]
+FACTS = [
+    "I started doing aerial yoga last month.",
+    "I signed as a shooting guard with the Wolves.",
+    "We mostly found bottle caps with the metal detector.",
+    "I have a cat.",
+    "My order number is ORD-58213.",
+    "我上个月开始练空中瑜伽。",
+    "我们决定用 Hugo。",
+]
+
+
+@pytest.mark.parametrize("sentence", CHATTER)
+def test_greetings_thanks_praise_emoji_and_questions_to_the_other_are_chatter(
+    sentence,
+):
+    assert is_chatter(sentence)
+
+
+@pytest.mark.parametrize("sentence", FACTS)
+def test_a_statement_of_a_fact_is_not_chatter(sentence):
+    assert not is_chatter(sentence)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "kept"),
+    [
+        ("Wow, I just started doing aerial yoga, it's really fun!!", "aerial yoga"),
+        ("My order is ORD-58213, and it was great!", "ORD-58213"),
+        ("Send it to /srv/a/a.py or ada@example.com.", "/srv/a/a.py"),
+        ("This is a gift from my grandma in my home country, Sweden.", "Sweden"),
+    ],
+)
+def test_compaction_drops_filler_and_keeps_what_matters(sentence, kept):
+    short = compacted(sentence)
+
+    assert kept in short
+    assert len(short) < len(sentence)
+
+
+identifiers = st.one_of(
+    st.from_regex(r"ORD-[0-9]{4,6}", fullmatch=True),
+    st.from_regex(r"/srv/[a-z]{1,3}/[a-z]{1,3}\.py", fullmatch=True),
+    st.from_regex(r"[a-z]{1,3}@[a-z]{1,3}\.com", fullmatch=True),
+    st.from_regex(r"[0-9]{1,4}(\.[0-9]{1,2})? ?(kg|EUR|%)", fullmatch=True),
+)
+words = st.lists(
+    st.sampled_from(["a", "the", "I", "my", "is", "so", "really", "it", "to", "and",
+                     "went", "Paris", "wow", ",", "!", "-", "that's"]),
+    max_size=12,
+)  # fmt: skip
+
+
+@given(before=words, identifier=identifiers, after=words)
+def test_compaction_never_touches_an_identifier(before, identifier, after):
+    sentence = " ".join([*before, identifier, *after])
+
+    assert identifier in compacted(sentence)
+    assert compacted(sentence) == compacted(sentence)
+
+
+@given(st.text(max_size=300))
+def test_hostile_text_is_read_without_error(text):
+    is_chatter(text)
+    compacted(text)
+    session_date(text)
+
+
+def summarize(lines, previous=None, max_tokens=2000, instructions=""):
+    request = summary_request(
+        lines,
+        previous_summary=previous,
+        todo=None,
+        system="s",
+        locale="en",
+        instructions=instructions,
+    )
+    return ExtractiveSummarizer(len).complete(request, max_tokens=max_tokens)
+
+
+DIALOGUE = [
+    "User: [8 May 2023] Hey Mel! Good to see you! How have you been?",
+    "Assistant: Hey Caroline! I'm swamped with the kids. Wow, that's so cool!",
+    "User: I went to a LGBTQ support group yesterday and it was so powerful.",
+    "Assistant: Love that! Last weekend we went camping at the lake.",
+    "User: [20 May 2023] Hi Mel! Agreed, you're the best!",
+    "Assistant: I signed up for a pottery class, it starts next week!",
+]
+
+
+def test_a_dialogue_keeps_both_speakers_facts_and_drops_the_chatter():
+    text = summarize(DIALOGUE)
+
+    assert "LGBTQ support group" in text
+    assert "camping" in text
+    assert "pottery class" in text
+    for chatter in ("Hey Mel", "Good to see you", "so cool", "you're the best"):
+        assert chatter not in text
+    assert "- user:" in text
+    assert "- assistant:" in text
+
+
+def test_dates_date_their_facts_once_each_and_are_no_prefix():
+    text = summarize(DIALOGUE)
+    lines = text.splitlines()
+
+    assert lines.count("[8 May 2023]") == 1
+    assert lines.count("[20 May 2023]") == 1
+    assert lines.index("[8 May 2023]") < lines.index("[20 May 2023]")
+    assert not any(line.startswith("- ") and "2023" in line for line in lines)
+
+
+@pytest.mark.parametrize("max_tokens", [60, 120, 400, 2000])
+def test_a_dialogue_summary_fits_is_accepted_and_is_a_fixed_point(max_tokens):
+    text = summarize(DIALOGUE, max_tokens=max_tokens)
+    verdict = check_summary(
+        text,
+        transcript=DIALOGUE,
+        previous=None,
+        budget_tokens=max_tokens,
+        count_tokens=len,
+        locale="en",
+    )
+
+    assert len(text) <= max_tokens
+    assert isinstance(verdict, Accepted)
+    assert summarize([], previous=text, max_tokens=max_tokens) == text
+
+
+@pytest.mark.parametrize("locale", ["en", "zh"])
+def test_generated_chats_fold_deterministically_into_accepted_summaries(locale):
+    [conversation] = parse_locomo([generate_dialogue(11, 0)])
+    transcript = render_transcript(conversation.messages(), locale=locale)
+    previous = None
+    for start in range(0, len(transcript), 12):
+        part = transcript[start : start + 12]
+        request = summary_request(
+            part, previous_summary=previous, todo=None, system="s", locale=locale
+        )
+        reply = ExtractiveSummarizer(len).complete(request, max_tokens=500)
+        again = ExtractiveSummarizer(len).complete(request, max_tokens=500)
+        verdict = check_summary(
+            reply,
+            transcript=part,
+            previous=previous,
+            budget_tokens=500,
+            count_tokens=len,
+            locale=locale,
+        )
+        assert reply == again
+        assert isinstance(verdict, Accepted), (verdict, reply)
+        previous = verdict.text
+
+
+def test_instructions_keep_a_line_naming_an_instructed_term():
+    lines = [f"User: I visited the Ostra museum {i} times." for i in range(30)]
+    lines.insert(3, "User: the parking spot is behind the bakery.")
+
+    plain = summarize(lines, max_tokens=300)
+    instructed = summarize(lines, max_tokens=300, instructions="Keep the parking.")
+
+    assert "parking" not in plain
+    assert "parking spot behind bakery" in instructed
+    assert len(instructed) <= 300
+
+
+def test_instruction_terms_leave_out_the_words_of_asking():
+    assert instruction_terms("Please keep every order number!") == {"order", "number"}
+    assert instruction_terms("保留所有订单号") == {"订单号"}
+    assert instruction_terms("") == frozenset()
