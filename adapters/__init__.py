@@ -1,8 +1,8 @@
 """Adapters: the stores, archives, summarizers and token counters behind the ports.
 
-The OpenAI and PostgreSQL adapters load on first use (module ``__getattr__``): their
-drivers are optional extras, and importing them costs a few hundred milliseconds that
-an offline host never needs.
+The OpenAI, Anthropic and PostgreSQL adapters load on first use (module
+``__getattr__``): their drivers are optional extras, and importing them costs a few
+hundred milliseconds that an offline host never needs.
 """
 
 from __future__ import annotations
@@ -16,11 +16,14 @@ from .sqlite import SqliteArchive, SqliteStore
 from .tokens import TiktokenCounter, counter_factory, encoding_name_for
 
 if TYPE_CHECKING:
+    from .anthropic_llm import AnthropicLLM, AnthropicStream
     from .openai_llm import OpenAIChatLLM, OpenAIChatStream
     from .postgres import PostgresArchive, PostgresStore
 
 # name -> (module, the driver it needs, the extra that installs it)
 _LAZY: dict[str, tuple[str, str, str]] = {
+    "AnthropicLLM": ("anthropic_llm", "anthropic", "anthropic"),
+    "AnthropicStream": ("anthropic_llm", "anthropic", "anthropic"),
     "OpenAIChatLLM": ("openai_llm", "openai", "openai"),
     "OpenAIChatStream": ("openai_llm", "openai", "openai"),
     "PostgresArchive": ("postgres", "psycopg", "postgres"),
@@ -29,7 +32,7 @@ _LAZY: dict[str, tuple[str, str, str]] = {
 
 
 def __getattr__(name: str) -> object:
-    """Import the OpenAI and PostgreSQL adapters on first use (optional extras)."""
+    """Import the LLM and PostgreSQL adapters on first use (optional extras)."""
     if name not in _LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module_name, driver, extra = _LAZY[name]
@@ -52,6 +55,8 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "AnthropicLLM",
+    "AnthropicStream",
     "ExtractiveSummarizer",
     "InMemoryArchive",
     "InMemoryStore",

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+from .anthropic_format import (
+    ANTHROPIC,
+    AnthropicSystem,
+    messages_from_anthropic,
+    messages_to_anthropic,
+)
+from .anthropic_pairing import anthropic_pairs
 from .breaker import (
     Breaker,
     breaker_admit,
@@ -29,6 +36,7 @@ from .content import (
     IMAGE_TOKENS,
     Content,
     ContentPart,
+    carries_compaction,
     content_text,
     content_tokens,
 )
@@ -117,6 +125,7 @@ from .window import (
 )
 
 __all__ = [
+    "ANTHROPIC",
     "AUDIO_TOKENS",
     "EVENT_MARKER",
     "FILE_TOKENS",
@@ -130,6 +139,7 @@ __all__ = [
     "SKIP_REASONS",
     "SUMMARY_KIND",
     "Accepted",
+    "AnthropicSystem",
     "Archive",
     "Breaker",
     "Busy",
@@ -187,12 +197,14 @@ __all__ = [
     "UsageSource",
     "WindowSplit",
     "add_unsummarized",
+    "anthropic_pairs",
     "assemble_messages",
     "breaker_admit",
     "breaker_failed",
     "breaker_is_open",
     "breaker_released",
     "breaker_succeeded",
+    "carries_compaction",
     "check_summary",
     "content_text",
     "content_tokens",
@@ -213,7 +225,9 @@ __all__ = [
     "is_summary_message",
     "latest_todo_call",
     "message_tokens",
+    "messages_from_anthropic",
     "messages_from_openai",
+    "messages_to_anthropic",
     "messages_to_openai",
     "next_record",
     "normalize_text",

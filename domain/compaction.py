@@ -15,6 +15,7 @@ import attrs
 
 from .budget import plan_chunks
 from .config import Locale
+from .content import carries_compaction
 from .model import EVENT_MARKER, Message
 from .reason import Reason
 from .render import render_message, result_names
@@ -156,14 +157,20 @@ def fold_chunks(
 
     Tool names are looked up in ``lookup`` (the window). Messages the summarizer never
     sees ride along in their chunk with no transcript line, so they are archived with
-    it. A single message too long for ``limit_tokens`` is cut to it, never dropped.
+    it: among them, those before the newest message of ``lookup`` carrying a
+    ``compaction`` part, which the provider's compaction summary already
+    covers. A single message too long for ``limit_tokens`` is cut to it, never dropped.
     """
     names = result_names(lookup)  # ``lookup`` starts with ``page``
+    # What a provider's compaction block replaced is in it already: never read again.
+    boundary = max(
+        (i for i, m in enumerate(lookup) if carries_compaction(m.content)), default=0
+    )
     lines = [
         render_message(m, found, locale=locale, cut=cut_chars)
-        if is_summarized(m)
+        if is_summarized(m) and index >= boundary
         else None
-        for m, found in zip(page, names, strict=False)
+        for index, (m, found) in enumerate(zip(page, names, strict=False))
     ]
     # A token spans at least one UTF-8 byte: a page whose bytes fit needs no count.
     sizes = [len(line.encode("utf-8")) if line is not None else 0 for line in lines]
