@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-
 from uuid import uuid4
 
 from hypothesis import HealthCheck, given, settings
