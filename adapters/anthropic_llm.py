@@ -10,7 +10,9 @@ socket, which also stops the server generating. Retries (429, 529 overloaded, 5x
 in the deadline. ``max_tokens`` is the summary budget the engine passes. Usage comes
 from the message's ``usage`` (``message_start``, then ``message_delta``): input tokens
 include the tokens read from and written to the prompt cache. Thinking is never
-requested: summaries are mechanical.
+requested: summaries are mechanical. ``temperature`` is not sent: the SDK (2.x) no
+longer takes it and current Claude models fix their sampling; a model that accepts it
+gets it through ``extra_body={"temperature": ...}``.
 """
 
 from __future__ import annotations
@@ -199,7 +201,6 @@ class AnthropicLLM:
             "model": model or self.model,
             "messages": turns,
             "max_tokens": max_tokens,
-            "temperature": temperature,
         }
         if system is not None:
             arguments["system"] = system

@@ -170,7 +170,12 @@ class SDKStream(Generic[EventT]):
             translated = self._translate(exc)
             if translated is not None:
                 raise translated from exc
-            raise
+            if isinstance(exc, SummarizerError):
+                raise
+            # no driver exception escapes: a transport error mid-stream is a break
+            raise SummarizerError(
+                f"the summary stream broke: {type(exc).__name__}: {exc}"
+            ) from exc
         return event
 
     def _opened(self) -> ClosableSDKStream:
