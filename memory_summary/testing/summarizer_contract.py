@@ -24,7 +24,8 @@ when offered, report ``TokenUsage`` or None; ``close()`` on a stream is safe bef
 during and after it; a call given ``timeout_s`` answers within it; hostile text (lone
 surrogates, NUL, megabytes) never crashes one; a failing call raises the library's
 ``SummarizerError`` family, never a driver's exception; with ``answer_tokens``
-overridden, every answer fits ``max_tokens`` by it. Needs ``pip install 'memory-summary[testing]'``.
+overridden, every answer fits ``max_tokens`` by it. Needs
+``pip install 'memory-summary[testing]'``.
 """
 
 from __future__ import annotations
