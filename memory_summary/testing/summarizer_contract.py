@@ -157,10 +157,11 @@ class SummarizerContract:
     def test_call_options_are_keyword_only(self, summarizer: Any) -> None:
         if not self.check_signature:
             pytest.skip("check_signature is off")
-        methods = [summarizer.complete]
-        for optional in ("stream", "complete_with_usage"):
-            if hasattr(summarizer, optional):
-                methods.append(getattr(summarizer, optional))
+        methods = [summarizer.complete] + [
+            getattr(summarizer, optional)
+            for optional in ("stream", "complete_with_usage")
+            if hasattr(summarizer, optional)
+        ]
 
         for method in methods:
             parameters = inspect.signature(method).parameters
