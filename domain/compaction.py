@@ -143,6 +143,22 @@ class FoldChunk:
         return last
 
 
+def compacted(page: Sequence[Message], lookup: Sequence[Message]) -> list[bool]:
+    """Tell, for each message of ``page``, whether a provider's compaction replaced it.
+
+    A message older than the newest one carrying a ``compaction`` part (Anthropic's
+    server-side compaction: a summary of everything before it) is in that summary
+    already: the engine never summarizes it again. Stored messages compare by id
+    (``lookup`` may hold ``page`` twice); messages without ids by position in ``page``.
+    """
+    ids = [m.id for m in lookup if m.id is not None and carries_compaction(m.content)]
+    if ids:
+        newest = max(ids)
+        return [m.id is not None and m.id < newest for m in page]
+    at = [i for i, m in enumerate(page) if carries_compaction(m.content)]
+    return [i < at[-1] for i in range(len(page))] if at else [False] * len(page)
+
+
 def fold_chunks(
     page: Sequence[Message],
     *,
@@ -162,13 +178,10 @@ def fold_chunks(
     covers. A single message too long for ``limit_tokens`` is cut to it, never dropped.
     """
     names = result_names(lookup)  # ``lookup`` starts with ``page``
-    # What a provider's compaction block replaced is in it already: never read again.
-    boundary = max(
-        (i for i, m in enumerate(lookup) if carries_compaction(m.content)), default=0
-    )
+    replaced = compacted(page, lookup)
     lines = [
         render_message(m, found, locale=locale, cut=cut_chars)
-        if is_summarized(m) and index >= boundary
+        if is_summarized(m) and not replaced[index]
         else None
         for index, (m, found) in enumerate(zip(page, names, strict=False))
     ]

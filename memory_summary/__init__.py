@@ -4,7 +4,8 @@ The public API::
 
     from memory_summary import (SummaryEngine, SummaryConfig, LLMRef, Message,
         ToolCall, Compressing, CompressRequested, ClearResult, ConfigError,
-        messages_from_openai, messages_to_openai)
+        messages_from_openai, messages_to_openai, messages_from_anthropic,
+        messages_to_anthropic)
     from memory_summary.adapters import InMemoryStore, SqliteStore, InMemoryArchive
 """
 
@@ -34,7 +35,9 @@ from memory_summary.domain import (
     SummaryRecord,
     TokenizerError,
     ToolCall,
+    messages_from_anthropic,
     messages_from_openai,
+    messages_to_anthropic,
     messages_to_openai,
 )
 
@@ -68,6 +71,8 @@ __all__ = [
     "TokenizerError",
     "ToolCall",
     "__version__",
+    "messages_from_anthropic",
     "messages_from_openai",
+    "messages_to_anthropic",
     "messages_to_openai",
 ]
