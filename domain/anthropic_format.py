@@ -54,13 +54,34 @@ _TOOL_USE_KEYS = frozenset({"type", "id", "name", "input"})
 _TOOL_RESULT_KEYS = frozenset({"type", "tool_use_id", "content"})
 
 
+def _normalized(value: object) -> object:
+    """Return plain JSON data with every text and key normalized (``normalize_text``).
+
+    Before encoding: JSON escapes a NUL, which normalizing the encoded text would miss.
+    """
+    if isinstance(value, str):
+        return normalize_text(value)
+    if isinstance(value, Mapping):
+        return {
+            normalize_text(k) if isinstance(k, str) else k: _normalized(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        return [_normalized(item) for item in value]
+    return value
+
+
+def _json_text(value: object, where: str) -> str:
+    """Return ``value`` as JSON text, its text normalized; raise if it is not JSON."""
+    try:
+        return json.dumps(_normalized(value), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise MessageError(where, f"is not JSON: {exc}") from exc
+
+
 def _json_copy(value: object, where: str) -> object:
     """Return a plain JSON copy of ``value``, its text normalized; raise if not JSON."""
-    try:
-        text = json.dumps(plain(value), ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise MessageError(where, f"is not JSON-compatible: {exc}") from exc
-    copied: object = json.loads(normalize_text(text))
+    copied: object = json.loads(_json_text(value, where))
     return copied
 
 
@@ -85,12 +106,7 @@ def _text_field(block: Mapping[str, object], key: str, where: str) -> str:
 def _tool_call(block: Mapping[str, object], where: str) -> ToolCall:
     if "input" not in block:
         raise MessageError(f"{where}.input", "a tool_use block needs its input")
-    try:
-        arguments = json.dumps(
-            plain(block["input"]), ensure_ascii=False, allow_nan=False
-        )
-    except (TypeError, ValueError) as exc:
-        raise MessageError(f"{where}.input", f"is not JSON: {exc}") from exc
+    arguments = _json_text(block["input"], f"{where}.input")
     return ToolCall(
         _text_field(block, "id", where), _text_field(block, "name", where), arguments
     )

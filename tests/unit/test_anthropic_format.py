@@ -108,3 +108,22 @@ def test_a_compaction_block_marks_what_it_replaced():
     assert compacted(history, history) == [True, False, False]
     assert compacted(stored[:2], [*stored[:2], *stored]) == [True, False]
     assert compacted(stored[2:], stored) == [False]
+
+
+def test_text_inside_tool_input_and_extra_keys_is_normalized_like_all_text():
+    use = {
+        **USE,
+        "input": {"k\x00": {"": "a\x00\ud800"}},
+        "cache_control": {"x": "\x00"},
+    }
+    result = {"type": "tool_result", "tool_use_id": "t1", "is_error": "\x00"}
+    request = [
+        {"role": "assistant", "content": [use]},
+        {"role": "user", "content": [result]},
+    ]
+
+    _, back = messages_to_anthropic(messages_from_anthropic(None, request))
+
+    assert back[0]["content"][0]["input"] == {"k": {"": "a\ufffd"}}
+    assert back[0]["content"][0]["cache_control"] == {"x": ""}
+    assert back[1]["content"][0]["is_error"] == ""
