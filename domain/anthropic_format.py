@@ -276,9 +276,14 @@ def _text_blocks(
     return plain_parts(content)
 
 
+def _no_constant(name: str) -> object:
+    """Refuse ``NaN`` and ``Infinity``: Python reads them, JSON (the API) does not."""
+    raise ValueError(f"{name} is not JSON")
+
+
 def _tool_use(call: ToolCall, extra: object) -> dict[str, object]:
     try:
-        arguments: object = json.loads(call.arguments)
+        arguments: object = json.loads(call.arguments, parse_constant=_no_constant)
     except ValueError:  # a model's malformed JSON: sent as text, never dropped
         arguments = {"arguments": call.arguments}
     block: dict[str, object] = {

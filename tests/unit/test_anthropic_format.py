@@ -127,3 +127,14 @@ def test_text_inside_tool_input_and_extra_keys_is_normalized_like_all_text():
     assert back[0]["content"][0]["input"] == {"k": {"": "a\ufffd"}}
     assert back[0]["content"][0]["cache_control"] == {"x": ""}
     assert back[1]["content"][0]["is_error"] == ""
+
+
+def test_arguments_python_reads_but_json_does_not_are_sent_as_text():
+    message = Message("assistant", None, [ToolCall("c1", "f", '{"x": NaN}')])
+
+    _, (turn,) = messages_to_anthropic([message])
+
+    assert turn["content"][0]["input"] == {"arguments": '{"x": NaN}'}
+    assert messages_from_anthropic(None, [turn])[0].tool_calls[0].arguments == (
+        '{"arguments": "{\\"x\\": NaN}"}'
+    )
