@@ -7,6 +7,7 @@ from anthropic.types import TextBlock, ThinkingBlock, ToolUseBlock
 
 from memory_summary import Message, MessageError, ToolCall
 from memory_summary.domain import (
+    anthropic_pairs,
     messages_from_anthropic,
     messages_to_anthropic,
 )
@@ -138,3 +139,21 @@ def test_arguments_python_reads_but_json_does_not_are_sent_as_text():
     assert messages_from_anthropic(None, [turn])[0].tool_calls[0].arguments == (
         '{"arguments": "{\\"x\\": NaN}"}'
     )
+
+
+def test_a_partly_answered_trailing_turn_is_answered_whole_in_call_order():
+    calls = (ToolCall("a", "f", "{}"), ToolCall("b", "g", "{}"))
+    history = [
+        Message("user", "go"),
+        Message("assistant", None, calls),
+        Message("tool", "B", tool_call_id="b"),
+    ]
+
+    paired = anthropic_pairs(history)
+
+    assert [(m.tool_call_id, m.text) for m in paired[2:]] == [
+        ("a", "[tool result unavailable]"),
+        ("b", "B"),
+    ]
+    assert anthropic_pairs(paired) == paired
+    assert anthropic_pairs(history[:2]) == history[:2]  # none arrived: still running
