@@ -17,10 +17,8 @@ gets it through ``extra_body={"temperature": ...}``.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -30,13 +28,13 @@ import anthropic
 from memory_summary.domain import (
     ConfigError,
     Message,
-    SummarizerContextError,
     SummarizerError,
     SummarizerTimeout,
     SummaryReply,
     TokenUsage,
 )
 
+from .anthropic_errors import retry_pause_s, translated
 from .sdk_stream import SDKStream, deadline_at
 
 if TYPE_CHECKING:
@@ -50,12 +48,6 @@ DEFAULT_MODEL = "claude-haiku-4-5"
 CONNECT_TIMEOUT_S = 5.0
 REPLY_CHARS_PER_TOKEN = 8  # past this many characters per requested token: cut off
 MIN_REPLY_CHARS = 4096
-_FIRST_BACKOFF_S = 0.5
-_MAX_BACKOFF_S = 8.0
-_MAX_RETRY_AFTER_S = 60.0
-_RETRY_STATUSES = frozenset({408, 409, 429})
-_RETRY_ERROR_TYPES = frozenset({"overloaded_error", "rate_limit_error", "api_error"})
-_CONTEXT_WORDING = ("prompt is too long", "context window", "context length")
 
 # Context windows of current Claude models, longest prefix first; tokens. Every
 # Claude model since Claude 3 has a 200k window (1M is a beta you name explicitly).
@@ -386,53 +378,3 @@ def token_usage(usage: object) -> TokenUsage | None:
         cache_read_tokens=read,
         cache_write_tokens=write,
     )
-
-
-def _error_type(exc: anthropic.AnthropicError) -> str | None:
-    """Return the ``error.type`` of an API error's body (an error event's too)."""
-    body = getattr(exc, "body", None)
-    error = body.get("error") if isinstance(body, Mapping) else None
-    kind = error.get("type") if isinstance(error, Mapping) else None
-    return kind if isinstance(kind, str) else None
-
-
-def retry_pause_s(exc: anthropic.AnthropicError, attempt: int) -> float:
-    """Return the pause before retrying after ``exc``, or -1 when it is not retried."""
-    if isinstance(exc, anthropic.APIStatusError):
-        headers = exc.response.headers
-        should = headers.get("x-should-retry")
-        transient = (
-            exc.status_code in _RETRY_STATUSES
-            or exc.status_code >= 500
-            or _error_type(exc) in _RETRY_ERROR_TYPES
-        )
-        if should == "false" or (should != "true" and not transient):
-            return -1.0
-        with contextlib.suppress(ValueError):
-            retry_after_s = float(headers.get("retry-after", ""))
-            if 0 <= retry_after_s <= _MAX_RETRY_AFTER_S:
-                return retry_after_s
-    elif not isinstance(exc, anthropic.APIConnectionError):  # includes timeouts
-        return -1.0
-    backoff_s = min(_FIRST_BACKOFF_S * 2.0**attempt, _MAX_BACKOFF_S)
-    return backoff_s * (1 - 0.25 * random.random())  # jitter, as the SDK's
-
-
-def translated(exc: anthropic.AnthropicError) -> SummarizerError:
-    """Return the engine's error for an SDK error; log the provider's message."""
-    log.warning("Anthropic API failed: %s: %s", type(exc).__name__, exc)
-    if isinstance(exc, anthropic.APITimeoutError):
-        return SummarizerTimeout(f"the Anthropic API timed out: {exc}")
-    kind = _error_type(exc)
-    status = getattr(exc, "status_code", None)
-    wording = str(exc).lower()
-    if status == 413 or (
-        kind == "invalid_request_error"
-        and any(words in wording for words in _CONTEXT_WORDING)
-    ):
-        return SummarizerContextError(
-            f"the request exceeds the summarizer model's context window: {exc}"
-        )
-    if status == 529 or kind == "overloaded_error":
-        return SummarizerError(f"the Anthropic API is overloaded: {exc}")
-    return SummarizerError(f"{type(exc).__name__}: {exc}")

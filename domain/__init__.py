@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from .anthropic_format import (
-    ANTHROPIC,
-    AnthropicSystem,
-    messages_from_anthropic,
-    messages_to_anthropic,
-)
+from .anthropic_format import ANTHROPIC, AnthropicSystem, messages_from_anthropic
 from .anthropic_pairing import anthropic_pairs
+from .anthropic_turns import messages_to_anthropic
 from .breaker import (
     Breaker,
     breaker_admit,

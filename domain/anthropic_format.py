@@ -15,14 +15,14 @@ in content blocks. ``messages_from_anthropic`` reads a request into ``Message``s
   verbatim. A turn's thinking therefore lives in the same message as its tool calls,
   and a cut, which only falls between messages, never separates them.
 
-``messages_to_anthropic`` writes them back: instruction messages (system, developer)
-become the ``system`` value, and the other messages turns, consecutive tool and user
-messages forming one user turn. What is needed to give a turn back exactly (where its
-``tool_use`` blocks stood among the other blocks, their extra keys, a tool result
-without content, where one of two consecutive turns of one role began) rides in the
-message's metadata under ``ANTHROPIC``, only when it differs from the default. A
-request read and written back is equal to the one given (text normalized as every
-message text is); a store keeps all of it.
+``messages_to_anthropic`` (``anthropic_turns``) writes them back: instruction messages
+(system, developer) become the ``system`` value, and the other messages turns,
+consecutive tool and user messages forming one user turn. What is needed to give a
+turn back exactly (where its ``tool_use`` blocks stood among the other blocks, their
+extra keys, a tool result without content, where one of two consecutive turns of one
+role began) rides in the message's metadata under ``ANTHROPIC``, only when it differs
+from the default. A request read and written back is equal to the one given (text
+normalized as every message text is); a store keeps all of it.
 
 A ``compaction`` block (Anthropic's server-side compaction: a summary of every message
 before it) is a content part like the others; the engine reads it as a boundary (see
@@ -31,12 +31,10 @@ before it) is a content part like the others; the engine reads it as a boundary 
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal, TypeAlias
 
-from .content import ContentPart, plain, plain_parts
 from .errors import MessageError
 from .model import Message, ToolCall
 from .openai_format import openai_mapping
@@ -50,8 +48,8 @@ AnthropicSystem: TypeAlias = "str | Sequence[Mapping[str, object]] | None"
 AnthropicContent: TypeAlias = "str | list[dict[str, object]]"
 Side = Literal["user", "assistant"]
 
-_TOOL_USE_KEYS = frozenset({"type", "id", "name", "input"})
-_TOOL_RESULT_KEYS = frozenset({"type", "tool_use_id", "content"})
+TOOL_USE_KEYS = frozenset({"type", "id", "name", "input"})
+TOOL_RESULT_KEYS = frozenset({"type", "tool_use_id", "content"})
 
 
 def _normalized(value: object) -> object:
@@ -114,7 +112,7 @@ def _tool_call(block: Mapping[str, object], where: str) -> ToolCall:
 
 def _tool_message(block: Mapping[str, object], where: str, first: bool) -> Message:
     meta: dict[str, object] = {"turn": True} if first else {}
-    extra = {k: v for k, v in block.items() if k not in _TOOL_RESULT_KEYS}
+    extra = {k: v for k, v in block.items() if k not in TOOL_RESULT_KEYS}
     if extra:
         meta["result_extra"] = _json_copy(extra, where)
     content = block.get("content")
@@ -172,7 +170,7 @@ def _assistant_turn(blocks: Sequence[Mapping[str, object]], first: bool) -> Mess
             continue
         calls.append(_tool_call(block, where))
         at.append(index)
-        extra = {k: v for k, v in block.items() if k not in _TOOL_USE_KEYS}
+        extra = {k: v for k, v in block.items() if k not in TOOL_USE_KEYS}
         extras.append(_json_copy(extra, where) if extra else None)
     meta: dict[str, object] = {"turn": True} if first else {}
     if at != list(range(len(parts), len(blocks))):  # not all after the other blocks
@@ -255,149 +253,3 @@ def messages_from_anthropic(
         result.extend(turn)
         previous = side
     return result
-
-
-# -- writing ----------------------------------------------------------------------
-
-
-def anthropic_meta(message: Message) -> Mapping[str, object]:
-    """Return what ``messages_from_anthropic`` kept of a message's blocks, or ``{}``."""
-    meta = message.metadata.get(ANTHROPIC)
-    return meta if isinstance(meta, Mapping) else {}
-
-
-def _text_blocks(
-    content: str | Sequence[ContentPart] | None,
-) -> list[dict[str, object]]:
-    if content is None or content == "":
-        return []
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return plain_parts(content)
-
-
-def _no_constant(name: str) -> object:
-    """Refuse ``NaN`` and ``Infinity``: Python reads them, JSON (the API) does not."""
-    raise ValueError(f"{name} is not JSON")
-
-
-def _tool_use(call: ToolCall, extra: object) -> dict[str, object]:
-    try:
-        arguments: object = json.loads(call.arguments, parse_constant=_no_constant)
-    except ValueError:  # a model's malformed JSON: sent as text, never dropped
-        arguments = {"arguments": call.arguments}
-    block: dict[str, object] = {
-        "type": "tool_use",
-        "id": call.id,
-        "name": call.name,
-        "input": arguments,
-    }
-    if isinstance(extra, Mapping):
-        block.update({k: plain(v) for k, v in extra.items() if k not in _TOOL_USE_KEYS})
-    return block
-
-
-def _assistant_blocks(message: Message) -> list[dict[str, object]]:
-    base = _text_blocks(message.content)
-    meta = anthropic_meta(message)
-    extras = meta.get("tool_use_extra")
-    uses = [
-        _tool_use(
-            call, extras[i] if isinstance(extras, list) and i < len(extras) else None
-        )
-        for i, call in enumerate(message.tool_calls)
-    ]
-    at = meta.get("tool_use_at")
-    total = len(base) + len(uses)
-    if not (
-        isinstance(at, list)
-        and len(at) == len(uses)
-        and all(isinstance(i, int) and 0 <= i < total for i in at)
-        and all(a < b for a, b in itertools.pairwise(at))
-    ):
-        return base + uses
-    slots = set(at)
-    base_left, uses_left = iter(base), iter(uses)
-    return [next(uses_left) if i in slots else next(base_left) for i in range(total)]
-
-
-def _tool_result(message: Message) -> dict[str, object]:
-    meta = anthropic_meta(message)
-    block: dict[str, object] = {
-        "type": "tool_result",
-        "tool_use_id": message.tool_call_id,
-    }
-    if not (meta.get("no_content") is True and message.content == ""):
-        content = message.content
-        block["content"] = (
-            content if isinstance(content, str) else _text_blocks(content)
-        )
-    extra = meta.get("result_extra")
-    if isinstance(extra, Mapping):
-        block.update(
-            {k: plain(v) for k, v in extra.items() if k not in _TOOL_RESULT_KEYS}
-        )
-    return block
-
-
-def _blocks(message: Message) -> list[dict[str, object]]:
-    if message.role == "tool":
-        return [_tool_result(message)]
-    if message.role == "assistant":
-        return _assistant_blocks(message)
-    return _text_blocks(message.content)
-
-
-def _turn_content(group: Sequence[Message]) -> AnthropicContent:
-    only = group[0]
-    if (
-        len(group) == 1
-        and only.role != "tool"
-        and isinstance(only.content, str)
-        and not only.tool_calls
-    ):
-        return only.content
-    return [block for message in group for block in _blocks(message)]
-
-
-def _system_value(instructions: Sequence[Message]) -> AnthropicSystem:
-    if not instructions:
-        return None
-    if len(instructions) == 1:
-        content = instructions[0].content
-        return content if isinstance(content, str) else _text_blocks(content)
-    if all(isinstance(m.content, str) for m in instructions):
-        return "\n\n".join(m.text for m in instructions)
-    return [block for m in instructions for block in _text_blocks(m.content)]
-
-
-def messages_to_anthropic(
-    messages: Iterable[Message], *, alternate: bool = False
-) -> tuple[AnthropicSystem, list[dict[str, object]]]:
-    """Return ``(system, messages)`` as Anthropic's Messages API takes them.
-
-    System and developer messages, wherever they are, become ``system`` (one: its
-    content as given; several: joined, text with blank lines, else as text blocks; none:
-    None, so pass ``system`` only when it is not None). Tool messages become
-    ``tool_result`` blocks of the user turn they fall in. Consecutive messages of one
-    side form one turn, unless ``messages_from_anthropic`` marked a turn that began
-    there; ``alternate=True`` merges those too (the API requires alternating roles).
-
-    >>> messages_to_anthropic([Message("system", "Be brief."), Message("user", "hi")])
-    ('Be brief.', [{'role': 'user', 'content': 'hi'}])
-    """
-    instructions: list[Message] = []
-    turns: list[tuple[Side, list[Message]]] = []
-    for message in messages:
-        if message.is_instruction:
-            instructions.append(message)
-            continue
-        side: Side = "assistant" if message.role == "assistant" else "user"
-        starts = anthropic_meta(message).get("turn") is True and not alternate
-        if turns and turns[-1][0] == side and not starts:
-            turns[-1][1].append(message)
-        else:
-            turns.append((side, [message]))
-    return _system_value(instructions), [
-        {"role": side, "content": _turn_content(group)} for side, group in turns
-    ]
