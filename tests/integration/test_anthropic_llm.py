@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -296,3 +298,45 @@ def test_the_engine_degrades_to_trim_when_claude_is_overloaded(server, store):
 
     assert outcome.kind == "trimmed"
     assert store.count_history("s1") == 20
+
+
+def run_python(code, tmp_path):
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,  # not the repository, whose folders are not the package
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_the_format_and_assemble_never_import_the_sdk(tmp_path):
+    code = (
+        "import sys\n"
+        "from memory_summary import SummaryEngine, messages_from_anthropic\n"
+        "from memory_summary.adapters import InMemoryStore\n"
+        "msgs = [{'role': 'user', 'content': 'hi'}]\n"
+        "print(SummaryEngine(InMemoryStore()).assemble_anthropic('s', msgs, 'a'))\n"
+        "print(any(m.split('.')[0] == 'anthropic' for m in sys.modules))\n"
+    )
+
+    result = run_python(code, tmp_path)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "('s', [{'role': 'user', 'content': 'hi'}])",
+        "False",
+    ]
+
+
+def test_without_the_extra_the_adapter_names_it(tmp_path):
+    code = (
+        "import sys; sys.modules['anthropic'] = None\n"
+        "from memory_summary.adapters import AnthropicLLM\n"
+    )
+
+    result = run_python(code, tmp_path)
+
+    assert result.returncode == 1
+    assert "pip install 'memory-summary[anthropic]'" in result.stderr
