@@ -1,8 +1,8 @@
 """Adapters: the stores, archives, summarizers and token counters behind the ports.
 
-The OpenAI, PostgreSQL and Redis adapters load on first use (module ``__getattr__``):
-their drivers are optional extras, and importing them costs a few hundred milliseconds
-that an offline host never needs.
+The OpenAI, Anthropic, PostgreSQL and Redis adapters load on first use (module
+``__getattr__``): their drivers are optional extras, and importing them costs a few
+hundred milliseconds that an offline host never needs.
 """
 
 from __future__ import annotations
@@ -16,12 +16,15 @@ from .sqlite import SqliteArchive, SqliteStore
 from .tokens import TiktokenCounter, counter_factory, encoding_name_for
 
 if TYPE_CHECKING:
+    from .anthropic_llm import AnthropicLLM, AnthropicStream
     from .openai_llm import OpenAIChatLLM, OpenAIChatStream
     from .postgres import PostgresArchive, PostgresStore
     from .redis_store import RedisStore
 
 # name -> (module, the driver it needs, the extra that installs it)
 _LAZY: dict[str, tuple[str, str, str]] = {
+    "AnthropicLLM": ("anthropic_llm", "anthropic", "anthropic"),
+    "AnthropicStream": ("anthropic_llm", "anthropic", "anthropic"),
     "OpenAIChatLLM": ("openai_llm", "openai", "openai"),
     "OpenAIChatStream": ("openai_llm", "openai", "openai"),
     "PostgresArchive": ("postgres", "psycopg", "postgres"),
@@ -31,7 +34,7 @@ _LAZY: dict[str, tuple[str, str, str]] = {
 
 
 def __getattr__(name: str) -> object:
-    """Import the OpenAI, PostgreSQL and Redis adapters on first use (extras)."""
+    """Import the LLM, PostgreSQL and Redis adapters on first use (optional extras)."""
     if name not in _LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module_name, driver, extra = _LAZY[name]
@@ -54,6 +57,8 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "AnthropicLLM",
+    "AnthropicStream",
     "ExtractiveSummarizer",
     "InMemoryArchive",
     "InMemoryStore",

@@ -20,11 +20,10 @@ import logging
 import os
 import random
 import re
-import socket
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import openai
 
@@ -38,9 +37,9 @@ from memory_summary.domain import (
     TokenUsage,
 )
 
-if TYPE_CHECKING:
-    from types import TracebackType
+from .sdk_stream import SDKStream, deadline_at
 
+if TYPE_CHECKING:
     from openai.types import CompletionUsage
     from openai.types.chat import ChatCompletionChunk
 
@@ -284,7 +283,7 @@ class OpenAIChatLLM:
                 extra_body=self._extra_body or None,
                 timeout=timeout,
             ),
-            _deadline(timeout_s),
+            deadline_at(timeout_s),
         )
         if not response.choices:
             raise SummarizerError("the endpoint returned no choices")
@@ -318,7 +317,7 @@ class OpenAIChatLLM:
             >>> pieces = llm.stream([], max_tokens=10, temperature=0.3, timeout_s=5)
             >>> pieces.close()
         """
-        deadline = _deadline(timeout_s)
+        deadline = deadline_at(timeout_s)
 
         def create(
             timeout: openai.Timeout, with_usage: bool
@@ -384,8 +383,8 @@ class OpenAIChatLLM:
             attempt += 1
 
 
-class OpenAIChatStream:
-    """The pieces of one streamed answer, closable from any thread.
+class OpenAIChatStream(SDKStream["ChatCompletionChunk"]):
+    """The pieces of one streamed answer, closable from any thread (``SDKStream``).
 
     Iterating sends the request (the first ``next()``), then yields text pieces. It
     raises ``SummarizerError`` when the stream breaks or was closed,
@@ -409,191 +408,29 @@ class OpenAIChatStream:
         the summary stream was closed before it finished
     """
 
-    def __init__(
-        self,
-        open_stream: Callable[[], openai.Stream[ChatCompletionChunk]],
-        *,
-        deadline: float | None,
-        max_chars: int,
-    ) -> None:
-        self._open_stream = open_stream
-        self._deadline = deadline
-        self._max_chars = max_chars
-        self._lock = threading.Lock()  # guards the four fields below
-        self._sdk_stream: openai.Stream[ChatCompletionChunk] | None = None
-        self._closed_by: Literal["caller", "deadline"] | None = None
-        self._ended = False  # read to its end, cut off, or failed: nothing to free
-        self._timer: threading.Timer | None = None
-        self._chunks: Iterator[ChatCompletionChunk] | None = None
-        self._chars = 0
-        self._finished = False  # a finish_reason arrived
-        self._usage: TokenUsage | None = None
-
-    @property
-    def usage(self) -> TokenUsage | None:
-        """Return the tokens the endpoint reported for this call, once it sent them.
-
-        Known after the stream is read to its end (the last chunk carries it), None
-        when the endpoint reported nothing or the stream ended early.
-        """
-        return self._usage
-
-    def __iter__(self) -> OpenAIChatStream:
-        return self
-
-    def __enter__(self) -> OpenAIChatStream:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """End the stream and free its connection; safe from any thread, repeatable."""
-        self._close("caller")
-
-    def __next__(self) -> str:
-        while True:
-            chunk = self._next_chunk()
-            usage = _token_usage(chunk.usage)
-            if usage is not None:  # the last chunk, with no choices (or each chunk)
-                self._usage = usage
-            text = "".join(
-                choice.delta.content
-                for choice in chunk.choices
-                if choice.delta and choice.delta.content
-            )
-            self._finished = self._finished or any(
-                choice.finish_reason is not None for choice in chunk.choices
-            )
-            if text:
-                return self._within_cap(text)
-
-    def _next_chunk(self) -> ChatCompletionChunk:
-        """Return the next chunk; at the end raise StopIteration or the error."""
-        self._raise_if_closed(None)
-        if self._ended:  # read, cut off or failed: a stream is sent once
-            raise StopIteration
-        if self._chunks is None:
-            self._chunks = iter(self._opened())
-        try:
-            return next(self._chunks)
-        except StopIteration:
-            self._end()
-            self._raise_if_closed(None)  # a shut-down socket may read as a clean end
-            if self._finished:
-                raise
-            if self._chars == 0:
-                raise SummarizerContextError(
-                    "the summary stream ended with neither text nor a finish_reason; "
-                    "llama.cpp's server answers a prompt longer than its context so"
-                ) from None
-            raise SummarizerError(
-                "the summary stream ended before it finished"
-            ) from None
-        # close() on another thread may surface any driver error here
-        except Exception as exc:
-            self._end()
-            self._raise_if_closed(exc)
-            if isinstance(exc, openai.OpenAIError):
-                raise _translated(exc) from exc
-            raise
-
-    def _opened(self) -> openai.Stream[ChatCompletionChunk]:
-        """Send the request and arm the deadline; raise if closed meanwhile."""
-        if self._deadline is not None:
-            timer = threading.Timer(
-                max(self._deadline - time.monotonic(), 0.0), self._close, ("deadline",)
-            )
-            timer.daemon = True
-            with self._lock:
-                self._timer = timer
-            timer.start()
-        try:
-            sdk_stream = self._open_stream()
-        except Exception:
-            self._end()
-            raise
-        with self._lock:
-            closed = self._closed_by is not None
-            if not closed:
-                self._sdk_stream = sdk_stream
-        if closed:  # close() ran while the request was being sent
-            _abort(sdk_stream)
-            self._raise_if_closed(None)
-        return sdk_stream
-
-    def _within_cap(self, text: str) -> str:
-        """Return ``text`` cut to the reply cap; past it, stop reading the stream."""
-        room = self._max_chars - self._chars
-        if len(text) <= room:
-            self._chars += len(text)
-            return text
-        log.warning(
-            "reply passed %d chars; stopped reading it and closed the stream",
-            self._max_chars,
+    def _read(self, event: ChatCompletionChunk) -> str:
+        usage = _token_usage(event.usage)
+        if usage is not None:  # the last chunk, with no choices (or each chunk)
+            self._usage = usage
+        self._finished = self._finished or any(
+            choice.finish_reason is not None for choice in event.choices
         )
-        self._chars = self._max_chars
-        sdk_stream = self._end()  # later next() calls end the iteration
-        if sdk_stream is not None:
-            _abort(sdk_stream)
-        return text[:room]
+        return "".join(
+            choice.delta.content
+            for choice in event.choices
+            if choice.delta and choice.delta.content
+        )
 
-    def _raise_if_closed(self, cause: Exception | None) -> None:
-        closed_by = self._closed_by
-        if closed_by == "deadline":
-            raise SummarizerTimeout(
-                "the summary stream ran past its deadline and was closed"
-            ) from cause
-        if closed_by == "caller":
-            raise SummarizerError(
-                "the summary stream was closed before it finished"
-            ) from cause
+    def _translate(self, exc: Exception) -> Exception | None:
+        return _translated(exc) if isinstance(exc, openai.OpenAIError) else None
 
-    def _end(self) -> openai.Stream[ChatCompletionChunk] | None:
-        """Mark the stream over, disarm the deadline; return what is left to close."""
-        with self._lock:
-            self._ended = True
-            timer, self._timer = self._timer, None
-            sdk_stream, self._sdk_stream = self._sdk_stream, None
-        if timer is not None:
-            timer.cancel()
-        return sdk_stream
-
-    def _close(self, by: Literal["caller", "deadline"]) -> None:
-        with self._lock:
-            if self._closed_by is not None or self._ended:
-                return
-            self._closed_by = by
-            timer, self._timer = self._timer, None
-            sdk_stream = self._sdk_stream
-        if timer is not None:
-            timer.cancel()
-        if by == "deadline":
-            log.warning("summary stream ran past its deadline; closing it")
-        if sdk_stream is not None:
-            _abort(sdk_stream)
-
-
-def _abort(sdk_stream: openai.Stream[Any]) -> None:
-    """Close the stream's connection so that a read blocked on another thread fails now.
-
-    Closing a socket does not wake a thread blocked reading it (its pending poll keeps
-    the connection open until data or the read timeout comes, and the server sees
-    nothing): shut the socket down first, which wakes the reader and sends a FIN.
-    Streams are sent with ``Connection: close``, so the socket is never a pooled one.
-    """
-    network = sdk_stream.response.extensions.get("network_stream")
-    sock = network.get_extra_info("socket") if network is not None else None
-    if isinstance(sock, socket.socket):
-        with contextlib.suppress(OSError):  # already shut down or closed
-            # the base method: SSLSocket's would drop its TLS state under the reader
-            socket.socket.shutdown(sock, socket.SHUT_RDWR)
-    sdk_stream.close()
+    def _ended_early(self) -> SummarizerError:
+        if self._chars == 0:
+            return SummarizerContextError(
+                "the summary stream ended with neither text nor a finish_reason; "
+                "llama.cpp's server answers a prompt longer than its context so"
+            )
+        return SummarizerError("the summary stream ended before it finished")
 
 
 def _token_usage(usage: CompletionUsage | None) -> TokenUsage | None:
@@ -616,11 +453,6 @@ def _rejects_stream_options(exc: BaseException | None) -> bool:
         and exc.status_code in (400, 422)
         and bool(_STREAM_OPTIONS_WORDING.search(f"{exc} {exc.body}"))
     )
-
-
-def _deadline(timeout_s: float | None) -> float | None:
-    """Return the monotonic deadline ``timeout_s`` from now, or None."""
-    return None if timeout_s is None else time.monotonic() + timeout_s
 
 
 def _retry_pause_s(exc: openai.OpenAIError, attempt: int) -> float:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from .anthropic_format import ANTHROPIC, AnthropicSystem, messages_from_anthropic
+from .anthropic_pairing import anthropic_pairs
+from .anthropic_turns import messages_to_anthropic
 from .backoff import Backoff, backoff_failed, backoff_is_due
 from .breaker import (
     Breaker,
@@ -30,6 +33,7 @@ from .content import (
     IMAGE_TOKENS,
     Content,
     ContentPart,
+    carries_compaction,
     content_text,
     content_tokens,
 )
@@ -137,6 +141,7 @@ from .window import (
 )
 
 __all__ = [
+    "ANTHROPIC",
     "AUDIO_TOKENS",
     "EVENT_MARKER",
     "FILE_TOKENS",
@@ -152,6 +157,7 @@ __all__ = [
     "SKIP_REASONS",
     "SUMMARY_KIND",
     "Accepted",
+    "AnthropicSystem",
     "Archive",
     "Backoff",
     "BatchSavingStore",
@@ -225,6 +231,7 @@ __all__ = [
     "UsageSource",
     "WindowSplit",
     "add_unsummarized",
+    "anthropic_pairs",
     "assemble_messages",
     "backoff_failed",
     "backoff_is_due",
@@ -234,6 +241,7 @@ __all__ = [
     "breaker_released",
     "breaker_state",
     "breaker_succeeded",
+    "carries_compaction",
     "check_summary",
     "content_text",
     "content_tokens",
@@ -258,7 +266,9 @@ __all__ = [
     "latest_todo_call",
     "mask_tool_results",
     "message_tokens",
+    "messages_from_anthropic",
     "messages_from_openai",
+    "messages_to_anthropic",
     "messages_to_openai",
     "next_record",
     "normalize_text",

@@ -15,6 +15,7 @@ import attrs
 
 from .budget import plan_chunks
 from .config import Locale
+from .content import carries_compaction
 from .model import EVENT_MARKER, Message
 from .reason import Reason
 from .render import render_message, result_names
@@ -142,6 +143,22 @@ class FoldChunk:
         return last
 
 
+def compacted(page: Sequence[Message], lookup: Sequence[Message]) -> list[bool]:
+    """Tell, for each message of ``page``, whether a provider's compaction replaced it.
+
+    A message older than the newest one carrying a ``compaction`` part (Anthropic's
+    server-side compaction: a summary of everything before it) is in that summary
+    already: the engine never summarizes it again. Stored messages compare by id
+    (``lookup`` may hold ``page`` twice); messages without ids by position in ``page``.
+    """
+    ids = [m.id for m in lookup if m.id is not None and carries_compaction(m.content)]
+    if ids:
+        newest = max(ids)
+        return [m.id is not None and m.id < newest for m in page]
+    at = [i for i, m in enumerate(page) if carries_compaction(m.content)]
+    return [i < at[-1] for i in range(len(page))] if at else [False] * len(page)
+
+
 def fold_chunks(
     page: Sequence[Message],
     *,
@@ -156,14 +173,17 @@ def fold_chunks(
 
     Tool names are looked up in ``lookup`` (the window). Messages the summarizer never
     sees ride along in their chunk with no transcript line, so they are archived with
-    it. A single message too long for ``limit_tokens`` is cut to it, never dropped.
+    it: among them, those before the newest message of ``lookup`` carrying a
+    ``compaction`` part, which the provider's compaction summary already
+    covers. A single message too long for ``limit_tokens`` is cut to it, never dropped.
     """
     names = result_names(lookup)  # ``lookup`` starts with ``page``
+    replaced = compacted(page, lookup)
     lines = [
         render_message(m, found, locale=locale, cut=cut_chars)
-        if is_summarized(m)
+        if is_summarized(m) and not replaced[index]
         else None
-        for m, found in zip(page, names, strict=False)
+        for index, (m, found) in enumerate(zip(page, names, strict=False))
     ]
     # A token spans at least one UTF-8 byte: a page whose bytes fit needs no count.
     sizes = [len(line.encode("utf-8")) if line is not None else 0 for line in lines]

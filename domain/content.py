@@ -10,9 +10,11 @@ lists, equal to the input.
 
 The summarizer reads the parts as text (``content_text``): text and refusal parts as
 their text, anything else as a short placeholder (``[image]``, ``[audio]``,
-``[file: report.pdf]``). Budgets count a part that is not text with a fixed estimate
-(``content_tokens``): the model's real cost depends on pixels, seconds and pages,
-which the message does not tell.
+``[file: report.pdf]``, ``[document: title]``, ``[thinking]``); Anthropic's
+``compaction`` part (a summary the provider wrote) as its summary text. Budgets
+count a part that is not text with a fixed estimate (``content_tokens``): the
+model's real cost depends on pixels, seconds and pages, which the message does not
+tell.
 """
 
 from __future__ import annotations
@@ -153,14 +155,26 @@ def plain_parts(parts: Sequence[ContentPart]) -> list[dict[str, object]]:
     return [{key: plain(item) for key, item in part.items()} for part in parts]
 
 
+COMPACTION_PART = "compaction"
+"""The ``type`` of Anthropic's compaction part: a summary of all before it."""
+
+
 def part_text(part: ContentPart) -> str:
     """Return one part as the summarizer reads it: its text, or a placeholder."""
     kind = part.get("type")
     if kind == "text" or kind == "refusal":
         text = part.get(kind)
         return text if isinstance(text, str) else ""
-    if kind == "image_url":
+    if kind == COMPACTION_PART:
+        summary = part.get("content")
+        return f"[compacted: {summary}]" if isinstance(summary, str) else "[compacted]"
+    if kind == "image_url" or kind == "image":
         return "[image]"
+    if kind == "document":
+        title = part.get("title")
+        return (
+            f"[document: {title}]" if isinstance(title, str) and title else "[document]"
+        )
     if kind == "input_audio":
         return "[audio]"
     if kind == "file":
@@ -191,11 +205,20 @@ def part_tokens_estimate(part: ContentPart) -> int | None:
         image = part.get("image_url")
         low = isinstance(image, Mapping) and image.get("detail") == "low"
         return IMAGE_LOW_DETAIL_TOKENS if low else IMAGE_TOKENS
+    if kind == "image":  # Anthropic's image block
+        return IMAGE_TOKENS
     if kind == "input_audio":
         return AUDIO_TOKENS
-    if kind == "file":
+    if kind == "file" or kind == "document":
         return FILE_TOKENS
     return None
+
+
+def carries_compaction(content: Content) -> bool:
+    """Tell whether ``content`` holds a ``compaction`` part (``COMPACTION_PART``)."""
+    return isinstance(content, tuple) and any(
+        part.get("type") == COMPACTION_PART for part in content
+    )
 
 
 def content_tokens(content: Content, count_tokens: Callable[[str], int]) -> int:

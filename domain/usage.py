@@ -33,10 +33,17 @@ _FIELDS = ("input_tokens", "output_tokens", "calls", "counted_calls")
 
 @attrs.frozen
 class TokenUsage:
-    """The tokens one summarizer call consumed, as its provider reported them."""
+    """The tokens one summarizer call consumed, as its provider reported them.
+
+    ``input_tokens`` counts every prompt token, those read from or written to a
+    provider's prompt cache included; ``cache_read_tokens`` and
+    ``cache_write_tokens`` say how many of them were (0 when not reported).
+    """
 
     input_tokens: int
     output_tokens: int
+    cache_read_tokens: int = attrs.field(default=0, kw_only=True)
+    cache_write_tokens: int = attrs.field(default=0, kw_only=True)
 
 
 @attrs.frozen

@@ -4,7 +4,8 @@ The public API::
 
     from memory_summary import (SummaryEngine, SummaryConfig, LLMRef, Message,
         ToolCall, Compressing, CompressRequested, ClearResult, ConfigError,
-        messages_from_openai, messages_to_openai)
+        messages_from_openai, messages_to_openai, messages_from_anthropic,
+        messages_to_anthropic)
     from memory_summary.adapters import InMemoryStore, SqliteStore, InMemoryArchive
 """
 
@@ -41,7 +42,9 @@ from memory_summary.domain import (
     SummaryVersion,
     TokenizerError,
     ToolCall,
+    messages_from_anthropic,
     messages_from_openai,
+    messages_to_anthropic,
     messages_to_openai,
 )
 
@@ -82,6 +85,8 @@ __all__ = [
     "TokenizerError",
     "ToolCall",
     "__version__",
+    "messages_from_anthropic",
     "messages_from_openai",
+    "messages_to_anthropic",
     "messages_to_openai",
 ]

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from memory_summary.domain import (
+    AnthropicSystem,
     ClearResult,
     Event,
     HistoryEntry,
@@ -263,3 +264,30 @@ class AsyncSummaryEngine:
     async def stop(self, timeout: float = 10.0) -> bool:
         """Stop the engine without blocking the loop."""
         return await asyncio.to_thread(self.engine.stop, timeout)
+
+    # -- Anthropic's Messages format ---------------------------------------------------
+
+    async def assemble_anthropic(
+        self,
+        system: AnthropicSystem,
+        messages: Iterable[Mapping[str, object] | object],
+        session_id: str,
+        **options: Any,
+    ) -> tuple[AnthropicSystem, list[dict[str, object]]]:
+        """Return ``(system, messages)`` with the summary merged into ``system``.
+
+        See ``SummaryEngine.assemble_anthropic``; ``options`` go to ``assemble``.
+        """
+        if self._local and options.get("model") is None:
+            return self.engine.assemble_anthropic(
+                system, messages, session_id, **options
+            )
+        return await asyncio.to_thread(
+            functools.partial(
+                self.engine.assemble_anthropic,
+                system,
+                list(messages),
+                session_id,
+                **options,
+            )
+        )

@@ -38,6 +38,7 @@ from memory_summary.domain import (
     NAMESPACE,
     NO_USAGE,
     QUARANTINE_NAMESPACE,
+    AnthropicSystem,
     Archive,
     ClearResult,
     CompactionStore,
@@ -57,12 +58,15 @@ from memory_summary.domain import (
     SummarizerUsage,
     SummaryConfig,
     SummaryRecord,
+    anthropic_pairs,
     assemble_messages,
     fits_as_committed,
     injection_budget_tokens,
     injection_text,
     mask_tool_results,
+    messages_from_anthropic,
     messages_from_openai,
+    messages_to_anthropic,
     messages_to_openai,
     repair_pairs,
     summary_message,
@@ -946,3 +950,49 @@ class SummaryEngine:
     def live_actors(self) -> int:
         """Return how many session actors are alive (idle ones are reaped)."""
         return self._core.live_actors()
+
+    # -- Anthropic's Messages format ---------------------------------------------------
+
+    def assemble_anthropic(
+        self,
+        system: AnthropicSystem,
+        messages: Iterable[Mapping[str, object] | object],
+        session_id: str,
+        **options: Any,
+    ) -> tuple[AnthropicSystem, list[dict[str, object]]]:
+        """Return a Messages-API request ``(system, messages)`` with the summary in it.
+
+        Anthropic has no system role inside ``messages``: the summary is appended to
+        ``system`` (after the static prompt, so a ``cache_control`` prefix keeps its
+        cache; a text block of its own when ``system`` is a list of blocks; the
+        whole ``system`` when there was none). Tool use is paired by Anthropic's
+        rules (``domain.anthropic_pairing``): every ``tool_use`` answered at the
+        start of the next user turn, roles alternating, a user turn first.
+        ``options`` go to ``assemble`` (``repair``, ``model``); ``placement`` can only
+        be ``"merge"``. Idempotent: a summary merged earlier is replaced.
+
+        Raises:
+            MessageError: a message or block is malformed; the field names where.
+
+        >>> system, messages = engine.assemble_anthropic(  # doctest: +SKIP
+        ...     "Be brief.", [{"role": "user", "content": "Where were we?"}], "s1")
+        >>> system.startswith("Be brief.")  # doctest: +SKIP
+        True
+        """
+        placement = options.pop("placement", "merge")
+        if placement != "merge":
+            raise ValueError(
+                f"placement={placement!r} is invalid for Anthropic; allowed: 'merge' "
+                "(the Messages API has no system role inside messages)"
+            )
+        repair: Repair = options.pop("repair", True)
+        assembled = self.assemble(
+            messages_from_anthropic(system, messages),
+            session_id,
+            repair=False,
+            placement="merge",
+            **options,
+        )
+        return messages_to_anthropic(
+            anthropic_pairs(assembled, repair), alternate=repair is not False
+        )

@@ -22,6 +22,12 @@ Needs ``pip install 'memory-summary[testing]'`` (pytest and hypothesis); importi
   SQLite, PostgreSQL) run through the same class.
 - ``memory_summary.testing.search_contract``: ``SearchContract``, the opt-in suite of a
   store that indexes its history (``SearchableStore``), subclassed the same way.
+- ``memory_summary.testing.summarizer_contract``: ``SummarizerContract``, the
+  summarizer contract suite, the same way: subclass it with ``make_summarizer(self,
+  request)`` (and ``make_failing_summarizer`` for the error checks). The offline,
+  OpenAI and Anthropic summarizers run through it; ``docs/writing-a-summarizer.md``
+  is the guide.
+- ``memory_summary.testing.anthropic_strategies``: Anthropic Messages-API requests.
 """
 
 from __future__ import annotations

@@ -61,6 +61,19 @@ def run_block(block: str, cwd, env_extra: dict[str, str] | None = None):
     )
 
 
+def test_the_anthropic_example_merges_the_summary_into_system(tmp_path):
+    block = next(b for b in python_blocks() if "assemble_anthropic(" in b)
+
+    result = run_block(block, tmp_path)
+
+    assert result.returncode == 0, result.stderr
+    merged, first = result.stdout.splitlines()
+    assert merged == (
+        "True Summary of the earlier conversation (older messages were archived):"
+    )
+    assert first == "{'role': 'user', 'content': 'Will it rain in Oslo on day 3?'}"
+
+
 def test_the_sqlite_snippet_runs(tmp_path):
     block = next(
         b

@@ -38,10 +38,14 @@ FACADE_API = [
     "TokenizerError",
     "ToolCall",
     "__version__",
+    "messages_from_anthropic",
     "messages_from_openai",
+    "messages_to_anthropic",
     "messages_to_openai",
 ]
 ADAPTERS_API = [
+    "AnthropicLLM",
+    "AnthropicStream",
     "ExtractiveSummarizer",
     "InMemoryArchive",
     "InMemoryStore",

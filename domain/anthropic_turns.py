@@ -1,0 +1,166 @@
+"""Messages written as Anthropic's ``(system, messages)``: the other half of the format.
+
+``messages_from_anthropic`` (``anthropic_format``) reads a request; this module writes
+one back, using what the reader kept in ``metadata["anthropic"]`` to give each turn
+back exactly (see ``anthropic_format`` for the mapping).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterable, Mapping, Sequence
+
+from .anthropic_format import (
+    ANTHROPIC,
+    TOOL_RESULT_KEYS,
+    TOOL_USE_KEYS,
+    AnthropicContent,
+    AnthropicSystem,
+    Side,
+)
+from .content import ContentPart, plain, plain_parts
+from .model import Message, ToolCall
+
+
+def anthropic_meta(message: Message) -> Mapping[str, object]:
+    """Return what ``messages_from_anthropic`` kept of a message's blocks, or ``{}``."""
+    meta = message.metadata.get(ANTHROPIC)
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def _text_blocks(
+    content: str | Sequence[ContentPart] | None,
+) -> list[dict[str, object]]:
+    if content is None or content == "":
+        return []
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return plain_parts(content)
+
+
+def _no_constant(name: str) -> object:
+    """Refuse ``NaN`` and ``Infinity``: Python reads them, JSON (the API) does not."""
+    raise ValueError(f"{name} is not JSON")
+
+
+def _tool_use(call: ToolCall, extra: object) -> dict[str, object]:
+    try:
+        arguments: object = json.loads(call.arguments, parse_constant=_no_constant)
+    except ValueError:  # a model's malformed JSON: sent as text, never dropped
+        arguments = {"arguments": call.arguments}
+    block: dict[str, object] = {
+        "type": "tool_use",
+        "id": call.id,
+        "name": call.name,
+        "input": arguments,
+    }
+    if isinstance(extra, Mapping):
+        block.update({k: plain(v) for k, v in extra.items() if k not in TOOL_USE_KEYS})
+    return block
+
+
+def _assistant_blocks(message: Message) -> list[dict[str, object]]:
+    base = _text_blocks(message.content)
+    meta = anthropic_meta(message)
+    extras = meta.get("tool_use_extra")
+    uses = [
+        _tool_use(
+            call, extras[i] if isinstance(extras, list) and i < len(extras) else None
+        )
+        for i, call in enumerate(message.tool_calls)
+    ]
+    at = meta.get("tool_use_at")
+    total = len(base) + len(uses)
+    if not (
+        isinstance(at, list)
+        and len(at) == len(uses)
+        and all(isinstance(i, int) and 0 <= i < total for i in at)
+        and all(a < b for a, b in itertools.pairwise(at))
+    ):
+        return base + uses
+    slots = set(at)
+    base_left, uses_left = iter(base), iter(uses)
+    return [next(uses_left) if i in slots else next(base_left) for i in range(total)]
+
+
+def _tool_result(message: Message) -> dict[str, object]:
+    meta = anthropic_meta(message)
+    block: dict[str, object] = {
+        "type": "tool_result",
+        "tool_use_id": message.tool_call_id,
+    }
+    if not (meta.get("no_content") is True and message.content == ""):
+        content = message.content
+        block["content"] = (
+            content if isinstance(content, str) else _text_blocks(content)
+        )
+    extra = meta.get("result_extra")
+    if isinstance(extra, Mapping):
+        block.update(
+            {k: plain(v) for k, v in extra.items() if k not in TOOL_RESULT_KEYS}
+        )
+    return block
+
+
+def _blocks(message: Message) -> list[dict[str, object]]:
+    if message.role == "tool":
+        return [_tool_result(message)]
+    if message.role == "assistant":
+        return _assistant_blocks(message)
+    return _text_blocks(message.content)
+
+
+def _turn_content(group: Sequence[Message]) -> AnthropicContent:
+    only = group[0]
+    if (
+        len(group) == 1
+        and only.role != "tool"
+        and isinstance(only.content, str)
+        and not only.tool_calls
+    ):
+        return only.content
+    return [block for message in group for block in _blocks(message)]
+
+
+def _system_value(instructions: Sequence[Message]) -> AnthropicSystem:
+    if not instructions:
+        return None
+    if len(instructions) == 1:
+        content = instructions[0].content
+        return content if isinstance(content, str) else _text_blocks(content)
+    if all(isinstance(m.content, str) for m in instructions):
+        return "\n\n".join(m.text for m in instructions)
+    return [block for m in instructions for block in _text_blocks(m.content)]
+
+
+def messages_to_anthropic(
+    messages: Iterable[Message], *, alternate: bool = False
+) -> tuple[AnthropicSystem, list[dict[str, object]]]:
+    """Return ``(system, messages)`` as Anthropic's Messages API takes them.
+
+    System and developer messages, wherever they are, become ``system`` (one: its
+    content as given; several: joined, text with blank lines, else as text blocks; none:
+    None, so pass ``system`` only when it is not None). Tool messages become
+    ``tool_result`` blocks of the user turn they fall in. Consecutive messages of one
+    side form one turn, unless ``messages_from_anthropic`` marked a turn that began
+    there; ``alternate=True`` merges those too (the API requires alternating roles).
+
+    >>> messages_to_anthropic([Message("system", "Be brief."), Message("user", "hi")])
+    ('Be brief.', [{'role': 'user', 'content': 'hi'}])
+    """
+    instructions: list[Message] = []
+    turns: list[tuple[Side, list[Message]]] = []
+    for message in messages:
+        if message.is_instruction:
+            instructions.append(message)
+            continue
+        side: Side = "assistant" if message.role == "assistant" else "user"
+        starts = anthropic_meta(message).get("turn") is True and not alternate
+        if turns and turns[-1][0] == side and not starts:
+            turns[-1][1].append(message)
+        else:
+            turns.append((side, [message]))
+    return _system_value(instructions), [
+        {"role": side, "content": _turn_content(group)} for side, group in turns
+    ]
