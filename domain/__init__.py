@@ -61,6 +61,7 @@ from .model import (
     LLMRef,
     Message,
     ToolCall,
+    is_host_instruction,
     messages_from_openai,
     messages_to_openai,
 )
@@ -112,6 +113,7 @@ from .usage import (
 from .verdict import Accepted, Rejected, RejectReason, check_summary
 from .window import (
     WindowSplit,
+    foldable_history,
     is_summarized,
     probe_limit,
     should_compress,
@@ -208,11 +210,13 @@ __all__ = [
     "find_safe_cut",
     "find_token_cut",
     "fold_chunks",
+    "foldable_history",
     "guard_after",
     "injection_budget_tokens",
     "injection_text",
     "input_limit_tokens",
     "is_forced",
+    "is_host_instruction",
     "is_pressed",
     "is_summarized",
     "is_summary_message",
