@@ -14,7 +14,7 @@ from typing import ClassVar
 
 import attrs
 
-from memory_summary.domain import CommitResult, Message
+from memory_summary.domain import CommitResult, Message, is_host_instruction
 
 from .message_rows import (
     check_key,
@@ -33,8 +33,56 @@ from .message_rows import (
 
 @attrs.define
 class _Session:
+    """A session's messages, archived below ``first_active``, active from it on.
+
+    The host's instructions below the boundary are never archived: ``kept`` holds
+    them (in id order), so the active history is ``kept`` then the suffix.
+    """
+
     messages: list[Message] = attrs.Factory(list)
-    first_active: int = 0  # archived messages are always a prefix: active is a suffix
+    first_active: int = 0
+    kept: list[Message] = attrs.Factory(list)
+
+    def active(self) -> list[Message]:
+        """Return the active messages, oldest first."""
+        return [*self.kept, *self.messages[self.first_active :]]
+
+    def active_count(self) -> int:
+        """Return the number of active messages."""
+        return len(self.kept) + len(self.messages) - self.first_active
+
+    def archived(self) -> list[Message]:
+        """Return the archived messages, oldest first."""
+        below = self.messages[: self.first_active]
+        if not self.kept:
+            return below
+        kept = {m.id for m in self.kept}
+        return [m for m in below if m.id not in kept]
+
+    def archivable(self, end: int) -> int:
+        """Return how many messages moving the boundary to ``end`` archives."""
+        moved = self.messages[self.first_active : end]
+        return sum(1 for m in moved if not is_host_instruction(m))
+
+    def archive_to(self, end: int) -> int:
+        """Move the boundary to ``end``, keeping instructions active; count archived."""
+        archived = self.archivable(end)
+        moved = self.messages[self.first_active : end]
+        self.kept.extend(m for m in moved if is_host_instruction(m))
+        self.first_active = end
+        return archived
+
+    def pop(self) -> Message | None:
+        """Delete the newest active message and return it."""
+        if self.first_active < len(self.messages):
+            return self.messages.pop()
+        if not self.kept:
+            return None
+        newest = self.kept.pop()
+        at = next(i for i, m in enumerate(self.messages) if m.id == newest.id)
+        del self.messages[at]
+        self.first_active -= 1
+        return newest
 
 
 @attrs.frozen
@@ -132,7 +180,7 @@ class InMemoryStore:
             session = self._sessions.get(session_id)
             if session is None:
                 return _newest([], limit)
-            return _newest(session.messages[session.first_active :], limit)
+            return _newest(session.active(), limit)
 
     def get_full_history(
         self, session_id: str, limit: int | None = None
@@ -146,7 +194,7 @@ class InMemoryStore:
         check_key("session_id", session_id)
         with self._lock:
             session = self._sessions.get(session_id)
-            return len(session.messages) - session.first_active if session else 0
+            return session.active_count() if session else 0
 
     def get_oldest_history(
         self, session_id: str, limit: int, after_id: int | None = None
@@ -158,7 +206,7 @@ class InMemoryStore:
             session = self._sessions.get(session_id)
             if session is None:
                 return []
-            active = session.messages[session.first_active :]
+            active = session.active()
         if after_id is not None:
             active = [m for m in active if m.id > after_id]  # type: ignore[operator]
         return active[:limit]
@@ -168,10 +216,7 @@ class InMemoryStore:
         check_key("session_id", session_id)
         with self._lock:
             session = self._sessions.get(session_id)
-            if session is None or session.first_active >= len(session.messages):
-                return None
-            # Active messages are a suffix: the newest one is the last in the list.
-            return session.messages.pop()
+            return None if session is None else session.pop()
 
     def get_archived(
         self, session_id: str, *, after_id: int | None, through_id: int, limit: int
@@ -183,7 +228,7 @@ class InMemoryStore:
         low = 0 if after_id is None else after_id
         with self._lock:
             session = self._sessions.get(session_id)
-            archived = session.messages[: session.first_active] if session else []
+            archived = session.archived() if session else []
         return [m for m in archived if low < m.id <= through_id][:limit]  # type: ignore[operator]
 
     def trim_history(self, session_id: str, keep_recent: int) -> int:
@@ -195,9 +240,7 @@ class InMemoryStore:
             if session is None:
                 return 0
             new_first = max(session.first_active, len(session.messages) - keep_recent)
-            archived = new_first - session.first_active
-            session.first_active = new_first
-            return archived
+            return session.archive_to(new_first)
 
     def commit_compaction(
         self,
@@ -235,11 +278,11 @@ class InMemoryStore:
                     messages = session.messages
                     while end < len(messages) and messages[end].id <= through_id:  # type: ignore[operator]
                         end += 1
-                    archived = end - session.first_active
+                    archived = session.archivable(end)
                 if archived != expect_archived:
                     return CommitResult(fenced="archive")
                 if session is not None:
-                    session.first_active = end
+                    session.archive_to(end)
             self._metadata[(namespace, session_id)] = kept
             return CommitResult(archived=archived)
 
@@ -348,7 +391,7 @@ class InMemoryStore:
             check_key("after", after)
         with self._lock:
             counts = [
-                (sid, len(s.messages) - s.first_active, s.first_active)
+                (sid, s.active_count(), len(s.messages) - s.active_count())
                 for sid, s in self._sessions.items()
                 if s.messages and (after is None or sid > after)
             ]
