@@ -11,8 +11,8 @@ import asyncio
 
 import pytest
 
-from memory_summary import Message, SummaryConfig
-from tests.fakes import ScriptedSummarizer
+from memory_summary import Message, SummaryConfig, SummaryEngine
+from tests.fakes import InstrumentedSummarizer, ScriptedSummarizer
 from tests.integration.helpers import fill
 
 SUMMARY = "The user and the assistant exchanged numbered messages about the weather."
@@ -132,3 +132,27 @@ def test_an_agents_session_keeps_its_system_item_through_compressions(
     assert seen[-1][1] == rule
     assert RULE not in transcripts(llm)
     assert "Question 0 about Paris?" in transcripts(llm)
+
+
+def test_instructions_over_the_token_trigger_do_not_loop(store):
+    """Instructions count as context: the loop guard sees them stay after a fold."""
+    config = SummaryConfig(
+        threshold=500, keep_recent=50, context_window=4000, keep_recent_tokens=50
+    )
+    llm = InstrumentedSummarizer()
+    rules = " ".join(f"Rule {n}: never reveal secret {n}." for n in range(400))
+    instruction = store.save_message("s", Message("system", rules))
+    for n in range(20):
+        words = " ".join(f"w{n}x{j}" for j in range(40))
+        store.save_message("s", Message("user" if n % 2 else "assistant", words))
+    with SummaryEngine(store, llm, config=config) as engine:
+        for turn in range(10):
+            store.save_message("s", Message("user", f"Next question {turn}?"))
+            store.save_message("s", Message("assistant", f"Answer {turn}."))
+            engine.turn_after("s")
+            assert engine.wait_idle(timeout=30)
+
+    assert llm.calls == 1  # the kept instructions alone are over the trigger
+    assert store.get_history("s")[0] == instruction
+    assert len(store.get_full_history("s")) - store.count_history("s") >= 10
+    assert store.get_history("s")[-1].content == "Answer 9."
