@@ -45,6 +45,7 @@ from memory_summary.domain import (
     counted_usage,
     drop_unsummarized_through,
     fold_chunks,
+    foldable_history,
     guard_may_hold,
     is_forced,
     is_pressed,
@@ -186,6 +187,7 @@ class CompressionRun:
     window_tokens: tuple[tuple[int, int], ...] = ()  # (id, tokens) of the window
     lineage: LineageWriter | None = None
     instructions: str = ""  # the host's words for this run's summarizer calls
+    instruction_tokens: int = 0  # of the window's instructions, which stay
 
     def execute(self) -> Outcome:
         """Recover, then fold; return what happened."""
@@ -208,13 +210,14 @@ class CompressionRun:
             )
             split = self._split_window()
             forced = is_forced(self.reason)
-            if not forced and not should_compress(active, job.config, forced=False):
+            foldable = active - len(split.instructions)  # instructions are context
+            if not forced and not should_compress(foldable, job.config, forced=False):
                 return self._outcome("nothing to compress", "below_threshold")
             if not split.fold:
                 return self._outcome("nothing to compress", "nothing_to_fold")
             guarded = (
-                self._guarded(split.keep)
-                if guard_may_hold(self.reason, active, job.config)
+                self._guarded(split.stays)
+                if guard_may_hold(self.reason, foldable, job.config)
                 else None
             )
             if guarded is not None:
@@ -227,8 +230,15 @@ class CompressionRun:
                 return self._outcome("summarizer circuit open", "breaker_open")
             self.start()
             cost = self._cost()
-            self.window_tokens = tuple((message_id(m), cost(m)) for m in self.tail)
-            self.tokens_before = summary_tokens + sum(t for _, t in self.window_tokens)
+            self.window_tokens = tuple(
+                (message_id(m), cost(m)) for m in foldable_history(self.tail)
+            )
+            self.instruction_tokens = sum(map(cost, split.instructions))
+            self.tokens_before = (
+                summary_tokens
+                + self.instruction_tokens
+                + sum(t for _, t in self.window_tokens)
+            )
             log.debug(
                 "session %s: window %d, fold %d, keep %d, active %d",
                 sid,
@@ -244,7 +254,7 @@ class CompressionRun:
             pages = iter([split.fold]) if whole else self._backlog_pages(boundary)
             for chunk, last in with_last(self._chunks(pages, plan)):
                 self._fold(chunk, plan, last=last, halvable=True)
-            self._after_fold(split.keep)
+            self._after_fold(split.stays)
         except Fenced as exc:
             self.fenced = exc.reason
         except KeepHistory:
@@ -311,7 +321,10 @@ class CompressionRun:
         )
 
     def _kept_tokens(self, keep: Sequence[Message]) -> int:
-        """Return what the session holds after folding: the summary and ``keep``."""
+        """Return what the session holds after folding: the summary and ``keep``.
+
+        ``keep`` is what stays active: the instructions and the kept part.
+        """
         context = self.job.context
         assert context is not None
         summary = self.record.text if self.record else None
@@ -374,7 +387,10 @@ class CompressionRun:
         )
 
     def _backlog_pages(self, boundary_id: int) -> Iterator[Sequence[Message]]:
-        """Yield the oldest active messages up to ``boundary_id``, window by window."""
+        """Yield the oldest active messages up to ``boundary_id``, window by window.
+
+        The host's instructions are skipped: they are never folded.
+        """
         cursor: int | None = None
         while True:
             oldest = self.job.store.get_oldest_history(
@@ -384,7 +400,9 @@ class CompressionRun:
             if not page:
                 return
             cursor = message_id(page[-1])
-            yield page
+            history = foldable_history(page)
+            if history:
+                yield history
 
     # -- folding the active history ------------------------------------------------
 
@@ -785,6 +803,7 @@ class CompressionRun:
             return None
         through = self.archived_through
         kept = sum(t for i, t in self.window_tokens if through is None or i > through)
+        kept += self.instruction_tokens
         return (self.record.tokens if self.record is not None else 0) + kept
 
     def _outcome(self, done: str, skipped: OutcomeCode) -> Outcome:

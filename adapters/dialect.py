@@ -47,6 +47,8 @@ _MESSAGE_COLUMNS = (
     "metadata, content_json, refusal"
 )
 _ACTIVE = "session_id = ? AND archived = {false}"
+# Not a host's instruction (``is_host_instruction``): those are never archived.
+_HISTORY = "(role NOT IN ('system', 'developer') OR kind IS NOT NULL)"
 _SESSION_COUNTS = (
     "session_id, sum(CASE WHEN archived = {false} THEN 1 ELSE 0 END), "
     "sum(CASE WHEN archived = {false} THEN 0 ELSE 1 END)"
@@ -72,7 +74,7 @@ _TEMPLATES = {
     "trim_cut": f"SELECT id FROM {{t}}messages WHERE {_ACTIVE} "
     "ORDER BY id DESC LIMIT 1 OFFSET ?",
     "archive_through": "UPDATE {t}messages SET archived = {true} "
-    f"WHERE {_ACTIVE} AND id <= ?",
+    f"WHERE {_ACTIVE} AND id <= ? AND {_HISTORY}",
     "archive_rows": f"SELECT {SELECT_COLUMNS} FROM {{t}}archive WHERE session_id = ? "
     "ORDER BY id",
     "get_metadata": "SELECT data FROM {t}metadata WHERE namespace = ? AND key = ?",

@@ -15,7 +15,12 @@ from typing import ClassVar
 
 import attrs
 
-from memory_summary.domain import CommitResult, Message, StoredHit
+from memory_summary.domain import (
+    CommitResult,
+    Message,
+    StoredHit,
+    is_host_instruction,
+)
 from memory_summary.domain.ranking import (
     CANDIDATES,
     CONTEXT_REACH,
@@ -42,10 +47,58 @@ from .message_rows import (
 
 @attrs.define
 class _Session:
+    """A session's messages, archived below ``first_active``, active from it on.
+
+    The host's instructions below the boundary are never archived: ``kept`` holds
+    them (in id order), so the active history is ``kept`` then the suffix.
+    """
+
     messages: list[Message] = attrs.Factory(list)
-    first_active: int = 0  # archived messages are always a prefix: active is a suffix
+    first_active: int = 0
+    kept: list[Message] = attrs.Factory(list)
     index: TermIndex = attrs.Factory(TermIndex)  # every message, active and archived
     terms: dict[int, list[str]] = attrs.Factory(dict)
+
+    def active(self) -> list[Message]:
+        """Return the active messages, oldest first."""
+        return [*self.kept, *self.messages[self.first_active :]]
+
+    def active_count(self) -> int:
+        """Return the number of active messages."""
+        return len(self.kept) + len(self.messages) - self.first_active
+
+    def archived(self) -> list[Message]:
+        """Return the archived messages, oldest first."""
+        below = self.messages[: self.first_active]
+        if not self.kept:
+            return below
+        kept = {m.id for m in self.kept}
+        return [m for m in below if m.id not in kept]
+
+    def archivable(self, end: int) -> int:
+        """Return how many messages moving the boundary to ``end`` archives."""
+        moved = self.messages[self.first_active : end]
+        return sum(1 for m in moved if not is_host_instruction(m))
+
+    def archive_to(self, end: int) -> int:
+        """Move the boundary to ``end``, keeping instructions active; count archived."""
+        archived = self.archivable(end)
+        moved = self.messages[self.first_active : end]
+        self.kept.extend(m for m in moved if is_host_instruction(m))
+        self.first_active = end
+        return archived
+
+    def pop(self) -> Message | None:
+        """Delete the newest active message and return it."""
+        if self.first_active < len(self.messages):
+            return self.messages.pop()
+        if not self.kept:
+            return None
+        newest = self.kept.pop()
+        at = next(i for i, m in enumerate(self.messages) if m.id == newest.id)
+        del self.messages[at]
+        self.first_active -= 1
+        return newest
 
     def position(self, message_id: int) -> int | None:
         """Return the list position of ``message_id`` (ids increase), or None."""
@@ -54,7 +107,11 @@ class _Session:
         return at if at < len(ids) and ids[at] == message_id else None
 
     def hit(self, at: int, score: float = 0.0) -> StoredHit:
-        return StoredHit(self.messages[at], at < self.first_active, score)
+        message = self.messages[at]
+        archived = at < self.first_active and not (
+            self.kept and any(m.id == message.id for m in self.kept)
+        )
+        return StoredHit(message, archived, score)
 
 
 class _Ids:
@@ -171,7 +228,7 @@ class InMemoryStore:
             session = self._sessions.get(session_id)
             if session is None:
                 return _newest([], limit)
-            return _newest(session.messages[session.first_active :], limit)
+            return _newest(session.active(), limit)
 
     def get_full_history(
         self, session_id: str, limit: int | None = None
@@ -185,7 +242,7 @@ class InMemoryStore:
         check_key("session_id", session_id)
         with self._lock:
             session = self._sessions.get(session_id)
-            return len(session.messages) - session.first_active if session else 0
+            return session.active_count() if session else 0
 
     def get_oldest_history(
         self, session_id: str, limit: int, after_id: int | None = None
@@ -197,7 +254,7 @@ class InMemoryStore:
             session = self._sessions.get(session_id)
             if session is None:
                 return []
-            active = session.messages[session.first_active :]
+            active = session.active()
         if after_id is not None:
             active = [m for m in active if m.id > after_id]  # type: ignore[operator]
         return active[:limit]
@@ -207,10 +264,9 @@ class InMemoryStore:
         check_key("session_id", session_id)
         with self._lock:
             session = self._sessions.get(session_id)
-            if session is None or session.first_active >= len(session.messages):
+            popped = None if session is None else session.pop()
+            if session is None or popped is None:
                 return None
-            # Active messages are a suffix: the newest one is the last in the list.
-            popped = session.messages.pop()
             row_id: int = popped.id  # type: ignore[assignment]
             session.index.remove(row_id, session.terms.pop(row_id, ()))
             return popped
@@ -234,7 +290,7 @@ class InMemoryStore:
                 return []
             allowed = None
             if archived_only:
-                allowed = {m.id for m in session.messages[: session.first_active]}
+                allowed = {m.id for m in session.archived()}
             matches = session.index.search(list(terms), CANDIDATES, allowed)  # type: ignore[arg-type]
             messages = session.messages
             scored = dict(matches)
@@ -301,7 +357,7 @@ class InMemoryStore:
         low = 0 if after_id is None else after_id
         with self._lock:
             session = self._sessions.get(session_id)
-            archived = session.messages[: session.first_active] if session else []
+            archived = session.archived() if session else []
         return [m for m in archived if low < m.id <= through_id][:limit]  # type: ignore[operator]
 
     def trim_history(self, session_id: str, keep_recent: int) -> int:
@@ -313,9 +369,7 @@ class InMemoryStore:
             if session is None:
                 return 0
             new_first = max(session.first_active, len(session.messages) - keep_recent)
-            archived = new_first - session.first_active
-            session.first_active = new_first
-            return archived
+            return session.archive_to(new_first)
 
     def commit_compaction(
         self,
@@ -353,11 +407,11 @@ class InMemoryStore:
                     messages = session.messages
                     while end < len(messages) and messages[end].id <= through_id:  # type: ignore[operator]
                         end += 1
-                    archived = end - session.first_active
+                    archived = session.archivable(end)
                 if archived != expect_archived:
                     return CommitResult(fenced="archive")
                 if session is not None:
-                    session.first_active = end
+                    session.archive_to(end)
             self._metadata[(namespace, session_id)] = kept
             return CommitResult(archived=archived)
 
@@ -466,7 +520,7 @@ class InMemoryStore:
             check_key("after", after)
         with self._lock:
             counts = [
-                (sid, len(s.messages) - s.first_active, s.first_active)
+                (sid, s.active_count(), len(s.messages) - s.active_count())
                 for sid, s in self._sessions.items()
                 if s.messages and (after is None or sid > after)
             ]

@@ -12,7 +12,9 @@ Layout (``P`` is the store's prefix; a session id, namespace or key never holds 
 - ``P h:<sid>``: a sorted set of the session's messages, score = id, member = the
   row as JSON ``[id, role, ...]``;
 - ``P b:<sid>``: the archive boundary, the highest archived id (messages with an
-  id at most this are archived: archived messages are always the oldest);
+  id at most this are archived, but for the host's instructions kept active);
+- ``P i:<sid>``: the host's instructions below the boundary, still active: a sorted
+  set like ``h:`` (a system or developer row of no kind, see ``_HELPERS``);
 - ``P l:<sid>``: the compaction lease, a hash {owner, token} that expires;
 - ``P r:<namespace>NUL<key>``: a metadata record, JSON text (NUL: the byte 0);
 - ``P x:<namespace>``: the namespace's keys, a sorted set of score 0 (code-point
@@ -21,6 +23,36 @@ Layout (``P`` is the store's prefix; a session id, namespace or key never holds 
 """
 
 from __future__ import annotations
+
+# Lua helpers, prepended to the scripts that archive: whether a row (JSON as written
+# by ``message_values``: [id, role, text, calls, call id, name, kind, ...]) is a
+# host's instruction, and what archiving (low, high] of a history would do.
+_HELPERS = """
+local function instruction(row)
+  if not (string.find(row, '^%[%d+, ?"system"')
+      or string.find(row, '^%[%d+, ?"developer"')) then
+    return false
+  end
+  local ok, values = pcall(cjson.decode, row)
+  return ok and type(values) == 'table' and values[7] == cjson.null
+end
+local function archiving(history, low, high)
+  local rows = redis.call(
+    'ZRANGEBYSCORE', history, '(' .. low, high, 'WITHSCORES')
+  local kept, top = {}, nil
+  for i = 1, #rows, 2 do
+    if instruction(rows[i]) then
+      kept[#kept + 1] = rows[i + 1]
+      kept[#kept + 1] = rows[i]
+    end
+    top = rows[i + 1]
+  end
+  return (#rows - #kept) / 2, kept, top
+end
+local function keep(instructions, kept)
+  if #kept > 0 then redis.call('ZADD', instructions, unpack(kept)) end
+end
+"""
 
 # KEYS: counter, history, sessions, boundary, session records...
 # ARGV: the row without its id (JSON after "["), sid, ttl ms (0: none)
@@ -37,65 +69,109 @@ end
 return id
 """
 
-# KEYS: history, boundary. ARGV: limit (-1: all). Newest first with a limit.
+# KEYS: history, boundary, instructions. ARGV: limit (-1: all). Newest first with a
+# limit. The active history is the kept instructions, then the rows above the boundary.
 NEWEST_ACTIVE = """
 local b = redis.call('GET', KEYS[2]) or '0'
 if ARGV[1] == '-1' then
-  return redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. b, '+inf')
+  local rows = redis.call('ZRANGE', KEYS[3], 0, -1)
+  for _, row in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. b, '+inf')) do
+    rows[#rows + 1] = row
+  end
+  return rows
 end
-return redis.call('ZREVRANGEBYSCORE', KEYS[1], '+inf', '(' .. b, 'LIMIT', 0, ARGV[1])
+local rows = redis.call(
+  'ZREVRANGEBYSCORE', KEYS[1], '+inf', '(' .. b, 'LIMIT', 0, ARGV[1])
+if #rows < tonumber(ARGV[1]) then
+  local more = string.format('%d', tonumber(ARGV[1]) - #rows - 1)
+  for _, row in ipairs(redis.call('ZREVRANGE', KEYS[3], 0, more)) do
+    rows[#rows + 1] = row
+  end
+end
+return rows
 """
 
-# KEYS: history, boundary.
+# KEYS: history, boundary, instructions.
 COUNT_ACTIVE = """
 local b = redis.call('GET', KEYS[2]) or '0'
-return redis.call('ZCOUNT', KEYS[1], '(' .. b, '+inf')
+return redis.call('ZCOUNT', KEYS[1], '(' .. b, '+inf') + redis.call('ZCARD', KEYS[3])
 """
 
-# KEYS: history, boundary. ARGV: limit, after id.
+# KEYS: history, boundary, instructions. ARGV: limit, after id.
 OLDEST_ACTIVE = """
+local rows = redis.call(
+  'ZRANGEBYSCORE', KEYS[3], '(' .. ARGV[2], '+inf', 'LIMIT', 0, ARGV[1])
+if #rows >= tonumber(ARGV[1]) then return rows end
 local low = redis.call('GET', KEYS[2]) or '0'
 if tonumber(ARGV[2]) > tonumber(low) then low = ARGV[2] end
-return redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. low, '+inf', 'LIMIT', 0, ARGV[1])
+local more = string.format('%d', tonumber(ARGV[1]) - #rows)
+for _, row in ipairs(redis.call(
+    'ZRANGEBYSCORE', KEYS[1], '(' .. low, '+inf', 'LIMIT', 0, more)) do
+  rows[#rows + 1] = row
+end
+return rows
 """
 
-# KEYS: history, boundary. ARGV: after id, through id, limit.
+# KEYS: history, boundary, instructions. ARGV: after id, through id, limit.
 ARCHIVED_RANGE = """
 local high = redis.call('GET', KEYS[2]) or '0'
 if tonumber(ARGV[2]) < tonumber(high) then high = ARGV[2] end
-return redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], high, 'LIMIT', 0, ARGV[3])
+local skip = redis.call('ZCOUNT', KEYS[3], '(' .. ARGV[1], high)
+if skip == 0 then
+  return redis.call(
+    'ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], high, 'LIMIT', 0, ARGV[3])
+end
+local want = tonumber(ARGV[3])
+local fetch = string.format('%d', math.min(want + skip, 2 ^ 53))
+local out = {}
+for _, row in ipairs(redis.call(
+    'ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], high, 'LIMIT', 0, fetch)) do
+  if #out >= want then break end
+  if not redis.call('ZSCORE', KEYS[3], row) then out[#out + 1] = row end
+end
+return out
 """
 
-# KEYS: history, boundary, session records... ARGV: ttl ms.
+# KEYS: history, boundary, instructions, session records... ARGV: ttl ms.
 POP = """
 local b = redis.call('GET', KEYS[2]) or '0'
 local top = redis.call(
   'ZREVRANGEBYSCORE', KEYS[1], '+inf', '(' .. b, 'WITHSCORES', 'LIMIT', 0, 1)
-if #top == 0 then return false end
+if #top == 0 then
+  top = redis.call('ZREVRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+  if #top == 0 then return false end
+  redis.call('ZREM', KEYS[3], top[1])
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], top[2], top[2])
 local ttl = tonumber(ARGV[1])
 if ttl > 0 then for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end end
 return top[1]
 """
 
-# KEYS: history, boundary, session records... ARGV: keep_recent, ttl ms.
-TRIM = """
+# KEYS: history, boundary, instructions, session records... ARGV: keep_recent, ttl ms.
+TRIM = (
+    _HELPERS
+    + """
 local b = redis.call('GET', KEYS[2]) or '0'
 local cut = redis.call(
   'ZREVRANGEBYSCORE', KEYS[1], '+inf', '(' .. b, 'WITHSCORES', 'LIMIT', ARGV[1], 1)
 if #cut == 0 then return 0 end
-local archived = redis.call('ZCOUNT', KEYS[1], '(' .. b, cut[2])
+local archived, kept = archiving(KEYS[1], b, cut[2])
+keep(KEYS[3], kept)
 redis.call('SET', KEYS[2], cut[2])
 local ttl = tonumber(ARGV[2])
 if ttl > 0 then for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end end
 return archived
 """
+)
 
-# KEYS: lease, record, history, boundary, index, namespaces, session records...
-# ARGV: lease token ('' none), 'none' | 'gen', expected generation, through id
-# ('' none), expected archived count, record JSON, key (sid), namespace, ttl ms.
-# Returns {reason} when fenced, {'ok', archived} when applied.
-COMMIT = """
+# KEYS: lease, record, history, boundary, index, namespaces, instructions, session
+# records... ARGV: lease token ('' none), 'none' | 'gen', expected generation,
+# through id ('' none), expected archived count, record JSON, key (sid), namespace,
+# ttl ms. Returns {reason} when fenced, {'ok', archived} when applied.
+COMMIT = (
+    _HELPERS
+    + """
 if ARGV[1] ~= '' and redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then
   return {'lease'}
 end
@@ -117,14 +193,14 @@ end
 local archived = 0
 if ARGV[4] ~= '' then
   local b = redis.call('GET', KEYS[4]) or '0'
-  archived = redis.call('ZCOUNT', KEYS[3], '(' .. b, ARGV[4])
+  local kept, top
+  archived, kept, top = archiving(KEYS[3], b, ARGV[4])
   if archived ~= tonumber(ARGV[5]) then return {'archive'} end
-  if archived > 0 then
-    -- the boundary is the newest archived id, never through_id itself: a message
-    -- saved later gets a higher id and must stay active
-    local top = redis.call(
-      'ZREVRANGEBYSCORE', KEYS[3], ARGV[4], '(' .. b, 'WITHSCORES', 'LIMIT', 0, 1)
-    redis.call('SET', KEYS[4], top[2])
+  if top ~= nil then
+    -- the boundary is the newest id moved below it, never through_id itself: a
+    -- message saved later gets a higher id and must stay active
+    keep(KEYS[7], kept)
+    redis.call('SET', KEYS[4], top)
   end
 end
 redis.call('SET', KEYS[2], ARGV[6])
@@ -138,14 +214,15 @@ if ttl > 0 then
 end
 return {'ok', archived}
 """
+)
 
-# KEYS: history, boundary, lease, sessions, then (record, index) per namespace.
-# ARGV: sid.
+# KEYS: history, boundary, instructions, lease, sessions, then (record, index) per
+# namespace. ARGV: sid.
 FORGET = """
 local deleted = redis.call('ZCARD', KEYS[1])
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
-redis.call('SREM', KEYS[4], ARGV[1])
-for i = 5, #KEYS, 2 do
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+redis.call('SREM', KEYS[5], ARGV[1])
+for i = 6, #KEYS, 2 do
   redis.call('DEL', KEYS[i])
   redis.call('ZREM', KEYS[i + 1], ARGV[1])
 end
@@ -156,7 +233,8 @@ return deleted
 CLEAR_ALL = """
 local p = ARGV[1]
 for _, sid in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  redis.call('DEL', p .. 'h:' .. sid, p .. 'b:' .. sid, p .. 'l:' .. sid)
+  redis.call(
+    'DEL', p .. 'h:' .. sid, p .. 'b:' .. sid, p .. 'i:' .. sid, p .. 'l:' .. sid)
 end
 for _, ns in ipairs(redis.call('SMEMBERS', KEYS[2])) do
   local index = p .. 'x:' .. ns

@@ -53,7 +53,7 @@ DEFAULT_URL = "redis://127.0.0.1:6379/0"
 DEFAULT_PREFIX = "memory-summary:"
 _MAX_TTL_MS = 2**40  # about 35 years: PEXPIRE must not overflow the server's clock
 _PAGE = 1000
-_SCRIPTS = [name for name in vars(lua) if name.isupper()]  # the Lua scripts
+_SCRIPTS = [n for n in vars(lua) if n.isupper() and n[0] != "_"]  # the Lua scripts
 _Arg = bytes | str | int | float
 
 
@@ -131,9 +131,13 @@ class RedisStore:
         return f"{self.prefix}r:{namespace}\x00{key}"
 
     def _session_keys(self, session_id: str) -> list[str]:
-        """The keys a session's TTL covers besides its history: boundary, records."""
+        """The keys a session's TTL covers besides its history.
+
+        Its boundary, its instructions kept below it, its records.
+        """
         return [
             self._key("b", session_id),
+            self._key("i", session_id),
             *(self._record(ns, session_id) for ns in self._session_namespaces),
         ]
 
@@ -180,7 +184,11 @@ class RedisStore:
         return [row_message(row) for row in json.loads(b"[%b]" % b",".join(raw))]
 
     def _history_keys(self, session_id: str) -> list[str]:
-        return [self._key("h", session_id), self._key("b", session_id)]
+        return [
+            self._key("h", session_id),
+            self._key("b", session_id),
+            self._key("i", session_id),
+        ]
 
     def get_history(self, session_id: str, limit: int | None = None) -> list[Message]:
         check_key("session_id", session_id)
@@ -323,10 +331,10 @@ class RedisStore:
             [
                 self._key("l", session_id),
                 self._record(namespace, session_id),
-                *self._history_keys(session_id),
+                *self._history_keys(session_id)[:2],
                 self._key("x", namespace),
                 self.prefix + "namespaces",
-                *self._session_keys(session_id)[1:],
+                *self._session_keys(session_id)[1:],  # instructions, records
             ],
             [
                 lease or "",

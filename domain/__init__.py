@@ -78,6 +78,7 @@ from .model import (
     LLMRef,
     Message,
     ToolCall,
+    is_host_instruction,
     messages_from_openai,
     messages_to_openai,
 )
@@ -133,6 +134,7 @@ from .usage import (
 from .verdict import Accepted, Rejected, RejectReason, check_summary
 from .window import (
     WindowSplit,
+    foldable_history,
     guard_may_hold,
     is_summarized,
     probe_limit,
@@ -253,12 +255,14 @@ __all__ = [
     "find_token_cut",
     "fits_as_committed",
     "fold_chunks",
+    "foldable_history",
     "guard_after",
     "guard_may_hold",
     "injection_budget_tokens",
     "injection_text",
     "input_limit_tokens",
     "is_forced",
+    "is_host_instruction",
     "is_masked",
     "is_pressed",
     "is_summarized",

@@ -12,7 +12,7 @@ from typing import Literal, get_args
 import attrs
 
 from .config import Locale
-from .model import SUMMARY_KIND, Message
+from .model import SUMMARY_KIND, Message, is_host_instruction
 from .recall_tools import READ_TOOL, SEARCH_TOOL
 from .truncate import truncate_to_tokens
 
@@ -184,9 +184,7 @@ def without_covered(
     return [
         m
         for m in messages
-        if m.id is None
-        or m.id > covered_through_id
-        or (m.is_instruction and m.kind is None)
+        if m.id is None or m.id > covered_through_id or is_host_instruction(m)
     ]
 
 

@@ -316,6 +316,23 @@ class LLMRef:
     model: str
 
 
+def is_host_instruction(message: Message) -> bool:
+    """Tell whether ``message`` is one of the host's instructions: context, not history.
+
+    A system or developer message of no ``kind``: what a host (or an integration on
+    its behalf) saved. A compression never archives one nor sends it to the
+    summarizer; it stays active in its id order. The engine's own system messages
+    (event markers, the injected summary) and the ones integrations write for other
+    items carry a ``kind`` and are history like any other.
+
+    >>> is_host_instruction(Message("developer", "Be brief."))
+    True
+    >>> is_host_instruction(Message("system", "[compressed]", kind=EVENT_MARKER))
+    False
+    """
+    return message.role in INSTRUCTION_ROLES and message.kind is None
+
+
 def messages_from_openai(messages: Iterable[OpenAIMessage]) -> list[Message]:
     """Return OpenAI-format messages (dicts or pydantic models) as ``Message``s.
 

@@ -33,7 +33,11 @@ class MemoryStore(Protocol):
         ...
 
     def trim_history(self, session_id: str, keep_recent: int) -> int:
-        """Archive all but the newest ``keep_recent`` active messages; count them."""
+        """Archive all but the newest ``keep_recent`` active messages; count them.
+
+        The host's instructions (``is_host_instruction``) are never archived: they
+        stay active, in their id order, and are not counted.
+        """
         ...
 
     def save_metadata(
@@ -130,6 +134,8 @@ class CompactionStore(MemoryStore, Protocol):
            ``""``: a record without a text generation);
         3. with ``through_id``, exactly ``expect_archived`` active messages with
            ``id <= through_id`` are archived (any other number applies nothing);
+           the host's instructions among them (``is_host_instruction``) are neither
+           counted nor archived: they stay active;
         4. ``record`` (a JSON-compatible mapping carrying its new ``"generation"``)
            replaces the stored one;
         5. ``separator``, given the number archived, returns the separator message

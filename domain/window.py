@@ -8,7 +8,7 @@ import attrs
 
 from .config import SummaryConfig
 from .cut import find_safe_cut, find_token_cut
-from .model import Message
+from .model import Message, is_host_instruction
 from .reason import Reason
 
 SUMMARIZED_ROLES = frozenset({"user", "assistant", "tool"})
@@ -31,16 +31,33 @@ def is_summarized(message: Message) -> bool:
     return message.role in SUMMARIZED_ROLES and not message.is_event_marker
 
 
+def foldable_history(messages: Sequence[Message]) -> list[Message]:
+    """Return the messages a compression may fold: all but the host's instructions.
+
+    Instructions (``is_host_instruction``) are context, not history: never folded,
+    they stay active wherever they are.
+    """
+    return [m for m in messages if not is_host_instruction(m)]
+
+
 @attrs.frozen
 class WindowSplit:
     """A window cut into the part to fold into the summary and the part kept verbatim.
 
-    ``fold + keep`` is the window, in order. ``fold`` may hold messages the summarizer
-    never sees (system messages, event markers); they are archived with the rest.
+    ``fold + keep`` is the window's foldable history, in order; ``instructions`` are
+    the host's instructions of the window, which stay active. ``fold`` may hold
+    messages the summarizer never sees (event markers, integration items); they are
+    archived with the rest.
     """
 
     fold: tuple[Message, ...]
     keep: tuple[Message, ...]
+    instructions: tuple[Message, ...] = ()
+
+    @property
+    def stays(self) -> tuple[Message, ...]:
+        """Return what stays active after the fold: the instructions and the keep."""
+        return (*self.instructions, *self.keep)
 
     @property
     def for_summarizer(self) -> tuple[Message, ...]:
@@ -57,20 +74,28 @@ def split_window(
 ) -> WindowSplit:
     """Split a window (oldest first) at the safe cut for the keep.
 
-    The kept part holds about ``keep_recent`` messages (None: the count does not
-    bound it) and at most ``keep_tokens`` tokens by ``cost`` (None: no token bound),
-    whichever keeps less, but never less than the newest tool-call group.
+    The host's instructions are set apart first: never folded, and not counted in
+    the keep. The kept part holds about ``keep_recent`` messages of the rest (None:
+    the count does not bound it) and at most ``keep_tokens`` tokens by ``cost``
+    (None: no token bound), whichever keeps less, but never less than the newest
+    tool-call group.
     """
-    cut = 0 if keep_recent is None else find_safe_cut(window, keep_recent)
+    history = foldable_history(window)
+    instructions = tuple(m for m in window if is_host_instruction(m))
+    cut = 0 if keep_recent is None else find_safe_cut(history, keep_recent)
     if keep_tokens is not None and cost is not None:
-        cut = max(cut, find_token_cut(window, keep_tokens, cost))
+        cut = max(cut, find_token_cut(history, keep_tokens, cost))
     elif keep_recent is None:
-        cut = find_safe_cut(window, 1)
-    return WindowSplit(tuple(window[:cut]), tuple(window[cut:]))
+        cut = find_safe_cut(history, 1)
+    return WindowSplit(tuple(history[:cut]), tuple(history[cut:]), instructions)
 
 
 def should_compress(active_count: int, config: SummaryConfig, *, forced: bool) -> bool:
     """Tell whether a session with ``active_count`` active messages needs compressing.
+
+    Count the foldable history only (``foldable_history``): instructions are context,
+    and a session whose instructions alone reach the threshold must not compress on
+    every turn.
 
     A turn compresses at ``active_count >= threshold``; a manual or token-usage request
     (``forced``) ignores the threshold and compresses whenever more than ``keep_recent``

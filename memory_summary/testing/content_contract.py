@@ -70,7 +70,10 @@ class ContentContract:
             sid, after_id=None, through_id=saved[-1].id, limit=100
         )
 
-        assert messages_to_openai(archived) == CONVERSATION[:-1]
+        # the developer message is an instruction: it stays active, never archived
+        assert messages_to_openai(archived) == CONVERSATION[1:-1]
+        kept = [CONVERSATION[0], CONVERSATION[-1]]
+        assert messages_to_openai(store.get_history(sid)) == kept
 
     @settings(
         suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=40

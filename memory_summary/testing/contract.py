@@ -49,6 +49,7 @@ from .content_contract import ContentContract
 from .fencing_contract import FencingContract
 from .history_contract import HistoryContract
 from .hostile_contract import HostileContract
+from .instruction_contract import InstructionContract
 from .lease_contract import LeaseContract, poll_until_acquired
 
 __all__ = ["StoreContract", "poll_until_acquired"]
@@ -62,6 +63,7 @@ class StoreContract(
     LeaseContract,
     HostileContract,
     BatchContract,
+    InstructionContract,
 ):
     """Every store test; a subclass provides ``make_store`` (and maybe more).
 

@@ -7,6 +7,8 @@ from memory_summary.domain import (
     MODEL_RESPONSE,
     find_safe_cut,
     find_token_cut,
+    foldable_history,
+    is_host_instruction,
     split_window,
 )
 from memory_summary.domain.cut import group_starts
@@ -43,7 +45,28 @@ def test_no_tool_call_message_is_separated_from_its_results(history, keep_recent
 def test_partition_covers_the_window_exactly_once(history, keep_recent):
     split = split_window(history, keep_recent)
 
-    assert list(split.fold) + list(split.keep) == history
+    assert list(split.fold) + list(split.keep) == foldable_history(history)
+    assert sorted(m.id for m in (*split.fold, *split.stays)) == [m.id for m in history]
+
+
+@given(
+    history=histories(),
+    keep_recent=st.integers(0, 80),
+    keep_tokens=st.none() | st.integers(0, 2_000),
+)
+def test_no_plan_ever_folds_a_host_instruction(history, keep_recent, keep_tokens):
+    """Instructions are context: whatever the keep, the fold never holds one."""
+    instructions = [m for m in history if is_host_instruction(m)]
+    split = split_window(
+        history,
+        None if keep_tokens is not None and keep_recent % 2 else keep_recent,
+        keep_tokens=keep_tokens,
+        cost=lambda m: len(m.text),
+    )
+
+    assert not any(is_host_instruction(m) for m in split.fold)
+    assert list(split.instructions) == instructions
+    assert split.stays[: len(instructions)] == tuple(instructions)
 
 
 @given(history=histories(), keep_recent=st.integers(0, 80))

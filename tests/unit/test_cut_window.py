@@ -15,7 +15,7 @@ from memory_summary.domain import (
 
 def ids(history):
     return [
-        Message(m.role, m.content, m.tool_calls, m.tool_call_id, id=i + 1)
+        Message(m.role, m.content, m.tool_calls, m.tool_call_id, kind=m.kind, id=i + 1)
         for i, m in enumerate(history)
     ]
 
@@ -83,7 +83,8 @@ def test_split_sends_only_user_assistant_tool_to_the_summarizer():
 
     assert [m.content for m in split.keep] == ["kept"]
     assert [m.role for m in split.for_summarizer] == ["user", "assistant", "tool"]
-    assert len(split.fold) == 5
+    assert len(split.fold) == 4  # the marker rides along; the instruction stays
+    assert [m.content for m in split.instructions] == ["rules"]
 
 
 def test_turns_compress_at_the_threshold_and_forced_requests_above_keep_recent():
