@@ -100,6 +100,17 @@ class SearchIndex(Protocol):
         """
         ...
 
+    def save_in(
+        self,
+        tx: Executor,
+        insert: str,
+        session_id: str,
+        values: Sequence[object],
+        terms: list[str],
+    ) -> int:
+        """Store one message and its terms inside the open transaction ``tx``."""
+        ...
+
     def matches(
         self,
         read: Callable[[str, Sequence[object]], list[Any]],
@@ -238,6 +249,21 @@ class SqliteIndex:
             self.catch_up()
         return row_id
 
+    def save_in(
+        self,
+        tx: Executor,
+        insert: str,
+        session_id: str,
+        values: Sequence[object],
+        terms: list[str],
+    ) -> int:
+        sql = insert.replace(") VALUES (", ", search_terms) VALUES (?, ", 1)
+        cursor = tx.execute(sql, (session_id, *values, " ".join(terms)))
+        row_id = getattr(cursor, "lastrowid", None)
+        if row_id is None:
+            raise StoreError(f"save_messages for {session_id!r}: no id was returned")
+        return int(row_id)
+
     def catch_up(self) -> int:
         """Take every message stored since the last batch into FTS5; count them."""
         last = self._driver.read(
@@ -358,21 +384,38 @@ class PostgresIndex:
         terms: list[str],
     ) -> int:
         # One statement, atomic on its own: the message and its index row together.
+        sql, params = self._with_terms(insert, session_id, values, terms)
+        _, row_id = driver.write(sql, params, "save_message", session_id)
+        if row_id is None:
+            raise StoreError(f"save_message for {session_id!r}: no id was returned")
+        return row_id
+
+    def save_in(
+        self,
+        tx: Executor,
+        insert: str,
+        session_id: str,
+        values: Sequence[object],
+        terms: list[str],
+    ) -> int:
+        sql, params = self._with_terms(insert, session_id, values, terms)
+        row = tx.execute(sql, params).fetchone()
+        if row is None:
+            raise StoreError(f"save_messages for {session_id!r}: no id was returned")
+        return int(row[0])
+
+    def _with_terms(
+        self, insert: str, session_id: str, values: Sequence[object], terms: list[str]
+    ) -> tuple[str, tuple[object, ...]]:
+        """Return the statement storing a message and its index row, and its values."""
         sql = (
             f"WITH m AS ({insert}) INSERT INTO {self._tables}message_terms "
             "(id, session_id, length, terms, tsv) SELECT m.id, %s, %s, %s, "
             "array_to_tsvector(%s::text[]) FROM m RETURNING id"
         )
         lexemes = [session_term(session_id), *dict.fromkeys(terms)]
-        _, row_id = driver.write(
-            sql,
-            (session_id, *values, session_id, len(terms), " ".join(terms), lexemes),
-            "save_message",
-            session_id,
-        )
-        if row_id is None:
-            raise StoreError(f"save_message for {session_id!r}: no id was returned")
-        return row_id
+        params = (session_id, *values, session_id, len(terms), " ".join(terms), lexemes)
+        return sql, params
 
     def index(
         self, tx: Executor, session_id: str, row_id: int, terms: list[str]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, TypeAlias
+from typing import ClassVar, TypeAlias
 
 from memory_summary.domain import (
     CommitResult,
@@ -155,26 +155,23 @@ class SqlStore(SqlHistory):
         rows = [message_values(message) for message in messages]  # all checked
         if not rows:
             return []
+        terms = [message_terms(message) for message in messages]
         ids: list[int] = []
         with self._driver.transaction("save_messages", session_id) as tx:
             self._lock_session(tx, session_id)
-            for values in rows:
-                cursor = tx.execute(self._q["insert_message"], (session_id, *values))
-                ids.append(self._inserted_id(cursor, session_id))
+            for values, message_terms_ in zip(rows, terms, strict=True):
+                ids.append(
+                    self._search.save_in(
+                        tx,
+                        self._q["insert_message"],
+                        session_id,
+                        values,
+                        message_terms_,
+                    )
+                )
         return [
             stored_message(m, row_id) for m, row_id in zip(messages, ids, strict=True)
         ]
-
-    def _inserted_id(self, cursor: Any, session_id: str) -> int:
-        """Return the id an INSERT made: its RETURNING row, else the driver's."""
-        if self._dialect.returning_id:
-            row = cursor.fetchone()
-            row_id = None if row is None else row[0]
-        else:
-            row_id = getattr(cursor, "lastrowid", None)
-        if row_id is None:
-            raise StoreError(f"save_messages for {session_id!r}: no id was returned")
-        return int(row_id)
 
     def get_history(self, session_id: str, limit: int | None = None) -> list[Message]:
         return self._newest("newest_active", session_id, limit)

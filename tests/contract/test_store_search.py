@@ -226,3 +226,20 @@ def test_a_version_3_postgres_schema_indexes_its_messages_when_migrated() -> Non
         assert chinese[0].message.content == "北京大学"
     finally:
         dispose(store)
+
+
+def test_a_batch_save_indexes_every_message_of_the_batch(store) -> None:
+    """A batch saved in one transaction (``save_messages``) is searchable at once."""
+    saved = store.save_messages(
+        "s1",
+        [
+            Message("user", "my zanzibar trip"),
+            Message("assistant", "the quetzal feather"),
+        ],
+    )
+    store.save_message("s2", Message("user", "zanzibar elsewhere"))
+
+    for word, message in (("zanzibar", saved[0]), ("quetzal", saved[1])):
+        hits = store.search_messages("s1", query_terms(word), limit=5)
+        assert [hit.message.id for hit in hits][:1] == [message.id]
+        assert all(hit.message.id in {m.id for m in saved} for hit in hits)
