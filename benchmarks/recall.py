@@ -11,7 +11,8 @@ Three parts:
   active messages or the top-10 hits (``memory_summary.quality.matching``). Quick
   mode replays a conversation generated here instead (CI has no dataset).
 - ``latency``: ``search_history`` p50/p95 on one session of 10k and 100k messages
-  (quick: 1k), SQLite and PostgreSQL (skipped when no server answers).
+  (quick: 1k), SQLite and PostgreSQL (skipped when no server answers; its tables
+  are analyzed once filled, as autovacuum would have done).
 - ``save_cost``: ``save_message`` with the index against the single autocommit
   ``INSERT`` it was before the index (the same store, interleaved rounds).
 """
@@ -200,6 +201,20 @@ def _stores(workdir: Path) -> Iterator[tuple[str, object]]:
         store.close()
 
 
+def _analyze(store: object) -> None:
+    """Give PostgreSQL the statistics autovacuum would have gathered (may be off).
+
+    Without them a freshly filled table gets generic plans that no server running
+    for a while would use.
+    """
+    schema = getattr(store, "schema", None)
+    if schema is None:
+        return
+    with store._driver.transaction("analyze", schema) as tx:  # type: ignore[attr-defined]
+        for table in ("messages", "message_terms"):
+            tx.execute(f'ANALYZE "{schema}".{table}', ())
+
+
 def latency(
     conversations: list[LocomoConversation], sizes: tuple[int, ...], queries: int
 ) -> list[dict]:
@@ -219,6 +234,7 @@ def latency(
                     store.save_message(sid, Message(role, text))  # type: ignore[attr-defined]
                     stored += 1
                 filled = time.perf_counter() - started
+                _analyze(store)
                 samples = []
                 for query in rng.sample(questions, min(queries, len(questions))):
                     begun = time.perf_counter_ns()
