@@ -8,16 +8,18 @@ in SQLite, a cascading foreign key in PostgreSQL), so every path that deletes a
 message (``pop_message``, ``clear_session``, ``forget_session``, ``clear_all``, a
 foreign writer) unindexes it in the same transaction.
 
-Each index row also holds a *session term* (``session_term``): the search asks for it
-AND any query term, so the database only ranks the session's own messages; the
-final join on ``session_id`` makes sure no other session's row is ever returned.
+Each index row also holds a *session term* (``session_term``): PostgreSQL asks for it
+AND the query term, so the database only reads the session's own rows; SQLite walks the
+term's rows inside the session's id span and joins each to its message's
+``session_id`` (ANDing the session term reads the session's whole doclist). The final
+join on ``session_id`` makes sure no other session's row is ever returned.
 
-- SQLite finds each seed term's newest matches with FTS5 (``domain.ranking``: the
-  bounded candidates) and scores them here with the reference formula and FTS5's
-  statistics, which are the whole database's.
-- PostgreSQL has no BM25: it finds the session's matches through the GIN index and
-  ranks them here with ``domain.ranking`` and the session's own statistics, as the
-  in-memory store does.
+Both bound the candidates as ``domain.ranking`` does (the rarest terms' newest
+matches) and score them here with the reference formula:
+
+- SQLite with FTS5's statistics, which are the whole database's (its row count and
+  total length from FTS5's averages record, each term's count from ``fts5vocab``).
+- PostgreSQL with the session's own statistics, as the in-memory store does.
 """
 
 from __future__ import annotations
