@@ -12,7 +12,7 @@ Three parts:
   mode replays a conversation generated here instead (CI has no dataset).
 - ``latency``: ``search_history`` p50/p95 on one session of 10k and 100k messages
   (quick: 1k), SQLite and PostgreSQL (skipped when no server answers; its tables
-  are analyzed once filled, as autovacuum would have done).
+  are vacuumed and analyzed once filled, as autovacuum would have done).
 - ``save_cost``: ``save_message`` with the index against the single autocommit
   ``INSERT`` it was before the index (the same store, interleaved rounds).
 """
@@ -202,17 +202,19 @@ def _stores(workdir: Path) -> Iterator[tuple[str, object]]:
 
 
 def _analyze(store: object) -> None:
-    """Give PostgreSQL the statistics autovacuum would have gathered (may be off).
+    """Vacuum and analyze PostgreSQL's tables once filled, as autovacuum would.
 
-    Without them a freshly filled table gets generic plans that no server running
-    for a while would use.
+    Autovacuum may be off: without statistics and a visibility map a freshly filled
+    table gets plans and heap reads that no server running for a while would.
     """
     schema = getattr(store, "schema", None)
     if schema is None:
         return
-    with store._driver.transaction("analyze", schema) as tx:  # type: ignore[attr-defined]
+    import psycopg
+
+    with psycopg.connect(DSN, autocommit=True) as conn:
         for table in ("messages", "message_terms"):
-            tx.execute(f'ANALYZE "{schema}".{table}', ())
+            conn.execute(f'VACUUM ANALYZE "{schema}".{table}')
 
 
 def latency(
