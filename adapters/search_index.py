@@ -8,15 +8,18 @@ in SQLite, a cascading foreign key in PostgreSQL), so every path that deletes a
 message (``pop_message``, ``clear_session``, ``forget_session``, ``clear_all``, a
 foreign writer) unindexes it in the same transaction.
 
-Each index row also holds a *session term* (``session_term``): the search asks for it
-AND any query term, so the database only ranks the session's own messages; the
-final join on ``session_id`` makes sure no other session's row is ever returned.
+Each index row also holds a *session term* (``session_term``): PostgreSQL asks for it
+AND the query term, so the database only reads the session's own rows; SQLite walks the
+term's rows inside the session's id span and joins each to its message's
+``session_id`` (ANDing the session term reads the session's whole doclist). The final
+join on ``session_id`` makes sure no other session's row is ever returned.
 
-- SQLite ranks with FTS5's ``bm25()`` (the reference formula; its statistics are the
-  whole database's).
-- PostgreSQL has no BM25: it finds the session's matches through the GIN index and
-  ranks them here with ``domain.ranking`` and the session's own statistics, as the
-  in-memory store does.
+Both bound the candidates as ``domain.ranking`` does (the rarest terms' newest
+matches) and score them here with the reference formula:
+
+- SQLite with FTS5's statistics, which are the whole database's (its row count and
+  total length from FTS5's averages record, each term's count from ``fts5vocab``).
+- PostgreSQL with the session's own statistics, as the in-memory store does.
 """
 
 from __future__ import annotations
@@ -24,12 +27,17 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from memory_summary.domain import StoreError
-from memory_summary.domain.ranking import CANDIDATES, bm25_search, informative
+from memory_summary.domain.ranking import (
+    CANDIDATES,
+    PER_TERM,
+    bm25_search,
+    informative,
+    seed_terms,
+)
 from memory_summary.domain.recall import message_terms
 
 from .driver import Executor, SqlDriver
@@ -175,6 +183,33 @@ def backfill(tx: Executor, search: PostgresIndex, tables: str, where: str) -> No
             return
 
 
+def _fts5_totals(rows: list[Any]) -> tuple[int, int]:
+    """Return FTS5's row count and the total length of the ``terms`` column.
+
+    They are FTS5's "averages" record (rowid 1 of its ``_data`` table): varints, the
+    row count then each column's total size (``session``, ``terms``).
+    """
+    if not rows or rows[0][0] is None:
+        return 0, 0
+    block, at = bytes(rows[0][0]), 0
+    values: list[int] = []
+    while at < len(block) and len(values) < 3:
+        value = 0
+        for _ in range(8):
+            byte = block[at]
+            at += 1
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        else:
+            value = (value << 8) | block[at]
+            at += 1
+        values.append(value)
+    if len(values) < 3:
+        return 0, 0
+    return values[0], values[2]
+
+
 def search_sql(template: str, search: SearchIndex) -> str:
     """Return ``template`` with its ``{p}`` placeholders in the index's spelling."""
     return template.replace("{p}", getattr(search, "placeholder", "?"))
@@ -221,14 +256,23 @@ class SqliteIndex:
         self._insert = (
             "INSERT INTO message_index (rowid, session, terms) VALUES (?, ?, ?)"
         )
-        scored = (
-            "SELECT i.rowid AS id, -i.rank AS score FROM message_index i "
-            "{join} WHERE message_index MATCH ? {where} ORDER BY i.rank LIMIT ?"
+        # The term alone, walked newest first inside the session's id span, each row
+        # checked against the session: FTS5 ANDing the session term reads the
+        # session's whole doclist, several times slower on a big session.
+        newest = (
+            "SELECT i.rowid FROM message_index i JOIN messages m ON m.id = i.rowid "
+            "AND m.session_id = ?{archived} WHERE message_index MATCH ? "
+            "AND i.rowid BETWEEN ? AND ? ORDER BY i.rowid DESC LIMIT ?"
         )
-        self._all = scored.format(join="", where="")
-        self._archived = scored.format(
-            join="JOIN messages m ON m.id = i.rowid",
-            where="AND m.session_id = ? AND m.archived = 1",
+        self._newest = newest.format(archived="")
+        self._newest_archived = newest.format(archived=" AND m.archived = 1")
+        self._span = (  # two subqueries: each an index seek
+            "SELECT (SELECT min(id) FROM messages WHERE session_id = ?), "
+            "(SELECT max(id) FROM messages WHERE session_id = ?)"
+        )
+        self._terms = (
+            "SELECT rowid, terms FROM message_index WHERE rowid IN "
+            "(SELECT value FROM json_each(?))"
         )
 
     def save(
@@ -329,21 +373,43 @@ class SqliteIndex:
     ) -> Matches:
         self.catch_up()
         # FTS5's statistics are the whole database's: so is what counts as frequent.
-        documents = int(read("SELECT rows FROM index_state", ())[0][0])
+        documents, total = _fts5_totals(
+            read("SELECT block FROM message_index_data WHERE id = 1", ())
+        )
         counts = read(
             "SELECT term, doc FROM message_vocab WHERE term IN "
             "(SELECT value FROM json_each(?))",
             (json.dumps(list(terms)),),
         )
-        terms = informative(terms, {str(t): int(n) for t, n in counts}, documents)
+        matching = {str(t): int(n) for t, n in counts}
+        terms = informative(terms, matching, documents)
         if not terms:
             return []
-        match = fts5_query(session_id, terms)
-        if archived_only:
-            rows = read(self._archived, (match, session_id, CANDIDATES))
-        else:
-            rows = read(self._all, (match, CANDIDATES))
-        return [(int(row[0]), float(row[1])) for row in rows]
+        low, high = read(self._span, (session_id, session_id))[0]
+        if low is None:
+            return []
+        newest = self._newest_archived if archived_only else self._newest
+        ids: set[int] = set()
+        for term in seed_terms(terms, matching):
+            _check_terms([term])
+            params = (session_id, f'terms : "{term}"', low, high, PER_TERM)
+            ids.update(int(row[0]) for row in read(newest, params))
+        if not ids:
+            return []
+        frequencies, lengths = {}, {}
+        for row in read(self._terms, (json.dumps(sorted(ids)),)):
+            words = str(row[1]).split()
+            frequencies[int(row[0])] = {term: words.count(term) for term in terms}
+            lengths[int(row[0])] = len(words)
+        return bm25_search(
+            terms,
+            frequencies,
+            matching,
+            lengths,
+            documents=documents,
+            average_length=total / documents if documents else 0.0,
+            limit=CANDIDATES,
+        )
 
     def id_list(self, ids: Sequence[int]) -> object:
         return json.dumps(list(ids))
@@ -360,11 +426,24 @@ class PostgresIndex:
             f"INSERT INTO {tables}message_terms (id, session_id, length, terms, tsv) "
             "VALUES (%s, %s, %s, %s, array_to_tsvector(%s::text[]))"
         )
-        self._candidates = (
-            f"SELECT t.id, t.terms, t.length, m.archived FROM {tables}message_terms t "
-            f"JOIN {tables}messages m ON m.id = t.id "
-            "WHERE t.tsv @@ %s::tsquery AND m.session_id = %s"
+        # Each term's count in the session, then each seed term's newest matches
+        # (domain.ranking): the database returns a bounded set of rows to score.
+        self._counts = (
+            "SELECT q.term, (SELECT count(*) FROM "
+            f"{tables}message_terms s WHERE s.tsv @@ q.query::tsquery) "
+            "FROM unnest(%s::text[], %s::text[]) AS q(term, query)"
         )
+        self._newest = (
+            f"SELECT t.id, t.terms, t.length FROM {tables}message_terms t "
+            "WHERE t.id IN ({seeds})"
+        )
+        # One branch a term, its tsquery a parameter of its own: the planner sees
+        # each term's frequency (GIN for a rare term, the id order for a common one).
+        self._seed = (
+            f"(SELECT s.id FROM {tables}message_terms s {{join}}"
+            "WHERE s.tsv @@ %s::tsquery ORDER BY s.id DESC LIMIT %s)"
+        )
+        self._archived = f"JOIN {tables}messages m ON m.id = s.id AND m.archived "
         self._size = (
             f"SELECT count(*), coalesce(sum(length), 0) FROM {tables}message_terms "
             "WHERE session_id = %s"
@@ -434,27 +513,28 @@ class PostgresIndex:
         *,
         archived_only: bool,
     ) -> Matches:
-        rows = read(self._candidates, (tsquery(session_id, terms), session_id))
-        if not rows:
+        terms = list(dict.fromkeys(terms))
+        queries = [tsquery(session_id, [term]) for term in terms]
+        counts = read(self._counts, (terms, queries))
+        matching = {str(term): int(n) for term, n in counts if n}
+        if not matching:
             return []
         documents, total = read(self._size, (session_id,))[0]
-        frequencies = {int(row[0]): Counter(str(row[1]).split()) for row in rows}
-        matching = {
-            term: sum(1 for f in frequencies.values() if term in f) for term in terms
-        }
-        kept = informative(terms, matching, int(documents))
-        candidates = {
-            int(row[0]): frequencies[int(row[0])]
-            for row in rows
-            if (row[3] or not archived_only)
-            and any(t in frequencies[int(row[0])] for t in kept)
-        }
-        terms = kept
+        terms = informative(terms, matching, int(documents))
+        seeds = [tsquery(session_id, [term]) for term in seed_terms(terms, matching)]
+        seed = self._seed.format(join=self._archived if archived_only else "")
+        sql = self._newest.format(seeds=" UNION ".join([seed] * len(seeds)))
+        frequencies: dict[int, dict[str, int]] = {}
+        lengths: dict[int, int] = {}
+        for row in read(sql, [p for query in seeds for p in (query, PER_TERM)]):
+            words = str(row[1]).split()
+            frequencies[int(row[0])] = {term: words.count(term) for term in terms}
+            lengths[int(row[0])] = int(row[2])
         return bm25_search(
             terms,
-            candidates,
+            frequencies,
             matching,
-            {int(row[0]): int(row[2]) for row in rows},
+            lengths,
             documents=int(documents),
             average_length=int(total) / int(documents) if documents else 0.0,
             limit=CANDIDATES,

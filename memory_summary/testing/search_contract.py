@@ -27,7 +27,7 @@ from uuid import uuid4
 import pytest
 
 from memory_summary import Message, ToolCall
-from memory_summary.domain.ranking import reference_search
+from memory_summary.domain.ranking import PER_TERM, reference_search
 from memory_summary.domain.recall import QueryError, message_terms, query_terms
 
 __all__ = ["HOSTILE_QUERIES", "SearchContract"]
@@ -191,6 +191,27 @@ class SearchContract:
             ranked = reference_search(documents, query_terms(query), 3)  # type: ignore[arg-type]
             expected = [i for i, _ in ranked]
             assert _ids(_search(store, sid, query, limit=3)) == expected, query
+
+    def test_a_big_session_ranks_its_bounded_candidates_like_the_reference(
+        self, store: Any, sid: str
+    ) -> None:
+        # "common" is held by more messages than a term brings candidates
+        # (PER_TERM): the reference and the store must bound them alike, and an old
+        # message holding a rare term is still found.
+        size = 3 * (PER_TERM + 20)
+        texts = [
+            ("common " if i % 3 == 0 else "") + f"word{i % 50} " + "pad " * (i % 7)
+            for i in range(size)
+        ]
+        texts[3] = "common rare and common again"
+        saved = _save(store, sid, *texts)
+        documents = [(m.id, message_terms(m)) for m in saved]
+
+        for query in ("common rare", "common", "common word7", "word3 pad"):
+            ranked = reference_search(documents, query_terms(query), 10)  # type: ignore[arg-type]
+            expected = [i for i, _ in ranked]
+            assert _ids(_search(store, sid, query)) == expected, query
+        assert _ids(_search(store, sid, "common rare"))[0] == saved[3].id
 
     def test_limit_bounds_the_hits(self, store: Any, sid: str) -> None:
         _save(store, sid, *[f"zebra {i}" for i in range(12)])

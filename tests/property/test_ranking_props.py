@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+import math
+from unittest import mock
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memory_summary.domain import ranking
+from memory_summary.domain.ranking import TermIndex
+
+WORDS = [f"w{i}" for i in range(12)]
+documents = st.lists(st.lists(st.sampled_from(WORDS), max_size=8), max_size=40)
+queries = st.lists(st.sampled_from(WORDS), min_size=1, max_size=10)
+
+
+def _expected(
+    docs: list[list[str]], query: list[str], per_term: int, seeds: int, limit: int
+) -> list[tuple[int, float]]:
+    """The rule spelled out: the rarest seeds' newest matches, scored exactly."""
+    n = len(docs)
+    df = {t: sum(1 for d in docs if t in d) for t in dict.fromkeys(query)}
+    found = [t for t in df if df[t]]
+    terms = [t for t in found if 2 * df[t] < n] or found
+    rarest = sorted(terms, key=lambda t: df[t])[:seeds]
+    candidates = set()
+    for term in rarest:
+        holding = [i for i, d in enumerate(docs) if term in d]
+        candidates.update(sorted(holding, reverse=True)[:per_term])
+    average = sum(len(d) for d in docs) / n if n else 0.0
+    scored = []
+    for i in candidates:
+        norm = ranking.K1 * (1 - ranking.B + ranking.B * len(docs[i]) / average)
+        score = 0.0
+        for t in terms:
+            idf = math.log((n - df[t] + 0.5) / (df[t] + 0.5))
+            tf = docs[i].count(t)
+            if tf:
+                score += max(idf, ranking.MIN_IDF) * tf * (ranking.K1 + 1) / (tf + norm)
+        scored.append((i, score))
+    scored.sort(key=lambda pair: (-pair[1], -pair[0]))
+    return scored[:limit]
+
+
+@given(
+    docs=documents,
+    query=queries,
+    per_term=st.integers(1, 6),
+    seeds=st.integers(1, 4),
+    limit=st.integers(1, 20),
+)
+def test_search_scores_the_rarest_terms_newest_matches_exactly(
+    docs, query, per_term, seeds, limit
+):
+    index = TermIndex()
+    for i, words in enumerate(docs):
+        index.add(i, words)
+
+    with (
+        mock.patch.object(ranking, "PER_TERM", per_term),
+        mock.patch.object(ranking, "SEED_TERMS", seeds),
+    ):
+        found = index.search(query, limit)
+
+    expected = _expected(docs, query, per_term, seeds, limit)
+    assert [i for i, _ in found] == [i for i, _ in expected]
+    for (_, got), (_, want) in zip(found, expected, strict=True):
+        assert math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12)
+
+
+@given(docs=documents, query=queries, limit=st.integers(1, 20))
+def test_the_bound_changes_nothing_while_every_term_is_under_it(docs, query, limit):
+    index = TermIndex()
+    for i, words in enumerate(docs):
+        index.add(i, words)
+    unbounded = _expected(
+        docs, query, per_term=len(docs), seeds=len(WORDS), limit=limit
+    )
+
+    # 40 documents at most and 12 words: no term is over PER_TERM; SEED_TERMS may bind.
+    if len(set(query)) <= ranking.SEED_TERMS:
+        assert [i for i, _ in index.search(query, limit)] == [i for i, _ in unbounded]
