@@ -310,6 +310,7 @@ def _recall(results: list[object]) -> list[str]:
         isinstance(r, dict) and r.get("category") == "all" for r in results
     ):
         problems.append("recall evidence: no row over all categories")
+    return problems
 
 
 def _hostile_text(results: list[object]) -> list[str]:
