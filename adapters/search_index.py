@@ -84,6 +84,12 @@ def tsquery(session_id: str, terms: Sequence[str]) -> str:
     return f"'{session_term(session_id)}' & ({any_term})"
 
 
+def _term_query(term: str) -> str:
+    """Return the ``tsquery`` text of one term (letters and digits, quoted)."""
+    _check_terms([term])
+    return f"'{term}'"
+
+
 def _check_terms(terms: Sequence[str]) -> None:
     if not terms or not all(term and term.isalnum() for term in terms):
         raise ValueError(
@@ -404,7 +410,8 @@ class PostgresIndex:
         # (domain.ranking): the database returns a bounded set of rows to score.
         self._counts = (
             "SELECT q.term, (SELECT count(*) FROM "
-            f"{tables}message_terms s WHERE s.tsv @@ q.query::tsquery) "
+            f"{tables}message_terms s WHERE s.tsv @@ q.query::tsquery "
+            "AND s.session_id = %s) "
             "FROM unnest(%s::text[], %s::text[]) AS q(term, query)"
         )
         self._newest = (
@@ -413,9 +420,12 @@ class PostgresIndex:
         )
         # One branch a term, its tsquery a parameter of its own: the planner sees
         # each term's frequency (GIN for a rare term, the id order for a common one).
+        # The term alone and a filter on session_id: ANDing the session's lexeme in
+        # the tsquery makes GIN read the session's whole posting tree.
         self._seed = (
             f"(SELECT s.id FROM {tables}message_terms s {{join}}"
-            "WHERE s.tsv @@ %s::tsquery ORDER BY s.id DESC LIMIT %s)"
+            "WHERE s.tsv @@ %s::tsquery AND s.session_id = %s "
+            "ORDER BY s.id DESC LIMIT %s)"
         )
         self._archived = f"JOIN {tables}messages m ON m.id = s.id AND m.archived "
         self._size = (
@@ -471,19 +481,20 @@ class PostgresIndex:
         archived_only: bool,
     ) -> Matches:
         terms = list(dict.fromkeys(terms))
-        queries = [tsquery(session_id, [term]) for term in terms]
-        counts = read(self._counts, (terms, queries))
+        queries = [_term_query(term) for term in terms]
+        counts = read(self._counts, (session_id, terms, queries))
         matching = {str(term): int(n) for term, n in counts if n}
         if not matching:
             return []
         documents, total = read(self._size, (session_id,))[0]
         terms = informative(terms, matching, int(documents))
-        seeds = [tsquery(session_id, [term]) for term in seed_terms(terms, matching)]
+        seeds = [_term_query(term) for term in seed_terms(terms, matching)]
         seed = self._seed.format(join=self._archived if archived_only else "")
         sql = self._newest.format(seeds=" UNION ".join([seed] * len(seeds)))
         frequencies: dict[int, dict[str, int]] = {}
         lengths: dict[int, int] = {}
-        for row in read(sql, [p for query in seeds for p in (query, PER_TERM)]):
+        params = [p for query in seeds for p in (query, session_id, PER_TERM)]
+        for row in read(sql, params):
             words = str(row[1]).split()
             frequencies[int(row[0])] = {term: words.count(term) for term in terms}
             lengths[int(row[0])] = int(row[2])
