@@ -8,11 +8,12 @@ in SQLite, a cascading foreign key in PostgreSQL), so every path that deletes a
 message (``pop_message``, ``clear_session``, ``forget_session``, ``clear_all``, a
 foreign writer) unindexes it in the same transaction.
 
-Each index row also holds a *session term* (``session_term``): PostgreSQL asks for it
-AND the query term, so the database only reads the session's own rows; SQLite walks the
-term's rows inside the session's id span and joins each to its message's
-``session_id`` (ANDing the session term reads the session's whole doclist). The final
-join on ``session_id`` makes sure no other session's row is ever returned.
+Each index row also holds a *session term* (``session_term``), but a search does not
+AND it with the query's terms: that makes FTS5 read the session's whole doclist and
+GIN its whole posting tree. SQLite walks a term's rows inside the session's id span,
+each joined to its message's ``session_id``; PostgreSQL filters a term's rows on
+``session_id``. The final join on ``session_id`` makes sure no other session's row is
+ever returned.
 
 Both bound the candidates as ``domain.ranking`` does (the rarest terms' newest
 matches) and score them here with the reference formula:
@@ -67,21 +68,13 @@ def session_term(session_id: str) -> str:
     return f"s{digest}"
 
 
-def fts5_query(session_id: str, terms: Sequence[str]) -> str:
-    """Return the FTS5 MATCH expression: the session AND any of ``terms``.
+def fts5_term(term: str) -> str:
+    """Return the FTS5 MATCH expression of one term in the ``terms`` column.
 
-    Terms hold letters and digits only, so quoting each is safe.
+    Terms hold letters and digits only, so quoting is safe.
     """
-    _check_terms(terms)
-    any_term = " OR ".join(f'"{term}"' for term in terms)
-    return f'session : "{session_term(session_id)}" AND terms : ({any_term})'
-
-
-def tsquery(session_id: str, terms: Sequence[str]) -> str:
-    """Return the ``tsquery`` text: the session's lexeme & any of ``terms``."""
-    _check_terms(terms)
-    any_term = " | ".join(f"'{term}'" for term in terms)
-    return f"'{session_term(session_id)}' & ({any_term})"
+    _check_terms([term])
+    return f'terms : "{term}"'
 
 
 def _term_query(term: str) -> str:
@@ -371,8 +364,7 @@ class SqliteIndex:
         newest = self._newest_archived if archived_only else self._newest
         ids: set[int] = set()
         for term in seed_terms(terms, matching):
-            _check_terms([term])
-            params = (session_id, f'terms : "{term}"', low, high, PER_TERM)
+            params = (session_id, fts5_term(term), low, high, PER_TERM)
             ids.update(int(row[0]) for row in read(newest, params))
         if not ids:
             return []
