@@ -8,11 +8,12 @@ in SQLite, a cascading foreign key in PostgreSQL), so every path that deletes a
 message (``pop_message``, ``clear_session``, ``forget_session``, ``clear_all``, a
 foreign writer) unindexes it in the same transaction.
 
-Each index row also holds a *session term* (``session_term``): PostgreSQL asks for it
-AND the query term, so the database only reads the session's own rows; SQLite walks the
-term's rows inside the session's id span and joins each to its message's
-``session_id`` (ANDing the session term reads the session's whole doclist). The final
-join on ``session_id`` makes sure no other session's row is ever returned.
+Each index row also holds a *session term* (``session_term``), but a search does not
+AND it with the query's terms: that makes FTS5 read the session's whole doclist and
+GIN its whole posting tree. SQLite walks a term's rows inside the session's id span,
+each joined to its message's ``session_id``; PostgreSQL filters a term's rows on
+``session_id``. The final join on ``session_id`` makes sure no other session's row is
+ever returned.
 
 Both bound the candidates as ``domain.ranking`` does (the rarest terms' newest
 matches) and score them here with the reference formula:
@@ -67,21 +68,19 @@ def session_term(session_id: str) -> str:
     return f"s{digest}"
 
 
-def fts5_query(session_id: str, terms: Sequence[str]) -> str:
-    """Return the FTS5 MATCH expression: the session AND any of ``terms``.
+def fts5_term(term: str) -> str:
+    """Return the FTS5 MATCH expression of one term in the ``terms`` column.
 
-    Terms hold letters and digits only, so quoting each is safe.
+    Terms hold letters and digits only, so quoting is safe.
     """
-    _check_terms(terms)
-    any_term = " OR ".join(f'"{term}"' for term in terms)
-    return f'session : "{session_term(session_id)}" AND terms : ({any_term})'
+    _check_terms([term])
+    return f'terms : "{term}"'
 
 
-def tsquery(session_id: str, terms: Sequence[str]) -> str:
-    """Return the ``tsquery`` text: the session's lexeme & any of ``terms``."""
-    _check_terms(terms)
-    any_term = " | ".join(f"'{term}'" for term in terms)
-    return f"'{session_term(session_id)}' & ({any_term})"
+def _term_query(term: str) -> str:
+    """Return the ``tsquery`` text of one term (letters and digits, quoted)."""
+    _check_terms([term])
+    return f"'{term}'"
 
 
 def _check_terms(terms: Sequence[str]) -> None:
@@ -391,8 +390,7 @@ class SqliteIndex:
         newest = self._newest_archived if archived_only else self._newest
         ids: set[int] = set()
         for term in seed_terms(terms, matching):
-            _check_terms([term])
-            params = (session_id, f'terms : "{term}"', low, high, PER_TERM)
+            params = (session_id, fts5_term(term), low, high, PER_TERM)
             ids.update(int(row[0]) for row in read(newest, params))
         if not ids:
             return []
@@ -430,7 +428,8 @@ class PostgresIndex:
         # (domain.ranking): the database returns a bounded set of rows to score.
         self._counts = (
             "SELECT q.term, (SELECT count(*) FROM "
-            f"{tables}message_terms s WHERE s.tsv @@ q.query::tsquery) "
+            f"{tables}message_terms s WHERE s.tsv @@ q.query::tsquery "
+            "AND s.session_id = %s) "
             "FROM unnest(%s::text[], %s::text[]) AS q(term, query)"
         )
         self._newest = (
@@ -439,9 +438,12 @@ class PostgresIndex:
         )
         # One branch a term, its tsquery a parameter of its own: the planner sees
         # each term's frequency (GIN for a rare term, the id order for a common one).
+        # The term alone and a filter on session_id: ANDing the session's lexeme in
+        # the tsquery makes GIN read the session's whole posting tree.
         self._seed = (
             f"(SELECT s.id FROM {tables}message_terms s {{join}}"
-            "WHERE s.tsv @@ %s::tsquery ORDER BY s.id DESC LIMIT %s)"
+            "WHERE s.tsv @@ %s::tsquery AND s.session_id = %s "
+            "ORDER BY s.id DESC LIMIT %s)"
         )
         self._archived = f"JOIN {tables}messages m ON m.id = s.id AND m.archived "
         self._size = (
@@ -514,19 +516,20 @@ class PostgresIndex:
         archived_only: bool,
     ) -> Matches:
         terms = list(dict.fromkeys(terms))
-        queries = [tsquery(session_id, [term]) for term in terms]
-        counts = read(self._counts, (terms, queries))
+        queries = [_term_query(term) for term in terms]
+        counts = read(self._counts, (session_id, terms, queries))
         matching = {str(term): int(n) for term, n in counts if n}
         if not matching:
             return []
         documents, total = read(self._size, (session_id,))[0]
         terms = informative(terms, matching, int(documents))
-        seeds = [tsquery(session_id, [term]) for term in seed_terms(terms, matching)]
+        seeds = [_term_query(term) for term in seed_terms(terms, matching)]
         seed = self._seed.format(join=self._archived if archived_only else "")
         sql = self._newest.format(seeds=" UNION ".join([seed] * len(seeds)))
         frequencies: dict[int, dict[str, int]] = {}
         lengths: dict[int, int] = {}
-        for row in read(sql, [p for query in seeds for p in (query, PER_TERM)]):
+        params = [p for query in seeds for p in (query, session_id, PER_TERM)]
+        for row in read(sql, params):
             words = str(row[1]).split()
             frequencies[int(row[0])] = {term: words.count(term) for term in terms}
             lengths[int(row[0])] = int(row[2])
