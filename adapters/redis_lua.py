@@ -2,13 +2,14 @@
 
 A script runs atomically on the server (no other command runs in between), so every
 check-then-write here, the fenced commit, the leases, a pop, a trim, is one atomic
-step for every process sharing the server. Keys come in ``KEYS``; only ``clear_all``
-and the metadata scans derive keys from the store's prefix inside the script, so the
-store needs one server (or a Sentinel-managed primary), not a Redis Cluster.
+step for every process sharing the server. Keys come in ``KEYS``; only ``clear_all``,
+the metadata scans and the session listing derive keys from the store's prefix inside
+the script, so the store needs one server (or a Sentinel-managed primary), not a
+Redis Cluster.
 
 Layout (``P`` is the store's prefix; a session id, namespace or key never holds a NUL):
 
-- ``P id``: the id counter (``INCR``), ids increase across the whole store;
+- ``P id``: the id counter (``INCRBY``), ids increase across the whole store;
 - ``P h:<sid>``: a sorted set of the session's messages, score = id, member = the
   row as JSON ``[id, role, ...]``;
 - ``P b:<sid>``: the archive boundary, the highest archived id (messages with an
@@ -17,24 +18,31 @@ Layout (``P`` is the store's prefix; a session id, namespace or key never holds 
 - ``P r:<namespace>NUL<key>``: a metadata record, JSON text (NUL: the byte 0);
 - ``P x:<namespace>``: the namespace's keys, a sorted set of score 0 (code-point
   order: byte order of UTF-8);
-- ``P sessions``, ``P namespaces``: what ``clear_all`` must visit.
+- ``P sessions``: the session ids, a sorted set of score 0 (code-point order), what
+  ``clear_all`` visits and ``session_counts`` pages through;
+- ``P namespaces``: a set of the namespaces ``clear_all`` must visit.
 """
 
 from __future__ import annotations
 
 # KEYS: counter, history, sessions, boundary, session records...
-# ARGV: the row without its id (JSON after "["), sid, ttl ms (0: none)
+# ARGV: sid, ttl ms (0: none), then each row without its id (JSON after "[").
+# Returns the first id; the rows get consecutive ids, nothing lands in between.
 SAVE = """
-local id = redis.call('INCR', KEYS[1])
-local sid = string.format('%d', id)
-redis.call('ZADD', KEYS[2], id, '[' .. sid .. ',' .. ARGV[1])
-redis.call('SADD', KEYS[3], ARGV[2])
-local ttl = tonumber(ARGV[3])
+local n = #ARGV - 2
+local last = redis.call('INCRBY', KEYS[1], n)
+local first = last - n + 1
+for i = 1, n do
+  local id = first + i - 1
+  redis.call('ZADD', KEYS[2], id, '[' .. string.format('%d', id) .. ',' .. ARGV[i + 2])
+end
+redis.call('ZADD', KEYS[3], 0, ARGV[1])
+local ttl = tonumber(ARGV[2])
 if ttl > 0 then
   redis.call('PEXPIRE', KEYS[2], ttl)
   for i = 4, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
 end
-return id
+return first
 """
 
 # KEYS: history, boundary. ARGV: limit (-1: all). Newest first with a limit.
@@ -144,7 +152,7 @@ return {'ok', archived}
 FORGET = """
 local deleted = redis.call('ZCARD', KEYS[1])
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
-redis.call('SREM', KEYS[4], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
 for i = 5, #KEYS, 2 do
   redis.call('DEL', KEYS[i])
   redis.call('ZREM', KEYS[i + 1], ARGV[1])
@@ -155,7 +163,7 @@ return deleted
 # KEYS: sessions, namespaces. ARGV: prefix.
 CLEAR_ALL = """
 local p = ARGV[1]
-for _, sid in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+for _, sid in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   redis.call('DEL', p .. 'h:' .. sid, p .. 'b:' .. sid, p .. 'l:' .. sid)
 end
 for _, ns in ipairs(redis.call('SMEMBERS', KEYS[2])) do
@@ -174,7 +182,7 @@ ACQUIRE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'token', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
-redis.call('SADD', KEYS[2], ARGV[4])
+redis.call('ZADD', KEYS[2], 0, ARGV[4])
 return 1
 """
 
@@ -245,4 +253,32 @@ redis.call('SADD', KEYS[5], ARGV[2])
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 return 1
+"""
+
+# KEYS: sessions. ARGV: key prefix, start ('-' or '(' .. after sid), limit.
+# Returns sid, active, archived, ... for sessions that hold messages; a session
+# with no key left (expired, cleared) leaves the set.
+SESSION_COUNTS = """
+local out, found, start = {}, 0, ARGV[2]
+local want = tonumber(ARGV[3])
+while found < want do
+  local sids = redis.call('ZRANGEBYLEX', KEYS[1], start, '+', 'LIMIT', 0, want - found)
+  if #sids == 0 then break end
+  for _, sid in ipairs(sids) do
+    local h, b = ARGV[1] .. 'h:' .. sid, ARGV[1] .. 'b:' .. sid
+    local total = redis.call('ZCARD', h)
+    if total > 0 then
+      local low = '(' .. (redis.call('GET', b) or '0')
+      local active = redis.call('ZCOUNT', h, low, '+inf')
+      out[#out + 1] = sid
+      out[#out + 1] = active
+      out[#out + 1] = total - active
+      found = found + 1
+    elseif redis.call('EXISTS', b, ARGV[1] .. 'l:' .. sid) == 0 then
+      redis.call('ZREM', KEYS[1], sid)  -- expired or cleared: nothing left to visit
+    end
+  end
+  start = '(' .. sids[#sids]
+end
+return out
 """

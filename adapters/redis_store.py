@@ -158,20 +158,41 @@ class RedisStore:
     # -- messages
 
     def save_message(self, session_id: str, message: Message) -> Message:
+        return self.save_messages(session_id, [message])[0]
+
+    def save_messages(
+        self, session_id: str, messages: Sequence[Message]
+    ) -> list[Message]:
+        """Store ``messages`` in order, in one script; see ``BatchSavingStore``.
+
+        Every row is checked and encoded before the script runs, so a message the
+        store refuses leaves nothing of its batch; the script gives the batch
+        consecutive ids with nothing of another writer in between.
+        """
         check_key("session_id", session_id)
-        row = json.dumps(list(message_values(message)), ensure_ascii=False)
-        row_id = self._script(
-            "SAVE",
-            session_id,
-            [
-                self.prefix + "id",
-                self._key("h", session_id),
-                self.prefix + "sessions",
-                *self._session_keys(session_id),
-            ],
-            [row[1:], session_id, self._ttl],
+        rows = [  # each row without its "[": the script puts its id first
+            json.dumps(list(message_values(message)), ensure_ascii=False)[1:]
+            for message in messages
+        ]
+        if not rows:
+            return []
+        first = int(
+            self._script(
+                "SAVE",
+                session_id,
+                [
+                    self.prefix + "id",
+                    self._key("h", session_id),
+                    self.prefix + "sessions",
+                    *self._session_keys(session_id),
+                ],
+                [session_id, self._ttl, *rows],
+            )
         )
-        return stored_message(message, int(row_id))
+        return [
+            stored_message(message, first + offset)
+            for offset, message in enumerate(messages)
+        ]
 
     def _rows(self, raw: Sequence[bytes]) -> list[Message]:
         if not raw:
@@ -288,6 +309,35 @@ class RedisStore:
             [self.prefix + "sessions", self.prefix + "namespaces"],
             [self.prefix],
         )
+
+    def session_counts(
+        self, *, after: str | None = None, limit: int = 500
+    ) -> list[tuple[str, int, int]]:
+        """Return up to ``limit`` (session id, active, archived) with id > ``after``.
+
+        Sessions that hold messages, in code-point order of their ids: page through
+        them by passing the last id seen as ``after``.
+        """
+        check_limit(limit)
+        if after is not None:
+            check_key("after", after)
+        start = "-" if after is None else f"({after}"
+        found: list[tuple[str, int, int]] = []
+        while len(found) < limit:
+            want = min(limit - len(found), _PAGE)
+            flat = self._script(
+                "SESSION_COUNTS",
+                "sessions",
+                [self.prefix + "sessions"],
+                [self.prefix, start, want],
+            )
+            for at in range(0, len(flat), 3):
+                sid = bytes(flat[at]).decode("utf-8")
+                found.append((sid, int(flat[at + 1]), int(flat[at + 2])))
+            if len(flat) < 3 * want:
+                break
+            start = "(" + found[-1][0]
+        return found
 
     # -- the fenced commit and forgetting
 

@@ -106,6 +106,25 @@ def test_an_idle_session_expires_with_its_summary_and_others_stay(redis_server):
         dispose(keep)
 
 
+def test_expired_sessions_leave_the_listing_and_the_session_set(redis_server):
+    import redis
+
+    store = make_redis(session_ttl_s=0.2)
+    try:
+        store.save_messages("idle", [Message("user", "a"), Message("user", "b")])
+        assert store.session_counts() == [("idle", 2, 0)]
+        deadline = time.monotonic() + 10
+        pause = threading.Event()
+        while store.get_full_history("idle") and time.monotonic() < deadline:
+            pause.wait(0.05)
+
+        assert store.session_counts() == []
+        with redis.Redis.from_url(store.url) as client:
+            assert client.zcard(store.prefix + "sessions") == 0
+    finally:
+        dispose(store)
+
+
 def test_no_server_is_a_store_error_when_the_store_is_built():
     from memory_summary.adapters import RedisStore
 
