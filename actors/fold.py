@@ -61,6 +61,7 @@ from memory_summary.domain import (
 from memory_summary.domain.compaction import OVERSIZED_SUFFIX, OutcomeKind
 
 from .context import ContextPolicy
+from .lineage import LineageWriter
 from .records import RecordReader
 from .summary_model import BreakerBox, CallHandle, ResolvedModel
 
@@ -180,6 +181,7 @@ class CompressionRun:
     archived_through: int | None = None
     tokens_before: int | None = None
     window_tokens: tuple[tuple[int, int], ...] = ()  # (id, tokens) of the window
+    lineage: LineageWriter | None = None
 
     def execute(self) -> Outcome:
         """Recover, then fold; return what happened."""
@@ -431,7 +433,9 @@ class CompressionRun:
             now=job.clock(),
             generation=job.new_generation(),
         )
+        before = self.record
         self._commit(record, chunk, "compressed" if last else None)
+        self._versioned(before, message_id(chunk.messages[0]), chunk.through_id)
         self.summarized += len(chunk.messages)
         self.chunks += 1
 
@@ -513,7 +517,9 @@ class CompressionRun:
             generation=job.new_generation(),
             now=job.clock(),
         )
+        before = self.record
         self._commit(record, None, None)
+        self._versioned(before, message_id(chunk.messages[0]), chunk.through_id)
         self.recovered += len(chunk.messages)
         self.summarized += len(chunk.messages)
         return True
@@ -729,6 +735,22 @@ class CompressionRun:
                     log.exception(
                         "session %s: writing the separator failed", self.session_id
                     )
+
+    def _versioned(
+        self, before: SummaryRecord | None, first_id: int, last_id: int
+    ) -> None:
+        """Append the summary just committed to the lineage, if it is a new version."""
+        if self.record is None:  # pragma: no cover - a commit just stored one
+            return
+        if self.lineage is None:
+            self.lineage = LineageWriter(
+                self.job.store,
+                self.session_id,
+                self.lease,
+                self.job.config.summary_versions_kept,
+                self.job.new_generation,
+            )
+        self.lineage.written(before, self.record, first_id, last_id)
 
     def _separator(self, kind: OutcomeKind, archived: int) -> Message | None:
         outcome = Outcome(self.session_id, kind, self.reason, archived=archived)

@@ -6,6 +6,7 @@ what they refuse, and it keeps metadata as the SQL stores return it: decoded JSO
 
 from __future__ import annotations
 
+import bisect
 import json
 import threading
 import time
@@ -14,7 +15,15 @@ from typing import ClassVar
 
 import attrs
 
-from memory_summary.domain import CommitResult, Message
+from memory_summary.domain import CommitResult, Message, StoredHit
+from memory_summary.domain.ranking import (
+    CANDIDATES,
+    CONTEXT_REACH,
+    CONTEXT_SEEDS,
+    TermIndex,
+    with_context,
+)
+from memory_summary.domain.recall import message_terms
 
 from .message_rows import (
     check_key,
@@ -35,6 +44,30 @@ from .message_rows import (
 class _Session:
     messages: list[Message] = attrs.Factory(list)
     first_active: int = 0  # archived messages are always a prefix: active is a suffix
+    index: TermIndex = attrs.Factory(TermIndex)  # every message, active and archived
+    terms: dict[int, list[str]] = attrs.Factory(dict)
+
+    def position(self, message_id: int) -> int | None:
+        """Return the list position of ``message_id`` (ids increase), or None."""
+        ids = _Ids(self.messages)
+        at = bisect.bisect_left(ids, message_id)
+        return at if at < len(ids) and ids[at] == message_id else None
+
+    def hit(self, at: int, score: float = 0.0) -> StoredHit:
+        return StoredHit(self.messages[at], at < self.first_active, score)
+
+
+class _Ids:
+    """The ids of a session's messages as a sequence ``bisect`` can search."""
+
+    def __init__(self, messages: list[Message]) -> None:
+        self._messages = messages
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    def __getitem__(self, at: int) -> int:
+        return self._messages[at].id  # type: ignore[return-value]
 
 
 @attrs.frozen
@@ -95,12 +128,14 @@ class InMemoryStore:
         metadata = metadata_column(message)  # refuses what the SQL stores refuse
         content_column(message)
         kept: dict[str, object] = json.loads(metadata) if metadata else {}
+        terms = message_terms(message)
         with self._lock:
             row_id = self._next_id
             self._next_id += 1
-            self._sessions.setdefault(session_id, _Session()).messages.append(
-                _row(message, kept, row_id)
-            )
+            session = self._sessions.setdefault(session_id, _Session())
+            session.index.add(row_id, terms)
+            session.terms[row_id] = terms
+            session.messages.append(_row(message, kept, row_id))
         return stored_message(message, row_id)
 
     def save_messages(
@@ -112,18 +147,19 @@ class InMemoryStore:
         for message in messages:  # every one checked before any is kept
             metadata = metadata_column(message)
             content_column(message)
-            checked.append((message, json.loads(metadata) if metadata else {}))
+            kept = json.loads(metadata) if metadata else {}
+            checked.append((message, kept, message_terms(message)))
         with self._lock:
             first = self._next_id
             self._next_id += len(checked)
             session = self._sessions.setdefault(session_id, _Session())
-            session.messages.extend(
-                _row(message, kept, first + offset)
-                for offset, (message, kept) in enumerate(checked)
-            )
+            for offset, (message, kept, terms) in enumerate(checked):
+                session.index.add(first + offset, terms)
+                session.terms[first + offset] = terms
+                session.messages.append(_row(message, kept, first + offset))
         return [
             stored_message(message, first + offset)
-            for offset, (message, _) in enumerate(checked)
+            for offset, (message, _, _) in enumerate(checked)
         ]
 
     def get_history(self, session_id: str, limit: int | None = None) -> list[Message]:
@@ -171,7 +207,86 @@ class InMemoryStore:
             if session is None or session.first_active >= len(session.messages):
                 return None
             # Active messages are a suffix: the newest one is the last in the list.
-            return session.messages.pop()
+            popped = session.messages.pop()
+            row_id: int = popped.id  # type: ignore[assignment]
+            session.index.remove(row_id, session.terms.pop(row_id, ()))
+            return popped
+
+    # -- the history index (SearchableStore)
+
+    def search_messages(
+        self,
+        session_id: str,
+        terms: Sequence[str],
+        *,
+        limit: int,
+        archived_only: bool = False,
+    ) -> list[StoredHit]:
+        """Return the best matches of ``terms``; see ``SearchableStore``."""
+        check_key("session_id", session_id)
+        check_limit(limit)
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None or not limit:
+                return []
+            allowed = None
+            if archived_only:
+                allowed = {m.id for m in session.messages[: session.first_active]}
+            matches = session.index.search(list(terms), CANDIDATES, allowed)  # type: ignore[arg-type]
+            messages = session.messages
+            scored = dict(matches)
+            positions: dict[int, int] = {}
+            for row_id, _ in matches[:CONTEXT_SEEDS]:  # neighbours that matched nothing
+                at = session.position(row_id)
+                if at is None:  # pragma: no cover - the index holds stored ids only
+                    continue
+                for near in messages[
+                    max(at - CONTEXT_REACH, 0) : at + CONTEXT_REACH + 1
+                ]:
+                    if allowed is None or near.id in allowed:
+                        scored.setdefault(near.id, 0.0)  # type: ignore[arg-type]
+            reach: dict[int, int | None] = {}
+            for row_id in scored:
+                at = session.position(row_id)
+                if at is not None:
+                    positions[row_id] = at
+                    later = at + CONTEXT_REACH
+                    reach[row_id] = (
+                        messages[later].id if later < len(messages) else None
+                    )
+            found = with_context(list(scored.items()), reach, limit)
+            return [session.hit(positions[row_id], score) for row_id, score in found]
+
+    def read_messages(
+        self, session_id: str, around_id: int, *, before: int, after: int
+    ) -> list[StoredHit]:
+        """Return a message and its neighbours; see ``SearchableStore``."""
+        check_key("session_id", session_id)
+        check_row_id("around_id", around_id)
+        with self._lock:
+            session = self._sessions.get(session_id)
+            at = None if session is None else session.position(around_id)
+            if session is None or at is None:
+                return []
+            low, high = max(at - before, 0), min(at + after + 1, len(session.messages))
+            return [session.hit(i) for i in range(low, high)]
+
+    def read_message_range(
+        self, session_id: str, first_id: int, last_id: int, *, limit: int
+    ) -> list[StoredHit]:
+        """Return the messages of an id range; see ``SearchableStore``."""
+        check_key("session_id", session_id)
+        check_row_id("first_id", first_id)
+        check_row_id("last_id", last_id)
+        check_limit(limit)
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None:
+                return []
+            ids = _Ids(session.messages)
+            low = bisect.bisect_left(ids, first_id)
+            high = min(bisect.bisect_right(ids, last_id), low + limit)
+            return [session.hit(i) for i in range(low, high)]
 
     def get_archived(
         self, session_id: str, *, after_id: int | None, through_id: int, limit: int

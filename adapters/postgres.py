@@ -26,6 +26,7 @@ from memory_summary.domain import StoreError, StoreUnavailable
 
 from .dialect import Dialect
 from .driver import Executor, store_error
+from .search_index import PostgresIndex, backfill
 from .sql import SqlArchive, SqlStore
 
 DSN_VARIABLE = "MEMORY_SUMMARY_PG_DSN"
@@ -80,7 +81,23 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE {s}.archive ADD COLUMN refusal TEXT
     """,
 )
-SCHEMA_VERSION = len(MIGRATIONS)
+# 4: the history index: one row per message (its terms, their count and a tsvector
+# of them with the session's lexeme), GIN-indexed, deleted with its message by the
+# foreign key; then every stored message indexed (``search_index.backfill``, in the
+# migration's transaction).
+SEARCH_SCHEMA = """
+    CREATE TABLE {s}.message_terms (
+        id BIGINT PRIMARY KEY REFERENCES {s}.messages (id) ON DELETE CASCADE,
+        session_id TEXT NOT NULL,
+        length INTEGER NOT NULL,
+        terms TEXT NOT NULL,
+        tsv TSVECTOR NOT NULL
+    );
+    CREATE INDEX message_terms_tsv ON {s}.message_terms USING gin (tsv);
+    CREATE INDEX message_terms_by_session ON {s}.message_terms (session_id, length);
+    CREATE INDEX messages_in_order ON {s}.messages (session_id, id)
+    """
+SCHEMA_VERSION = len(MIGRATIONS) + 1
 
 
 def dialect(schema: str) -> Dialect:
@@ -250,12 +267,25 @@ class PostgresStore(SqlStore):
             max_size=max_size,
             timeout_s=timeout_s,
         )
-        migrations = [m.replace("{s}", f'"{schema}"') for m in MIGRATIONS]
+        quoted = f'"{schema}"'
+        search = PostgresIndex(f"{quoted}.")
+        where = f"schema {schema}"
+
+        def index_stored(tx: Executor) -> None:
+            for statement in SEARCH_SCHEMA.replace("{s}", quoted).split(";"):
+                tx.execute(statement, ())
+            backfill(tx, search, f"{quoted}.", where)
+
+        migrations = [m.replace("{s}", quoted) for m in MIGRATIONS]
         try:
             if not create:
                 _check_installed(driver, schema)
             super().__init__(
-                driver, dialect(schema), migrations, where=f"schema {schema}"
+                driver,
+                dialect(schema),
+                (*migrations, index_stored),
+                where=where,
+                search=search,
             )
         except BaseException:
             driver.close()

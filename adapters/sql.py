@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import ClassVar, TypeAlias
 
 from memory_summary.domain import (
     CommitResult,
@@ -24,6 +24,7 @@ from memory_summary.domain import (
     StoreError,
     StoreUnavailable,
 )
+from memory_summary.domain.recall import message_terms
 
 from .dialect import Dialect, render_queries
 from .driver import Executor, SqlDriver
@@ -40,6 +41,8 @@ from .message_rows import (
     row_message,
     stored_message,
 )
+from .search_index import SearchIndex
+from .sql_history import SqlHistory
 
 log = logging.getLogger(__name__)
 
@@ -52,11 +55,17 @@ class _Fenced(Exception):
         self.reason: FenceReason = reason
 
 
-class SqlStore:
+Migration: TypeAlias = "str | Callable[[Executor], None]"
+"""A schema migration: statements separated by ``;``, or a function run in its
+transaction (say, building an index of the rows already stored)."""
+
+
+class SqlStore(SqlHistory):
     """The contract of ``CompactionStore`` over any ``SqlDriver``; faces subclass it.
 
-    A subclass builds its driver, dialect and migrations and calls ``__init__``; it
-    adds nothing else to the contract.
+    A subclass builds its driver, dialect, history index and migrations and calls
+    ``__init__``; it adds nothing else to the contract. The history index
+    (``SearchableStore``) is written in the transaction of every ``save_message``.
     """
 
     counts_locally: ClassVar[bool] = False
@@ -66,12 +75,14 @@ class SqlStore:
         self,
         driver: SqlDriver,
         dialect: Dialect,
-        migrations: Sequence[str],
+        migrations: Sequence[Migration],
         *,
         where: str,
+        search: SearchIndex,
     ) -> None:
         self._driver = driver
         self._dialect = dialect
+        self._search = search
         self._q = render_queries(dialect)
         self._where = where
         self._migrate(migrations)
@@ -79,7 +90,7 @@ class SqlStore:
     def _before_migration(self, tx: Executor) -> None:
         """Prepare a migration transaction (the PostgreSQL face takes a lock)."""
 
-    def _migrate(self, migrations: Sequence[str]) -> None:
+    def _migrate(self, migrations: Sequence[Migration]) -> None:
         q, latest = self._q, len(migrations)
         with self._driver.transaction("migrating", self._where) as tx:
             self._before_migration(tx)
@@ -91,7 +102,13 @@ class SqlStore:
                     f"library's {latest}; upgrade memory-summary"
                 )
             for version in range(current + 1, latest + 1):
-                for statement in migrations[version - 1].split(";"):
+                migration = migrations[version - 1]
+                if callable(migration):
+                    migration(tx)
+                    statements = []
+                else:
+                    statements = migration.split(";")
+                for statement in statements:
                     if statement.strip():
                         tx.execute(statement, ())
                 tx.execute(q["insert_version"], (version,))
@@ -118,11 +135,13 @@ class SqlStore:
     def save_message(self, session_id: str, message: Message) -> Message:
         check_key("session_id", session_id)
         values = message_values(message)
-        _, row_id = self._driver.write(
-            self._q["insert_message"], (session_id, *values), "save_message", session_id
+        row_id = self._search.save(
+            self._driver,
+            self._q["insert_message"],
+            session_id,
+            values,
+            message_terms(message),
         )
-        if row_id is None:
-            raise StoreError(f"save_message for {session_id!r}: no id was returned")
         return stored_message(message, row_id)
 
     def save_messages(
@@ -136,26 +155,15 @@ class SqlStore:
         rows = [message_values(message) for message in messages]  # all checked
         if not rows:
             return []
-        ids: list[int] = []
+        terms = [message_terms(message) for message in messages]
+        insert, ids = self._q["insert_message"], []
         with self._driver.transaction("save_messages", session_id) as tx:
             self._lock_session(tx, session_id)
-            for values in rows:
-                cursor = tx.execute(self._q["insert_message"], (session_id, *values))
-                ids.append(self._inserted_id(cursor, session_id))
+            for values, words in zip(rows, terms, strict=True):
+                ids.append(self._search.insert(tx, insert, session_id, values, words))
         return [
             stored_message(m, row_id) for m, row_id in zip(messages, ids, strict=True)
         ]
-
-    def _inserted_id(self, cursor: Any, session_id: str) -> int:
-        """Return the id an INSERT made: its RETURNING row, else the driver's."""
-        if self._dialect.returning_id:
-            row = cursor.fetchone()
-            row_id = None if row is None else row[0]
-        else:
-            row_id = getattr(cursor, "lastrowid", None)
-        if row_id is None:
-            raise StoreError(f"save_messages for {session_id!r}: no id was returned")
-        return int(row_id)
 
     def get_history(self, session_id: str, limit: int | None = None) -> list[Message]:
         return self._newest("newest_active", session_id, limit)

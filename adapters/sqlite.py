@@ -21,7 +21,8 @@ from typing import Any
 from memory_summary.domain import StoreError
 
 from .dialect import Dialect
-from .driver import store_error
+from .driver import Executor, store_error
+from .search_index import SqliteIndex
 from .sql import SqlArchive, SqlStore
 
 # The columns of a stored message, shared by the history and the archive tables.
@@ -73,7 +74,24 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE archive ADD COLUMN refusal TEXT;
     """,
 )
-SCHEMA_VERSION = len(MIGRATIONS)
+# 4: the history index: each message's terms in its row, FTS5 over them (rowid =
+# message id) taken in by batches up to ``index_state.last_id``, a trigger that
+# unindexes a deleted message, and an index for reading a session in id order; then
+# every stored message taken in (in the migration's transaction, with progress). A
+# function, not a script: a trigger's body holds semicolons.
+SEARCH_SCHEMA = (
+    "ALTER TABLE messages ADD COLUMN search_terms TEXT",
+    "CREATE INDEX messages_in_order ON messages (session_id, id)",
+    "CREATE VIRTUAL TABLE message_index USING fts5(session, terms, tokenize = 'ascii')",
+    "INSERT INTO message_index (message_index, rank) VALUES ('rank', 'bm25(0.0, 1.0)')",
+    "CREATE VIRTUAL TABLE message_vocab USING fts5vocab(message_index, 'row')",
+    "CREATE TABLE index_state (last_id INTEGER NOT NULL, rows INTEGER NOT NULL)",
+    "INSERT INTO index_state (last_id, rows) VALUES (0, 0)",
+    "CREATE TRIGGER messages_unindex AFTER DELETE ON messages BEGIN "
+    "DELETE FROM message_index WHERE rowid = old.id; "
+    "UPDATE index_state SET rows = rows - 1 WHERE old.id <= last_id; END",
+)
+SCHEMA_VERSION = len(MIGRATIONS) + 1
 _CLOCK_FUNCTION = "memory_summary_now"
 DIALECT = Dialect(clock=f"{_CLOCK_FUNCTION}()", unlimited=-1)
 _DRIVER_ERRORS = (sqlite3.Error, OverflowError, UnicodeError)
@@ -240,8 +258,22 @@ class SqliteStore(SqlStore):
         driver = SqliteDriver(
             self.path, pool_size=pool_size, busy_timeout_s=busy_timeout_s
         )
+        where = repr(self.path)
+        search = SqliteIndex(driver, where)
+
+        def index_stored(tx: Executor) -> None:
+            for statement in SEARCH_SCHEMA:
+                tx.execute(statement, ())
+            search.take_in(tx, report=True)
+
         try:
-            super().__init__(driver, DIALECT, MIGRATIONS, where=repr(self.path))
+            super().__init__(
+                driver,
+                DIALECT,
+                (*MIGRATIONS, index_stored),
+                where=where,
+                search=search,
+            )
         except BaseException:
             driver.close()
             raise

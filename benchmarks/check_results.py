@@ -23,7 +23,15 @@ EXPECTED = (
     "engine_cpu",
     "facts",
     "aio_stall",
+    "recall",
 )
+RECALL_KEYS = {
+    "evidence": ("category", "questions", "recall_at_1", "recall_at_5",
+                 "recall_at_10", "reachable"),
+    "latency": ("store", "messages", "queries", "p50_ms", "p95_ms"),
+    "save_cost": ("store", "rounds", "with_index_p50_us", "without_index_p50_us",
+                  "ratio"),
+}  # fmt: skip
 ENGINE_CPU_KEYS = {
     "hot_path_cpu": (
         "saving_us_per_turn",
@@ -188,6 +196,31 @@ def _aio_stall(results: list[object]) -> list[str]:
     ]
 
 
+def _recall(results: list[object]) -> list[str]:
+    """Return the problems of the recall rows: each part present, keys, ranges."""
+    problems = []
+    parts = {row.get("part") for row in results if isinstance(row, dict)}
+    problems += [f"recall: no {part} rows" for part in RECALL_KEYS if part not in parts]
+    for row in results:
+        if not isinstance(row, dict) or row.get("part") not in RECALL_KEYS:
+            problems.append("recall: a row of no known part")
+            continue
+        missing = [k for k in RECALL_KEYS[row["part"]] if k not in row]
+        if missing:
+            problems.append(f"recall {row['part']}: missing {', '.join(missing)}")
+        elif row["part"] == "evidence" and not (
+            0 <= row["recall_at_1"] <= row["recall_at_5"] <= row["recall_at_10"] <= 100
+            and 0 <= row["reachable"] <= 100
+            and row["questions"] > 0
+        ):
+            problems.append(f"recall evidence {row['category']}: shares out of order")
+    if "evidence" in parts and not any(
+        isinstance(r, dict) and r.get("category") == "all" for r in results
+    ):
+        problems.append("recall evidence: no row over all categories")
+    return problems
+
+
 def _selected(directory: Path) -> tuple[str, ...]:
     manifest = directory / "run.json"
     if not manifest.exists():
@@ -222,6 +255,8 @@ def check(directory: Path) -> list[str]:
             problems += _facts(results, payload.get("quick") is True)
         if name == "aio_stall":
             problems += _aio_stall(results)
+        if name == "recall":
+            problems += _recall(results)
     return problems
 
 

@@ -18,6 +18,7 @@ import engine_cpu
 import engine_load
 import facts
 import hot_path
+import recall
 import stores
 from report import print_table, write_json
 
@@ -32,6 +33,7 @@ BENCHMARKS = {
     "engine_cpu": engine_cpu.run,
     "facts": facts.run,
     "aio_stall": aio_stall.run,
+    "recall": recall.run,
 }
 
 
@@ -101,16 +103,28 @@ def main(argv: list[str] | None = None) -> int:
         default=Path("benchmarks/results"),
         help="where the JSON results go (default: benchmarks/results)",
     )
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="LoCoMo JSON for the recall benchmark (default: "
+        "../shared/datasets/locomo/locomo-dev.json when it exists)",
+    )
     args = parser.parse_args(argv)
     selected = args.only or list(BENCHMARKS)
     _write_manifest(args.out, selected, args.quick)
     for name in selected:
         started = time.perf_counter()
         print(f"running {name}{' (quick)' if args.quick else ''} ...", flush=True)
-        results = BENCHMARKS[name](args.quick)
-        print_table(
-            f"{name} ({time.perf_counter() - started:.1f} s)", _rows(name, results)
-        )
+        if name == "recall":
+            results = recall.run(args.quick, args.data)
+            print(f"\n{name} ({time.perf_counter() - started:.1f} s)")
+            recall.print_tables(results)
+        else:
+            results = BENCHMARKS[name](args.quick)
+            print_table(
+                f"{name} ({time.perf_counter() - started:.1f} s)", _rows(name, results)
+            )
         print(f"  -> {write_json(args.out, name, results, args.quick)}")
     return 0
 

@@ -36,9 +36,12 @@ from .cut import MODEL_RESPONSE, find_safe_cut, find_token_cut
 from .errors import (
     ConfigError,
     EngineClosed,
+    HistoryNotFound,
     MalformedRecord,
     MemorySummaryError,
     MessageError,
+    QueryError,
+    RecallUnsupported,
     StoreError,
     StoreUnavailable,
     SummarizerContextError,
@@ -76,6 +79,8 @@ from .ports import (
     MemoryStore,
     MetadataPages,
     PoppingStore,
+    SearchableStore,
+    StoredHit,
     StreamingSummarizer,
     Summarizer,
     SummaryReply,
@@ -84,6 +89,7 @@ from .ports import (
 )
 from .prompt import latest_todo_call, summary_request, system_prompt
 from .reason import Reason, is_forced, is_pressed
+from .recall import HistoryEntry, SearchHit, SummaryVersion
 from .render import render_message, render_transcript
 from .repair import REPAIR_KIND, Repair, repair_pairs
 from .state import Busy, Idle, SessionState, on_finished, on_trigger
@@ -151,6 +157,8 @@ __all__ = [
     "Event",
     "FenceReason",
     "FoldChunk",
+    "HistoryEntry",
+    "HistoryNotFound",
     "Idle",
     "LLMRef",
     "LoopGuard",
@@ -165,15 +173,20 @@ __all__ = [
     "OutcomeCode",
     "Placement",
     "PoppingStore",
+    "QueryError",
     "Reason",
+    "RecallUnsupported",
     "RejectReason",
     "Rejected",
     "Repair",
+    "SearchHit",
+    "SearchableStore",
     "SessionState",
     "SkipReason",
     "Skipped",
     "StoreError",
     "StoreUnavailable",
+    "StoredHit",
     "StreamingSummarizer",
     "Summarizer",
     "SummarizerContextError",
@@ -183,6 +196,7 @@ __all__ = [
     "SummaryConfig",
     "SummaryRecord",
     "SummaryReply",
+    "SummaryVersion",
     "TokenCounter",
     "TokenUsage",
     "TokenizerError",

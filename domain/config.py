@@ -227,6 +227,8 @@ class SummaryConfig:
     token_safety_margin: float = attrs.field(
         default=0.15, validator=_number_in(0.0, 1.0)
     )
+    # Earlier summaries kept for ``summary_history`` (their id ranges stay too).
+    summary_versions_kept: int = attrs.field(default=20, validator=_int_at_least(0))
 
     def __attrs_post_init__(self) -> None:
         if self.threshold <= self.effective_keep_recent:

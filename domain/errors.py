@@ -5,6 +5,9 @@ MemorySummaryError                  catch this to catch everything we raise on p
  +-- ConfigError (also ValueError)  names the field, the value and what is allowed
  |    +-- ConfigErrors               several at once (``errors`` lists each)
  +-- MessageError (also ValueError) a message or tool call is malformed; names the field
+ +-- QueryError (also ValueError)   a history search's query cannot be searched
+ +-- HistoryNotFound (also ValueError) a message id that is not in this session
+ +-- RecallUnsupported (also TypeError) the store cannot search or read its history
  +-- StoreError                     the store failed; nothing was applied
  |    +-- MalformedRecord            a stored row cannot be decoded (foreign or corrupt)
  |    +-- StoreUnavailable           the database cannot be opened as our store
@@ -69,6 +72,28 @@ class MessageError(MemorySummaryError, ValueError):
         self.field = field
         self.problem = problem
         super().__init__(f"message field {field!r}: {problem}")
+
+
+class QueryError(MemorySummaryError, ValueError):
+    """A history search's query cannot be searched (not text, no word, too long)."""
+
+
+class HistoryNotFound(MemorySummaryError, ValueError):
+    """A message id that is not one of this session's stored messages.
+
+    Attributes:
+        session_id: the session asked about.
+        message_id: the id it does not hold.
+    """
+
+    def __init__(self, session_id: str, message_id: int) -> None:
+        self.session_id = session_id
+        self.message_id = message_id
+        super().__init__(f"session {session_id!r} has no message with id {message_id}")
+
+
+class RecallUnsupported(MemorySummaryError, TypeError):
+    """The store cannot search or read its history (it is no ``SearchableStore``)."""
 
 
 class StoreError(MemorySummaryError):

@@ -199,6 +199,64 @@ class PoppingStore(CompactionStore, Protocol):
         ...
 
 
+@attrs.frozen
+class StoredHit:
+    """A stored message a history search or read found, as a store returns it.
+
+    ``score`` is the BM25 score of a search (0.0 for a read).
+    """
+
+    message: Message
+    archived: bool
+    score: float = 0.0
+
+
+@runtime_checkable
+class SearchableStore(Protocol):
+    """A store that indexes every message it holds and can search and read them back.
+
+    The index covers active and archived messages; it changes in the same
+    transaction as ``save_message``, ``commit_compaction``, ``pop_message``,
+    ``clear_session``, ``forget_session`` and ``clear_all``, so a message is found
+    exactly while it is stored. A store returns only ``session_id``'s messages.
+    ``memory_summary.testing.SearchContract`` is its suite.
+    """
+
+    def search_messages(
+        self,
+        session_id: str,
+        terms: Sequence[str],
+        *,
+        limit: int,
+        archived_only: bool = False,
+    ) -> list[StoredHit]:
+        """Return up to ``limit`` messages holding any of ``terms``, best first.
+
+        ``terms`` come from ``domain.recall.query_terms`` (letters and digits only);
+        ranked by BM25 (``domain.ranking``), ties newest first.
+        """
+        ...
+
+    def read_messages(
+        self, session_id: str, around_id: int, *, before: int, after: int
+    ) -> list[StoredHit]:
+        """Return the message ``around_id`` with ``before`` and ``after`` neighbours.
+
+        In id order, active and archived alike; ``[]`` when the session has no
+        message ``around_id``.
+        """
+        ...
+
+    def read_message_range(
+        self, session_id: str, first_id: int, last_id: int, *, limit: int
+    ) -> list[StoredHit]:
+        """Return the session's messages with ``first_id <= id <= last_id``, in order.
+
+        At most ``limit``, the oldest first.
+        """
+        ...
+
+
 @runtime_checkable
 class BatchSavingStore(MemoryStore, Protocol):
     """A store that saves several messages of a session at once, all or nothing.

@@ -18,12 +18,15 @@ from typing import Any
 from memory_summary.domain import (
     ClearResult,
     Event,
+    HistoryEntry,
     Message,
     OpenAIMessage,
     Outcome,
     Placement,
     Repair,
+    SearchHit,
     SummarizerUsage,
+    SummaryVersion,
 )
 
 from .aio_store import AsyncStore
@@ -146,6 +149,60 @@ class AsyncSummaryEngine:
     async def usage(self, session_id: str | None = None) -> SummarizerUsage:
         """Return summarizer usage of a session or all (``SummaryEngine.usage``)."""
         return await asyncio.to_thread(self.engine.usage, session_id)
+
+    async def search_history(
+        self,
+        session_id: str,
+        query: str,
+        *,
+        limit: int = 10,
+        archived_only: bool = False,
+    ) -> list[SearchHit]:
+        """Search the session's whole history (``SummaryEngine.search_history``).
+
+        Runs in a worker thread: a search reads the store's index.
+        """
+        return await asyncio.to_thread(
+            functools.partial(
+                self.engine.search_history,
+                session_id,
+                query,
+                limit=limit,
+                archived_only=archived_only,
+            )
+        )
+
+    async def read_history(
+        self, session_id: str, around_id: int, *, before: int = 3, after: int = 3
+    ) -> list[HistoryEntry]:
+        """Return a message and its neighbours (``SummaryEngine.read_history``)."""
+        return await asyncio.to_thread(
+            functools.partial(
+                self.engine.read_history,
+                session_id,
+                around_id,
+                before=before,
+                after=after,
+            )
+        )
+
+    async def read_history_range(
+        self, session_id: str, first_id: int, last_id: int, *, limit: int = 50
+    ) -> list[HistoryEntry]:
+        """Return an id range of messages (``SummaryEngine.read_history_range``)."""
+        return await asyncio.to_thread(
+            functools.partial(
+                self.engine.read_history_range,
+                session_id,
+                first_id,
+                last_id,
+                limit=limit,
+            )
+        )
+
+    async def summary_history(self, session_id: str) -> list[SummaryVersion]:
+        """Return the session's summaries (``SummaryEngine.summary_history``)."""
+        return await asyncio.to_thread(self.engine.summary_history, session_id)
 
     async def assemble_openai(
         self, messages: Iterable[OpenAIMessage], session_id: str, **options: Any

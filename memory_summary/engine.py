@@ -59,6 +59,10 @@ from memory_summary.domain import (
     total_usage,
 )
 from memory_summary.domain.injection import without_covered
+from memory_summary.domain.lineage import VERSIONS_NAMESPACE
+from memory_summary.domain.recall import HistoryEntry, SearchHit, SummaryVersion
+
+from .history import HistoryAccess
 
 log = logging.getLogger(__name__)
 
@@ -227,6 +231,7 @@ class SummaryEngine:
         self._session_models: dict[str, str] = {}
         self._resolver = ModelResolver(self.config, self.llm, llms or {}, counter)
         self._records = RecordReader(memory)
+        self._history = HistoryAccess(memory, self.config)
         self._prompts: dict[str, tuple[str, int, object, str]] = {}
         self._resolving: set[str | None] = set()
         self._resolving_lock = threading.Lock()
@@ -397,6 +402,70 @@ class SummaryEngine:
         _check_session_id(session_id)
         return self._records.read(session_id)
 
+    def search_history(
+        self,
+        session_id: str,
+        query: str,
+        *,
+        limit: int = 10,
+        archived_only: bool = False,
+    ) -> list[SearchHit]:
+        """Search every stored message of the session, active and archived.
+
+        ``query`` is untrusted text (from a user or a model): it is parsed into words
+        (``domain.recall``: stemmed English, CJK bigrams, no operators), OR'ed and
+        ranked by BM25, best first. Each hit carries the message (with its id, for
+        ``read_history``), its score, whether it is archived, and the summary version
+        that folded it (``summary_history``). Only this session's messages are found.
+
+        Raises:
+            QueryError: the query holds no word to search for, or is no text.
+            ValueError: ``limit`` is not in 1..1000.
+            RecallUnsupported: the store cannot search (no ``SearchableStore``).
+        """
+        _check_session_id(session_id)
+        return self._history.search(
+            session_id, query, limit=limit, archived_only=archived_only
+        )
+
+    def read_history(
+        self, session_id: str, around_id: int, *, before: int = 3, after: int = 3
+    ) -> list[HistoryEntry]:
+        """Return message ``around_id`` and its neighbours, in order, archived or not.
+
+        Raises:
+            HistoryNotFound: the session has no message ``around_id``.
+            ValueError: ``before`` or ``after`` is not in 0..1000.
+            RecallUnsupported: the store cannot read its history.
+        """
+        _check_session_id(session_id)
+        return self._history.read(session_id, around_id, before=before, after=after)
+
+    def read_history_range(
+        self, session_id: str, first_id: int, last_id: int, *, limit: int = 50
+    ) -> list[HistoryEntry]:
+        """Return the session's messages with ``first_id <= id <= last_id``, in order.
+
+        At most ``limit`` (1..1000), from ``first_id`` on; say, the range a summary
+        version folded (``summary_history``).
+
+        Raises:
+            HistoryNotFound: the session has no message in the range.
+            RecallUnsupported: the store cannot read its history.
+        """
+        _check_session_id(session_id)
+        return self._history.read_range(session_id, first_id, last_id, limit=limit)
+
+    def summary_history(self, session_id: str) -> list[SummaryVersion]:
+        """Return the session's summaries, oldest first, the current one last.
+
+        Each names the message ids its compression folded and when it was written;
+        up to ``summary_versions_kept`` earlier ones are kept. ``clear`` and
+        ``forget`` erase them with the summary.
+        """
+        _check_session_id(session_id)
+        return self._history.versions(session_id, self.summary(session_id))
+
     def usage(self, session_id: str | None = None) -> SummarizerUsage:
         """Return the summarizer's tokens and time for a session, or for all of them.
 
@@ -561,6 +630,7 @@ class SummaryEngine:
             sid = _check_session_id(session_id)
             try:
                 existed = self.memory.delete_metadata(NAMESPACE, sid)
+                self.memory.delete_metadata(VERSIONS_NAMESPACE, sid)
             except StoreError as exc:
                 return [ClearResult("summary", False, f"clearing {sid} failed: {exc}")]
             self._prompts.pop(sid, None)
@@ -571,6 +641,8 @@ class SummaryEngine:
                 keys = self.memory.list_metadata(NAMESPACE)
                 for key in keys:
                     self.memory.delete_metadata(NAMESPACE, key)
+                for key in self.memory.list_metadata(VERSIONS_NAMESPACE):
+                    self.memory.delete_metadata(VERSIONS_NAMESPACE, key)
             except StoreError as exc:
                 return [
                     ClearResult(
@@ -592,7 +664,8 @@ class SummaryEngine:
         self._core.check_open()
         _check_session_id(session_id)
         deleted = self.memory.forget_session(
-            session_id, namespaces=(NAMESPACE, QUARANTINE_NAMESPACE)
+            session_id,
+            namespaces=(NAMESPACE, QUARANTINE_NAMESPACE, VERSIONS_NAMESPACE),
         )
         forget_archive = getattr(self.archive, "forget_session", None)
         if callable(forget_archive) and getattr(self.archive, "store", None) is not (

@@ -210,15 +210,19 @@ def breaches(layer: str, rule: Callable[[Import], str | None]) -> list[str]:
     return found
 
 
+# Third-party libraries the domain may use: pure computation, no I/O or state.
+PURE_LIBRARIES = ("attrs", "snowballstemmer")
+
+
 def domain_rule(imp: Import) -> str | None:
     if is_ours(imp.target):
         return None if is_under(imp.target, DOMAIN) else "domain imports only domain"
     name = top_name(imp.target)
-    if name == "attrs" or name in PURE_STDLIB:
+    if name in PURE_LIBRARIES or name in PURE_STDLIB:
         return None
     return (
-        "domain imports only attrs and pure stdlib (no I/O, threads, clocks, "
-        "randomness or logging)"
+        "domain imports only attrs, snowballstemmer and pure stdlib (no I/O, "
+        "threads, clocks, randomness or logging)"
     )
 
 

@@ -1,0 +1,472 @@
+"""The history index of the SQL stores: SQLite FTS5 and PostgreSQL ``tsvector``.
+
+Both index the terms ``domain.recall`` makes (stemmed English words, CJK bigrams and
+characters; letters and digits only), so a query never reaches the database as text a
+user typed: it is a list of quoted terms, OR'ed. Rows are written in the transaction
+of ``save_message`` and removed with their message by the database itself (a trigger
+in SQLite, a cascading foreign key in PostgreSQL), so every path that deletes a
+message (``pop_message``, ``clear_session``, ``forget_session``, ``clear_all``, a
+foreign writer) unindexes it in the same transaction.
+
+Each index row also holds a *session term* (``session_term``): the search asks for it
+AND any query term, so the database only ranks the session's own messages; the
+final join on ``session_id`` makes sure no other session's row is ever returned.
+
+- SQLite ranks with FTS5's ``bm25()`` (the reference formula; its statistics are the
+  whole database's).
+- PostgreSQL has no BM25: it finds the session's matches through the GIN index and
+  ranks them here with ``domain.ranking`` and the session's own statistics, as the
+  in-memory store does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from memory_summary.domain import StoreError
+from memory_summary.domain.ranking import CANDIDATES, bm25_search, informative
+from memory_summary.domain.recall import message_terms
+
+from .driver import Executor, SqlDriver
+from .message_rows import SELECT_COLUMNS, row_message
+
+log = logging.getLogger(__name__)
+
+BACKFILL_PAGE = 2_000
+CATCH_UP_EVERY = 256
+"""SQLite takes new messages into FTS5 at least this often (and before a search)."""
+PROGRESS_EVERY = 50_000
+"""A migration that indexes a big database logs its progress every so many rows."""
+
+Matches = list[tuple[int, float]]
+
+
+def _progress(done: int, page: int) -> bool:
+    """Tell whether indexing logs its progress after a page of ``page`` rows."""
+    if not done or not page:
+        return False
+    return done % PROGRESS_EVERY < page or page < BACKFILL_PAGE
+
+
+def session_term(session_id: str) -> str:
+    """Return the index term that stands for a session (letters and digits)."""
+    digest = hashlib.blake2b(session_id.encode("utf-8"), digest_size=10).hexdigest()
+    return f"s{digest}"
+
+
+def fts5_query(session_id: str, terms: Sequence[str]) -> str:
+    """Return the FTS5 MATCH expression: the session AND any of ``terms``.
+
+    Terms hold letters and digits only, so quoting each is safe.
+    """
+    _check_terms(terms)
+    any_term = " OR ".join(f'"{term}"' for term in terms)
+    return f'session : "{session_term(session_id)}" AND terms : ({any_term})'
+
+
+def tsquery(session_id: str, terms: Sequence[str]) -> str:
+    """Return the ``tsquery`` text: the session's lexeme & any of ``terms``."""
+    _check_terms(terms)
+    any_term = " | ".join(f"'{term}'" for term in terms)
+    return f"'{session_term(session_id)}' & ({any_term})"
+
+
+def _check_terms(terms: Sequence[str]) -> None:
+    if not terms or not all(term and term.isalnum() for term in terms):
+        raise ValueError(
+            "terms must be non-empty letters and digits (domain.recall.query_terms)"
+        )
+
+
+class SearchIndex(Protocol):
+    """The part of the history index that differs between databases."""
+
+    def save(
+        self,
+        driver: SqlDriver,
+        insert: str,
+        session_id: str,
+        values: Sequence[object],
+        terms: list[str],
+    ) -> int:
+        """Store one message (``insert`` with ``session_id, *values``) and its terms.
+
+        Returns the message's id.
+        """
+        ...
+
+    def insert(
+        self,
+        tx: Executor,
+        insert: str,
+        session_id: str,
+        values: Sequence[object],
+        terms: list[str],
+    ) -> int:
+        """Store one message and its terms inside ``tx`` (a batch's transaction).
+
+        Returns the message's id.
+        """
+        ...
+
+    def matches(
+        self,
+        read: Callable[[str, Sequence[object]], list[Any]],
+        session_id: str,
+        terms: Sequence[str],
+        *,
+        archived_only: bool,
+    ) -> Matches:
+        """Return the session's best ``CANDIDATES`` matches as (id, BM25 score)."""
+        ...
+
+    @property
+    def id_source(self) -> str:
+        """A FROM item ``c`` with one column ``value``: the ids of one parameter."""
+        ...
+
+    def id_list(self, ids: Sequence[int]) -> object:
+        """Return ``ids`` as the parameter of ``id_source``."""
+        ...
+
+    @property
+    def join(self) -> str:
+        """How to join ``id_source`` to the messages so the ids drive the lookup."""
+        ...
+
+    def window(
+        self,
+        read: Callable[[str, Sequence[object]], list[Any]],
+        session_id: str,
+        ranges: Sequence[tuple[int, int]],
+        *,
+        archived_only: bool,
+    ) -> list[int]:
+        """Return the ids of the session's messages inside any of ``ranges``."""
+        ...
+
+
+def backfill(tx: Executor, search: PostgresIndex, tables: str, where: str) -> None:
+    """Index every message a database written before the index holds, in id order.
+
+    Runs inside the migration's transaction: a crash leaves the old schema, whole.
+    """
+    total = int(tx.execute(f"SELECT count(*) FROM {tables}messages", ()).fetchone()[0])
+    if total:
+        log.info("%s: indexing %d stored messages for search", where, total)
+    done, after = 0, 0
+    page = (
+        f"SELECT {SELECT_COLUMNS}, session_id FROM {tables}messages WHERE id > "
+        "{p} ORDER BY id LIMIT {p}"
+    )
+    while True:
+        rows = tx.execute(search_sql(page, search), (after, BACKFILL_PAGE)).fetchall()
+        for row in rows:
+            message = row_message(row[:-1])
+            search.index(tx, row[-1], int(row[0]), message_terms(message))
+        done += len(rows)
+        if rows:
+            after = int(rows[-1][0])
+        if _progress(done, len(rows)):
+            log.info("%s: indexed %d of %d messages", where, done, total)
+        if len(rows) < BACKFILL_PAGE:
+            return
+
+
+def _with_terms(insert: str) -> str:
+    """Return SQLite's message ``insert`` that also writes the row's search terms."""
+    return insert.replace(") VALUES (", ", search_terms) VALUES (?, ", 1)
+
+
+def search_sql(template: str, search: SearchIndex) -> str:
+    """Return ``template`` with its ``{p}`` placeholders in the index's spelling."""
+    return template.replace("{p}", getattr(search, "placeholder", "?"))
+
+
+class SqliteIndex:
+    """FTS5 table ``message_index(session, terms)``, rowid = message id.
+
+    A message's terms are written in its own row (``messages.search_terms``), in the
+    one statement that stores it; FTS5 takes rows in by the batch (``catch_up``):
+    before every search, and every ``CATCH_UP_EVERY`` messages. An FTS5 insert per
+    message would open a segment per transaction, several times the cost of the
+    message's own insert; a batch costs a few microseconds a row. A search therefore
+    always sees exactly the stored messages. ``index_state.last_id`` is the highest
+    id taken in: SQLite commits writers one at a time, in id order.
+    """
+
+    placeholder = "?"
+    id_source = "json_each(?) AS c"
+    join = "CROSS JOIN"  # SQLite: the left table drives
+    _window = (
+        "SELECT m.id FROM json_each(?) AS r CROSS JOIN messages m "
+        "ON m.session_id = ? AND m.id BETWEEN json_extract(r.value, '$[0]') "
+        "AND json_extract(r.value, '$[1]')"
+    )
+
+    def window(
+        self,
+        read: Callable[[str, Sequence[object]], list[Any]],
+        session_id: str,
+        ranges: Sequence[tuple[int, int]],
+        *,
+        archived_only: bool,
+    ) -> list[int]:
+        if not ranges:
+            return []
+        sql = self._window + (" AND m.archived = 1" if archived_only else "")
+        rows = read(sql, (json.dumps([list(r) for r in ranges]), session_id))
+        return [int(row[0]) for row in rows]
+
+    def __init__(self, driver: SqlDriver, where: str) -> None:
+        self._driver = driver
+        self._where = where
+        self._insert = (
+            "INSERT INTO message_index (rowid, session, terms) VALUES (?, ?, ?)"
+        )
+        scored = (
+            "SELECT i.rowid AS id, -i.rank AS score FROM message_index i "
+            "{join} WHERE message_index MATCH ? {where} ORDER BY i.rank LIMIT ?"
+        )
+        self._all = scored.format(join="", where="")
+        self._archived = scored.format(
+            join="JOIN messages m ON m.id = i.rowid",
+            where="AND m.session_id = ? AND m.archived = 1",
+        )
+
+    def save(
+        self,
+        driver: SqlDriver,
+        insert: str,
+        session_id: str,
+        values: Sequence[object],
+        terms: list[str],
+    ) -> int:
+        sql = _with_terms(insert)
+        _, row_id = driver.write(
+            sql, (session_id, *values, " ".join(terms)), "save_message", session_id
+        )
+        if row_id is None:
+            raise StoreError(f"save_message for {session_id!r}: no id was returned")
+        if row_id % CATCH_UP_EVERY == 0:
+            self.catch_up()
+        return row_id
+
+    def insert(
+        self,
+        tx: Executor,
+        insert: str,
+        session_id: str,
+        values: Sequence[object],
+        terms: list[str],
+    ) -> int:
+        rows = tx.execute(_with_terms(insert), (session_id, *values, " ".join(terms)))
+        row_id = getattr(rows, "lastrowid", None)
+        if row_id is None:
+            raise StoreError(f"save_messages for {session_id!r}: no id was returned")
+        if row_id % CATCH_UP_EVERY == 0:
+            self.take_in(tx)  # in the batch's transaction: undone with it
+        return int(row_id)
+
+    def catch_up(self) -> int:
+        """Take every message stored since the last batch into FTS5; count them."""
+        last = self._driver.read(
+            "SELECT (SELECT last_id FROM index_state), "
+            "(SELECT seq FROM sqlite_sequence WHERE name = 'messages')",
+            (),
+            "catch_up",
+        )[0]
+        if last[1] is None or int(last[0]) >= int(last[1]):
+            return 0
+        with self._driver.transaction("catch_up") as tx:
+            return self.take_in(tx)
+
+    def take_in(self, tx: Executor, *, report: bool = False) -> int:
+        """Index the rows after ``index_state.last_id`` inside ``tx``; count them."""
+        after = int(tx.execute("SELECT last_id FROM index_state", ()).fetchone()[0])
+        total = 0
+        if report:
+            total = int(
+                tx.execute(
+                    "SELECT count(*) FROM messages WHERE id > ?", (after,)
+                ).fetchone()[0]
+            )
+            if total:
+                log.info(
+                    "%s: indexing %d stored messages for search", self._where, total
+                )
+        done = 0
+        page = (
+            f"SELECT {SELECT_COLUMNS}, session_id, search_terms FROM messages "
+            "WHERE id > ? ORDER BY id LIMIT ?"
+        )
+        while True:
+            rows = tx.execute(page, (after, BACKFILL_PAGE)).fetchall()
+            batch = []
+            for row in rows:
+                terms = row[-1]
+                if terms is None:  # written before the index, or by a foreign writer
+                    terms = " ".join(message_terms(row_message(row[:-2])))
+                batch.append((int(row[0]), session_term(row[-2]), terms))
+            if batch:
+                tx.executemany(self._insert, batch)  # type: ignore[attr-defined]
+                after = batch[-1][0]
+            done += len(rows)
+            if report and _progress(done, len(rows)):
+                log.info("%s: indexed %d of %d messages", self._where, done, total)
+            if len(rows) < BACKFILL_PAGE:
+                break
+        newest = tx.execute(
+            "SELECT seq FROM sqlite_sequence WHERE name = 'messages'", ()
+        ).fetchone()
+        top = max(after, int(newest[0]) if newest else 0)
+        tx.execute("UPDATE index_state SET last_id = ?, rows = rows + ?", (top, done))
+        return done
+
+    def matches(
+        self,
+        read: Callable[[str, Sequence[object]], list[Any]],
+        session_id: str,
+        terms: Sequence[str],
+        *,
+        archived_only: bool,
+    ) -> Matches:
+        self.catch_up()
+        # FTS5's statistics are the whole database's: so is what counts as frequent.
+        documents = int(read("SELECT rows FROM index_state", ())[0][0])
+        counts = read(
+            "SELECT term, doc FROM message_vocab WHERE term IN "
+            "(SELECT value FROM json_each(?))",
+            (json.dumps(list(terms)),),
+        )
+        terms = informative(terms, {str(t): int(n) for t, n in counts}, documents)
+        if not terms:
+            return []
+        match = fts5_query(session_id, terms)
+        if archived_only:
+            rows = read(self._archived, (match, session_id, CANDIDATES))
+        else:
+            rows = read(self._all, (match, CANDIDATES))
+        return [(int(row[0]), float(row[1])) for row in rows]
+
+    def id_list(self, ids: Sequence[int]) -> object:
+        return json.dumps(list(ids))
+
+
+class PostgresIndex:
+    """Table ``message_terms(id, session_id, length, terms, tsv)``, GIN on ``tsv``."""
+
+    placeholder = "%s"
+
+    def __init__(self, tables: str) -> None:
+        self._insert = (
+            f"INSERT INTO {tables}message_terms (id, session_id, length, terms, tsv) "
+            "VALUES (%s, %s, %s, %s, array_to_tsvector(%s::text[]))"
+        )
+        self._candidates = (
+            f"SELECT t.id, t.terms, t.length, m.archived FROM {tables}message_terms t "
+            f"JOIN {tables}messages m ON m.id = t.id "
+            "WHERE t.tsv @@ %s::tsquery AND m.session_id = %s"
+        )
+        self._size = (
+            f"SELECT count(*), coalesce(sum(length), 0) FROM {tables}message_terms "
+            "WHERE session_id = %s"
+        )
+        self._window = (
+            "SELECT m.id FROM unnest(%s::bigint[], %s::bigint[]) AS r(lo, hi) "
+            f"JOIN {tables}messages m ON m.session_id = %s "
+            "AND m.id BETWEEN r.lo AND r.hi"
+        )
+
+    def save(
+        self,
+        driver: SqlDriver,
+        insert: str,
+        session_id: str,
+        values: Sequence[object],
+        terms: list[str],
+    ) -> int:
+        with driver.transaction("save_message", session_id) as tx:
+            return self.insert(tx, insert, session_id, values, terms)
+
+    def insert(
+        self,
+        tx: Executor,
+        insert: str,
+        session_id: str,
+        values: Sequence[object],
+        terms: list[str],
+    ) -> int:
+        row = tx.execute(insert, (session_id, *values)).fetchone()
+        if row is None:
+            raise StoreError(f"save_message for {session_id!r}: no id returned")
+        self.index(tx, session_id, int(row[0]), terms)
+        return int(row[0])
+
+    def index(
+        self, tx: Executor, session_id: str, row_id: int, terms: list[str]
+    ) -> None:
+        """Index one stored message inside the transaction that stored it."""
+        lexemes = [session_term(session_id), *dict.fromkeys(terms)]
+        tx.execute(
+            self._insert, (row_id, session_id, len(terms), " ".join(terms), lexemes)
+        )
+
+    def matches(
+        self,
+        read: Callable[[str, Sequence[object]], list[Any]],
+        session_id: str,
+        terms: Sequence[str],
+        *,
+        archived_only: bool,
+    ) -> Matches:
+        rows = read(self._candidates, (tsquery(session_id, terms), session_id))
+        if not rows:
+            return []
+        documents, total = read(self._size, (session_id,))[0]
+        frequencies = {int(row[0]): Counter(str(row[1]).split()) for row in rows}
+        matching = {
+            term: sum(1 for f in frequencies.values() if term in f) for term in terms
+        }
+        kept = informative(terms, matching, int(documents))
+        candidates = {
+            int(row[0]): frequencies[int(row[0])]
+            for row in rows
+            if (row[3] or not archived_only)
+            and any(t in frequencies[int(row[0])] for t in kept)
+        }
+        terms = kept
+        return bm25_search(
+            terms,
+            candidates,
+            matching,
+            {int(row[0]): int(row[2]) for row in rows},
+            documents=int(documents),
+            average_length=int(total) / int(documents) if documents else 0.0,
+            limit=CANDIDATES,
+        )
+
+    id_source = "unnest(%s::bigint[]) AS c(value)"
+    join = "JOIN"
+
+    def window(
+        self,
+        read: Callable[[str, Sequence[object]], list[Any]],
+        session_id: str,
+        ranges: Sequence[tuple[int, int]],
+        *,
+        archived_only: bool,
+    ) -> list[int]:
+        if not ranges:
+            return []
+        sql = self._window + (" AND m.archived" if archived_only else "")
+        rows = read(sql, ([r[0] for r in ranges], [r[1] for r in ranges], session_id))
+        return [int(row[0]) for row in rows]
+
+    def id_list(self, ids: Sequence[int]) -> object:
+        return list(ids)

@@ -1,0 +1,161 @@
+"""The engine's recall API on every store: search, read, ranges and lineage."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+import pytest
+
+from memory_summary import (
+    HistoryNotFound,
+    Message,
+    QueryError,
+    RecallUnsupported,
+    SummaryConfig,
+)
+from memory_summary.aio import AsyncSummaryEngine
+from memory_summary.testing.fakes import ScriptedSummarizer
+from tests.contract.stores import STORE_KINDS, dispose, make_store
+
+SEARCHABLE_KINDS = STORE_KINDS
+
+
+@pytest.fixture(params=SEARCHABLE_KINDS)
+def store(request, tmp_path):
+    made = make_store(request.param, tmp_path)
+    yield made
+    dispose(made)
+
+
+CONFIG = SummaryConfig(threshold=10, keep_recent=4, summary_versions_kept=2)
+
+
+def _talk(engine, store, sid: str, count: int, start: int = 0) -> list[Message]:
+    saved = []
+    for i in range(start, start + count):
+        role = "user" if i % 2 == 0 else "assistant"
+        saved.append(store.save_message(sid, Message(role, f"turn {i} word{i}x")))
+        engine.turn_after(sid)
+        assert engine.wait_idle(timeout=20)
+    return saved
+
+
+def test_a_folded_message_is_found_with_the_version_that_folded_it(
+    store, make_engine
+) -> None:
+    engine = make_engine(
+        store, ScriptedSummarizer("Summary one.", "Summary two."), config=CONFIG
+    )
+    saved = _talk(engine, store, "s1", 20)
+    _talk(engine, store, "s2", 12)
+
+    hits = engine.search_history("s1", "word2x")
+    versions = engine.summary_history("s1")
+
+    assert hits[0].message.id == saved[2].id
+    assert hits[0].archived is True
+    folded_by = [v for v in versions if v.folded(saved[2].id)]
+    assert [v.version for v in folded_by] == [hits[0].summary_version]
+    assert versions[-1].current
+    assert versions[-1].summary == "Summary two."
+    active = engine.search_history("s1", "word19x")
+    assert active[0].archived is False
+    assert active[0].summary_version is None
+    assert engine.search_history("s2", "word2x")[0].message.id != saved[2].id
+
+
+def test_versions_are_bounded_and_ranges_are_disjoint(store, make_engine) -> None:
+    llm = ScriptedSummarizer(*[f"Summary {i}." for i in range(10)])
+    engine = make_engine(store, llm, config=CONFIG)
+    _talk(engine, store, "s1", 40)
+
+    versions = engine.summary_history("s1")
+
+    assert len(versions) == CONFIG.summary_versions_kept + 1
+    assert [v.version for v in versions] == sorted(v.version for v in versions)
+    assert sum(v.current for v in versions) == 1
+    ranges = [(v.first_id, v.last_id) for v in versions]
+    assert all(a[1] < b[0] for a, b in itertools.pairwise(ranges))
+    # an archived message older than the kept versions still names its version
+    first = engine.search_history("s1", "word0x")[0]
+    assert first.archived
+    assert first.summary_version == 1
+
+
+def test_read_history_around_and_range(store, make_engine) -> None:
+    engine = make_engine(store, ScriptedSummarizer("S."), config=CONFIG)
+    saved = _talk(engine, store, "s1", 14)
+    other = _talk(engine, store, "s2", 2)
+
+    around = engine.read_history("s1", saved[5].id, before=2, after=1)
+    ranged = engine.read_history_range("s1", saved[0].id, saved[-1].id, limit=5)
+
+    assert [e.message for e in around] == saved[3:7]
+    assert [e.message for e in ranged] == saved[:5]
+    assert all(e.archived for e in ranged)
+    with pytest.raises(HistoryNotFound):
+        engine.read_history("s1", other[0].id)
+    with pytest.raises(HistoryNotFound):
+        engine.read_history_range("s1", other[0].id, other[-1].id)
+    with pytest.raises(ValueError, match="before"):
+        engine.read_history("s1", saved[0].id, before=-1)
+
+
+@pytest.mark.parametrize("query", ["", "?!", 42, "x" * 200_000])
+def test_a_query_that_cannot_be_searched_is_a_clear_error(
+    store, make_engine, query
+) -> None:
+    engine = make_engine(store)
+
+    with pytest.raises(QueryError):
+        engine.search_history("s1", query)
+
+
+def test_forget_erases_index_and_versions_clear_keeps_the_index(
+    store, make_engine
+) -> None:
+    engine = make_engine(store, ScriptedSummarizer("S."), config=CONFIG)
+    _talk(engine, store, "s1", 12)
+    _talk(engine, store, "s2", 12)
+
+    engine.clear("session", "s1", types=["summary"])
+    engine.forget("s2")
+
+    assert engine.summary_history("s1") == []
+    assert engine.search_history("s1", "word1x")[0].archived
+    assert engine.search_history("s2", "word1x") == []
+    assert engine.summary_history("s2") == []
+    assert store.get_metadata("summary.versions", "s2") is None
+
+
+def test_a_store_without_search_is_a_clear_error(make_engine) -> None:
+    from memory_summary.adapters import InMemoryStore
+
+    class Plain(InMemoryStore):
+        search_messages = None  # type: ignore[assignment]
+
+    engine = make_engine(Plain())
+
+    with pytest.raises(RecallUnsupported, match="SearchableStore"):
+        engine.search_history("s1", "anything")
+
+
+def test_the_async_twins_answer_alike(store, make_engine) -> None:
+    engine = make_engine(store, ScriptedSummarizer("S."), config=CONFIG)
+    saved = _talk(engine, store, "s1", 12)
+    aio = AsyncSummaryEngine(engine)
+
+    async def main():
+        return (
+            await aio.search_history("s1", "word3x"),
+            await aio.read_history("s1", saved[3].id, before=0, after=0),
+            await aio.read_history_range("s1", saved[3].id, saved[3].id),
+            await aio.summary_history("s1"),
+        )
+
+    hits, around, ranged, versions = asyncio.run(main())
+
+    assert hits == engine.search_history("s1", "word3x")
+    assert [e.message for e in around] == [saved[3]] == [e.message for e in ranged]
+    assert versions == engine.summary_history("s1")
