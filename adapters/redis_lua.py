@@ -15,6 +15,10 @@ Layout (``P`` is the store's prefix; a session id, namespace or key never holds 
 - ``P b:<sid>``: the archive boundary, the highest archived id (messages with an
   id at most this are archived: archived messages are always the oldest);
 - ``P l:<sid>``: the compaction lease, a hash {owner, token} that expires;
+- ``P p:<sid>``: the session's history index, a sorted set of score 0 whose members
+  are postings ``term NUL id NUL tf`` (a term's postings are one lex range);
+- ``P e:<sid>``: a hash, message id -> its index entry (to unindex it when popped);
+- ``P w:<sid>``: the number of terms of all the session's messages (BM25 lengths);
 - ``P r:<namespace>NUL<key>``: a metadata record, JSON text (NUL: the byte 0);
 - ``P x:<namespace>``: the namespace's keys, a sorted set of score 0 (code-point
   order: byte order of UTF-8);
@@ -25,17 +29,56 @@ Layout (``P`` is the store's prefix; a session id, namespace or key never holds 
 
 from __future__ import annotations
 
-# KEYS: counter, history, sessions, boundary, session records...
-# ARGV: sid, ttl ms (0: none), then each row without its id (JSON after "[").
-# Returns the first id; the rows get consecutive ids, nothing lands in between.
-SAVE = """
-local n = #ARGV - 2
-local last = redis.call('INCRBY', KEYS[1], n)
-local first = last - n + 1
-for i = 1, n do
-  local id = first + i - 1
-  redis.call('ZADD', KEYS[2], id, '[' .. string.format('%d', id) .. ',' .. ARGV[i + 2])
+# The history index: a message's *entry* is "length term tf term tf ..." (its
+# number of terms, then each distinct term with its frequency; terms are letters and
+# digits). This returns the members of its postings, "term NUL id NUL tf", and its
+# length; saving, popping and both share it.
+_postings = """
+local function postings(id, entry)
+  local members, length, term = {}, nil, nil
+  for token in string.gmatch(entry, '%S+') do
+    if length == nil then
+      length = tonumber(token)
+    elseif term == nil then
+      term = token
+    else
+      members[#members + 1] = term .. '\\0' .. id .. '\\0' .. token
+      term = nil
+    end
+  end
+  return members, length or 0
 end
+local function each_chunk(items, call)  -- unpack() has a limit: 500 at a time
+  for at = 1, #items, 500 do
+    call(unpack(items, at, math.min(at + 499, #items)))
+  end
+end
+"""
+
+# KEYS: counter, history, sessions, boundary, postings, entries, words, records...
+# ARGV: sid, ttl ms (0: none), then per message: its row without the id (JSON after
+# "["), its index entry. Returns the first id; the messages get consecutive ids
+# and nothing lands in between. The index changes in the same step.
+SAVE = (
+    _postings
+    + """
+local n = (#ARGV - 2) / 2
+local first = redis.call('INCRBY', KEYS[1], n) - n + 1
+local words = 0
+for i = 1, n do
+  local id = string.format('%d', first + i - 1)
+  redis.call('ZADD', KEYS[2], id, '[' .. id .. ',' .. ARGV[2 * i + 1])
+  redis.call('HSET', KEYS[6], id, ARGV[2 * i + 2])
+  local members, length = postings(id, ARGV[2 * i + 2])
+  local scored = {}
+  for _, member in ipairs(members) do
+    scored[#scored + 1] = 0
+    scored[#scored + 1] = member
+  end
+  each_chunk(scored, function(...) redis.call('ZADD', KEYS[5], ...) end)
+  words = words + length
+end
+redis.call('INCRBY', KEYS[7], words)
 redis.call('ZADD', KEYS[3], 0, ARGV[1])
 local ttl = tonumber(ARGV[2])
 if ttl > 0 then
@@ -44,6 +87,7 @@ if ttl > 0 then
 end
 return first
 """
+)
 
 # KEYS: history, boundary. ARGV: limit (-1: all). Newest first with a limit.
 NEWEST_ACTIVE = """
@@ -74,17 +118,29 @@ if tonumber(ARGV[2]) < tonumber(high) then high = ARGV[2] end
 return redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], high, 'LIMIT', 0, ARGV[3])
 """
 
-# KEYS: history, boundary, session records... ARGV: ttl ms.
-POP = """
+# KEYS: history, boundary, postings, entries, words, records... ARGV: ttl ms.
+# The popped message leaves the index in the same step.
+POP = (
+    _postings
+    + """
 local b = redis.call('GET', KEYS[2]) or '0'
 local top = redis.call(
   'ZREVRANGEBYSCORE', KEYS[1], '+inf', '(' .. b, 'WITHSCORES', 'LIMIT', 0, 1)
 if #top == 0 then return false end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], top[2], top[2])
+local id = string.format('%d', tonumber(top[2]))
+local entry = redis.call('HGET', KEYS[4], id)
+if entry then
+  local members, length = postings(id, entry)
+  each_chunk(members, function(...) redis.call('ZREM', KEYS[3], ...) end)
+  redis.call('HDEL', KEYS[4], id)
+  redis.call('DECRBY', KEYS[5], length)
+end
 local ttl = tonumber(ARGV[1])
 if ttl > 0 then for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end end
 return top[1]
 """
+)
 
 # KEYS: history, boundary, session records... ARGV: keep_recent, ttl ms.
 TRIM = """
@@ -147,13 +203,13 @@ end
 return {'ok', archived}
 """
 
-# KEYS: history, boundary, lease, sessions, then (record, index) per namespace.
-# ARGV: sid.
+# KEYS: history, boundary, lease, postings, entries, words, sessions, then
+# (record, index) per namespace. ARGV: sid.
 FORGET = """
 local deleted = redis.call('ZCARD', KEYS[1])
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
-redis.call('ZREM', KEYS[4], ARGV[1])
-for i = 5, #KEYS, 2 do
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6])
+redis.call('ZREM', KEYS[7], ARGV[1])
+for i = 8, #KEYS, 2 do
   redis.call('DEL', KEYS[i])
   redis.call('ZREM', KEYS[i + 1], ARGV[1])
 end
@@ -164,7 +220,8 @@ return deleted
 CLEAR_ALL = """
 local p = ARGV[1]
 for _, sid in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-  redis.call('DEL', p .. 'h:' .. sid, p .. 'b:' .. sid, p .. 'l:' .. sid)
+  redis.call('DEL', p .. 'h:' .. sid, p .. 'b:' .. sid, p .. 'l:' .. sid,
+    p .. 'p:' .. sid, p .. 'e:' .. sid, p .. 'w:' .. sid)
 end
 for _, ns in ipairs(redis.call('SMEMBERS', KEYS[2])) do
   local index = p .. 'x:' .. ns

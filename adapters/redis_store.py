@@ -31,7 +31,9 @@ from memory_summary.domain import (
     Message,
     StoreError,
 )
+from memory_summary.domain.recall import message_terms
 
+from . import redis_history
 from . import redis_lua as lua
 from .message_rows import (
     check_key,
@@ -45,6 +47,7 @@ from .message_rows import (
     row_message,
     stored_message,
 )
+from .redis_history import Arg, RedisHistory, index_entry
 
 log = logging.getLogger(__name__)
 
@@ -53,15 +56,17 @@ DEFAULT_URL = "redis://127.0.0.1:6379/0"
 DEFAULT_PREFIX = "memory-summary:"
 _MAX_TTL_MS = 2**40  # about 35 years: PEXPIRE must not overflow the server's clock
 _PAGE = 1000
-_SCRIPTS = [name for name in vars(lua) if name.isupper()]  # the Lua scripts
-_Arg = bytes | str | int | float
+_SCRIPTS = {  # the Lua scripts, by name
+    **{name: v for name, v in vars(lua).items() if name.isupper()},
+    **redis_history.SCRIPTS,
+}
 
 
 def _ms(seconds: float) -> int:
     return min(max(1, math.ceil(seconds * 1000)), _MAX_TTL_MS)
 
 
-class RedisStore:
+class RedisStore(RedisHistory):
     """A compaction store on a Redis server, shared by every process that opens it.
 
     Args:
@@ -118,7 +123,7 @@ class RedisStore:
             retry=redis.retry.Retry(redis.backoff.NoBackoff(), 0),
         )
         self._scripts = {
-            name: self._client.register_script(getattr(lua, name)) for name in _SCRIPTS
+            name: self._client.register_script(text) for name, text in _SCRIPTS.items()
         }
         self._run("connect", self.url, self._client.ping)
 
@@ -131,11 +136,19 @@ class RedisStore:
         return f"{self.prefix}r:{namespace}\x00{key}"
 
     def _session_keys(self, session_id: str) -> list[str]:
-        """The keys a session's TTL covers besides its history: boundary, records."""
+        """The keys a session's TTL covers besides its history.
+
+        The boundary, the history index (postings, entries, words), the records.
+        """
         return [
             self._key("b", session_id),
+            *self._index_keys(session_id),
             *(self._record(ns, session_id) for ns in self._session_namespaces),
         ]
+
+    def _index_keys(self, session_id: str) -> list[str]:
+        """The session's history index: postings, entries, words."""
+        return [self._key(kind, session_id) for kind in ("p", "e", "w")]
 
     def _run(self, what: str, where: str, call: Callable[..., Any], *args: Any) -> Any:
         """Run one command or script; turn the driver's errors into ``StoreError``."""
@@ -145,7 +158,7 @@ class RedisStore:
             raise StoreError(f"{what} failed for {where!r}: {exc}") from exc
 
     def _script(
-        self, name: str, where: str, keys: Sequence[str], args: Sequence[_Arg]
+        self, name: str, where: str, keys: Sequence[str], args: Sequence[Arg]
     ) -> Any:
         script = self._scripts[name]
         return self._run(name.lower(), where, lambda: script(keys=keys, args=args))
@@ -170,11 +183,11 @@ class RedisStore:
         consecutive ids with nothing of another writer in between.
         """
         check_key("session_id", session_id)
-        rows = [  # each row without its "[": the script puts its id first
-            json.dumps(list(message_values(message)), ensure_ascii=False)[1:]
-            for message in messages
-        ]
-        if not rows:
+        pairs: list[str] = []  # per message: its row without "[" (the script puts
+        for message in messages:  # its id first), its index entry
+            row = json.dumps(list(message_values(message)), ensure_ascii=False)
+            pairs += [row[1:], index_entry(message_terms(message))]
+        if not pairs:
             return []
         first = int(
             self._script(
@@ -186,7 +199,7 @@ class RedisStore:
                     self.prefix + "sessions",
                     *self._session_keys(session_id),
                 ],
-                [session_id, self._ttl, *rows],
+                [session_id, self._ttl, *pairs],
             )
         )
         return [
@@ -299,7 +312,7 @@ class RedisStore:
 
     def clear_session(self, session_id: str) -> None:
         check_key("session_id", session_id)
-        keys = self._history_keys(session_id)
+        keys = [*self._history_keys(session_id), *self._index_keys(session_id)]
         self._run("clear_session", session_id, self._client.delete, *keys)
 
     def clear_all(self) -> None:
@@ -405,6 +418,7 @@ class RedisStore:
         keys = [
             *self._history_keys(session_id),
             self._key("l", session_id),
+            *self._index_keys(session_id),
             self.prefix + "sessions",
         ]
         for namespace in namespaces:

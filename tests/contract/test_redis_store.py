@@ -72,6 +72,7 @@ def test_a_session_ttl_covers_the_history_and_the_summary_only(redis_server):
         store.save_metadata("settings", "s1", {"kept": True})
         prefix = store.prefix
 
+        index = [ttl_ms(store, f"{prefix}{kind}:s1") for kind in ("p", "e", "w")]
         history = ttl_ms(store, f"{prefix}h:s1")
         summary = ttl_ms(store, f"{prefix}r:{NAMESPACE}\x00s1")
         quarantined = ttl_ms(store, f"{prefix}r:{QUARANTINE_NAMESPACE}\x00s1")
@@ -80,6 +81,7 @@ def test_a_session_ttl_covers_the_history_and_the_summary_only(redis_server):
         dispose(store)
 
     assert 0 < history <= 300_000
+    assert all(0 < ttl <= 300_000 for ttl in index)  # the history index expires too
     assert 0 < summary <= 300_000
     assert quarantined == other == -1  # -1: the key exists and never expires
 
