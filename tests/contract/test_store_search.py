@@ -23,6 +23,7 @@ from hypothesis.stateful import (
 
 from memory_summary import Message, StoreError
 from memory_summary.adapters import InMemoryStore, SqliteStore
+from memory_summary.adapters.search_index import CATCH_UP_EVERY
 from memory_summary.domain.recall import query_terms
 from memory_summary.testing.search_contract import SearchContract
 from tests.contract.stores import (
@@ -181,6 +182,17 @@ def test_a_batch_is_indexed_and_a_refused_batch_leaves_nothing(store) -> None:
         query = query_terms(str(message.content).split()[0])
         assert store.search_messages(sid, query, limit=5)[0].message == message
     assert store.search_messages(sid, query_terms("qzgammax"), limit=5) == []
+
+
+def test_a_batch_longer_than_a_catch_up_is_found_whole(store) -> None:
+    sid = f"long-{_unique_word()}"
+    words = [_unique_word() for _ in range(2 * CATCH_UP_EVERY + 5)]
+
+    saved = store.save_messages(sid, [Message("user", word) for word in words])
+
+    for at in (0, CATCH_UP_EVERY - 1, CATCH_UP_EVERY, len(words) - 1):
+        hits = store.search_messages(sid, query_terms(words[at]), limit=3)
+        assert hits[0].message == saved[at]
 
 
 def _version_3_sqlite(path) -> None:

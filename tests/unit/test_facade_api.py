@@ -49,6 +49,7 @@ ADAPTERS_API = [
     "OpenAIChatStream",
     "PostgresArchive",
     "PostgresStore",
+    "RedisStore",
     "SqliteArchive",
     "SqliteStore",
     "TiktokenCounter",
