@@ -364,6 +364,7 @@ class PostgresIndex:
     placeholder = "%s"
 
     def __init__(self, tables: str) -> None:
+        self._tables = tables
         self._insert = (
             f"INSERT INTO {tables}message_terms (id, session_id, length, terms, tsv) "
             "VALUES (%s, %s, %s, %s, array_to_tsvector(%s::text[]))"
@@ -391,8 +392,22 @@ class PostgresIndex:
         values: Sequence[object],
         terms: list[str],
     ) -> int:
-        with driver.transaction("save_message", session_id) as tx:
-            return self.insert(tx, insert, session_id, values, terms)
+        # One statement, atomic on its own: the message and its index row together.
+        sql = (
+            f"WITH m AS ({insert}) INSERT INTO {self._tables}message_terms "
+            "(id, session_id, length, terms, tsv) SELECT m.id, %s, %s, %s, "
+            "array_to_tsvector(%s::text[]) FROM m RETURNING id"
+        )
+        lexemes = [session_term(session_id), *dict.fromkeys(terms)]
+        _, row_id = driver.write(
+            sql,
+            (session_id, *values, session_id, len(terms), " ".join(terms), lexemes),
+            "save_message",
+            session_id,
+        )
+        if row_id is None:
+            raise StoreError(f"save_message for {session_id!r}: no id was returned")
+        return row_id
 
     def insert(
         self,

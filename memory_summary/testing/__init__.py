@@ -20,6 +20,8 @@ Needs ``pip install 'memory-summary[testing]'`` (pytest and hypothesis); importi
 
   Every test of the class then runs on your store; the project's own stores (memory,
   SQLite, PostgreSQL) run through the same class.
+- ``memory_summary.testing.search_contract``: ``SearchContract``, the opt-in suite of a
+  store that indexes its history (``SearchableStore``), subclassed the same way.
 """
 
 from __future__ import annotations

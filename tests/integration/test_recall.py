@@ -159,3 +159,44 @@ def test_the_async_twins_answer_alike(store, make_engine) -> None:
     assert hits == engine.search_history("s1", "word3x")
     assert [e.message for e in around] == [saved[3]] == [e.message for e in ranged]
     assert versions == engine.summary_history("s1")
+
+
+def test_a_range_recovered_after_an_outage_names_its_version(store, make_engine):
+    from memory_summary import SummarizerError
+
+    recovered_text = (
+        "The user wrote twelve numbered notes, each naming a word, and asked the "
+        "assistant to keep every one of them in mind for later questions."
+    )
+    llm = ScriptedSummarizer(SummarizerError("down"), recovered_text)
+    engine = make_engine(store, llm, config=CONFIG)
+    saved = [
+        store.save_message("s1", Message("user", f"note {i} word{i}x"))
+        for i in range(12)
+    ]
+
+    trimmed = engine.compress("s1").result(timeout=20)
+    before = engine.search_history("s1", "word1x")[0]
+    recovered = engine.resummarize("s1").result(timeout=20)
+    after = engine.search_history("s1", "word1x")[0]
+    versions = engine.summary_history("s1")
+
+    assert trimmed.kind == "trimmed"
+    assert before.archived
+    assert before.summary_version is None  # archived without a summary
+    assert recovered.recovered > 0
+    assert versions[-1].summary == recovered_text
+    assert versions[-1].folded(saved[1].id)
+    assert after.summary_version == versions[-1].version
+
+
+def test_clearing_all_summaries_erases_every_lineage(store, make_engine):
+    engine = make_engine(store, ScriptedSummarizer("S."), config=CONFIG)
+    _talk(engine, store, "s1", 12)
+    _talk(engine, store, "s2", 12)
+
+    engine.clear("all")
+
+    assert engine.summary_history("s1") == engine.summary_history("s2") == []
+    assert store.list_metadata("summary.versions") == []
+    assert engine.search_history("s2", "word3x")[0].archived
