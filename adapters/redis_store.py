@@ -5,7 +5,8 @@ atomic for every process sharing the server: a fenced commit checks the lease, t
 record's generation and the archive count and applies all or nothing, exactly as a
 SQL transaction does. Rows are written and checked by the same code as the SQL
 stores' (``message_rows``), so the store refuses what they refuse and reads back
-what they read back.
+what they read back. The history index (``redis_history``, ``SearchableStore``)
+changes in the script that saves, pops or deletes its messages.
 
 Leases are keys that expire on the server's clock, so they bind every process and
 survive a restart when the server persists its data (RDB or AOF). A server that
