@@ -204,22 +204,19 @@ class InMemoryStore:
         for message in messages:  # every one checked before any is kept
             metadata = metadata_column(message)
             content_column(message)
-            checked.append((message, json.loads(metadata) if metadata else {}))
-        terms = [message_terms(message) for message, _ in checked]
+            kept = json.loads(metadata) if metadata else {}
+            checked.append((message, kept, message_terms(message)))
         with self._lock:
             first = self._next_id
             self._next_id += len(checked)
             session = self._sessions.setdefault(session_id, _Session())
-            for offset, message_terms_ in enumerate(terms):
-                session.index.add(first + offset, message_terms_)
-                session.terms[first + offset] = message_terms_
-            session.messages.extend(
-                _row(message, kept, first + offset)
-                for offset, (message, kept) in enumerate(checked)
-            )
+            for offset, (message, kept, terms) in enumerate(checked):
+                session.index.add(first + offset, terms)
+                session.terms[first + offset] = terms
+                session.messages.append(_row(message, kept, first + offset))
         return [
             stored_message(message, first + offset)
-            for offset, (message, _) in enumerate(checked)
+            for offset, (message, _, _) in enumerate(checked)
         ]
 
     def get_history(self, session_id: str, limit: int | None = None) -> list[Message]:

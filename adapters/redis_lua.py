@@ -2,13 +2,14 @@
 
 A script runs atomically on the server (no other command runs in between), so every
 check-then-write here, the fenced commit, the leases, a pop, a trim, is one atomic
-step for every process sharing the server. Keys come in ``KEYS``; only ``clear_all``
-and the metadata scans derive keys from the store's prefix inside the script, so the
-store needs one server (or a Sentinel-managed primary), not a Redis Cluster.
+step for every process sharing the server. Keys come in ``KEYS``; only ``clear_all``,
+the metadata scans and the session listing derive keys from the store's prefix inside
+the script, so the store needs one server (or a Sentinel-managed primary), not a
+Redis Cluster.
 
 Layout (``P`` is the store's prefix; a session id, namespace or key never holds a NUL):
 
-- ``P id``: the id counter (``INCR``), ids increase across the whole store;
+- ``P id``: the id counter (``INCRBY``), ids increase across the whole store;
 - ``P h:<sid>``: a sorted set of the session's messages, score = id, member = the
   row as JSON ``[id, role, ...]``;
 - ``P b:<sid>``: the archive boundary, the highest archived id (messages with an
@@ -16,10 +17,16 @@ Layout (``P`` is the store's prefix; a session id, namespace or key never holds 
 - ``P i:<sid>``: the host's instructions below the boundary, still active: a sorted
   set like ``h:`` (a system or developer row of no kind, see ``_HELPERS``);
 - ``P l:<sid>``: the compaction lease, a hash {owner, token} that expires;
+- ``P p:<sid>``: the session's history index, a sorted set of score 0 whose members
+  are postings ``term NUL id NUL tf`` (a term's postings are one lex range);
+- ``P e:<sid>``: a hash, message id -> its index entry (to unindex it when popped);
+- ``P w:<sid>``: the number of terms of all the session's messages (BM25 lengths);
 - ``P r:<namespace>NUL<key>``: a metadata record, JSON text (NUL: the byte 0);
 - ``P x:<namespace>``: the namespace's keys, a sorted set of score 0 (code-point
   order: byte order of UTF-8);
-- ``P sessions``, ``P namespaces``: what ``clear_all`` must visit.
+- ``P sessions``: the session ids, a sorted set of score 0 (code-point order), what
+  ``clear_all`` visits and ``session_counts`` pages through;
+- ``P namespaces``: a set of the namespaces ``clear_all`` must visit.
 """
 
 from __future__ import annotations
@@ -54,20 +61,66 @@ local function keep(instructions, kept)
 end
 """
 
-# KEYS: counter, history, sessions, boundary, session records...
-# ARGV: the row without its id (JSON after "["), sid, ttl ms (0: none)
-SAVE = """
-local id = redis.call('INCR', KEYS[1])
-local sid = string.format('%d', id)
-redis.call('ZADD', KEYS[2], id, '[' .. sid .. ',' .. ARGV[1])
-redis.call('SADD', KEYS[3], ARGV[2])
-local ttl = tonumber(ARGV[3])
+# The history index: a message's *entry* is "length term tf term tf ..." (its
+# number of terms, then each distinct term with its frequency; terms are letters and
+# digits). This returns the members of its postings, "term NUL id NUL tf", and its
+# length; saving, popping and both share it.
+_postings = """
+local function postings(id, entry)
+  local members, length, term = {}, nil, nil
+  for token in string.gmatch(entry, '%S+') do
+    if length == nil then
+      length = tonumber(token)
+    elseif term == nil then
+      term = token
+    else
+      members[#members + 1] = term .. '\\0' .. id .. '\\0' .. token
+      term = nil
+    end
+  end
+  return members, length or 0
+end
+local function each_chunk(items, call)  -- unpack() has a limit: 500 at a time
+  for at = 1, #items, 500 do
+    call(unpack(items, at, math.min(at + 499, #items)))
+  end
+end
+"""
+
+# KEYS: counter, history, sessions, boundary, instructions, postings, entries, words,
+# session records...
+# ARGV: sid, ttl ms (0: none), then per message: its row without the id (JSON after
+# "["), its index entry. Returns the first id; the messages get consecutive ids
+# and nothing lands in between. The index changes in the same step.
+SAVE = (
+    _postings
+    + """
+local n = (#ARGV - 2) / 2
+local first = redis.call('INCRBY', KEYS[1], n) - n + 1
+local words = 0
+for i = 1, n do
+  local id = string.format('%d', first + i - 1)
+  redis.call('ZADD', KEYS[2], id, '[' .. id .. ',' .. ARGV[2 * i + 1])
+  redis.call('HSET', KEYS[7], id, ARGV[2 * i + 2])
+  local members, length = postings(id, ARGV[2 * i + 2])
+  local scored = {}
+  for _, member in ipairs(members) do
+    scored[#scored + 1] = 0
+    scored[#scored + 1] = member
+  end
+  each_chunk(scored, function(...) redis.call('ZADD', KEYS[6], ...) end)
+  words = words + length
+end
+redis.call('INCRBY', KEYS[8], words)
+redis.call('ZADD', KEYS[3], 0, ARGV[1])
+local ttl = tonumber(ARGV[2])
 if ttl > 0 then
   redis.call('PEXPIRE', KEYS[2], ttl)
   for i = 4, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
 end
-return id
+return first
 """
+)
 
 # KEYS: history, boundary, instructions. ARGV: limit (-1: all). Newest first with a
 # limit. The active history is the kept instructions, then the rows above the boundary.
@@ -132,8 +185,11 @@ end
 return out
 """
 
-# KEYS: history, boundary, instructions, session records... ARGV: ttl ms.
-POP = """
+# KEYS: history, boundary, instructions, postings, entries, words, session records...
+# ARGV: ttl ms. The popped message leaves the index in the same step.
+POP = (
+    _postings
+    + """
 local b = redis.call('GET', KEYS[2]) or '0'
 local top = redis.call(
   'ZREVRANGEBYSCORE', KEYS[1], '+inf', '(' .. b, 'WITHSCORES', 'LIMIT', 0, 1)
@@ -143,10 +199,19 @@ if #top == 0 then
   redis.call('ZREM', KEYS[3], top[1])
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], top[2], top[2])
+local id = string.format('%d', tonumber(top[2]))
+local entry = redis.call('HGET', KEYS[5], id)
+if entry then
+  local members, length = postings(id, entry)
+  each_chunk(members, function(...) redis.call('ZREM', KEYS[4], ...) end)
+  redis.call('HDEL', KEYS[5], id)
+  redis.call('DECRBY', KEYS[6], length)
+end
 local ttl = tonumber(ARGV[1])
 if ttl > 0 then for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end end
 return top[1]
 """
+)
 
 # KEYS: history, boundary, instructions, session records... ARGV: keep_recent, ttl ms.
 TRIM = (
@@ -216,13 +281,13 @@ return {'ok', archived}
 """
 )
 
-# KEYS: history, boundary, instructions, lease, sessions, then (record, index) per
-# namespace. ARGV: sid.
+# KEYS: history, boundary, instructions, lease, postings, entries, words, sessions,
+# then (record, index) per namespace. ARGV: sid.
 FORGET = """
 local deleted = redis.call('ZCARD', KEYS[1])
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
-redis.call('SREM', KEYS[5], ARGV[1])
-for i = 6, #KEYS, 2 do
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7])
+redis.call('ZREM', KEYS[8], ARGV[1])
+for i = 9, #KEYS, 2 do
   redis.call('DEL', KEYS[i])
   redis.call('ZREM', KEYS[i + 1], ARGV[1])
 end
@@ -232,9 +297,9 @@ return deleted
 # KEYS: sessions, namespaces. ARGV: prefix.
 CLEAR_ALL = """
 local p = ARGV[1]
-for _, sid in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  redis.call(
-    'DEL', p .. 'h:' .. sid, p .. 'b:' .. sid, p .. 'i:' .. sid, p .. 'l:' .. sid)
+for _, sid in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  redis.call('DEL', p .. 'h:' .. sid, p .. 'b:' .. sid, p .. 'i:' .. sid,
+    p .. 'l:' .. sid, p .. 'p:' .. sid, p .. 'e:' .. sid, p .. 'w:' .. sid)
 end
 for _, ns in ipairs(redis.call('SMEMBERS', KEYS[2])) do
   local index = p .. 'x:' .. ns
@@ -252,7 +317,7 @@ ACQUIRE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'token', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
-redis.call('SADD', KEYS[2], ARGV[4])
+redis.call('ZADD', KEYS[2], 0, ARGV[4])
 return 1
 """
 
@@ -323,4 +388,33 @@ redis.call('SADD', KEYS[5], ARGV[2])
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 return 1
+"""
+
+# KEYS: sessions. ARGV: key prefix, start ('-' or '(' .. after sid), limit.
+# Returns sid, active, archived, ... for sessions that hold messages; a session
+# with no key left (expired, cleared) leaves the set.
+SESSION_COUNTS = """
+local out, found, start = {}, 0, ARGV[2]
+local want = tonumber(ARGV[3])
+while found < want do
+  local sids = redis.call('ZRANGEBYLEX', KEYS[1], start, '+', 'LIMIT', 0, want - found)
+  if #sids == 0 then break end
+  for _, sid in ipairs(sids) do
+    local h, b = ARGV[1] .. 'h:' .. sid, ARGV[1] .. 'b:' .. sid
+    local total = redis.call('ZCARD', h)
+    if total > 0 then
+      local low = '(' .. (redis.call('GET', b) or '0')
+      local active = redis.call('ZCOUNT', h, low, '+inf')
+        + redis.call('ZCARD', ARGV[1] .. 'i:' .. sid)
+      out[#out + 1] = sid
+      out[#out + 1] = active
+      out[#out + 1] = total - active
+      found = found + 1
+    elseif redis.call('EXISTS', b, ARGV[1] .. 'l:' .. sid) == 0 then
+      redis.call('ZREM', KEYS[1], sid)  -- expired or cleared: nothing left to visit
+    end
+  end
+  start = '(' .. sids[#sids]
+end
+return out
 """

@@ -5,7 +5,8 @@ atomic for every process sharing the server: a fenced commit checks the lease, t
 record's generation and the archive count and applies all or nothing, exactly as a
 SQL transaction does. Rows are written and checked by the same code as the SQL
 stores' (``message_rows``), so the store refuses what they refuse and reads back
-what they read back.
+what they read back. The history index (``redis_history``, ``SearchableStore``)
+changes in the script that saves, pops or deletes its messages.
 
 Leases are keys that expire on the server's clock, so they bind every process and
 survive a restart when the server persists its data (RDB or AOF). A server that
@@ -31,7 +32,9 @@ from memory_summary.domain import (
     Message,
     StoreError,
 )
+from memory_summary.domain.recall import message_terms
 
+from . import redis_history
 from . import redis_lua as lua
 from .message_rows import (
     check_key,
@@ -45,6 +48,7 @@ from .message_rows import (
     row_message,
     stored_message,
 )
+from .redis_history import Arg, RedisHistory, index_entry
 
 log = logging.getLogger(__name__)
 
@@ -53,15 +57,17 @@ DEFAULT_URL = "redis://127.0.0.1:6379/0"
 DEFAULT_PREFIX = "memory-summary:"
 _MAX_TTL_MS = 2**40  # about 35 years: PEXPIRE must not overflow the server's clock
 _PAGE = 1000
-_SCRIPTS = [n for n in vars(lua) if n.isupper() and n[0] != "_"]  # the Lua scripts
-_Arg = bytes | str | int | float
+_SCRIPTS = {  # the Lua scripts, by name (not the helpers they share)
+    **{name: v for name, v in vars(lua).items() if name.isupper() and name[0] != "_"},
+    **redis_history.SCRIPTS,
+}
 
 
 def _ms(seconds: float) -> int:
     return min(max(1, math.ceil(seconds * 1000)), _MAX_TTL_MS)
 
 
-class RedisStore:
+class RedisStore(RedisHistory):
     """A compaction store on a Redis server, shared by every process that opens it.
 
     Args:
@@ -118,7 +124,7 @@ class RedisStore:
             retry=redis.retry.Retry(redis.backoff.NoBackoff(), 0),
         )
         self._scripts = {
-            name: self._client.register_script(getattr(lua, name)) for name in _SCRIPTS
+            name: self._client.register_script(text) for name, text in _SCRIPTS.items()
         }
         self._run("connect", self.url, self._client.ping)
 
@@ -133,13 +139,19 @@ class RedisStore:
     def _session_keys(self, session_id: str) -> list[str]:
         """The keys a session's TTL covers besides its history.
 
-        Its boundary, its instructions kept below it, its records.
+        Its boundary, its instructions kept below it, the history index (postings,
+        entries, words), its records.
         """
         return [
             self._key("b", session_id),
             self._key("i", session_id),
+            *self._index_keys(session_id),
             *(self._record(ns, session_id) for ns in self._session_namespaces),
         ]
+
+    def _index_keys(self, session_id: str) -> list[str]:
+        """The session's history index: postings, entries, words."""
+        return [self._key(kind, session_id) for kind in ("p", "e", "w")]
 
     def _run(self, what: str, where: str, call: Callable[..., Any], *args: Any) -> Any:
         """Run one command or script; turn the driver's errors into ``StoreError``."""
@@ -149,7 +161,7 @@ class RedisStore:
             raise StoreError(f"{what} failed for {where!r}: {exc}") from exc
 
     def _script(
-        self, name: str, where: str, keys: Sequence[str], args: Sequence[_Arg]
+        self, name: str, where: str, keys: Sequence[str], args: Sequence[Arg]
     ) -> Any:
         script = self._scripts[name]
         return self._run(name.lower(), where, lambda: script(keys=keys, args=args))
@@ -162,20 +174,41 @@ class RedisStore:
     # -- messages
 
     def save_message(self, session_id: str, message: Message) -> Message:
+        return self.save_messages(session_id, [message])[0]
+
+    def save_messages(
+        self, session_id: str, messages: Sequence[Message]
+    ) -> list[Message]:
+        """Store ``messages`` in order, in one script; see ``BatchSavingStore``.
+
+        Every row is checked and encoded before the script runs, so a message the
+        store refuses leaves nothing of its batch; the script gives the batch
+        consecutive ids with nothing of another writer in between.
+        """
         check_key("session_id", session_id)
-        row = json.dumps(list(message_values(message)), ensure_ascii=False)
-        row_id = self._script(
-            "SAVE",
-            session_id,
-            [
-                self.prefix + "id",
-                self._key("h", session_id),
-                self.prefix + "sessions",
-                *self._session_keys(session_id),
-            ],
-            [row[1:], session_id, self._ttl],
+        pairs: list[str] = []  # per message: its row without "[" (the script puts
+        for message in messages:  # its id first), its index entry
+            row = json.dumps(list(message_values(message)), ensure_ascii=False)
+            pairs += [row[1:], index_entry(message_terms(message))]
+        if not pairs:
+            return []
+        first = int(
+            self._script(
+                "SAVE",
+                session_id,
+                [
+                    self.prefix + "id",
+                    self._key("h", session_id),
+                    self.prefix + "sessions",
+                    *self._session_keys(session_id),
+                ],
+                [session_id, self._ttl, *pairs],
+            )
         )
-        return stored_message(message, int(row_id))
+        return [
+            stored_message(message, first + offset)
+            for offset, message in enumerate(messages)
+        ]
 
     def _rows(self, raw: Sequence[bytes]) -> list[Message]:
         if not raw:
@@ -286,7 +319,7 @@ class RedisStore:
 
     def clear_session(self, session_id: str) -> None:
         check_key("session_id", session_id)
-        keys = self._history_keys(session_id)
+        keys = [*self._history_keys(session_id), *self._index_keys(session_id)]
         self._run("clear_session", session_id, self._client.delete, *keys)
 
     def clear_all(self) -> None:
@@ -296,6 +329,35 @@ class RedisStore:
             [self.prefix + "sessions", self.prefix + "namespaces"],
             [self.prefix],
         )
+
+    def session_counts(
+        self, *, after: str | None = None, limit: int = 500
+    ) -> list[tuple[str, int, int]]:
+        """Return up to ``limit`` (session id, active, archived) with id > ``after``.
+
+        Sessions that hold messages, in code-point order of their ids: page through
+        them by passing the last id seen as ``after``.
+        """
+        check_limit(limit)
+        if after is not None:
+            check_key("after", after)
+        start = "-" if after is None else f"({after}"
+        found: list[tuple[str, int, int]] = []
+        while len(found) < limit:
+            want = min(limit - len(found), _PAGE)
+            flat = self._script(
+                "SESSION_COUNTS",
+                "sessions",
+                [self.prefix + "sessions"],
+                [self.prefix, start, want],
+            )
+            for at in range(0, len(flat), 3):
+                sid = bytes(flat[at]).decode("utf-8")
+                found.append((sid, int(flat[at + 1]), int(flat[at + 2])))
+            if len(flat) < 3 * want:
+                break
+            start = "(" + found[-1][0]
+        return found
 
     # -- the fenced commit and forgetting
 
@@ -334,7 +396,7 @@ class RedisStore:
                 *self._history_keys(session_id)[:2],
                 self._key("x", namespace),
                 self.prefix + "namespaces",
-                *self._session_keys(session_id)[1:],  # instructions, records
+                *self._session_keys(session_id)[1:],  # instructions, index, records
             ],
             [
                 lease or "",
@@ -363,6 +425,7 @@ class RedisStore:
         keys = [
             *self._history_keys(session_id),
             self._key("l", session_id),
+            *self._index_keys(session_id),
             self.prefix + "sessions",
         ]
         for namespace in namespaces:

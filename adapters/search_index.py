@@ -107,7 +107,7 @@ class SearchIndex(Protocol):
         """
         ...
 
-    def save_in(
+    def insert(
         self,
         tx: Executor,
         insert: str,
@@ -115,7 +115,10 @@ class SearchIndex(Protocol):
         values: Sequence[object],
         terms: list[str],
     ) -> int:
-        """Store one message and its terms inside the open transaction ``tx``."""
+        """Store one message and its terms inside ``tx`` (a batch's transaction).
+
+        Returns the message's id.
+        """
         ...
 
     def matches(
@@ -209,6 +212,11 @@ def _fts5_totals(rows: list[Any]) -> tuple[int, int]:
     return values[0], values[2]
 
 
+def _with_terms(insert: str) -> str:
+    """Return SQLite's message ``insert`` that also writes the row's search terms."""
+    return insert.replace(") VALUES (", ", search_terms) VALUES (?, ", 1)
+
+
 def search_sql(template: str, search: SearchIndex) -> str:
     """Return ``template`` with its ``{p}`` placeholders in the index's spelling."""
     return template.replace("{p}", getattr(search, "placeholder", "?"))
@@ -282,7 +290,7 @@ class SqliteIndex:
         values: Sequence[object],
         terms: list[str],
     ) -> int:
-        sql = insert.replace(") VALUES (", ", search_terms) VALUES (?, ", 1)
+        sql = _with_terms(insert)
         _, row_id = driver.write(
             sql, (session_id, *values, " ".join(terms)), "save_message", session_id
         )
@@ -292,7 +300,7 @@ class SqliteIndex:
             self.catch_up()
         return row_id
 
-    def save_in(
+    def insert(
         self,
         tx: Executor,
         insert: str,
@@ -300,11 +308,12 @@ class SqliteIndex:
         values: Sequence[object],
         terms: list[str],
     ) -> int:
-        sql = insert.replace(") VALUES (", ", search_terms) VALUES (?, ", 1)
-        cursor = tx.execute(sql, (session_id, *values, " ".join(terms)))
-        row_id = getattr(cursor, "lastrowid", None)
+        rows = tx.execute(_with_terms(insert), (session_id, *values, " ".join(terms)))
+        row_id = getattr(rows, "lastrowid", None)
         if row_id is None:
             raise StoreError(f"save_messages for {session_id!r}: no id was returned")
+        if row_id % CATCH_UP_EVERY == 0:
+            self.take_in(tx)  # in the batch's transaction: undone with it
         return int(row_id)
 
     def catch_up(self) -> int:
@@ -471,20 +480,6 @@ class PostgresIndex:
             raise StoreError(f"save_message for {session_id!r}: no id was returned")
         return row_id
 
-    def save_in(
-        self,
-        tx: Executor,
-        insert: str,
-        session_id: str,
-        values: Sequence[object],
-        terms: list[str],
-    ) -> int:
-        sql, params = self._with_terms(insert, session_id, values, terms)
-        row = tx.execute(sql, params).fetchone()
-        if row is None:
-            raise StoreError(f"save_messages for {session_id!r}: no id was returned")
-        return int(row[0])
-
     def _with_terms(
         self, insert: str, session_id: str, values: Sequence[object], terms: list[str]
     ) -> tuple[str, tuple[object, ...]]:
@@ -497,6 +492,20 @@ class PostgresIndex:
         lexemes = [session_term(session_id), *dict.fromkeys(terms)]
         params = (session_id, *values, session_id, len(terms), " ".join(terms), lexemes)
         return sql, params
+
+    def insert(
+        self,
+        tx: Executor,
+        insert: str,
+        session_id: str,
+        values: Sequence[object],
+        terms: list[str],
+    ) -> int:
+        row = tx.execute(insert, (session_id, *values)).fetchone()
+        if row is None:
+            raise StoreError(f"save_message for {session_id!r}: no id returned")
+        self.index(tx, session_id, int(row[0]), terms)
+        return int(row[0])
 
     def index(
         self, tx: Executor, session_id: str, row_id: int, terms: list[str]

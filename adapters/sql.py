@@ -156,19 +156,11 @@ class SqlStore(SqlHistory):
         if not rows:
             return []
         terms = [message_terms(message) for message in messages]
-        ids: list[int] = []
+        insert, ids = self._q["insert_message"], []
         with self._driver.transaction("save_messages", session_id) as tx:
             self._lock_session(tx, session_id)
-            for values, message_terms_ in zip(rows, terms, strict=True):
-                ids.append(
-                    self._search.save_in(
-                        tx,
-                        self._q["insert_message"],
-                        session_id,
-                        values,
-                        message_terms_,
-                    )
-                )
+            for values, words in zip(rows, terms, strict=True):
+                ids.append(self._search.insert(tx, insert, session_id, values, words))
         return [
             stored_message(m, row_id) for m, row_id in zip(messages, ids, strict=True)
         ]

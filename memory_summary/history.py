@@ -55,8 +55,8 @@ class HistoryAccess:
             raise RecallUnsupported(
                 f"memory store {type(store).__name__} cannot search its history: it "
                 "needs search_messages, read_messages and read_message_range "
-                "(SearchableStore; InMemoryStore, SqliteStore and PostgresStore have "
-                "them, memory_summary.testing.SearchContract checks your own)"
+                "(SearchableStore; every store this library ships has them, "
+                "memory_summary.testing.SearchContract checks your own)"
             )
         return store
 

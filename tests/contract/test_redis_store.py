@@ -72,6 +72,7 @@ def test_a_session_ttl_covers_the_history_and_the_summary_only(redis_server):
         store.save_metadata("settings", "s1", {"kept": True})
         prefix = store.prefix
 
+        index = [ttl_ms(store, f"{prefix}{kind}:s1") for kind in ("p", "e", "w")]
         history = ttl_ms(store, f"{prefix}h:s1")
         summary = ttl_ms(store, f"{prefix}r:{NAMESPACE}\x00s1")
         quarantined = ttl_ms(store, f"{prefix}r:{QUARANTINE_NAMESPACE}\x00s1")
@@ -80,6 +81,7 @@ def test_a_session_ttl_covers_the_history_and_the_summary_only(redis_server):
         dispose(store)
 
     assert 0 < history <= 300_000
+    assert all(0 < ttl <= 300_000 for ttl in index)  # the history index expires too
     assert 0 < summary <= 300_000
     assert quarantined == other == -1  # -1: the key exists and never expires
 
@@ -104,6 +106,25 @@ def test_an_idle_session_expires_with_its_summary_and_others_stay(redis_server):
     finally:
         dispose(store)
         dispose(keep)
+
+
+def test_expired_sessions_leave_the_listing_and_the_session_set(redis_server):
+    import redis
+
+    store = make_redis(session_ttl_s=0.2)
+    try:
+        store.save_messages("idle", [Message("user", "a"), Message("user", "b")])
+        assert store.session_counts() == [("idle", 2, 0)]
+        deadline = time.monotonic() + 10
+        pause = threading.Event()
+        while store.get_full_history("idle") and time.monotonic() < deadline:
+            pause.wait(0.05)
+
+        assert store.session_counts() == []
+        with redis.Redis.from_url(store.url) as client:
+            assert client.zcard(store.prefix + "sessions") == 0
+    finally:
+        dispose(store)
 
 
 def test_no_server_is_a_store_error_when_the_store_is_built():

@@ -21,11 +21,18 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from memory_summary import Message
+from memory_summary import Message, StoreError
 from memory_summary.adapters import InMemoryStore, SqliteStore
+from memory_summary.adapters.search_index import CATCH_UP_EVERY
 from memory_summary.domain.recall import query_terms
 from memory_summary.testing.search_contract import SearchContract
-from tests.contract.stores import STORE_KINDS, dispose, make_postgres, make_store
+from tests.contract.stores import (
+    STORE_KINDS,
+    dispose,
+    make_postgres,
+    make_redis,
+    make_store,
+)
 
 SEARCHABLE_KINDS = STORE_KINDS
 
@@ -158,6 +165,36 @@ def test_a_message_is_found_exactly_while_it_is_stored(store) -> None:
     )
 
 
+def test_a_batch_is_indexed_and_a_refused_batch_leaves_nothing(store) -> None:
+    sid = f"batch-{_unique_word()}"
+    saved = store.save_messages(
+        sid, [Message("user", "qzalphax one"), Message("assistant", "qzbetax two")]
+    )
+    refused = [
+        Message("user", "qzgammax"),
+        Message("user", "bad", metadata={"x": "a\ud800b"}),  # a lone surrogate
+    ]
+
+    with pytest.raises(StoreError):
+        store.save_messages(sid, refused)
+
+    for message in saved:
+        query = query_terms(str(message.content).split()[0])
+        assert store.search_messages(sid, query, limit=5)[0].message == message
+    assert store.search_messages(sid, query_terms("qzgammax"), limit=5) == []
+
+
+def test_a_batch_longer_than_a_catch_up_is_found_whole(store) -> None:
+    sid = f"long-{_unique_word()}"
+    words = [_unique_word() for _ in range(2 * CATCH_UP_EVERY + 5)]
+
+    saved = store.save_messages(sid, [Message("user", word) for word in words])
+
+    for at in (0, CATCH_UP_EVERY - 1, CATCH_UP_EVERY, len(words) - 1):
+        hits = store.search_messages(sid, query_terms(words[at]), limit=3)
+        assert hits[0].message == saved[at]
+
+
 def _version_3_sqlite(path) -> None:
     import sqlite3
 
@@ -243,3 +280,14 @@ def test_a_batch_save_indexes_every_message_of_the_batch(store) -> None:
         hits = store.search_messages("s1", query_terms(word), limit=5)
         assert [hit.message.id for hit in hits][:1] == [message.id]
         assert all(hit.message.id in {m.id for m in saved} for hit in hits)
+
+
+@pytest.mark.redis
+class TestRedisSearch(SearchContract):
+    """A key prefix of its own per test on the session's throw-away redis-server."""
+
+    @pytest.fixture
+    def store(self, redis_server):
+        made = make_redis()
+        yield made
+        dispose(made)

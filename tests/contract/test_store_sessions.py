@@ -24,3 +24,12 @@ def test_a_forgotten_session_is_not_listed(store):
     store.forget_session("gone", namespaces=["summary"])
 
     assert store.session_counts() == []
+
+
+def test_a_cleared_session_is_not_listed_and_its_neighbours_are(store):
+    for sid in ("a", "b", "c"):
+        store.save_message(sid, Message("user", sid))
+    store.clear_session("b")
+
+    assert store.session_counts(limit=1) == [("a", 1, 0)]
+    assert store.session_counts(after="a", limit=1) == [("c", 1, 0)]

@@ -12,6 +12,7 @@ import asyncio
 import pytest
 
 from memory_summary import Message, SummaryConfig, SummaryEngine
+from memory_summary.domain.recall import query_terms
 from tests.fakes import InstrumentedSummarizer, ScriptedSummarizer
 from tests.integration.helpers import fill
 
@@ -156,3 +157,31 @@ def test_instructions_over_the_token_trigger_do_not_loop(store):
     assert store.get_history("s")[0] == instruction
     assert len(store.get_full_history("s")) - store.count_history("s") >= 10
     assert store.get_history("s")[-1].content == "Answer 9."
+
+
+def test_a_kept_instruction_reads_as_active_in_searches_reads_and_counts(store):
+    """Below the boundary, an instruction is still active for the history index too."""
+    rule = store.save_message("s1", Message("system", "Answer in zanzibarish."))
+    told = fill(store, "s1", 4)
+    assert store.trim_history("s1", 1) == 3
+
+    hits = store.search_messages("s1", query_terms("zanzibarish"), limit=5)
+    assert [(hit.message.id, hit.archived) for hit in hits][:1] == [(rule.id, False)]
+    archived_hits = store.search_messages(
+        "s1", query_terms("zanzibarish 0 1 2 3"), limit=10, archived_only=True
+    )
+    assert {hit.message.id for hit in archived_hits} == {m.id for m in told[:3]}
+    assert all(hit.archived for hit in archived_hits)
+
+    around = store.read_messages("s1", rule.id, before=0, after=4)
+    assert [(hit.message.id, hit.archived) for hit in around] == [
+        (rule.id, False),
+        *((m.id, True) for m in told[:3]),
+        (told[3].id, False),
+    ]
+    span = store.read_message_range("s1", rule.id, told[0].id, limit=5)
+    assert [(hit.message.id, hit.archived) for hit in span] == [
+        (rule.id, False),
+        (told[0].id, True),
+    ]
+    assert store.session_counts() == [("s1", 2, 3)]

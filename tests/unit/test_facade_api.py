@@ -53,6 +53,7 @@ ADAPTERS_API = [
     "OpenAIChatStream",
     "PostgresArchive",
     "PostgresStore",
+    "RedisStore",
     "SqliteArchive",
     "SqliteStore",
     "TiktokenCounter",
