@@ -1,0 +1,111 @@
+"""The argument parser of every sub-command, with defaults from the config file."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping, Sequence
+from typing import NoReturn
+
+from memory_summary import __version__
+from memory_summary.config_file import cli_defaults, load_config, raise_all
+from memory_summary.domain import ConfigError
+from memory_summary.domain.errors import ConfigErrors
+
+from . import arg_types
+from .benchmarks import add_facts_parser, add_quality_parser
+from .config import add_config_parser
+from .demo import add_demo_parser
+from .exits import EXIT_CONFIG, EXIT_USAGE, errors_of, report_error
+from .options import CHECKS, CLI_OPTIONS
+from .reports import add_sessions_parser, add_stats_parser
+from .store import add_store_parsers
+
+
+def build_parser(
+    defaults: Mapping[str, object] | None = None,
+) -> argparse.ArgumentParser:
+    """Return the argument parser of every sub-command.
+
+    ``defaults`` (from the config file's ``[memory_summary.cli]`` table and the
+    ``MEMORY_SUMMARY_CLI_*`` variables) replace the built-in defaults.
+    """
+    given = dict(defaults or {})
+    parser = argparse.ArgumentParser(
+        prog="memory-summary",
+        description="Keep long chat conversations inside their context window.",
+        epilog="exit codes: 0 done, 2 usage, 3 bad configuration or input, "
+        "4 the operation failed",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {__version__}"
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    add_config_parser(commands)
+    add_demo_parser(commands, given)
+    add_store_parsers(commands, given)
+    add_sessions_parser(commands, given)
+    add_stats_parser(commands, given)
+    add_facts_parser(commands, given)
+    add_quality_parser(commands, given)
+    return parser
+
+
+def _checked_defaults(config_path: str | None) -> dict[str, object]:
+    """Return the command-line defaults of the config file and environment.
+
+    Raises:
+        ConfigError: an unknown option, a wrong type or an out-of-range value (all
+            of them at once).
+    """
+    defaults = cli_defaults(config_path, CLI_OPTIONS)
+    errors: list[ConfigError] = []
+    for name, value in defaults.items():
+        check = CHECKS.get(name, arg_types.text_option)
+        try:
+            arg_types.check_default(name, value, check)
+        except argparse.ArgumentTypeError as exc:
+            allowed = str(exc).rpartition("allowed: ")[2]
+            errors.append(ConfigError(f"cli.{name}", value, allowed))
+    raise_all(errors)
+    return defaults
+
+
+def _with_field_errors(exc: ConfigError, config_path: str | None) -> ConfigError:
+    """Return ``exc`` joined by the config fields' own errors: all are reported."""
+    errors = list(errors_of(exc))
+    try:
+        load_config(config_path, cli_options=CLI_OPTIONS)
+    except ConfigError as fields:
+        seen = {str(error) for error in errors}
+        errors += [e for e in errors_of(fields) if str(e) not in seen]
+    return errors[0] if len(errors) == 1 else ConfigErrors(tuple(errors))
+
+
+class _UsageError(Exception):
+    """The first pass over the arguments met a usage error."""
+
+
+class _SilentParser(argparse.ArgumentParser):
+    """Finds ``--config`` before the full parser exists; reports nothing itself."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(message)
+
+
+def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace | int:
+    """Return the parsed arguments, or the exit code when parsing ended the run."""
+    pre = _SilentParser(add_help=False)
+    pre.add_argument("--config")
+    try:
+        config_path = pre.parse_known_args(argv)[0].config
+    except _UsageError:  # the full parser below says what is wrong
+        config_path = None
+    try:
+        defaults = _checked_defaults(config_path)
+    except ConfigError as exc:
+        report_error(_with_field_errors(exc, config_path))
+        return EXIT_CONFIG
+    try:
+        return build_parser(defaults).parse_args(argv)
+    except SystemExit as exc:  # --help, --version (0) or a usage error (2)
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE

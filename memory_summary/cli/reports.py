@@ -1,0 +1,110 @@
+"""The read-only reports of a store: ``sessions`` and ``stats``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Mapping
+
+from rich.table import Table
+
+from memory_summary.stats import collect_stats, stats_json, stats_table, usage_line
+
+from . import arg_types
+from .console import table_console
+from .exits import EXIT_OK
+from .options import add_store_options, open_store
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    """Print the summarizer usage per session and in total."""
+    store = open_store(args)
+    try:
+        stats = collect_stats(store)
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps(stats_json(stats), indent=2, ensure_ascii=False))
+        return EXIT_OK
+    if not stats.sessions:
+        print("no summary record yet: nothing was compressed")
+        return EXIT_OK
+    table_console().print(stats_table(stats, limit=args.limit))
+    print(usage_line(stats.total))
+    return EXIT_OK
+
+
+def run_sessions(args: argparse.Namespace) -> int:
+    """Print the sessions of the store with their message counts."""
+    store = open_store(args)
+    try:
+        found: list[tuple[str, int, int]] = []
+        after: str | None = None
+        while len(found) < args.limit:
+            page = store.session_counts(after=after, limit=min(500, args.limit))
+            found += page
+            if len(page) < min(500, args.limit):
+                break
+            after = page[-1][0]
+    finally:
+        store.close()
+    found = found[: args.limit]
+    if args.json:
+        rows = [{"session_id": s, "active": a, "archived": r} for s, a, r in found]
+        print(json.dumps({"sessions": rows}, ensure_ascii=False, indent=2))
+        return EXIT_OK
+    table = Table(box=None, padding=(0, 1))
+    table.add_column("session", no_wrap=True)
+    table.add_column("active", justify="right")
+    table.add_column("archived", justify="right")
+    for sid, active, archived in found:
+        table.add_row(sid, f"{active:,}", f"{archived:,}")
+    table_console().print(table)
+    more = " (--limit reached)" if len(found) == args.limit else ""
+    print(f"{len(found)} sessions{more}")
+    return EXIT_OK
+
+
+def add_sessions_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    given: Mapping[str, object],
+) -> None:
+    """Add the ``sessions`` sub-command."""
+    sessions = commands.add_parser(
+        "sessions",
+        help="list the sessions of a store",
+        description="List the sessions that hold messages, in order of their ids, "
+        "with how many messages are active and archived.",
+    )
+    sessions.add_argument(
+        "--limit",
+        type=arg_types.whole_number(1),
+        default=1000,
+        help="sessions listed (1000)",
+    )
+    sessions.add_argument("--json", action="store_true", help="print them as JSON")
+    add_store_options(sessions, given)
+    sessions.set_defaults(run=run_sessions)
+
+
+def add_stats_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    given: Mapping[str, object],
+) -> None:
+    """Add the ``stats`` sub-command."""
+    stats = commands.add_parser(
+        "stats",
+        help="summarizer usage per session and in total",
+        description="What compression cost: the summarizer's input and output "
+        "tokens (reported by the provider, or counted), calls and time per session, "
+        "costliest first, and the total of all sessions.",
+    )
+    stats.add_argument(
+        "--limit",
+        type=arg_types.whole_number(1),
+        default=20,
+        help="sessions shown (20); the total counts all",
+    )
+    stats.add_argument("--json", action="store_true", help="every session as JSON")
+    add_store_options(stats, given)
+    stats.set_defaults(run=run_stats)

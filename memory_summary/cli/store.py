@@ -1,0 +1,175 @@
+"""The commands on one session of a store: ``inspect``, ``compress`` and ``clear``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import TYPE_CHECKING
+
+from memory_summary.stats import usage_line
+
+from . import arg_types
+from .console import history_table, table_console
+from .exits import EXIT_FAILED, EXIT_OK, UnknownSession
+from .invocation import invocation
+from .options import (
+    add_llm_options,
+    add_store_options,
+    load_cli_config,
+    open_store,
+    summarizer_of,
+)
+
+if TYPE_CHECKING:
+    from memory_summary.adapters.sql import SqlStore
+    from memory_summary.engine import SummaryEngine
+
+
+def check_known_session(
+    store: SqlStore, session_id: str, engine: SummaryEngine
+) -> None:
+    """Refuse a session id the store has no message and no summary of."""
+    if store.get_full_history(session_id, 1) or engine.summary(session_id):
+        return
+    raise UnknownSession(
+        f"no session {session_id!r} in this store; `{invocation()} sessions` lists them"
+    )
+
+
+def run_inspect(args: argparse.Namespace) -> int:
+    """Print a session's history, summary and unsummarized ranges."""
+    from memory_summary.engine import SummaryEngine
+
+    config = load_cli_config(args)
+    store = open_store(args)
+    try:
+        engine = SummaryEngine(store, config=config)
+        check_known_session(store, args.session, engine)
+        active = store.get_history(args.session)
+        full = store.get_full_history(args.session)
+        record = engine.summary(args.session)
+        engine.stop()
+    finally:
+        store.close()
+    archived = len(full) - len(active)
+    print(f"session {args.session}: {len(active)} active, {archived} archived")
+    if record is None:
+        print("summary: none")
+    else:
+        print(
+            f"summary: covers messages through id {record.covered_through_id}, "
+            f"generation {record.generation or '-'}, "
+            f"{record.tokens} tokens, {record.compressions} summarizer call(s), "
+            f"by {record.model}"
+        )
+        print(usage_line(record.usage))
+        for line in record.text.splitlines():
+            print(f"  | {line}")
+    pending = record.unsummarized if record is not None else ()
+    if pending:
+        ranges = ", ".join(f"{first}-{last}" for first, last in pending)
+        print(
+            f"unsummarized: ids {ranges} were archived without a summary during a "
+            f"summarizer outage; the next compression (or `{invocation()} compress`) "
+            "folds them in"
+        )
+    print()
+    console = table_console()
+    console.print(history_table(active[-args.limit :], min(console.width, 200)))
+    return EXIT_OK
+
+
+def run_compress(args: argparse.Namespace) -> int:
+    """Compress a session now and print the outcome."""
+    from memory_summary.engine import SummaryEngine
+
+    config = load_cli_config(args)
+    llm = summarizer_of(args)
+    store = open_store(args)
+    try:
+        with SummaryEngine(store, llm, config=config) as engine:
+            check_known_session(store, args.session, engine)
+            try:
+                outcome = engine.compress(args.session).result(timeout=args.timeout)
+            except (TimeoutError, FutureTimeout):
+                print(
+                    f"memory-summary: compress: session {args.session} did not finish "
+                    f"within --timeout {args.timeout:g} s",
+                    file=sys.stderr,
+                )
+                return EXIT_FAILED
+    finally:
+        store.close()
+    print(
+        f"session {args.session}: {outcome.kind} ({outcome.detail}); "
+        f"archived {outcome.archived}, folded {outcome.summarized}"
+    )
+    return EXIT_OK if outcome.ok else EXIT_FAILED
+
+
+def run_clear(args: argparse.Namespace) -> int:
+    """Clear one session's summary or every one."""
+    from memory_summary.engine import SummaryEngine
+
+    config = load_cli_config(args)
+    store = open_store(args)
+    try:
+        engine = SummaryEngine(store, config=config)
+        results = engine.clear(
+            "all" if args.all else "session", args.session, args.types
+        )
+        engine.stop()
+    finally:
+        store.close()
+    if not results:
+        print("skipped: --types does not include summary")
+    for result in results:
+        print(
+            f"{result.source}: {'ok' if result.success else 'FAILED'}: {result.message}"
+        )
+    return EXIT_OK if all(r.success for r in results) else EXIT_FAILED
+
+
+def add_store_parsers(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    given: Mapping[str, object],
+) -> None:
+    """Add ``inspect``, ``compress`` and ``clear``."""
+    inspect = commands.add_parser(
+        "inspect", help="show a session's history and summary"
+    )
+    inspect.add_argument("session", type=arg_types.session_id)
+    inspect.add_argument(
+        "--limit",
+        type=arg_types.whole_number(1),
+        default=30,
+        help="active messages shown (30)",
+    )
+    add_store_options(inspect, given)
+    inspect.set_defaults(run=run_inspect)
+
+    compress = commands.add_parser("compress", help="compress a session now")
+    compress.add_argument("session", type=arg_types.session_id)
+    compress.add_argument(
+        "--timeout",
+        type=arg_types.seconds,
+        default=given.get("timeout", 300.0),
+        help="seconds to wait (300)",
+    )
+    add_store_options(compress, given)
+    add_llm_options(compress, given)
+    compress.set_defaults(run=run_compress)
+
+    clear = commands.add_parser("clear", help="clear summaries (one session or --all)")
+    which = clear.add_mutually_exclusive_group(required=True)
+    which.add_argument("session", nargs="?", type=arg_types.session_id)
+    which.add_argument("--all", action="store_true", help="every session's summary")
+    clear.add_argument(
+        "--types",
+        type=arg_types.memory_types,
+        help="comma-separated memory types of a unified clear; skips without 'summary'",
+    )
+    add_store_options(clear, given)
+    clear.set_defaults(run=run_clear)
