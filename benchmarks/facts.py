@@ -1,6 +1,6 @@
 """Fact retention: the share of early facts the final injected summary still holds.
 
-Generated English and Chinese conversations (``memory_summary.facts``) plant twelve
+Generated English and Chinese conversations (``quality.facts``) plant twelve
 facts of nine kinds in their first 35 messages and never repeat them (the harder
 generator, ``memory_summary.quality.hard_facts``, adds facts the assistant states,
 corrected values, a code deep in a long message and a tool result's second line);
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memory_summary import Message
-from memory_summary.facts import run_facts, table_rows
+from memory_summary.quality.facts import run_facts, table_rows
 from memory_summary.quality.hard_facts import HARD
 
 QUICK_CONVERSATIONS = 2  # per locale

@@ -14,7 +14,7 @@ from .options import CHECKS, add_llm_options, load_cli_config
 
 def run_facts_command(args: argparse.Namespace) -> int:
     """Run ``facts``: score planted facts; exit 4 when nothing compressed."""
-    from memory_summary.facts import LOCALES, Locale, run_facts
+    from memory_summary.quality.facts import LOCALES, Locale, run_facts
     from memory_summary.quality.hard_facts import HARD
 
     config = load_cli_config(args)

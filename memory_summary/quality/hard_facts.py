@@ -1,4 +1,4 @@
-"""A harder generator for the fact-retention benchmark (``memory_summary.facts``).
+"""A harder generator for the fact-retention benchmark (``quality.facts``).
 
 Each conversation is the standard one (``generate_conversation``: twelve facts among
 chatter) with seven more facts of the kinds it never tests, placed among its first
@@ -27,12 +27,13 @@ import attrs
 
 from memory_summary.domain import Message, ToolCall
 from memory_summary.domain.model import Role
-from memory_summary.facts import (
+
+from .facts import (
     MONTHS,
     PLACES,
-    Fact,
     FactConversation,
     Locale,
+    PlantedFact,
     count_key,
     generate_conversation,
     message_text,
@@ -62,7 +63,7 @@ def _turn(*messages: Message) -> tuple[Message, ...]:
 
 def _hard_turns(
     rng: random.Random, locale: Locale, index: int
-) -> list[tuple[tuple[Message, ...], list[tuple[int, Fact]]]]:
+) -> list[tuple[tuple[Message, ...], list[tuple[int, PlantedFact]]]]:
     """Return the hard turns, each with (carrier offset, fact) pairs, in order."""
     zh = locale == "zh"
     ref = f"BK-{rng.randint(10_000, 99_999)}-{rng.choice('DFHJKLQRVW')}"
@@ -140,24 +141,24 @@ def _hard_turns(
     assistant: Role = "assistant"
     return [
         (_turn(Message(user, t["ask_ref"]), Message(assistant, t["ref"])),
-         [(1, Fact("assistant_fact", ((ref,),)))]),
+         [(1, PlantedFact("assistant_fact", ((ref,),)))]),
         (_turn(Message(user, t["budget_old"]), Message(assistant, t["ack"])), []),
         (_turn(Message(user, t["ask_depot"]), Message(assistant, t["depot"])),
-         [(1, Fact("assistant_fact", ((depot,),)))]),
+         [(1, PlantedFact("assistant_fact", ((depot,),)))]),
         (_turn(Message(user, t["date_old"]), Message(assistant, t["ack"])), []),
         (_turn(Message(user, preamble + code + ("。" if zh else "."))),
-         [(0, Fact("long_message", ((code,),)))]),
+         [(0, PlantedFact("long_message", ((code,),)))]),
         (_turn(Message(assistant, t["sample"])), []),
         (_turn(Message(user, t["ask_notice"]), Message(assistant, t["notice"])),
-         [(1, Fact("assistant_fact", (days,)))]),
+         [(1, PlantedFact("assistant_fact", (days,)))]),
         (_turn(Message(user, t["budget_new"]), Message(assistant, t["ack"])),
-         [(0, Fact("corrected", (money,)))]),
+         [(0, PlantedFact("corrected", (money,)))]),
         (_turn(Message(user, t["ask_slot"]),
                Message(assistant, "", tool_calls=[call]),
                Message("tool", result, tool_call_id=call_id, name="lookup_slot")),
-         [(2, Fact("tool_detail", ((slot,),)))]),
+         [(2, PlantedFact("tool_detail", ((slot,),)))]),
         (_turn(Message(user, t["date_new"]), Message(assistant, t["ack"])),
-         [(0, Fact("corrected", (tuple(new_forms),)))]),
+         [(0, PlantedFact("corrected", (tuple(new_forms),)))]),
     ]  # fmt: skip
 
 
@@ -190,7 +191,7 @@ def generate_hard_conversation(
         for turn in turns:
             starts.append(starts[-1] + len(turn))
         # the standard facts: (turn, offset) in the base conversation
-        placed: list[tuple[tuple[Message, ...], int, Fact]] = []
+        placed: list[tuple[tuple[Message, ...], int, PlantedFact]] = []
         for fact in base.facts:
             at = max(
                 i for i, start in enumerate(starts[:-1]) if start <= fact.message_index
@@ -203,7 +204,7 @@ def generate_hard_conversation(
             merged.extend(rest[position * 2 : position * 2 + 2])
         merged.extend(rest[len(hard) * 2 :])
         carriers = {id(turn): offsets for turn, offsets in hard}
-        facts: list[Fact] = []
+        facts: list[PlantedFact] = []
         count = 0
         for turn in merged:
             for offset, fact in carriers.get(id(turn), []):

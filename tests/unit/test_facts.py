@@ -1,4 +1,4 @@
-"""The fact-retention generator and scorer (``memory_summary.facts``), no engine.
+"""The fact-retention generator and scorer (``quality.facts``), no engine.
 
 Matching rules pinned here (the module docstring states them): NFKC and case folding,
 dashes as spaces, optional spaces at digit/letter junctions and next to CJK, thousands
@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import pytest
 
-from memory_summary.facts import (
+from memory_summary.quality.facts import (
     CUT_CHARS,
     EARLY_MESSAGES,
     KINDS,
     TARGET_MESSAGES,
     ConversationResult,
-    Fact,
     FactsReport,
+    PlantedFact,
     count_key,
     generate_conversation,
     message_text,
@@ -134,11 +134,13 @@ def test_the_scorer_does_not_find_a_key_that_is_not_there(forms, summary):
 
 
 def test_a_fact_needs_every_one_of_its_keys():
-    decision = Fact("decision", (("Hetzner",), ("GDPR",)))
+    decision = PlantedFact("decision", (("Hetzner",), ("GDPR",)))
 
     assert decision.is_found_in("We chose Hetzner because of GDPR.")
     assert not decision.is_found_in("We chose Hetzner.")
-    assert Fact("decision", (("顺丰",), ("冷链",))).is_found_in("选了顺丰，因为冷链。")
+    assert PlantedFact("decision", (("顺丰",), ("冷链",))).is_found_in(
+        "选了顺丰，因为冷链。"
+    )
 
 
 def test_a_real_conversation_fact_is_found_in_its_own_sentence_only():
@@ -152,7 +154,7 @@ def test_a_real_conversation_fact_is_found_in_its_own_sentence_only():
 
 def test_the_report_counts_retention_per_kind_and_locale():
     def result(locale, kept):
-        facts = (Fact("person", (("A B",),)), Fact("id", (("X-1",),)))
+        facts = (PlantedFact("person", (("A B",),)), PlantedFact("id", (("X-1",),)))
         return ConversationResult(
             locale=locale,
             index=0,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory_summary.facts import HARD_KINDS, KINDS, count_key, message_text
+from memory_summary.quality.facts import HARD_KINDS, KINDS, count_key, message_text
 from memory_summary.quality.hard_facts import HARD, generate_hard_conversation
 
 
