@@ -59,7 +59,7 @@ from memory_summary.domain.prompt import (
     PREVIOUS_TAG,
     TASK_STATE_TAG,
 )
-from memory_summary.domain.render import LABELS
+from memory_summary.domain.render import ENTRY_LABEL, LABEL_ROLES
 
 from .dialogue import compacted, is_chatter, session_date
 from .fitting import CONTENT as _CONTENT
@@ -193,31 +193,6 @@ def _sentences(body: str) -> list[str]:
     ]
 
 
-# -- reading the request -------------------------------------------------------------
-
-
-def _label_pattern() -> re.Pattern[str]:
-    speakers = "|".join(
-        re.escape(label)
-        for labels in LABELS.values()
-        for label in (labels.user, labels.assistant, labels.system)
-    )
-    calls = "|".join(re.escape(labels.call) for labels in LABELS.values())
-    results = "|".join(re.escape(labels.tool_result) for labels in LABELS.values())
-    return re.compile(
-        rf"^(?:(?P<speaker>{speakers}): ?|(?P<call>{calls}) (?P<name>[^\s(]{{0,80}})\("
-        rf"|(?P<result>{results})\((?P<tool>[^\n]{{0,80}}?)\): ?)"
-    )
-
-
-_ENTRY = _label_pattern()
-_ROLES: dict[str, Role] = {}
-for _labels in LABELS.values():
-    _ROLES.update(
-        {_labels.user: "user", _labels.assistant: "assistant", _labels.system: "system"}
-    )
-
-
 def _sections_of(request: str) -> tuple[str, str]:
     """Return the previous summary and the conversation of a request.
 
@@ -247,7 +222,7 @@ def _entries(
     locale: Locale | None = None
     tool, lines = "", list[str]()
     for raw in conversation.splitlines():
-        match = _ENTRY.match(raw)
+        match = ENTRY_LABEL.match(raw)
         if match is None:
             lines.append(raw)
             continue
@@ -257,7 +232,7 @@ def _entries(
         locale = "en" if label.isascii() else "zh"
         body = raw[match.end() :]
         if match.group("speaker"):
-            role, tool = _ROLES[label], ""
+            role, tool = LABEL_ROLES[label], ""
         elif match.group("call"):
             role, tool = "call", match.group("name")
             body = body[:-1] if body.endswith(")") else body
@@ -351,7 +326,7 @@ _PARSED_ROLES: dict[str, Role] = {
     "system": "system",
     "call": "call",
     "tool": "tool",
-    **{name.lower(): role for name, role in _ROLES.items()},
+    **{name.lower(): role for name, role in LABEL_ROLES.items()},
     "调用": "call",
     "工具": "tool",
 }

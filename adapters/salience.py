@@ -13,6 +13,9 @@ from typing import Literal
 
 import attrs
 
+from memory_summary.domain.lexicon import MONTHS as _MONTHS
+from memory_summary.domain.lexicon import UNITS as _UNITS
+
 Kind = Literal[
     "identifier", "contact", "path", "date", "quantity", "number", "name", "proper",
     "decision", "constraint", "error", "goal", "task", "personal", "outcome",
@@ -31,19 +34,6 @@ ROLE_BONUS: dict[Role | None, int] = {
 }  # fmt: skip
 IDENTIFYING: frozenset[Kind] = frozenset(
     {"identifier", "contact", "path", "date", "quantity", "name"}
-)
-_MONTHS = (
-    r"(?:January|February|March|April|May|June|July|August|September|October|"
-    r"November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)"
-)
-_UNITS = (
-    r"(?:kg|kilograms?|kilos?|g|grams?|mg|lbs?|pounds?|km|kilomet(?:re|er)s?|m²|sqm|"
-    r"square met(?:re|er)s?|m|met(?:re|er)s?|cm|mm|mi|miles?|ft|feet|GB|gigabytes?|MB|"
-    r"KB|TB|GiB|MiB|ms|s|sec|secs|seconds?|min|mins|minutes?|h|hrs|hours?|days?|"
-    r"weeks?|months?|years?|%|°C|°F|EUR|USD|GBP|JPY|CNY|RMB|euros?|dollars?|kWh|W|kW|"
-    r"V|Hz|MHz|GHz|rpm|px|pt|requests|users|people|"
-    r"欧元|美元|英镑|日元|人民币|元|块|公斤|千克|克|公里|千米|平方米|平米|米|厘米|毫米|"
-    r"天|小时|分钟|秒|年|个月|周|岁|人|件|台|页|条|次|个|星)"
 )
 # Bounded quantifiers throughout: a megabyte of hostile text stays linear.
 # Order matters: earlier patterns claim their text (a URL's path is no file path).

@@ -18,6 +18,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 
 from .config import Locale
+from .lexicon import MONTHS as _MONTHS
+from .lexicon import UNITS as _UNITS
 from .truncate import truncate_to_tokens
 
 PIN_HEADERS: dict[Locale, str] = {"en": "Pinned facts: ", "zh": "固定事实："}
@@ -36,16 +38,6 @@ MAX_PER_TOOL_RESULT = 1
 """A tool result gives its first identifier only: its outcome. One listing search hits
 holds dozens of numbers that would push the conversation's own identifiers out."""
 
-_UNITS = (
-    r"(?:kg|g|mg|lb|lbs|km|m|cm|mm|mi|ft|in|GB|MB|KB|TB|GiB|MiB|KiB|TiB|ms|s|sec|"
-    r"min|mins|h|hrs|hours|days|weeks|months|years|%|°C|°F|EUR|USD|GBP|JPY|CNY|RMB|"
-    r"kWh|W|kW|V|A|Hz|MHz|GHz|rpm|px|pt|"
-    r"元|公斤|千克|克|公里|米|厘米|毫米|天|小时|分钟|秒|年|个月|周|岁|人|件|台|页)"
-)
-_MONTHS = (
-    r"(?:January|February|March|April|May|June|July|August|September|October|"
-    r"November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)"
-)
 _NAME = r"[A-Z][a-z]+(?: [A-Z][a-z]+){0,2}"
 MAX_WORD_CHARS = 256
 """Only the head of a longer word is scanned (a pasted blob, a minified line): no pin

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Literal
 
 import attrs
 
@@ -88,24 +89,44 @@ def result_names(window: Sequence[Message]) -> list[dict[str, str]]:
     return names
 
 
-def _entry_start() -> re.Pattern[str]:
-    """Return what begins a transcript entry in any locale, however cased or spaced."""
-    speakers = "|".join(
-        re.escape(label)
-        for labels in LABELS.values()
-        for label in (labels.user, labels.assistant, labels.system)
-    )
-    calls = "|".join(re.escape(labels.call) for labels in LABELS.values())
-    results = "|".join(re.escape(labels.tool_result) for labels in LABELS.values())
-    return re.compile(
-        rf"[\s{INVISIBLE}]*(?:(?:{speakers})[\s{INVISIBLE}]*[:：]"
-        rf"|(?:{calls})\s|(?:{results})[\s{INVISIBLE}]*\()",
-        re.IGNORECASE,
-    )
+def _alternation(labels: Iterable[str]) -> str:
+    return "|".join(re.escape(label) for label in labels)
 
 
 INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
-_ENTRY_START = _entry_start()
+_SPEAKERS = _alternation(
+    label
+    for labels in LABELS.values()
+    for label in (labels.user, labels.assistant, labels.system)
+)
+_CALLS = _alternation(labels.call for labels in LABELS.values())
+_RESULTS = _alternation(labels.tool_result for labels in LABELS.values())
+ENTRY_LABEL = re.compile(
+    rf"^(?:(?P<speaker>{_SPEAKERS}): ?|(?P<call>{_CALLS}) (?P<name>[^\s(]{{0,80}})\("
+    rf"|(?P<result>{_RESULTS})\((?P<tool>[^\n]{{0,80}}?)\): ?)"
+)
+"""The label that opens a transcript entry, exactly as ``render_message`` writes it:
+``speaker``, or ``call`` and the tool ``name``, or ``result`` and its ``tool``."""
+Speaker = Literal["user", "assistant", "system"]
+
+
+def _label_roles() -> dict[str, Speaker]:
+    roles: dict[str, Speaker] = {}
+    for labels in LABELS.values():
+        roles[labels.user] = "user"
+        roles[labels.assistant] = "assistant"
+        roles[labels.system] = "system"
+    return roles
+
+
+LABEL_ROLES: Mapping[str, Speaker] = _label_roles()
+"""The role each speaker label of ``ENTRY_LABEL`` stands for."""
+# What begins a transcript entry in any locale, however cased or spaced.
+_ENTRY_START = re.compile(
+    rf"[\s{INVISIBLE}]*(?:(?:{_SPEAKERS})[\s{INVISIBLE}]*[:：]"
+    rf"|(?:{_CALLS})\s|(?:{_RESULTS})[\s{INVISIBLE}]*\()",
+    re.IGNORECASE,
+)
 
 
 def fenced_text(text: str) -> str:
