@@ -59,14 +59,14 @@ def test_tool_pieces_are_cut_and_chat_text_is_verbatim(history, cut, locale):
 
 @given(history=histories(), locale=st.sampled_from(["en", "zh"]))
 def test_no_text_inside_a_message_starts_a_transcript_line(history, locale):
-    from memory_summary.adapters.extractive import _entries
+    from memory_summary.adapters.transcript import entries
 
     for message, line in zip(
         history, render_transcript(history, locale=locale), strict=True
     ):
         said = 1 if message.role != "assistant" or message.text else 0
         expected = max(said + len(message.tool_calls), 1)
-        assert len(list(_entries(line))) == expected, line
+        assert len(list(entries(line))) == expected, line
 
 
 @given(name=st.text(min_size=1, max_size=20), fallback=st.text(min_size=1, max_size=20))

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from memory_summary.adapters import ExtractiveSummarizer
 from memory_summary.adapters.dialogue import compacted, is_chatter, session_date
-from memory_summary.adapters.extractive import instruction_terms
+from memory_summary.adapters.host_instructions import instruction_terms
 from memory_summary.domain import Accepted, check_summary, summary_request
 from memory_summary.domain.render import render_transcript
 from memory_summary.quality.locomo import parse_locomo

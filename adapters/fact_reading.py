@@ -1,0 +1,267 @@
+"""The facts of a request: fragments of the new transcript and of the previous summary.
+
+A fragment is a sentence (a tool result's first line, its outcome), cut to one line
+around what matters; a fact is a fragment with its speaker, section and salience.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from memory_summary.domain import cut_chars, pinned_section
+from memory_summary.domain.config import Locale
+from memory_summary.domain.injection import TRUNCATION_SUFFIXES
+from memory_summary.domain.prompt import FENCE_TAGS, NEUTRAL_OPEN
+from memory_summary.domain.render import LABEL_ROLES
+
+from .dialogue import compacted, is_chatter, session_date
+from .fitting import (
+    CONTENT,
+    CORRECTION,
+    HEADERS,
+    SEPARATORS,
+    STOP,
+    VALUE,
+    Fact,
+    Section,
+)
+from .salience import (
+    LIST_ITEM,
+    SENTENCE_END,
+    SPANS,
+    WEIGHTS,
+    Role,
+    Salience,
+    salience_of,
+)
+from .transcript import entries
+
+LINE_CHARS = 160
+SAID_CHARS = 80  # a compacted sentence: its content words, around what matters
+FACT_CACHE_SIZE = 8192
+ENTRY_CHARS = 65_536  # read of one message: about the 16k-token context it reports
+SCAN_CHARS = 262_144  # read of one whole request
+MAX_FACTS_PER_ENTRY = 16
+MAX_TOOL_LINES = 8  # a tool result's lines read: its outcome and what follows it
+
+
+def _section_of(salience: Salience) -> Section:
+    if "decision" in salience.kinds:
+        return "decisions"
+    if salience.kinds & {"goal", "question"}:
+        return "goals"
+    if "task" in salience.kinds:
+        return "tasks"
+    return "facts"
+
+
+@functools.lru_cache(maxsize=FACT_CACHE_SIZE)
+def _fact(
+    text: str,
+    role: Role | None,
+    tool: str,
+    section: Section | None,
+    date: str = "",
+) -> Fact:
+    """Return the fact of one fragment; its salience is read from the fragment alone.
+
+    Remembered: a summary's facts come back at every compression of its session.
+    """
+    text = text.rstrip(" .\u3002")  # a fact's closing stop: bullets need none
+    salience = salience_of(text, role)
+    lowered = text.lower()
+    words = frozenset(CONTENT.findall(CORRECTION.sub(" ", lowered))) - STOP
+    measures = tuple(
+        value for kind, value in salience.identifiers if kind in ("quantity", "date")
+    )
+    rest = text
+    for measure in measures:
+        rest = rest.replace(measure, " ")
+    return Fact(
+        text,
+        role,
+        tool,
+        section or _section_of(salience),
+        salience,
+        words,
+        measures,
+        tuple(VALUE.findall(rest)),
+        date,
+    )
+
+
+_FENCE_ONLY = re.compile(
+    rf"^{NEUTRAL_OPEN}\s*/?\s*(?:{'|'.join(FENCE_TAGS)})\s*>$", re.IGNORECASE
+)
+
+
+def _fragment(sentence: str, limit: int = LINE_CHARS) -> str:
+    """Return ``sentence`` as one line of at most ``limit`` chars, around what matters.
+
+    A longer sentence is cut to a window that starts shortly before its first match
+    of the weightiest kind it holds.
+    """
+    text = " ".join(sentence.split())
+    if _FENCE_ONLY.match(text):  # a disarmed fence tag quoted in a message: no fact
+        return ""
+    if len(text) <= limit:
+        return text
+    found = ((WEIGHTS[kind], pattern.search(text)) for kind, pattern in SPANS)
+    spans = [(-weight, match.start()) for weight, match in found if match]
+    at = min(spans, default=(0, 0))[1]
+    start = max(at - 30, 0)
+    if start == 0:
+        return cut_chars(text, limit)
+    space = text.find(" ", start, at)
+    start = space + 1 if space >= 0 else start
+    return "\u2026" + cut_chars(text[start:], limit - 1)
+
+
+def _sentences(body: str) -> list[str]:
+    return [
+        piece
+        for line in body.splitlines()
+        for piece in SENTENCE_END.split(line)
+        if piece.strip()
+    ]
+
+
+def _tool_name(name: str) -> str:
+    return re.sub(r"[^\w.-]", "", name)[:40] or "?"
+
+
+def new_facts(
+    conversation: str, date: str = ""
+) -> tuple[list[Fact], dict[Locale, int]]:
+    """Return the facts of the transcript, and how many entries each locale labels.
+
+    ``date``: the day the transcript starts on, until a message names another.
+    """
+    facts: list[Fact] = []
+    fallback: Fact | None = None
+    labelled: dict[Locale, int] = {"en": 0, "zh": 0}
+    for role, tool, body, locale in entries(conversation[:SCAN_CHARS]):
+        if locale is not None:
+            labelled[locale] += 1
+        candidates: list[Fact] = []
+        body = body[:ENTRY_CHARS]
+        said = role in ("user", "assistant", "system")
+        if said:
+            day, body = session_date(body)
+            date = day or date
+        sentences = _sentences(body)
+        if role == "tool":  # a result's first line is its outcome; the rest, detail
+            lines = [x for x in body.splitlines() if x.strip()]
+            sentences = (
+                lines[:1]
+                + [  # and a later line that names something
+                    x for x in lines[1:MAX_TOOL_LINES] if not LIST_ITEM.match(x.strip())
+                ]
+            )
+        plain_taken = False
+        for sentence in sentences:
+            chatter = said and (
+                is_chatter(sentence)
+                or (role == "assistant" and sentence.rstrip().endswith("?"))
+            )  # the assistant's questions: the answer holds what matters
+            text = (
+                _fragment(compacted(sentence), SAID_CHARS)
+                if said and not chatter
+                else _fragment(sentence)
+            )
+            if not text:
+                continue
+            if said:
+                text = text.replace(SEPARATORS["en"], ", ").replace(
+                    SEPARATORS["zh"], "\uff0c"
+                )
+            fact = _fact(text, role, _tool_name(tool) if tool else "", None, date)
+            if chatter:  # no fact; a transcript of chatter only keeps its first
+                fallback = fallback or fact
+            elif not plain_taken or fact.salience.kinds - {"plain", "outcome"}:
+                candidates.append(fact)  # the first fact, then telling ones
+                plain_taken = True
+        best = sorted(
+            range(len(candidates)), key=lambda i: (-candidates[i].salience.score, i)
+        )[:MAX_FACTS_PER_ENTRY]
+        facts.extend(candidates[i] for i in sorted(best))
+    if not facts and fallback is not None:
+        facts.append(fallback)
+    return facts, labelled
+
+
+_SHARED_BULLET = re.compile(
+    f"{re.escape(SEPARATORS['en'])}|{re.escape(SEPARATORS['zh'])}"
+)
+
+
+_HEADER_SECTIONS = {
+    header: section
+    for headers in HEADERS.values()
+    for section, header in headers.items()
+}
+
+
+_SUFFIX_LINES = frozenset(suffix.strip() for suffix in TRUNCATION_SUFFIXES.values())
+
+
+_SPEAKER = re.compile(
+    r"^(?:(?P<role>user|assistant|system|User|Assistant|System|用户|助手|系统)"
+    r"|(?P<kind>call|tool|调用|工具) (?P<tool>[\w.-]{1,40}))(?:: |：)"
+)
+
+
+_PARSED_ROLES: dict[str, Role] = {
+    "user": "user",
+    "assistant": "assistant",
+    "system": "system",
+    "call": "call",
+    "tool": "tool",
+    **{name.lower(): role for name, role in LABEL_ROLES.items()},
+    "调用": "call",
+    "工具": "tool",
+}
+
+
+def previous_facts(previous: str) -> tuple[list[Fact], Locale | None]:
+    """Return the facts of a previous summary (ours or not), and its headers' locale."""
+    body = pinned_section(pinned_section(previous, "en")[0], "zh")[0]  # the engine's
+    facts: list[Fact] = []
+    section: Section = "facts"
+    locale: Locale | None = None
+    date = ""
+    for raw in body[:SCAN_CHARS].splitlines():
+        line = raw.strip()
+        if not line or line in _SUFFIX_LINES:
+            continue
+        if line in _HEADER_SECTIONS:
+            section = _HEADER_SECTIONS[line]
+            locale = "en" if line.isascii() else "zh"
+            date = ""
+            continue
+        day, rest = session_date(line)
+        if day and not rest:  # a date line: the day of the facts below it
+            date = day
+            continue
+        if line[:2] in ("- ", "* ", "\u2022 "):
+            text = line[2:].strip()
+            match = _SPEAKER.match(text)
+            role: Role | None = None
+            tool = ""
+            if match:
+                role = _PARSED_ROLES[
+                    (match.group("role") or match.group("kind")).lower()
+                ]
+                tool = match.group("tool") or ""
+                text = text[match.end() :]
+            facts.extend(
+                _fact(_fragment(piece), role, tool, section, date)
+                for piece in _SHARED_BULLET.split(text)
+            )
+            continue
+        facts.extend(  # a foreign summary: its sentences
+            _fact(_fragment(sentence), None, "", section)
+            for sentence in _sentences(line)
+        )
+    return [fact for fact in facts if fact.text], locale
