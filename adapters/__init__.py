@@ -17,7 +17,8 @@ from .tokens import TiktokenCounter, counter_factory, encoding_name_for
 
 if TYPE_CHECKING:
     from .anthropic_llm import AnthropicLLM, AnthropicStream
-    from .openai_llm import OpenAIChatLLM, OpenAIChatStream
+    from .openai_llm import OpenAIChatLLM
+    from .openai_stream import OpenAIChatStream
     from .postgres import PostgresArchive, PostgresStore
     from .redis_store import RedisStore
 
@@ -26,7 +27,7 @@ _LAZY: dict[str, tuple[str, str, str]] = {
     "AnthropicLLM": ("anthropic_llm", "anthropic", "anthropic"),
     "AnthropicStream": ("anthropic_llm", "anthropic", "anthropic"),
     "OpenAIChatLLM": ("openai_llm", "openai", "openai"),
-    "OpenAIChatStream": ("openai_llm", "openai", "openai"),
+    "OpenAIChatStream": ("openai_stream", "openai", "openai"),
     "PostgresArchive": ("postgres", "psycopg", "postgres"),
     "PostgresStore": ("postgres", "psycopg", "postgres"),
     "RedisStore": ("redis_store", "redis", "redis"),

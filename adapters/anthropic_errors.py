@@ -10,9 +10,7 @@ long is ``SummarizerContextError``; a timeout ``SummarizerTimeout``; the rest
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import random
 from collections.abc import Mapping
 
 import anthropic
@@ -23,12 +21,10 @@ from memory_summary.domain import (
     SummarizerTimeout,
 )
 
+from .retry import RETRY_STATUSES, backoff_s, retry_after_s
+
 log = logging.getLogger(__name__)
 
-_FIRST_BACKOFF_S = 0.5
-_MAX_BACKOFF_S = 8.0
-_MAX_RETRY_AFTER_S = 60.0
-_RETRY_STATUSES = frozenset({408, 409, 429})
 _RETRY_ERROR_TYPES = frozenset({"overloaded_error", "rate_limit_error", "api_error"})
 _CONTEXT_WORDING = ("prompt is too long", "context window", "context length")
 
@@ -47,20 +43,18 @@ def retry_pause_s(exc: anthropic.AnthropicError, attempt: int) -> float:
         headers = exc.response.headers
         should = headers.get("x-should-retry")
         transient = (
-            exc.status_code in _RETRY_STATUSES
+            exc.status_code in RETRY_STATUSES
             or exc.status_code >= 500
             or _error_type(exc) in _RETRY_ERROR_TYPES
         )
         if should == "false" or (should != "true" and not transient):
             return -1.0
-        with contextlib.suppress(ValueError):
-            retry_after_s = float(headers.get("retry-after", ""))
-            if 0 <= retry_after_s <= _MAX_RETRY_AFTER_S:
-                return retry_after_s
+        asked_s = retry_after_s(headers)
+        if asked_s is not None:
+            return asked_s
     elif not isinstance(exc, anthropic.APIConnectionError):  # includes timeouts
         return -1.0
-    backoff_s = min(_FIRST_BACKOFF_S * 2.0**attempt, _MAX_BACKOFF_S)
-    return backoff_s * (1 - 0.25 * random.random())  # jitter, as the SDK's
+    return backoff_s(attempt)
 
 
 def translated(exc: anthropic.AnthropicError) -> SummarizerError:

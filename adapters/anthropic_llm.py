@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -29,12 +28,12 @@ from memory_summary.domain import (
     ConfigError,
     Message,
     SummarizerError,
-    SummarizerTimeout,
     SummaryReply,
     TokenUsage,
 )
 
 from .anthropic_errors import retry_pause_s, translated
+from .retry import request_timeout_s, retried
 from .sdk_stream import SDKStream, deadline_at
 
 if TYPE_CHECKING:
@@ -278,35 +277,22 @@ class AnthropicLLM:
         )
 
     def _request_timeout(self, deadline: float | None) -> anthropic.Timeout:
-        total_s = self._timeout_s
-        if deadline is not None:
-            total_s = min(total_s, deadline - time.monotonic())
-            if total_s <= 0:
-                raise SummarizerTimeout("the summarizer call ran out of time")
+        total_s = request_timeout_s(self._timeout_s, deadline)
         return anthropic.Timeout(total_s, connect=min(self._connect_timeout_s, total_s))
 
     def _retried(
         self, call: Callable[[anthropic.Timeout], _T], deadline: float | None
     ) -> _T:
         """Return ``call(timeout)``, retried on transient errors before ``deadline``."""
-        attempt = 0
-        while True:
-            try:
-                return call(self._request_timeout(deadline))
-            except anthropic.AnthropicError as exc:
-                pause_s = retry_pause_s(exc, attempt)
-                fits = deadline is None or time.monotonic() + pause_s < deadline
-                if attempt >= self._max_retries or pause_s < 0 or not fits:
-                    raise translated(exc) from exc
-                log.warning(
-                    "Anthropic API failed (%s); retry %d of %d in %.1f s",
-                    type(exc).__name__,
-                    attempt + 1,
-                    self._max_retries,
-                    pause_s,
-                )
-            time.sleep(pause_s)
-            attempt += 1
+        return retried(
+            lambda: call(self._request_timeout(deadline)),
+            deadline,
+            max_retries=self._max_retries,
+            errors=anthropic.AnthropicError,
+            pause_s=retry_pause_s,
+            translated=translated,
+            who="Anthropic API",
+        )
 
 
 class AnthropicStream(SDKStream["RawMessageStreamEvent"]):

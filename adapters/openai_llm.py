@@ -15,13 +15,9 @@ option is asked without it from then on, and its usage is counted by the engine.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-import random
-import re
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -30,17 +26,16 @@ import openai
 from memory_summary.domain import (
     ConfigError,
     Message,
-    SummarizerContextError,
     SummarizerError,
-    SummarizerTimeout,
     SummaryReply,
-    TokenUsage,
 )
 
-from .sdk_stream import SDKStream, deadline_at
+from .openai_errors import rejects_stream_options, retry_pause_s, translated
+from .openai_stream import OpenAIChatStream, token_usage
+from .retry import request_timeout_s, retried
+from .sdk_stream import deadline_at
 
 if TYPE_CHECKING:
-    from openai.types import CompletionUsage
     from openai.types.chat import ChatCompletionChunk
 
 log = logging.getLogger(__name__)
@@ -52,31 +47,6 @@ CONNECT_TIMEOUT_S = 5.0
 # stop reading it (real text averages about 4 characters a token).
 REPLY_CHARS_PER_TOKEN = 8
 MIN_REPLY_CHARS = 4096
-_FIRST_BACKOFF_S = 0.5
-_MAX_BACKOFF_S = 8.0
-_MAX_RETRY_AFTER_S = 60.0
-_RETRY_STATUSES = frozenset({408, 409, 429})
-# How servers word "the prompt does not fit the context window".
-_CONTEXT_WORDING = re.compile(
-    "|".join(
-        (
-            r"context_length_exceeded",  # OpenAI, Azure, Groq: the error code
-            r"context length exceeded",
-            r"maximum context length",  # OpenAI, vLLM, DeepSeek, Mistral
-            r"exceeds? the available context size",  # llama.cpp server
-            r"exceeds? (the )?context window",  # llama-cpp-python
-            r"exceeds? (the )?(model's )?(maximum )?context length",  # Ollama, vLLM
-            r"too long to fit into the model",  # vLLM
-            r"longer than the maximum model length",  # vLLM
-            r"prompt is too long",  # Anthropic's compatible endpoint
-            r"input token count .* exceeds the maximum",  # Gemini's
-            r"max_new_tokens` must be <=",  # text-generation-inference
-            r"reduce the length of the messages",
-        )
-    ),
-    re.IGNORECASE,
-)
-_CONTEXT_STATUSES = frozenset({400, 413, 422})
 
 # Context windows of well-known models, longest prefix first; used when neither the
 # configuration nor the endpoint's model listing says. Tokens.
@@ -104,8 +74,6 @@ _LISTING_KEYS = (
     "context_window",
     "max_context_length",
 )
-# How servers word "I do not know stream_options" (a 400 or 422 naming the field).
-_STREAM_OPTIONS_WORDING = re.compile(r"stream_options|include_usage", re.IGNORECASE)
 _STREAM_USAGE: Mapping[str, object] = {"stream_options": {"include_usage": True}}
 DISABLE_THINKING_FIELDS: Mapping[str, object] = {
     "chat_template_kwargs": {"enable_thinking": False},  # vLLM / SGLang chat templates
@@ -296,7 +264,7 @@ class OpenAIChatLLM:
                 cap,
                 max_tokens,
             )
-        return SummaryReply(text[:cap], _token_usage(response.usage))
+        return SummaryReply(text[:cap], token_usage(response.usage))
 
     def stream(
         self,
@@ -340,7 +308,7 @@ class OpenAIChatLLM:
             try:
                 return self._retried(lambda t: create(t, with_usage), deadline)
             except SummarizerError as exc:
-                if not with_usage or not _rejects_stream_options(exc.__cause__):
+                if not with_usage or not rejects_stream_options(exc.__cause__):
                     raise
             log.info("the endpoint rejects stream_options; streaming without usage")
             self._stream_usage = False
@@ -352,152 +320,19 @@ class OpenAIChatLLM:
 
     def _request_timeout(self, deadline: float | None) -> openai.Timeout:
         """Return the next request's timeout: the configured one, cut to deadline."""
-        total_s = self._timeout_s
-        if deadline is not None:
-            total_s = min(total_s, deadline - time.monotonic())
-            if total_s <= 0:
-                raise SummarizerTimeout("the summarizer call ran out of time")
+        total_s = request_timeout_s(self._timeout_s, deadline)
         return openai.Timeout(total_s, connect=min(self._connect_timeout_s, total_s))
 
     def _retried(
         self, call: Callable[[openai.Timeout], _T], deadline: float | None
     ) -> _T:
         """Return ``call(timeout)``, retried like the SDK does, before ``deadline``."""
-        attempt = 0
-        while True:
-            try:
-                return call(self._request_timeout(deadline))
-            except openai.OpenAIError as exc:
-                pause_s = _retry_pause_s(exc, attempt)
-                fits = deadline is None or time.monotonic() + pause_s < deadline
-                if attempt >= self._max_retries or pause_s < 0 or not fits:
-                    raise _translated(exc) from exc
-                log.warning(
-                    "summarizer endpoint failed (%s); retry %d of %d in %.1f s",
-                    type(exc).__name__,
-                    attempt + 1,
-                    self._max_retries,
-                    pause_s,
-                )
-            time.sleep(pause_s)
-            attempt += 1
-
-
-class OpenAIChatStream(SDKStream["ChatCompletionChunk"]):
-    """The pieces of one streamed answer, closable from any thread (``SDKStream``).
-
-    Iterating sends the request (the first ``next()``), then yields text pieces. It
-    raises ``SummarizerError`` when the stream breaks or was closed,
-    ``SummarizerTimeout`` at its deadline and ``SummarizerContextError`` when the
-    endpoint refuses the prompt as too long. A reply past ``max_chars`` ends early,
-    cut to ``max_chars``, and its connection is closed.
-
-    ``close()`` is idempotent and thread-safe: it shuts the connection down, so a
-    ``next()`` blocked on another thread (say, on a server's keep-alive comments)
-    fails at once, and the server sees the client leave and stops generating.
-
-    Example:
-        >>> pieces = OpenAIChatLLM("m", base_url="http://127.0.0.1:9/v1").stream(
-        ...     [], max_tokens=10, temperature=0.3
-        ... )
-        >>> pieces.close()
-        >>> try:
-        ...     next(pieces)
-        ... except SummarizerError as exc:
-        ...     print(exc)
-        the summary stream was closed before it finished
-    """
-
-    def _read(self, event: ChatCompletionChunk) -> str:
-        usage = _token_usage(event.usage)
-        if usage is not None:  # the last chunk, with no choices (or each chunk)
-            self._usage = usage
-        self._finished = self._finished or any(
-            choice.finish_reason is not None for choice in event.choices
+        return retried(
+            lambda: call(self._request_timeout(deadline)),
+            deadline,
+            max_retries=self._max_retries,
+            errors=openai.OpenAIError,
+            pause_s=retry_pause_s,
+            translated=translated,
+            who="summarizer endpoint",
         )
-        return "".join(
-            choice.delta.content
-            for choice in event.choices
-            if choice.delta and choice.delta.content
-        )
-
-    def _translate(self, exc: Exception) -> Exception | None:
-        return _translated(exc) if isinstance(exc, openai.OpenAIError) else None
-
-    def _ended_early(self) -> SummarizerError:
-        if self._chars == 0:
-            return SummarizerContextError(
-                "the summary stream ended with neither text nor a finish_reason; "
-                "llama.cpp's server answers a prompt longer than its context so"
-            )
-        return SummarizerError("the summary stream ended before it finished")
-
-
-def _token_usage(usage: CompletionUsage | None) -> TokenUsage | None:
-    """Return a reported usage as ours; None when absent or not sane counts."""
-    if usage is None:
-        return None
-    prompt, completion = usage.prompt_tokens, usage.completion_tokens
-    if not all(
-        isinstance(n, int) and not isinstance(n, bool) and 0 <= n < 2**63
-        for n in (prompt, completion)
-    ):
-        return None
-    return TokenUsage(prompt, completion)
-
-
-def _rejects_stream_options(exc: BaseException | None) -> bool:
-    """Tell whether ``exc`` is an endpoint refusing the ``stream_options`` field."""
-    return (
-        isinstance(exc, openai.APIStatusError)
-        and exc.status_code in (400, 422)
-        and bool(_STREAM_OPTIONS_WORDING.search(f"{exc} {exc.body}"))
-    )
-
-
-def _retry_pause_s(exc: openai.OpenAIError, attempt: int) -> float:
-    """Return the pause before retrying after ``exc``, or -1 when it is not retried."""
-    if isinstance(exc, openai.APIStatusError):
-        headers = exc.response.headers
-        should = headers.get("x-should-retry")
-        if should == "false" or (
-            should != "true"
-            and exc.status_code not in _RETRY_STATUSES
-            and exc.status_code < 500
-        ):
-            return -1.0
-        with contextlib.suppress(ValueError):
-            retry_after_s = float(headers.get("retry-after", ""))
-            if 0 <= retry_after_s <= _MAX_RETRY_AFTER_S:
-                return retry_after_s
-    elif not isinstance(exc, openai.APIConnectionError):  # includes timeouts
-        return -1.0
-    backoff_s = min(_FIRST_BACKOFF_S * 2.0**attempt, _MAX_BACKOFF_S)
-    return backoff_s * (1 - 0.25 * random.random())  # jitter, as the SDK's
-
-
-def _is_context_error(exc: openai.OpenAIError) -> bool:
-    """Return whether ``exc`` says the request is longer than the model's context."""
-    if isinstance(exc, openai.APIStatusError):
-        if exc.status_code == 413:  # too large for the server or a proxy in front
-            return True
-        if exc.status_code not in _CONTEXT_STATUSES:
-            return False
-    elif not isinstance(exc, openai.APIError) or isinstance(
-        exc, openai.APIConnectionError
-    ):
-        return False
-    # an error event inside a 200 stream is a bare APIError: its message decides
-    return bool(_CONTEXT_WORDING.search(f"{exc} {exc.code} {exc.body}"))
-
-
-def _translated(exc: openai.OpenAIError) -> SummarizerError:
-    """Return the engine's error for a provider error; log the provider's message."""
-    log.warning("summarizer endpoint failed: %s: %s", type(exc).__name__, exc)
-    if isinstance(exc, openai.APITimeoutError):
-        return SummarizerTimeout(f"the summarizer endpoint timed out: {exc}")
-    if _is_context_error(exc):
-        return SummarizerContextError(
-            f"the request exceeds the summarizer model's context window: {exc}"
-        )
-    return SummarizerError(f"{type(exc).__name__}: {exc}")
