@@ -94,6 +94,13 @@ def _close_quietly(closer: Callable[[], object] | None) -> None:
 
 
 @attrs.frozen
+class Unresolved:
+    """No summarizer matches the configuration: ``reason`` says why (no retry helps)."""
+
+    reason: str
+
+
+@attrs.frozen
 class ResolvedModel:
     """A summarizer ready to call: which LLM, which model, how to count its tokens."""
 
@@ -224,7 +231,9 @@ class ModelResolver:
         self._fallbacks: dict[tuple[int, str | None], ResolvedModel] = {}
         self._backoffs: dict[tuple[int, str | None], Backoff] = {}
 
-    def _target(self, session_model: str | None) -> tuple[Summarizer, str | None] | str:
+    def _target(
+        self, session_model: str | None
+    ) -> tuple[Summarizer, str | None] | Unresolved:
         config = self._config
         if config.summary_model_mode == "custom":
             ref = config.summary_llm
@@ -232,7 +241,7 @@ class ModelResolver:
             llm = self._providers.get(ref.provider)
             if llm is None:
                 known = ", ".join(sorted(self._providers)) or "none"
-                return (
+                return Unresolved(
                     f"summary_llm provider {ref.provider!r} is not registered "
                     f"(registered: {known})"
                 )
@@ -244,7 +253,7 @@ class ModelResolver:
     def peek(self, session_model: str | None) -> ResolvedModel | None:
         """Return the cached resolution (or its fallback), None when not known yet."""
         target = self._target(session_model)
-        if isinstance(target, str):
+        if isinstance(target, Unresolved):
             return None
         key = (id(target[0]), target[1])
         with self._lock:
@@ -257,7 +266,7 @@ class ModelResolver:
         summarizer matches the configuration (nothing would change on a retry).
         """
         target = self._target(session_model)
-        if isinstance(target, str):
+        if isinstance(target, Unresolved):
             return False
         key = (id(target[0]), target[1])
         with self._lock:
@@ -266,12 +275,17 @@ class ModelResolver:
             backoff = self._backoffs.get(key)
             return backoff is None or backoff_is_due(backoff, self._clock())
 
-    def resolve(self, session_model: str | None) -> ResolvedModel | str:
-        """Return the resolved summarizer, or a message saying why none could be."""
+    def resolution(self, session_model: str | None) -> ResolvedModel | Unresolved:
+        """Return the resolved summarizer, or ``Unresolved`` saying why none can be."""
         target = self._target(session_model)
-        if isinstance(target, str):
+        if isinstance(target, Unresolved):
             return target
         return self._resolved(*target)
+
+    def resolve(self, session_model: str | None) -> ResolvedModel | str:
+        """Return ``resolution()``, an ``Unresolved`` as its reason (older callers)."""
+        found = self.resolution(session_model)
+        return found.reason if isinstance(found, Unresolved) else found
 
     def _resolved(self, llm: Summarizer, model: str | None) -> ResolvedModel:
         key = (id(llm), model)

@@ -99,7 +99,6 @@ from .ports import (
     StreamingSummarizer,
     Summarizer,
     SummaryReply,
-    TokenCounter,
     UsageReportingSummarizer,
 )
 from .prompt import latest_todo_call, summary_request, system_prompt
@@ -224,7 +223,6 @@ __all__ = [
     "SummaryRecord",
     "SummaryReply",
     "SummaryVersion",
-    "TokenCounter",
     "TokenUsage",
     "TokenizerError",
     "ToolCall",

@@ -371,11 +371,3 @@ class Archive(Protocol):
     def save_message(self, session_id: str, message: Message) -> object:
         """Store one archive message (the compression separator)."""
         ...
-
-
-class TokenCounter(Protocol):
-    """Counts tokens exactly, in one model's encoding."""
-
-    def count(self, text: str) -> int:
-        """Return the number of tokens ``text`` encodes to."""
-        ...
