@@ -6,7 +6,7 @@ from typing import Literal
 
 import attrs
 
-from .compaction import Outcome, SkipReason
+from .compression import Outcome, SkipReason
 from .reason import Reason
 
 Status = Literal["start", "done", "error"]
