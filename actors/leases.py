@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import attrs
 
-from memory_summary.domain import CompactionStore, StoreError
+from memory_summary.domain import CompressionStore, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ class LeaseKeeper:
     """
 
     def __init__(
-        self, store: CompactionStore, clock: Callable[[], float] = time.monotonic
+        self, store: CompressionStore, clock: Callable[[], float] = time.monotonic
     ) -> None:
         self._store = store
         self._clock = clock

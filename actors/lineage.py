@@ -15,7 +15,7 @@ from collections.abc import Callable
 import attrs
 
 from memory_summary.domain import (
-    CompactionStore,
+    CompressionStore,
     MalformedRecord,
     StoreError,
     SummaryRecord,
@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 class LineageWriter:
     """Appends the versions one compression writes to the session's lineage."""
 
-    store: CompactionStore
+    store: CompressionStore
     session_id: str
     lease: str
     kept: int

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from memory_summary.domain import (
     NAMESPACE,
     QUARANTINE_NAMESPACE,
-    CompactionStore,
+    CompressionStore,
     MalformedRecord,
     MetadataPages,
     SummaryRecord,
@@ -36,7 +36,7 @@ class RecordReader:
     is a fresh random token per commit, so it names one record's content.
     """
 
-    def __init__(self, store: CompactionStore) -> None:
+    def __init__(self, store: CompressionStore) -> None:
         self._store = store
         self._lock = threading.Lock()
         self._reported: set[str] = set()

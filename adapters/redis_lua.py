@@ -16,7 +16,7 @@ Layout (``P`` is the store's prefix; a session id, namespace or key never holds 
   id at most this are archived, but for the host's instructions kept active);
 - ``P i:<sid>``: the host's instructions below the boundary, still active: a sorted
   set like ``h:`` (a system or developer row of no kind, see ``_HELPERS``);
-- ``P l:<sid>``: the compaction lease, a hash {owner, token} that expires;
+- ``P l:<sid>``: the compression lease, a hash {owner, token} that expires;
 - ``P p:<sid>``: the session's history index, a sorted set of score 0 whose members
   are postings ``term NUL id NUL tf`` (a term's postings are one lex range);
 - ``P e:<sid>``: a hash, message id -> its index entry (to unindex it when popped);

@@ -1,4 +1,4 @@
-"""The Redis store: the whole compaction-store contract on one Redis server.
+"""The Redis store: the whole compression-store contract on one Redis server.
 
 Every operation that reads and then writes is a Lua script (``redis_lua``), so it is
 atomic for every process sharing the server: a fenced commit checks the lease, the
@@ -68,7 +68,7 @@ def _ms(seconds: float) -> int:
 
 
 class RedisStore(RedisHistory):
-    """A compaction store on a Redis server, shared by every process that opens it.
+    """A compression store on a Redis server, shared by every process that opens it.
 
     Args:
         url: the server (``redis://host:port/db``); by default

@@ -70,7 +70,7 @@ class MemoryStore(Protocol):
 FenceReason = Literal["generation", "archive", "lease"]
 """Why a fenced commit applied nothing: the stored record's generation changed (a
 clear, a forget or another writer), the messages to archive are no longer exactly the
-active ones the compression read, or the compaction lease was lost."""
+active ones the compression read, or the compression lease was lost."""
 
 
 @attrs.frozen
@@ -87,8 +87,8 @@ class CommitResult:
 
 
 @runtime_checkable
-class CompactionStore(MemoryStore, Protocol):
-    """A store the engine can compact safely: fenced, by id, atomic with the summary.
+class CompressionStore(MemoryStore, Protocol):
+    """A store the engine can compress safely: fenced, by id, atomic with the summary.
 
     Every store this library ships implements it; ``tests/contract`` is its suite.
     """
@@ -161,7 +161,7 @@ class CompactionStore(MemoryStore, Protocol):
         ...
 
     def acquire_lease(self, session_id: str, *, owner: str, ttl_s: float) -> str | None:
-        """Take the session's compaction lease for ``ttl_s``; return its token or None.
+        """Take the session's compression lease for ``ttl_s``; return its token or None.
 
         None means another owner holds an unexpired lease. Leases live in the store,
         so they bind every process that shares it and outlive a server restart.
@@ -188,9 +188,13 @@ class CompactionStore(MemoryStore, Protocol):
         ...
 
 
+CompactionStore = CompressionStore
+"""The former name of ``CompressionStore`` (deprecated)."""
+
+
 @runtime_checkable
-class PoppingStore(CompactionStore, Protocol):
-    """A compaction store that can also take back its newest active message.
+class PoppingStore(CompressionStore, Protocol):
+    """A compression store that can also take back its newest active message.
 
     An optional capability (the Agents SDK session's ``pop_item`` needs it); every
     store this library ships has it.

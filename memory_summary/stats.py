@@ -1,4 +1,4 @@
-"""What compaction cost, per session and overall: the data of `memory-summary stats`.
+"""What compression cost, per session and overall: the data of `memory-summary stats`.
 
 ``collect_stats`` reads every summary record of a store (page by page, unreadable ones
 skipped) and returns plain values; ``stats_table``, ``stats_json`` and ``usage_line``
@@ -14,7 +14,7 @@ import attrs
 
 from memory_summary.actors.records import RecordReader
 from memory_summary.domain import (
-    CompactionStore,
+    CompressionStore,
     SummarizerUsage,
     SummaryRecord,
     total_usage,
@@ -62,7 +62,7 @@ class UsageStats:
         return total_usage(s.usage for s in self.sessions)
 
 
-def collect_stats(store: CompactionStore) -> UsageStats:
+def collect_stats(store: CompressionStore) -> UsageStats:
     """Return the stats of every session with a readable summary record in ``store``.
 
     Example:

@@ -38,7 +38,7 @@ def snapshot(store: Any, sid: str) -> tuple[object, ...]:
 
 
 def commit(store: Any, sid: str, **overrides: Any) -> CommitResult:
-    """Commit a compaction of ``sid`` with the given overrides of the defaults."""
+    """Commit a compression of ``sid`` with the given overrides of the defaults."""
     arguments: dict[str, Any] = {
         "namespace": NS,
         "record": {"generation": "new", "text": "summary"},

@@ -1,4 +1,4 @@
-"""The store contract of compaction leases: exclusive, timed, renewable, releasable.
+"""The store contract of compression leases: exclusive, timed, renewable, releasable.
 
 A lease is a row (or, in memory, an entry) with a token and an expiry; a token from
 before is worthless once someone else took the expired lease.

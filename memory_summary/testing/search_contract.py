@@ -136,7 +136,7 @@ class SearchContract:
         assert found == {saved[0].id: True, saved[1].id: False}
         assert _ids(archived) == [saved[0].id]
 
-    def test_a_compaction_commit_keeps_messages_findable(
+    def test_a_compression_commit_keeps_messages_findable(
         self, store: Any, sid: str
     ) -> None:
         saved = _save(store, sid, "zebra a", "zebra b", "zebra c")
