@@ -12,6 +12,11 @@ Leases are keys that expire on the server's clock, so they bind every process an
 survive a restart when the server persists its data (RDB or AOF). A server that
 persists nothing loses every key on a restart: a compression in flight then fails
 its lease check and commits nothing. See docs/redis.md.
+
+Why about 470 lines: this is the one class that implements the store protocol on
+Redis, and its messages, its fenced commit and its leases share one key layout and one
+set of scripts; what stands apart is mixed in (``redis_history``: search and reads of
+the whole history; ``redis_metadata``: records).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import json
 import logging
 import math
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import redis
@@ -28,7 +33,6 @@ import redis
 from memory_summary.domain import (
     NAMESPACE,
     CommitResult,
-    MalformedRecord,
     Message,
     StoreError,
 )
@@ -41,7 +45,6 @@ from .message_rows import (
     check_limit,
     check_row_id,
     check_ttl,
-    decode_record,
     message_values,
     metadata_json,
     new_token,
@@ -49,6 +52,8 @@ from .message_rows import (
     stored_message,
 )
 from .redis_history import Arg, RedisHistory, index_entry
+from .redis_metadata import PAGE as _PAGE
+from .redis_metadata import RedisMetadata
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +61,6 @@ URL_VARIABLE = "MEMORY_SUMMARY_REDIS_URL"
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
 DEFAULT_PREFIX = "memory-summary:"
 _MAX_TTL_MS = 2**40  # about 35 years: PEXPIRE must not overflow the server's clock
-_PAGE = 1000
 _SCRIPTS = {  # the Lua scripts, by name (not the helpers they share)
     **{name: v for name, v in vars(lua).items() if name.isupper() and name[0] != "_"},
     **redis_history.SCRIPTS,
@@ -67,7 +71,7 @@ def _ms(seconds: float) -> int:
     return min(max(1, math.ceil(seconds * 1000)), _MAX_TTL_MS)
 
 
-class RedisStore(RedisHistory):
+class RedisStore(RedisHistory, RedisMetadata):
     """A compression store on a Redis server, shared by every process that opens it.
 
     Args:
@@ -471,106 +475,3 @@ class RedisStore(RedisHistory):
         check_key("owner", owner)
         key = self._key("l", session_id)
         return bool(self._script("DROP_LEASE", session_id, [key], ["owner", owner]))
-
-    # -- metadata
-
-    def save_metadata(
-        self, namespace: str, key: str, data: Mapping[str, object]
-    ) -> None:
-        text = metadata_json(namespace, key, data)
-        ttl = self._ttl if namespace in self._session_namespaces else "0"
-        self._script(
-            "SAVE_METADATA",
-            f"{namespace}/{key}",
-            [
-                self._record(namespace, key),
-                self._key("x", namespace),
-                self.prefix + "namespaces",
-            ],
-            [text, key, namespace, ttl],
-        )
-
-    def get_metadata(self, namespace: str, key: str) -> dict[str, object] | None:
-        check_key("namespace", namespace)
-        check_key("key", key)
-        raw = self._run(
-            "get_metadata", key, self._client.get, self._record(namespace, key)
-        )
-        return None if raw is None else decode_record(namespace, key, raw)
-
-    def _pages(
-        self, namespace: str, after_key: str | None, limit: int
-    ) -> Iterator[tuple[str, bytes]]:
-        start = "-" if after_key is None else f"({after_key}"
-        while limit > 0:
-            flat = self._script(
-                "METADATA_PAGE",
-                namespace,
-                [self._key("x", namespace)],
-                [self._record(namespace, ""), start, min(limit, _PAGE)],
-            )
-            for at in range(0, len(flat), 2):
-                yield bytes(flat[at]).decode("utf-8"), flat[at + 1]
-            if len(flat) < 2 * min(limit, _PAGE):
-                return
-            limit -= len(flat) // 2
-            start = "(" + bytes(flat[-2]).decode("utf-8")
-
-    def list_metadata(self, namespace: str) -> list[str]:
-        check_key("namespace", namespace)
-        return [key for key, _ in self._pages(namespace, None, 2**62)]
-
-    def metadata_page(
-        self, namespace: str, *, after_key: str | None = None, limit: int = 500
-    ) -> list[tuple[str, dict[str, object] | None]]:
-        check_key("namespace", namespace)
-        if after_key is not None:
-            check_key("after_key", after_key)
-        check_limit(limit)
-        return [
-            (key, _decoded_or_none(namespace, key, raw))
-            for key, raw in self._pages(namespace, after_key, limit)
-        ]
-
-    def delete_metadata(self, namespace: str, key: str) -> bool:
-        check_key("namespace", namespace)
-        check_key("key", key)
-        deleted = self._script(
-            "DELETE_METADATA",
-            f"{namespace}/{key}",
-            [self._record(namespace, key), self._key("x", namespace)],
-            [key],
-        )
-        return bool(deleted)
-
-    def quarantine_metadata(self, namespace: str, key: str, to_namespace: str) -> bool:
-        check_key("namespace", namespace)
-        check_key("key", key)
-        check_key("to_namespace", to_namespace)
-        if to_namespace == namespace:
-            raise ValueError(
-                f"to_namespace={to_namespace!r} must differ from namespace"
-            )
-        moved = self._script(
-            "QUARANTINE",
-            f"{namespace}/{key}",
-            [
-                self._record(namespace, key),
-                self._key("x", namespace),
-                self._record(to_namespace, key),
-                self._key("x", to_namespace),
-                self.prefix + "namespaces",
-            ],
-            [key, to_namespace],
-        )
-        if moved:  # the engine logs the warning; this is the store's trace
-            log.debug("metadata %s/%s moved to %s", namespace, key, to_namespace)
-        return bool(moved)
-
-
-def _decoded_or_none(namespace: str, key: str, raw: object) -> dict[str, object] | None:
-    """Return a record's mapping, or None when it is not one (never raises)."""
-    try:
-        return decode_record(namespace, key, raw)
-    except MalformedRecord:
-        return None
