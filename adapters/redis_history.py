@@ -204,8 +204,8 @@ SCRIPTS = {
 Arg = bytes | str | int | float
 
 
-class RedisHistory:
-    """Search and read a session's whole history; ``RedisStore`` mixes it in."""
+class RedisScripted:
+    """What the mixins of ``RedisStore`` call on it: its scripts and its key names."""
 
     def _script(
         self, name: str, where: str, keys: Sequence[str], args: Sequence[Arg]
@@ -214,6 +214,10 @@ class RedisHistory:
 
     def _key(self, kind: str, name: str) -> str:
         raise NotImplementedError  # pragma: no cover - RedisStore names keys
+
+
+class RedisHistory(RedisScripted):
+    """Search and read a session's whole history; ``RedisStore`` mixes it in."""
 
     def search_messages(
         self,

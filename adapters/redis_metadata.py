@@ -8,7 +8,7 @@ once. A record in a session namespace expires with its session.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import redis
@@ -16,7 +16,7 @@ import redis
 from memory_summary.domain import MalformedRecord
 
 from .message_rows import check_key, check_limit, decode_record, metadata_json
-from .redis_history import Arg
+from .redis_history import RedisScripted
 
 log = logging.getLogger(__name__)
 
@@ -24,21 +24,13 @@ PAGE = 1000
 """Keys read per script call of a page."""
 
 
-class RedisMetadata:
+class RedisMetadata(RedisScripted):
     """The metadata methods of ``RedisStore``, which mixes this in."""
 
     prefix: str
     _client: redis.Redis
     _ttl: str
     _session_namespaces: tuple[str, ...]
-
-    def _script(
-        self, name: str, where: str, keys: Sequence[str], args: Sequence[Arg]
-    ) -> Any:
-        raise NotImplementedError  # pragma: no cover - RedisStore runs scripts
-
-    def _key(self, kind: str, name: str) -> str:
-        raise NotImplementedError  # pragma: no cover - RedisStore names keys
 
     def _record(self, namespace: str, key: str) -> str:
         raise NotImplementedError  # pragma: no cover - RedisStore names keys

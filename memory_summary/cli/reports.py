@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from rich.table import Table
 
@@ -65,26 +65,38 @@ def run_sessions(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _add_report_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    given: Mapping[str, object],
+    name: str,
+    texts: tuple[str, str, str, str],
+    limit: int,
+    run: Callable[[argparse.Namespace], int],
+) -> None:
+    """Add a report: ``texts`` are its help, description, --limit and --json helps."""
+    help_text, description, limit_help, json_help = texts
+    parser = commands.add_parser(name, help=help_text, description=description)
+    parser.add_argument(
+        "--limit", type=arg_types.whole_number(1), default=limit, help=limit_help
+    )
+    parser.add_argument("--json", action="store_true", help=json_help)
+    add_store_options(parser, given)
+    parser.set_defaults(run=run)
+
+
 def add_sessions_parser(
     commands: argparse._SubParsersAction[argparse.ArgumentParser],
     given: Mapping[str, object],
 ) -> None:
     """Add the ``sessions`` sub-command."""
-    sessions = commands.add_parser(
-        "sessions",
-        help="list the sessions of a store",
-        description="List the sessions that hold messages, in order of their ids, "
+    texts = (
+        "list the sessions of a store",
+        "List the sessions that hold messages, in order of their ids, "
         "with how many messages are active and archived.",
+        "sessions listed (1000)",
+        "print them as JSON",
     )
-    sessions.add_argument(
-        "--limit",
-        type=arg_types.whole_number(1),
-        default=1000,
-        help="sessions listed (1000)",
-    )
-    sessions.add_argument("--json", action="store_true", help="print them as JSON")
-    add_store_options(sessions, given)
-    sessions.set_defaults(run=run_sessions)
+    _add_report_parser(commands, given, "sessions", texts, 1000, run_sessions)
 
 
 def add_stats_parser(
@@ -92,19 +104,12 @@ def add_stats_parser(
     given: Mapping[str, object],
 ) -> None:
     """Add the ``stats`` sub-command."""
-    stats = commands.add_parser(
-        "stats",
-        help="summarizer usage per session and in total",
-        description="What compression cost: the summarizer's input and output "
+    texts = (
+        "summarizer usage per session and in total",
+        "What compression cost: the summarizer's input and output "
         "tokens (reported by the provider, or counted), calls and time per session, "
         "costliest first, and the total of all sessions.",
+        "sessions shown (20); the total counts all",
+        "every session as JSON",
     )
-    stats.add_argument(
-        "--limit",
-        type=arg_types.whole_number(1),
-        default=20,
-        help="sessions shown (20); the total counts all",
-    )
-    stats.add_argument("--json", action="store_true", help="every session as JSON")
-    add_store_options(stats, given)
-    stats.set_defaults(run=run_stats)
+    _add_report_parser(commands, given, "stats", texts, 20, run_stats)

@@ -17,17 +17,9 @@ from .benchmark import run_quality, table_rows
 from .locomo import DatePrefix, LocomoError, default_locomo_path, load_locomo
 from .locomo import parse_locomo as _parse
 from .synthetic import generate_dialogue
+from .text_table import render_table
 
 EXIT_OK, EXIT_FAILED, EXIT_SKIPPED = 0, 1, 0
-
-
-def _render(rows: list[dict[str, str]]) -> str:
-    keys = list(rows[0])
-    widths = {k: max(len(k), *(len(row[k]) for row in rows)) for k in keys}
-    lines = ["  ".join(k.ljust(widths[k]) for k in keys)]
-    lines.append("  ".join("-" * widths[k] for k in keys))
-    lines += ["  ".join(row[k].ljust(widths[k]) for k in keys) for row in rows]
-    return "\n".join(line.rstrip() for line in lines)
 
 
 def run_command(
@@ -89,5 +81,5 @@ def run_command(
             f"{len(conversations)} conversation(s), threshold "
             f"{report['threshold']}, keep_recent {report['keep_recent']}"
         )
-        print(_render(table_rows(report)))
+        print(render_table(table_rows(report), indent=""))
     return EXIT_OK

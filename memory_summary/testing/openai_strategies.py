@@ -8,16 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-try:
-    from hypothesis import strategies as st
-except ImportError as exc:  # the extra is missing
-    raise ImportError(
-        "memory_summary.testing needs pytest and hypothesis; install them with: "
-        "pip install 'memory-summary[testing]'"
-    ) from exc
-
 from memory_summary.domain import normalize_text
 
+from .hypothesis_extra import st
 from .text_strategies import bodies, texts
 
 __all__ = ["content_parts", "json_values", "normalized", "openai_messages"]

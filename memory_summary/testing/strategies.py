@@ -18,14 +18,6 @@ Example:
 
 from __future__ import annotations
 
-try:
-    from hypothesis import strategies as st
-except ImportError as exc:  # the extra is missing
-    raise ImportError(
-        "memory_summary.testing needs pytest and hypothesis; install them with: "
-        "pip install 'memory-summary[testing]'"
-    ) from exc
-
 from memory_summary import Message, ToolCall
 from memory_summary.domain import (
     MODEL_RESPONSE,
@@ -34,6 +26,7 @@ from memory_summary.domain import (
 )
 from memory_summary.domain.model import Role
 
+from .hypothesis_extra import st
 from .openai_strategies import content_parts, json_values, normalized, openai_messages
 from .text_strategies import HOSTILE_PIECES, bodies, clean_texts, snippets, texts
 

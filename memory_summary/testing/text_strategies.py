@@ -5,15 +5,9 @@ Part of ``memory_summary.testing.strategies`` (which re-exports every name here)
 
 from __future__ import annotations
 
-try:
-    from hypothesis import strategies as st
-except ImportError as exc:  # the extra is missing
-    raise ImportError(
-        "memory_summary.testing needs pytest and hypothesis; install them with: "
-        "pip install 'memory-summary[testing]'"
-    ) from exc
-
 from memory_summary.domain import normalize_text
+
+from .hypothesis_extra import st
 
 __all__ = ["HOSTILE_PIECES", "bodies", "clean_texts", "snippets", "texts"]
 

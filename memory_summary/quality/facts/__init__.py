@@ -32,6 +32,8 @@ conversations), ``matching`` (the rules above), ``run`` (through the engine) and
 
 from __future__ import annotations
 
+from memory_summary.quality.text_table import render_table
+
 from .generator import generate_conversation, misplaced_facts
 from .matching import count_key, normalize_for_match
 from .phrases import MONTHS, PLACES
@@ -50,7 +52,7 @@ from .planted import (
     PlantedFact,
     message_text,
 )
-from .report import ConversationResult, FactsReport, render_table, table_rows
+from .report import ConversationResult, FactsReport, table_rows
 from .run import WAIT_IDLE_S, run_facts
 
 __all__ = [

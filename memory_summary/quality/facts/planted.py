@@ -5,7 +5,7 @@ The kinds of fact, a planted fact, and a generated conversation.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 import attrs
 
@@ -14,7 +14,7 @@ from memory_summary.domain import Message
 from .matching import count_key, normalize_for_match
 
 Locale = Literal["en", "zh"]
-FactKind = Literal[
+StandardKind = Literal[
     "person",
     "place",
     "quantity",
@@ -24,29 +24,13 @@ FactKind = Literal[
     "decision",
     "constraint",
     "tool_outcome",
-    "assistant_fact",
-    "corrected",
-    "long_message",
-    "tool_detail",
 ]
-HARD_KINDS: tuple[FactKind, ...] = (
-    "assistant_fact",
-    "corrected",
-    "long_message",
-    "tool_detail",
-)
+"""The kinds the standard generator plants."""
+HardKind = Literal["assistant_fact", "corrected", "long_message", "tool_detail"]
 """The kinds only the harder generator (``quality.hard_facts``) plants."""
-KINDS: tuple[FactKind, ...] = (
-    "person",
-    "place",
-    "quantity",
-    "date",
-    "id",
-    "path",
-    "decision",
-    "constraint",
-    "tool_outcome",
-)
+FactKind = StandardKind | HardKind
+KINDS: tuple[StandardKind, ...] = get_args(StandardKind)
+HARD_KINDS: tuple[HardKind, ...] = get_args(HardKind)
 LOCALES: tuple[Locale, ...] = ("en", "zh")
 EARLY_MESSAGES = 35  # every fact is planted among the first this many messages
 TARGET_MESSAGES = 120  # a conversation ends with the turn that reaches this many

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
+
+from memory_summary.quality.text_table import render_table
 
 from .planted import HARD_KINDS, KEEP_RECENT, KINDS, THRESHOLD, Locale, PlantedFact
 
@@ -163,13 +165,3 @@ def table_rows(data: Mapping[str, Any]) -> list[dict[str, str]]:
         for name, show in figures.items()
     ]
     return rows
-
-
-def render_table(rows: Sequence[Mapping[str, str]]) -> str:
-    """Return ``rows`` (dicts with the same keys) as aligned text."""
-    keys = list(rows[0])
-    widths = {k: max(len(k), *(len(row[k]) for row in rows)) for k in keys}
-    lines = ["  ".join(k.ljust(widths[k]) for k in keys)]
-    lines.append("  ".join("-" * widths[k] for k in keys))
-    lines += ["  ".join(row[k].ljust(widths[k]) for k in keys) for row in rows]
-    return "\n".join("  " + line.rstrip() for line in lines)
