@@ -34,14 +34,9 @@ from pathlib import Path
 from typing import Any
 from uuid import uuid4
 
-try:
-    import hypothesis  # noqa: F401  # the suite's property tests need it too
-    import pytest
-except ImportError as exc:  # the extra is missing
-    raise ImportError(
-        "memory_summary.testing needs pytest and hypothesis; install them with: "
-        "pip install 'memory-summary[testing]'"
-    ) from exc
+from .extra import pytest  # first: a missing extra is named, before any use
+
+# isort: split
 
 from .archived_contract import ArchivedContract
 from .batch_contract import BatchContract

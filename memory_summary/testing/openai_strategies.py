@@ -10,7 +10,7 @@ from typing import Any
 
 from memory_summary.domain import normalize_text
 
-from .hypothesis_extra import st
+from .extra import st
 from .text_strategies import bodies, texts
 
 __all__ = ["content_parts", "json_values", "normalized", "openai_messages"]

@@ -26,7 +26,7 @@ from memory_summary.domain import (
 )
 from memory_summary.domain.model import Role
 
-from .hypothesis_extra import st
+from .extra import st
 from .openai_strategies import content_parts, json_values, normalized, openai_messages
 from .text_strategies import HOSTILE_PIECES, bodies, clean_texts, snippets, texts
 

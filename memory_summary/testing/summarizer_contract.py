@@ -34,16 +34,6 @@ import inspect
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-try:
-    import pytest
-    from hypothesis import HealthCheck, given, settings
-    from hypothesis import strategies as st
-except ImportError as exc:  # the extra is missing
-    raise ImportError(
-        "memory_summary.testing needs pytest and hypothesis; install them with: "
-        "pip install 'memory-summary[testing]'"
-    ) from exc
-
 from memory_summary.domain import (
     Message,
     SummarizerError,
@@ -52,6 +42,7 @@ from memory_summary.domain import (
 )
 from memory_summary.domain.prompt import summary_request
 
+from .extra import hypothesis, pytest, st
 from .strategies import HOSTILE_PIECES, texts
 
 __all__ = ["HOSTILE_TEXTS", "SummarizerContract", "request_for"]
@@ -257,13 +248,13 @@ class SummarizerContract:
             assert tokens is None or tokens <= 200
 
     # each subclass runs it on its own instance: safe, the summarizer is the fixture's
-    @settings(
+    @hypothesis.settings(
         suppress_health_check=[
-            HealthCheck.function_scoped_fixture,
-            HealthCheck.differing_executors,
+            hypothesis.HealthCheck.function_scoped_fixture,
+            hypothesis.HealthCheck.differing_executors,
         ]
     )
-    @given(
+    @hypothesis.given(
         lines=st.lists(texts(400), max_size=30),
         previous=st.none() | texts(600),
         max_tokens=st.integers(1, 300),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from memory_summary.domain import normalize_text
 
-from .hypothesis_extra import st
+from .extra import st
 
 __all__ = ["HOSTILE_PIECES", "bodies", "clean_texts", "snippets", "texts"]
 

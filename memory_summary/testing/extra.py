@@ -1,8 +1,14 @@
-"""Hypothesis's strategies, or an ImportError that says how to install the extra."""
+"""The testing extra (pytest and hypothesis), or an ImportError saying how to add it.
+
+Every module of the kit imports its test tools from here, so a missing extra reads
+the same everywhere.
+"""
 
 from __future__ import annotations
 
 try:
+    import hypothesis
+    import pytest
     from hypothesis import strategies as st
 except ImportError as exc:  # the extra is missing
     raise ImportError(
@@ -10,4 +16,4 @@ except ImportError as exc:  # the extra is missing
         "pip install 'memory-summary[testing]'"
     ) from exc
 
-__all__ = ["st"]
+__all__ = ["hypothesis", "pytest", "st"]
