@@ -15,7 +15,7 @@ from .breaker import (
     breaker_succeeded,
 )
 from .budget import Chunk, input_limit_tokens, plan_chunks, summary_budget_tokens
-from .compression import (
+from .folding import (
     SKIP_REASONS,
     FoldChunk,
     Outcome,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .compression import (
+from .folding import (
     OVERSIZED_SUFFIX,
     SEPARATOR_TEXTS,
     SKIP_REASONS,

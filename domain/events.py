@@ -6,7 +6,7 @@ from typing import Literal
 
 import attrs
 
-from .compression import Outcome, SkipReason
+from .folding import Outcome, SkipReason
 from .reason import Reason
 
 Status = Literal["start", "done", "error"]

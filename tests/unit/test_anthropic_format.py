@@ -11,7 +11,7 @@ from memory_summary.domain import (
     messages_from_anthropic,
     messages_to_anthropic,
 )
-from memory_summary.domain.compression import compacted
+from memory_summary.domain.folding import compacted
 
 USE = {"type": "tool_use", "id": "t1", "name": "f", "input": {"a": 1}}
 
