@@ -19,18 +19,17 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FuturesTimeout
 from typing import Any, Literal
 
-from memory_summary.actors.compression import CompressionJob
+from memory_summary.actors.compression import Compressor
 from memory_summary.actors.context import ContextPolicy
 from memory_summary.actors.events import EventBus
 from memory_summary.actors.messages import Compress, TurnEnded, UsageReported
 from memory_summary.actors.records import RecordReader
 from memory_summary.actors.runtime import ThreadRuntime
-from memory_summary.actors.session_models import SessionModels
+from memory_summary.actors.session_facts import SessionMemory
 from memory_summary.actors.summary_model import (
     BreakerBox,
     CallHandle,
     ModelResolver,
-    ResolvedModel,
 )
 from memory_summary.actors.workers import WorkerPool
 from memory_summary.adapters import ExtractiveSummarizer, counter_factory
@@ -72,10 +71,9 @@ from memory_summary.domain import (
     summary_message,
     total_usage,
 )
-from memory_summary.domain.config import MAX_INSTRUCTIONS_CHARS
 from memory_summary.domain.injection import without_covered
 from memory_summary.domain.lineage import VERSIONS_NAMESPACE
-from memory_summary.domain.prompt import checked_instructions, joined_instructions
+from memory_summary.domain.prompt import checked_instructions
 from memory_summary.domain.recall import HistoryEntry, SearchHit, SummaryVersion
 from memory_summary.domain.recall_tools import tool_definitions
 
@@ -248,15 +246,13 @@ class SummaryEngine:
         self.llm = llm or ExtractiveSummarizer(lambda text: counter(None)(text))
         self.archive = archive
         self._counts_locally = bool(getattr(memory, "counts_locally", False))
-        self._session_models = SessionModels()  # bounded: least recent go first
+        self._facts = SessionMemory()  # bounded: least recent go first
         self._resolver = ModelResolver(self.config, self.llm, llms or {}, counter)
         self._records = RecordReader(memory)
         self._history = HistoryAccess(memory, self.config)
         self._prompts: dict[str, tuple[str, int | None, object, str]] = {}
         self._resolving: set[str | None] = set()
         self._resolving_lock = threading.Lock()
-        self._instructions: dict[str, str] = {}  # one compression's, per session
-        self._instructions_lock = threading.Lock()
         events = EventBus()
         self._breakers = BreakerBox(self.config)
         self._last_failure: LastFailure | None = None
@@ -266,37 +262,37 @@ class SummaryEngine:
         )
         self._calls = calls
         stopping = threading.Event()
-        self._context = ContextPolicy(self.config, counter, self._session_models.get)
-        job = CompressionJob(
+        self._context = ContextPolicy(self.config, counter)
+        compressor = Compressor(
             store=memory,
             config=self.config,
             emit=events.emit,
             calls=calls,
             is_cancelled=stopping.is_set,
-            resolve=self._resolve,
+            resolver=self._resolver,
             breakers=self._breakers,
             records=self._records,
             owner=_owner_id(),
             new_generation=_new_generation,
-            is_dead_owner=_is_dead_owner,
-            counted_by_host=self._counts_locally,
             context=self._context,
+            is_dead_owner=_is_dead_owner,
             archive=archive,
-            instructions_for=self._instructions_for,
         )
         self._core = ThreadRuntime(
-            self.config, job.run, events=events, calls=calls, stopping=stopping
+            self.config,
+            compressor.run,
+            events=events,
+            calls=calls,
+            stopping=stopping,
+            facts=self._facts,
         )
         self._warmed = threading.Event()
         self._core.on_start(self._warm_up)
 
-    def _resolve(self, session_id: str) -> ResolvedModel | str:
-        return self._resolver.resolve(self._session_models.get(session_id))
-
     def _warm_up(self) -> None:
         """Resolve the default summary model (context length, tokenizer) off-thread."""
         try:
-            self._resolve("")
+            self._resolver.resolve(None)
         finally:
             self._warmed.set()
 
@@ -345,7 +341,7 @@ class SummaryEngine:
         Turns whose ``outcome`` is ``"aborted"`` or ``"error"`` are ignored (seed 1).
         ``model`` is the model the turn used, for ``summary_model_mode="session"``
         and for counting in the chat model's encoding; the engine remembers it for
-        the ``MAX_SESSION_MODELS`` (50,000) most recently reported sessions (an LRU,
+        the ``MAX_SESSION_FACTS`` (50,000) most recently reported sessions (an LRU,
         so memory stays bounded on a long-running server).
         On a local store (in memory, SQLite) a turn below the threshold is answered on
         the caller's thread with one count; on a remote one (PostgreSQL) the count
@@ -360,8 +356,8 @@ class SummaryEngine:
         if outcome in _IGNORED_OUTCOMES:
             return
         if _check_model(model) is not None:
-            self._session_models.set(session_id, model)  # type: ignore[arg-type]
-        if self._context.measures_session(session_id):
+            self._facts.set_model(session_id, model)  # type: ignore[arg-type]
+        if self._context.measures and not self._facts.get(session_id).host_reports:
             self._core.send(session_id, TurnEnded())  # the job measures the tokens
         elif self._counts_locally:
             if self._reaches_threshold(session_id):
@@ -402,7 +398,7 @@ class SummaryEngine:
             raise ValueError(
                 f"usage_ratio={usage_ratio!r} is invalid; allowed: float >= 0"
             )
-        self._context.host_reports(session_id)  # the host's ratio wins from now on
+        self._facts.host_reports(session_id)  # the host's ratio wins from now on
         threshold = self.config.auto_compress_threshold
         if threshold > 0 and usage_ratio >= threshold:
             self._core.send(session_id, UsageReported(float(usage_ratio)))
@@ -440,21 +436,11 @@ class SummaryEngine:
             raise ValueError(
                 f"reason={reason!r} is invalid; allowed: 'manual' / 'auto' / 'overflow'"
             )
-        if instructions is not None:
-            given = checked_instructions(instructions).strip()
-            with self._instructions_lock:
-                joined = joined_instructions(self._instructions.get(session_id), given)
-                if joined:
-                    self._instructions[session_id] = joined[-MAX_INSTRUCTIONS_CHARS:]
+        given = "" if instructions is None else checked_instructions(instructions)
         reply: Future[Outcome] = Future()
-        self._core.send(session_id, Compress(reason, reply))  # type: ignore[arg-type]
+        message = Compress(reason, reply, given.strip())  # type: ignore[arg-type]
+        self._core.send(session_id, message)
         return reply
-
-    def _instructions_for(self, session_id: str) -> str:
-        """Return the instructions of a session's next run: config's, then its own."""
-        with self._instructions_lock:
-            once = self._instructions.pop(session_id, None)
-        return joined_instructions(self.config.summary_instructions, once)
 
     def resummarize(self, session_id: str) -> Future[Outcome]:
         """Fold ranges archived without a summary (during an outage) into it now.
@@ -624,7 +610,7 @@ class SummaryEngine:
         committed (``fits_as_committed``) gets no cut (budget None): it was checked
         against its budget when it was written. Any other gets the 512-token floor.
         """
-        session_model = self._session_models.get(session_id)
+        session_model = self._facts.model(session_id)
         resolved = self._resolver.peek(session_model)
         if self._resolver.is_due(session_model):
             self._resolve_later(session_model)
@@ -778,8 +764,7 @@ class SummaryEngine:
         ):
             forget_archive(session_id)
         self._prompts.pop(session_id, None)
-        self._session_models.pop(session_id)
-        self._context.forget(session_id)
+        self._facts.pop(session_id)
         log.info("session %s: forgotten (%d messages)", session_id, deleted)
         return deleted
 
@@ -836,7 +821,7 @@ class SummaryEngine:
         """
         self._core.check_open()
         _check_session_id(session_id)
-        count = self._counter(self._session_models.get(session_id))
+        count = self._counter(self._facts.model(session_id))
         return recall_tool_message(self, session_id, tool_call, count)
 
     def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
@@ -896,7 +881,7 @@ class SummaryEngine:
             True
         """
         began = time.monotonic()
-        resolved = self._resolver.resolve(self._session_models.get(""))
+        resolved = self._resolver.resolve(self._facts.model(""))
         if isinstance(resolved, str):
             return SummarizerCheck(False, "unresolved", resolved, 0.0)
         request = (
@@ -936,7 +921,7 @@ class SummaryEngine:
 
     def summarizer_label(self, session_id: str = "") -> str:
         """Return how summaries' origin is reported (model, or a non-LLM's label)."""
-        resolved = self._resolver.resolve(self._session_models.get(session_id))
+        resolved = self._resolver.resolve(self._facts.model(session_id))
         return resolved if isinstance(resolved, str) else resolved.label
 
     def queue_depth(self) -> int:
