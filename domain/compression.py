@@ -19,17 +19,14 @@ reason is ``overflow``, ``ReadWindow``, the checks, then chunk after chunk
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
 
 import attrs
 
 from .compaction import (
-    OVERSIZED_SUFFIX,
     FoldChunk,
     Outcome,
     OutcomeCode,
     OutcomeKind,
-    fold_chunks,
     next_record,
 )
 from .compression_io import (
@@ -44,7 +41,6 @@ from .compression_io import (
     Cancelled,
     Commit,
     Committed,
-    Cost,
     Effects,
     Fenced,
     Finish,
@@ -62,22 +58,37 @@ from .compression_io import (
     Setting,
     StoreFailed,
     Summarize,
-    SummaryModel,
     Unresolved,
     WindowRead,
 )
-from .events import Compressing, Event, Skipped, Status
-from .measure import LoopGuard, guard_after, message_tokens
+from .compression_state import (
+    FENCE_DETAILS,
+    Commitment,
+    CompressionState,
+    Failed,
+    Work,
+    chunks_of,
+    closing_events,
+    current_plan,
+    kept_tokens,
+    outcome_of,
+    previous_text,
+    started,
+    stored_id,
+    summary_model,
+    window_cost,
+    with_notes,
+)
+from .events import Event
+from .measure import guard_after
 from .model import Message
 from .pins import with_pins
-from .plan import CompressionPlan
-from .ports import FenceReason, SummaryReply
+from .ports import SummaryReply
 from .prompt import joined_instructions, summary_request
-from .reason import Reason, is_forced, is_pressed
+from .reason import is_forced, is_pressed
 from .summary import SummaryRecord, drop_unsummarized_through, resummarized_record
 from .summary import trimmed_record as _trimmed_record
-from .truncate import truncate_to_tokens
-from .usage import NO_USAGE, SummarizerUsage, counted_usage
+from .usage import NO_USAGE, counted_usage
 from .verdict import Accepted, check_summary
 from .window import (
     WindowSplit,
@@ -88,88 +99,11 @@ from .window import (
     split_window,
 )
 
-FailureCode = Literal["summarizer_failed", "summary_rejected", "breaker_open"]
-Phase = Literal["measure", "begin", "record", "recover", "window", "fold", "finishing"]
-Commitment = Literal["fold", "trim", "recover", "drop", "usage"]
-
-FENCE_DETAILS: dict[FenceReason, str] = {
-    "generation": "the summary changed meanwhile (a clear, a forget or another writer)",
-    "archive": "the active history changed meanwhile (a trim, a forget or a writer)",
-    "lease": "the session's lease was lost (expired, or taken after a restart)",
-}
-NOTHING = "nothing to compress"
-WRITTEN = "summary written"
-
-
-@attrs.frozen
-class Failed:
-    """Why a chunk got no summary: a code and the words for it."""
-
-    code: FailureCode
-    detail: str
-
-
-@attrs.frozen
-class Work:
-    """A chunk waiting to be folded; a half of a too-long one is not halved again."""
-
-    chunk: FoldChunk
-    halvable: bool = True
-
-
-@attrs.frozen(kw_only=True)
-class CompressionState:
-    """Where one compression stands; every field is a value."""
-
-    setting: Setting
-    phase: Phase
-    model: SummaryModel | None = None
-    record: SummaryRecord | None = None
-    summary_tokens_at_start: int = 0
-    tail: tuple[Message, ...] = ()
-    split: WindowSplit | None = None
-    plan: CompressionPlan | None = None
-    queue: tuple[Work, ...] = ()
-    current: Work | None = None
-    current_last: bool = False
-    request: tuple[Message, ...] = ()
-    committing: Commitment | None = None
-    recovering: tuple[int, int] | None = None
-    boundary_id: int | None = None
-    cursor: int | None = None
-    exhausted: bool = True
-    started: bool = False
-    failure: Failed | None = None
-    paused: str | None = None
-    fenced: FenceReason | None = None
-    finishing: tuple[str, OutcomeCode] | None = None
-    archived: int = 0
-    summarized: int = 0
-    recovered: int = 0
-    chunks: int = 0
-    calls: int = 0
-    usage: SummarizerUsage = NO_USAGE
-    uncommitted: SummarizerUsage = NO_USAGE
-    call_durations_s: tuple[float, ...] = ()
-    archived_through: int | None = None
-    tokens_before: int | None = None
-    window_tokens: tuple[tuple[int, int], ...] = ()
-    instruction_tokens: int = 0
-    guard_changed: bool = False
-    new_guard: LoopGuard | None = None
-
-    @property
-    def session_id(self) -> str:
-        """Return the session this compression is for."""
-        return self.setting.session_id
-
-    @property
-    def reason(self) -> Reason:
-        """Return why this compression runs."""
-        return self.setting.reason
-
+__all__ = ["CompressionState", "Step", "closing_events", "start", "step"]
 
 Step = tuple[CompressionState, Action]
+NOTHING = "nothing to compress"
+WRITTEN = "summary written"
 
 
 def start(setting: Setting) -> Step:
@@ -182,7 +116,7 @@ def start(setting: Setting) -> Step:
         measure = Measure(probe_limit(setting.config))
         return attrs.evolve(state, phase="measure"), measure
     if is_forced(setting.reason):
-        state, events = _started(state)
+        state, events = started(state)
         return state, Begin(Effects(events=events))
     return state, Begin()
 
@@ -201,10 +135,10 @@ def step(state: CompressionState, observation: Observation) -> Step:
         case Measured():
             return _measured(state, observation)
         case Unresolved(detail=detail):
-            state, events = _started(state)
+            state, events = started(state)
             return _failed(state, detail, "model_unresolved", events)
         case LeaseHeld():
-            outcome = _outcome(state, "skipped", "lease_held")
+            outcome = outcome_of(state, "skipped", "lease_held")
             detail = "another worker holds the session's lease"
             return state, Finish(attrs.evolve(outcome, detail=detail), state.started)
         case Began(model=model):
@@ -220,7 +154,7 @@ def step(state: CompressionState, observation: Observation) -> Step:
                 and record.unsummarized
                 and state.reason != "overflow"
             ):
-                plan = _model(state).plan(state.reason, ())
+                plan = summary_model(state).plan(state.reason, ())
                 return _recover_next(attrs.evolve(state, phase="recover", plan=plan))
             return _read_window(state)
         case ArchivedRead(page=page):
@@ -294,11 +228,11 @@ def _window(state: CompressionState, seen: WindowRead) -> Step:
             return _finish(state, guarded, "loop_guard")
     if not forced and config.on_summarizer_failure == "keep" and seen.breaker_open:
         return _finish(state, "summarizer circuit open", "breaker_open")  # keep: no use
-    state, events = _started(state)
-    cost = _cost(state)
-    window_tokens = tuple((_id(m), cost(m)) for m in foldable_history(seen.tail))
+    state, events = started(state)
+    cost = window_cost(state)
+    window_tokens = tuple((stored_id(m), cost(m)) for m in foldable_history(seen.tail))
     instruction_tokens = sum(map(cost, split.instructions))
-    plan = _model(state).plan(state.reason, split.keep)
+    plan = summary_model(state).plan(state.reason, split.keep)
     state = attrs.evolve(
         state,
         phase="fold",
@@ -312,12 +246,12 @@ def _window(state: CompressionState, seen: WindowRead) -> Step:
     )
     if seen.active == len(seen.tail):  # the window is the whole active history
         queue = tuple(
-            Work(c) for c in _chunks(state, split.fold, plan.input_limit_tokens)
+            Work(c) for c in chunks_of(state, split.fold, plan.input_limit_tokens)
         )
         state = attrs.evolve(state, queue=queue, exhausted=True)
     else:
         state = attrs.evolve(
-            state, boundary_id=_id(split.fold[-1]), cursor=None, exhausted=False
+            state, boundary_id=stored_id(split.fold[-1]), cursor=None, exhausted=False
         )
     return _fold_next(state, Effects(events=events))
 
@@ -326,7 +260,7 @@ def _split_window(state: CompressionState) -> WindowSplit:
     """Split the tail by count and tokens; an overflow keeps by tokens only."""
     context = state.setting.context
     keep_tokens = None if context is None else context.keep_tokens
-    cost = _cost(state)
+    cost = window_cost(state)
     if state.reason == "overflow":
         split = split_window(state.tail, None, keep_tokens=keep_tokens or 0, cost=cost)
         if split.fold or not keep_tokens:
@@ -347,31 +281,14 @@ def _guarded(state: CompressionState, keep: Sequence[Message]) -> str | None:
     guard = state.setting.guard
     if state.reason != "auto" or state.setting.context is None or guard is None:
         return None
-    cost = _cost(state)
-    arrived = ((_id(m), cost(m)) for m in state.tail)
-    if not guard.holds(arrived, _kept_tokens(state, keep)):
+    cost = window_cost(state)
+    arrived = ((stored_id(m), cost(m)) for m in state.tail)
+    if not guard.holds(arrived, kept_tokens(state, keep)):
         return None
     return (
         "loop guard: the kept part alone is over the trigger; waiting for "
         f"{guard.enough_tokens} new tokens"
     )
-
-
-def _kept_tokens(state: CompressionState, keep: Sequence[Message]) -> int:
-    """Return what the session holds after folding: the summary and ``keep``."""
-    context = state.setting.context
-    assert context is not None
-    summary = state.record.text if state.record else None
-    return context.summary_tokens(summary) + sum(map(_cost(state), keep))
-
-
-def _cost(state: CompressionState) -> Cost:
-    """Return what a message of the window costs as the chat model sees it."""
-    context = state.setting.context
-    if context is not None:
-        return context.cost_for(state.tail)
-    count = _model(state).count_tokens
-    return lambda message: message_tokens(message, count)
 
 
 # -- recovering ranges archived without a summary --------------------------------------
@@ -404,9 +321,9 @@ def _archived(state: CompressionState, page: tuple[Message, ...]) -> Step:
     first, last = state.record.unsummarized[0]
     if not page:  # forgotten, or the range's tail: nothing left to fold
         return _commit(state, _dropped(state, last), "drop")
-    state, events = _started(state)
-    plan = _plan(state)
-    chunks = _chunks(state, page, plan.input_limit_tokens)
+    state, events = started(state)
+    plan = current_plan(state)
+    chunks = chunks_of(state, page, plan.input_limit_tokens)
     state = attrs.evolve(
         state, queue=tuple(Work(c) for c in chunks), recovering=(first, last)
     )
@@ -430,7 +347,7 @@ def _fold_next(state: CompressionState, effects: Effects | None = None) -> Step:
         return state, ReadBacklog(state.cursor, limit, effects)
     if not state.queue:
         state, notes = _after_fold(state)
-        return _finish(state, WRITTEN, effects=_plus(effects, notes=notes))
+        return _finish(state, WRITTEN, effects=with_notes(effects, notes=notes))
     return _take(state, effects)
 
 
@@ -438,13 +355,13 @@ def _backlog(state: CompressionState, page: tuple[Message, ...]) -> Step:
     """Queue a backlog page's chunks: its messages up to the window's fold boundary."""
     boundary = state.boundary_id
     assert boundary is not None
-    within = [m for m in page if _id(m) <= boundary]
+    within = [m for m in page if stored_id(m) <= boundary]
     if not within:
         return _fold_next(attrs.evolve(state, exhausted=True))
-    state = attrs.evolve(state, cursor=_id(within[-1]))
+    state = attrs.evolve(state, cursor=stored_id(within[-1]))
     history = foldable_history(within)  # the host's instructions are never folded
     if history:
-        chunks = _chunks(state, history, _plan(state).input_limit_tokens)
+        chunks = chunks_of(state, history, current_plan(state).input_limit_tokens)
         state = attrs.evolve(state, queue=(*state.queue, *(Work(c) for c in chunks)))
     return _fold_next(state)
 
@@ -465,9 +382,9 @@ def _take(state: CompressionState, effects: Effects) -> Step:
     request = tuple(
         summary_request(
             chunk.transcript,
-            previous_summary=_previous_text(state),
-            todo=_plan(state).todo,
-            system=_plan(state).system,
+            previous_summary=previous_text(state),
+            todo=current_plan(state).todo,
+            system=current_plan(state).system,
             locale=state.setting.config.locale,
             instructions=joined_instructions(
                 state.setting.config.summary_instructions, state.setting.instructions
@@ -475,7 +392,7 @@ def _take(state: CompressionState, effects: Effects) -> Step:
         )
     )
     state = attrs.evolve(state, request=request)
-    return state, Summarize(request, _plan(state).summary_tokens, effects)
+    return state, Summarize(request, current_plan(state).summary_tokens, effects)
 
 
 def _answered(
@@ -511,7 +428,9 @@ def _accounted(
     """Add one answered call's usage: the provider's, else counted, and marked."""
     usage = reply.usage
     if usage is None:
-        usage = counted_usage(state.request, reply.text, _model(state).count_tokens)
+        usage = counted_usage(
+            state.request, reply.text, summary_model(state).count_tokens
+        )
     call = NO_USAGE.with_call(usage, counted=reply.usage is None, seconds=seconds)
     return attrs.evolve(
         state,
@@ -526,10 +445,10 @@ def _judged(
     state: CompressionState, text: str
 ) -> tuple[Accepted | Failed, BreakerNote]:
     """Return the checked, pinned summary, or why it was rejected."""
-    work, plan, config = state.current, _plan(state), state.setting.config
+    work, plan, config = state.current, current_plan(state), state.setting.config
     assert work is not None
-    count = _model(state).count_tokens
-    previous = _previous_text(state)
+    count = summary_model(state).count_tokens
+    previous = previous_text(state)
     verdict = check_summary(
         text,
         transcript=work.chunk.transcript,
@@ -559,10 +478,10 @@ def _judged(
 def _halved(state: CompressionState, work: Work) -> Step:
     """Re-split a chunk the model found too long: half its messages and tokens."""
     chunk = work.chunk
-    count = _model(state).count_tokens
+    count = summary_model(state).count_tokens
     tokens = sum(count(line) for line in chunk.transcript)
-    limit = max(min(tokens, _plan(state).input_limit_tokens) // 2, 1)
-    halves = _chunks(
+    limit = max(min(tokens, current_plan(state).input_limit_tokens) // 2, 1)
+    halves = chunks_of(
         state, chunk.messages, limit, max((len(chunk.messages) + 1) // 2, 1)
     )
     note = (
@@ -584,7 +503,7 @@ def _failure(state: CompressionState, failed: Failed, effects: Effects) -> Step:
         state = attrs.evolve(
             state, paused=failed.detail, queue=(), current=None, recovering=None
         )
-        return _recover_next(state, _plus(effects, notes=(note,)))
+        return _recover_next(state, with_notes(effects, notes=(note,)))
     keep = state.setting.config.on_summarizer_failure == "keep"
     # seed: a failed summary still trims, or the session loops on retries; the
     # previous summary stays and a partial text is never stored.
@@ -595,7 +514,7 @@ def _failure(state: CompressionState, failed: Failed, effects: Effects) -> Step:
     )
     state = attrs.evolve(state, failure=failed)
     return _trim(
-        state, _plus(effects, notes=(("warning", f"{failed.detail}; {then}"),))
+        state, with_notes(effects, notes=(("warning", f"{failed.detail}; {then}"),))
     )
 
 
@@ -608,7 +527,7 @@ def _trim(state: CompressionState, effects: Effects) -> Step:
     chunk = work.chunk
     record = _trimmed_record(
         state.record,
-        first_id=_id(chunk.messages[0]),
+        first_id=stored_id(chunk.messages[0]),
         last_id=chunk.through_id,
         generation="",
         now=0.0,
@@ -628,12 +547,12 @@ def _commit_fold(
         text=summary.text if summary else "",
         tokens=summary.tokens if summary else 0,
         chunk=chunk,
-        model=_model(state).label,
+        model=summary_model(state).label,
         now=0.0,
         generation="",
     )
     final: OutcomeKind | None = "compressed" if state.current_last else None
-    version = (_id(chunk.messages[0]), chunk.through_id)
+    version = (stored_id(chunk.messages[0]), chunk.through_id)
     return _commit(
         state, record, "fold", effects, chunk=chunk, final=final, version=version
     )
@@ -652,11 +571,11 @@ def _commit_recovered(
         tokens=summary.tokens,
         through_id=chunk.through_id,
         folded=len(chunk.messages),
-        model=_model(state).label,
+        model=summary_model(state).label,
         generation="",
         now=0.0,
     )
-    version = (_id(chunk.messages[0]), chunk.through_id)
+    version = (stored_id(chunk.messages[0]), chunk.through_id)
     return _commit(state, record, "recover", effects, version=version)
 
 
@@ -737,9 +656,9 @@ def _after_fold(
         or state.split is None
     ):
         return state, ()
-    kept = _kept_tokens(state, state.split.stays)
+    kept = kept_tokens(state, state.split.stays)
     guard = guard_after(
-        tip_id=_id(state.tail[-1]),
+        tip_id=stored_id(state.tail[-1]),
         kept_tokens=kept,
         trigger_tokens=context.trigger_tokens,
     )
@@ -799,8 +718,8 @@ def _classified(
         kind, detail, code = "compressed", detail, "summary_written"
     else:
         kind, code = "skipped", skipped
-    outcome = attrs.evolve(_outcome(state, kind, code), detail=detail)
-    effects = _plus(effects or Effects(), notes=notes)
+    outcome = attrs.evolve(outcome_of(state, kind, code), detail=detail)
+    effects = with_notes(effects or Effects(), notes=notes)
     return state, Finish(
         outcome,
         state.started,
@@ -808,36 +727,6 @@ def _classified(
         guard=state.new_guard,
         effects=effects,
     )
-
-
-def _outcome(state: CompressionState, kind: OutcomeKind, code: OutcomeCode) -> Outcome:
-    model = state.model
-    return Outcome(
-        state.session_id,
-        kind,
-        state.reason,
-        summarized=state.summarized,
-        archived=state.archived,
-        chunks=state.chunks,
-        summarizer_calls=state.calls,
-        recovered=state.recovered,
-        code=code,
-        tokens_before=state.tokens_before,
-        tokens_after=_tokens_after(state),
-        usage=state.usage,
-        model=None if model is None else model.label,
-        call_durations_s=state.call_durations_s,
-    )
-
-
-def _tokens_after(state: CompressionState) -> int | None:
-    """Return the active context's tokens now: the summary and what stayed."""
-    if state.tokens_before is None:
-        return None
-    through = state.archived_through
-    kept = sum(t for i, t in state.window_tokens if through is None or i > through)
-    kept += state.instruction_tokens
-    return (state.record.tokens if state.record is not None else 0) + kept
 
 
 def _failed(
@@ -853,93 +742,4 @@ def _failed(
     return state, Finish(outcome, state.started, effects=Effects(events=events))
 
 
-def closing_events(outcome: Outcome, started: bool) -> tuple[Event, ...]:
-    """Return the events that close a compression with ``outcome``.
-
-    ``Compressing`` done or error once it started (a forced one always did), and
-    ``Skipped`` when it skipped for a ``SkipReason`` (below the threshold is no event).
-    """
-    events: list[Event] = []
-    if started or is_forced(outcome.reason):
-        if not started:
-            events.append(Compressing(outcome.session_id, "start", outcome.reason))
-        status: Status = "done" if outcome.ok else "error"
-        events.append(
-            Compressing(
-                outcome.session_id,
-                status,
-                outcome.reason,
-                outcome.detail,
-                outcome=outcome,
-            )
-        )
-    skip = outcome.skip_reason
-    if skip is not None:
-        events.append(Skipped(outcome.session_id, outcome.reason, skip, outcome.detail))
-    return tuple(events)
-
-
 # -- small helpers ---------------------------------------------------------------------
-
-
-def _started(state: CompressionState) -> tuple[CompressionState, tuple[Event, ...]]:
-    """Announce the start once."""
-    if state.started:
-        return state, ()
-    event = Compressing(state.session_id, "start", state.reason)
-    return attrs.evolve(state, started=True), (event,)
-
-
-def _chunks(
-    state: CompressionState,
-    page: Sequence[Message],
-    limit_tokens: int,
-    max_count: int | None = None,
-) -> list[FoldChunk]:
-    config = state.setting.config
-    return fold_chunks(
-        page,
-        lookup=[*page, *state.tail],
-        locale=config.locale,
-        cut_chars=config.truncate_chars,
-        count_tokens=_model(state).count_tokens,
-        limit_tokens=limit_tokens,
-        max_count=max_count or probe_limit(config),
-    )
-
-
-def _previous_text(state: CompressionState) -> str | None:
-    """Return the previous summary as sent: one from elsewhere is cut to budget."""
-    record, plan = state.record, _plan(state)
-    previous = record.text if record and record.text else None
-    if previous is not None and len(previous.encode()) > plan.budget_tokens:
-        # Bytes bound tokens: only a summary longer in bytes may need the count.
-        count = _model(state).count_tokens
-        previous = truncate_to_tokens(
-            previous, plan.budget_tokens, count, OVERSIZED_SUFFIX
-        )
-    return previous
-
-
-def _plus(effects: Effects, *, notes: tuple[Note, ...]) -> Effects:
-    if not notes:
-        return effects
-    return attrs.evolve(effects, notes=(*effects.notes, *notes))
-
-
-def _model(state: CompressionState) -> SummaryModel:
-    if state.model is None:  # pragma: no cover - every path resolves it first
-        raise ValueError("the summary model is not resolved yet")
-    return state.model
-
-
-def _plan(state: CompressionState) -> CompressionPlan:
-    if state.plan is None:  # pragma: no cover - set when a phase starts
-        raise ValueError("no plan yet")
-    return state.plan
-
-
-def _id(message: Message) -> int:
-    if message.id is None:  # the executor checks ids where it reads them
-        raise ValueError("a stored message has an id")
-    return message.id
