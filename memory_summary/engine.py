@@ -6,14 +6,10 @@ summarizer (the offline one by default), the thread runtime and the compression 
 
 from __future__ import annotations
 
-import itertools
 import logging
 import math
-import os
-import socket
 import threading
 import time
-import uuid
 from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FuturesTimeout
@@ -78,6 +74,7 @@ from memory_summary.domain.recall import HistoryEntry, SearchHit, SummaryVersion
 from memory_summary.domain.recall_tools import tool_definitions
 
 from .history import HistoryAccess
+from .process_identity import is_dead_owner, new_generation, owner_id
 from .recall_tools import recall_tool_message
 
 log = logging.getLogger(__name__)
@@ -127,64 +124,6 @@ def _check_model(model: object) -> str | None:
 def _utf8_bytes(text: str) -> int:
     """Count UTF-8 bytes: never fewer than tokens, a safe count before a tokenizer."""
     return len(text.encode("utf-8"))
-
-
-def _pid_namespace() -> str:
-    """Return this process's PID namespace ("" where it cannot be told: not Linux)."""
-    try:
-        return str(os.stat("/proc/self/ns/pid").st_ino)
-    except OSError:
-        return ""
-
-
-_PID_NAMESPACE = _pid_namespace()
-
-
-def _owner_id() -> str:
-    """Return a lease owner: ``host:pid:pid-namespace:nonce``."""
-    return (
-        f"{socket.gethostname()}:{os.getpid()}:{_PID_NAMESPACE}:{uuid.uuid4().hex[:8]}"
-    )
-
-
-def _is_dead_owner(owner: str) -> bool:
-    """Tell whether a lease owner is a process of this host that no longer runs.
-
-    Owners are ``host:pid:pid-namespace:nonce``; only an owner of this host and PID
-    namespace (containers sharing a host name have their own) is judged, and only
-    where the namespace is known (Linux). A pid reused by another process reads as
-    alive (the lease then simply expires); breaking a live lease is only wasteful,
-    never unsafe: its holder's commits are fenced.
-    """
-    host, _, rest = owner.partition(":")
-    pid_text, _, rest = rest.partition(":")
-    namespace = rest.partition(":")[0]
-    if (
-        host != socket.gethostname()
-        or not pid_text.isdigit()
-        or not _PID_NAMESPACE
-        or namespace != _PID_NAMESPACE
-    ):
-        return False
-    pid = int(pid_text)
-    if pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except OSError:  # exists, but not ours to signal
-        return False
-    return False
-
-
-_GENERATION_NONCE = uuid.uuid4().hex[:16]
-_GENERATIONS = itertools.count(1)
-
-
-def _new_generation() -> str:
-    """Return a fresh generation: unique per process (nonce) and commit (counter)."""
-    return f"{_GENERATION_NONCE}{next(_GENERATIONS):x}"
 
 
 class SummaryEngine:
@@ -272,10 +211,10 @@ class SummaryEngine:
             resolver=self._resolver,
             breakers=self._breakers,
             records=self._records,
-            owner=_owner_id(),
-            new_generation=_new_generation,
+            owner=owner_id(),
+            new_generation=new_generation,
             context=self._context,
-            is_dead_owner=_is_dead_owner,
+            is_dead_owner=is_dead_owner,
             archive=archive,
         )
         self._core = ThreadRuntime(
