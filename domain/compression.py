@@ -70,6 +70,7 @@ from .compression_state import (
     chunks_of,
     closing_events,
     current_plan,
+    figure_cost,
     kept_tokens,
     outcome_of,
     previous_text,
@@ -229,7 +230,7 @@ def _window(state: CompressionState, seen: WindowRead) -> Step:
     if not forced and config.on_summarizer_failure == "keep" and seen.breaker_open:
         return _finish(state, "summarizer circuit open", "breaker_open")  # keep: no use
     state, events = started(state)
-    cost = window_cost(state)
+    cost, estimated = figure_cost(state)
     window_tokens = tuple((stored_id(m), cost(m)) for m in foldable_history(seen.tail))
     instruction_tokens = sum(map(cost, split.instructions))
     plan = summary_model(state).plan(state.reason, split.keep)
@@ -240,6 +241,7 @@ def _window(state: CompressionState, seen: WindowRead) -> Step:
         plan=plan,
         window_tokens=window_tokens,
         instruction_tokens=instruction_tokens,
+        tokens_estimated=estimated,
         tokens_before=state.summary_tokens_at_start
         + instruction_tokens
         + sum(t for _, t in window_tokens),

@@ -97,6 +97,7 @@ class CompressionState:
     tokens_before: int | None = None
     window_tokens: tuple[tuple[int, int], ...] = ()
     instruction_tokens: int = 0
+    tokens_estimated: bool = False
     guard_changed: bool = False
     new_guard: LoopGuard | None = None
 
@@ -117,6 +118,27 @@ def started(state: CompressionState) -> tuple[CompressionState, tuple[Event, ...
         return state, ()
     event = Compressing(state.session_id, "start", state.reason)
     return attrs.evolve(state, started=True), (event,)
+
+
+def estimate_tokens(text: str) -> int:
+    """Return a cheap token estimate of ``text``: UTF-8 bytes / 3, plus one."""
+    return len(text.encode("utf-8", "surrogatepass")) // 3 + 1
+
+
+def figure_cost(state: CompressionState) -> tuple[Cost, bool]:
+    """Return the cost for the outcome's token figures and whether it estimates.
+
+    Exact where a decision reads the window's tokens (``context_window`` or
+    ``keep_recent_tokens`` set); else an estimate: the figures are only reported.
+    """
+    context = state.setting.context
+    if (
+        context is None
+        or context.window_tokens is not None
+        or context.keep_tokens is not None
+    ):
+        return window_cost(state), False
+    return lambda message: message_tokens(message, estimate_tokens), True
 
 
 def with_notes(effects: Effects, *, notes: tuple[Note, ...]) -> Effects:
@@ -212,6 +234,7 @@ def outcome_of(
         recovered=state.recovered,
         code=code,
         tokens_before=state.tokens_before,
+        tokens_estimated=state.tokens_estimated,
         tokens_after=tokens_after(state),
         usage=state.usage,
         model=None if model is None else model.label,

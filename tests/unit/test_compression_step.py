@@ -466,3 +466,23 @@ def test_every_commit_is_fenced_on_the_generation_it_read():
     assert generations[0] is None
     assert generations[1:] == [f"g{i}" for i in range(1, len(generations))]
     assert all(isinstance(c, Commit) for c in world.commits)
+
+
+def test_token_figures_are_estimated_when_no_decision_reads_them():
+    world = World(CONFIG, history(30))
+
+    finish, _ = run(
+        world,
+        setting_for(CONFIG, "turn", context=context(window=None, trigger=None)),
+    )
+
+    assert finish.outcome.tokens_estimated
+    assert finish.outcome.tokens_before > finish.outcome.tokens_after > 0
+
+
+def test_token_figures_are_exact_when_the_window_decides():
+    world = World(CONFIG, history(30))
+
+    finish, _ = run(world, setting_for(CONFIG, "turn", context=context()))
+
+    assert not finish.outcome.tokens_estimated
