@@ -13,6 +13,9 @@ the end; the engine's ``LeaseKeeper`` renews it meanwhile. Every commit is fence
 applies only if the record still carries the generation the compression read and
 exactly the messages it folded are still active, so a compression that spans a
 clear, a forget, a lost lease or a second writer commits nothing more.
+
+(A little over 400 lines: one executor, one ``perform`` per action; the summarizer
+call lives in ``summary_call``.)
 """
 
 from __future__ import annotations
@@ -20,10 +23,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import CancelledError as FuturesCancelled
-from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FuturesTimeout
-from typing import Protocol
 
 import attrs
 
@@ -36,11 +35,7 @@ from memory_summary.domain import (
     Outcome,
     Reason,
     StoreError,
-    SummarizerContextError,
-    SummarizerError,
-    SummarizerTimeout,
     SummaryConfig,
-    SummaryReply,
     latest_todo_call,
     plan_compression,
     separator_message,
@@ -53,8 +48,6 @@ from memory_summary.domain.compression_io import (
     BacklogRead,
     Began,
     Begin,
-    BreakerRefused,
-    CallFailed,
     Cancelled,
     Commit,
     Committed,
@@ -70,7 +63,6 @@ from memory_summary.domain.compression_io import (
     ReadRecord,
     ReadWindow,
     RecordRead,
-    Replied,
     Setting,
     StoreFailed,
     Summarize,
@@ -86,27 +78,17 @@ from .lineage import LineageWriter
 from .messages import CompressionFinished
 from .records import RecordReader
 from .session_facts import NO_FACTS, SessionFacts
-from .summary_model import BreakerBox, CallHandle, ModelResolver, ResolvedModel
+from .summary_call import CallPool, summarize
+from .summary_model import BreakerBox, ModelResolver, ResolvedModel
 
 log = logging.getLogger(__name__)
 
-TEMPERATURE = 0.3  # seed: summaries are mechanical
-WAIT_SLICE_S = 0.25
-"""How often a compression waiting for its summarizer looks whether it must stop."""
 LEASE_TTL_S = 30.0
 """How long a lease lasts unless renewed. The engine's ``LeaseKeeper`` renews it once a
 third of this has passed, for as long as the compression works, so a crashed process
 blocks its sessions for at most this long (not at all on its own host: see
 ``is_dead_owner``)."""
 _PLAN_CACHE_SIZE = 256
-
-
-class CallPool(Protocol):
-    """Runs summarizer calls off the compression's thread (``workers.WorkerPool``)."""
-
-    def submit(
-        self, fn: Callable[..., SummaryReply], /, *args: object
-    ) -> Future[SummaryReply]: ...
 
 
 @attrs.frozen
@@ -360,77 +342,18 @@ class _Run:
         return self._lease is not None and self._c.leases.is_lost(self._lease)
 
     def _summarize(self, request: Sequence[Message], budget: int) -> Observation:
-        """Make one deadline-bounded call; every admission by the breaker is answered.
-
-        A success or failure is recorded by the breaker here or (a reply, judged by
-        the domain) by the next action; an admission no answer came for is handed back.
-        """
         c, resolved = self._c, self.resolved
         assert resolved is not None
-        if c.is_cancelled():
-            return Cancelled()
-        if not c.breakers.admit(resolved.llm):
-            return BreakerRefused()
-        answered = False
-        try:
-            if self._lost():
-                return Fenced("lease")
-            try:
-                observed = self._call(resolved, request, budget)
-            except SummarizerContextError as exc:
-                answered = True
-                c.breakers.succeeded(resolved.llm)  # the endpoint answered: it is up
-                return CallFailed(str(exc), too_long=True)
-            except SummarizerError as exc:
-                answered = True
-                c.breakers.failed(resolved.llm)
-                return CallFailed(str(exc))
-            answered = isinstance(observed, Replied)
-            return observed
-        finally:
-            if not answered:
-                c.breakers.released(resolved.llm)
-
-    def _call(
-        self, resolved: ResolvedModel, request: Sequence[Message], budget: int
-    ) -> Observation:
-        """Call off this thread and wait in slices, watching the lease and the stop.
-
-        Raises:
-            SummarizerError: the call failed or ran past its deadline.
-        """
-        c = self._c
-        timeout_s = c.config.summarizer_timeout_s
-        began = time.monotonic()
-        deadline = began + timeout_s
-        handle = CallHandle()
-        try:
-            future = c.calls.submit(
-                resolved.call, request, budget, TEMPERATURE, deadline, handle
-            )
-        except RuntimeError:  # the pool is shut down: the engine is stopping
-            return Cancelled()
-        while True:
-            remaining = deadline - time.monotonic()
-            if self._lost():  # a lost lease ends the wait
-                handle.close()
-                return Fenced("lease", called=True)
-            try:
-                reply = future.result(timeout=max(min(remaining, WAIT_SLICE_S), 0))
-            except FuturesCancelled:  # cancelled by the pool's shutdown
-                return Cancelled()
-            except FuturesTimeout as exc:
-                if c.is_cancelled():
-                    handle.close()
-                    return Cancelled()
-                if remaining <= WAIT_SLICE_S:
-                    handle.close()  # frees the connection; the thread ends with it
-                    future.cancel()
-                    raise SummarizerTimeout(
-                        f"no summary within {timeout_s:g} s"
-                    ) from exc
-            else:
-                return Replied(reply, time.monotonic() - began)
+        return summarize(
+            resolved,
+            request,
+            budget,
+            calls=c.calls,
+            breakers=c.breakers,
+            timeout_s=c.config.summarizer_timeout_s,
+            is_cancelled=c.is_cancelled,
+            lost=self._lost,
+        )
 
     def _commit(self, action: Commit) -> Observation:
         """Commit one fenced step; a compression's final step writes its separator."""

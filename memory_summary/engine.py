@@ -1,7 +1,11 @@
 """``SummaryEngine``: the public face of the library and its composition root.
 
 This is the one place that builds concrete objects: the store's collaborators, the
-summarizer (the offline one by default), the thread runtime and the compression job.
+summarizer (the offline one by default), the thread runtime and the compressor.
+It runs over 400 lines because it is the whole public API, one method per call, each
+with the docstring the reference is generated from; what the methods do lives in
+the modules they wire (``actors``, ``injected_prompts``, ``process_identity``,
+``history``, ``recall_tools``).
 """
 
 from __future__ import annotations
@@ -55,9 +59,6 @@ from memory_summary.domain import (
     SummaryRecord,
     anthropic_pairs,
     assemble_messages,
-    fits_as_committed,
-    injection_budget_tokens,
-    injection_text,
     mask_tool_results,
     messages_from_anthropic,
     messages_from_openai,
@@ -74,6 +75,7 @@ from memory_summary.domain.recall import HistoryEntry, SearchHit, SummaryVersion
 from memory_summary.domain.recall_tools import tool_definitions
 
 from .history import HistoryAccess
+from .injected_prompts import InjectedPrompts
 from .process_identity import is_dead_owner, new_generation, owner_id
 from .recall_tools import recall_tool_message
 
@@ -82,7 +84,6 @@ log = logging.getLogger(__name__)
 Scope = Literal["session", "all"]
 _IGNORED_OUTCOMES = frozenset({"aborted", "error"})
 _REASONS = ("manual", "auto", "overflow")
-_PROMPT_CACHE_SIZE = 50_000
 START_RESOLVE_S = 0.5
 """How long start() waits for the summary model to resolve (bounded: see start)."""
 _REQUIRED = (
@@ -119,11 +120,6 @@ def _check_model(model: object) -> str | None:
     if model is not None and (not isinstance(model, str) or not model):
         raise ValueError(f"model={model!r} is invalid; allowed: a model name or None")
     return model
-
-
-def _utf8_bytes(text: str) -> int:
-    """Count UTF-8 bytes: never fewer than tokens, a safe count before a tokenizer."""
-    return len(text.encode("utf-8"))
 
 
 class SummaryEngine:
@@ -189,9 +185,6 @@ class SummaryEngine:
         self._resolver = ModelResolver(self.config, self.llm, llms or {}, counter)
         self._records = RecordReader(memory)
         self._history = HistoryAccess(memory, self.config)
-        self._prompts: dict[str, tuple[str, int | None, object, str]] = {}
-        self._resolving: set[str | None] = set()
-        self._resolving_lock = threading.Lock()
         events = EventBus()
         self._breakers = BreakerBox(self.config)
         self._last_failure: LastFailure | None = None
@@ -224,6 +217,14 @@ class SummaryEngine:
             calls=calls,
             stopping=stopping,
             facts=self._facts,
+        )
+        self._prompts = InjectedPrompts(
+            self.config,
+            self._resolver,
+            self._facts.model,
+            counter,
+            calls,
+            lambda: self._core.closed,
         )
         self._warmed = threading.Event()
         self._core.on_start(self._warm_up)
@@ -519,76 +520,8 @@ class SummaryEngine:
             return None, None
         if record is None or not record.text:
             return None, None
-        budget, count = self._injection_budget(session_id, model, record)
-        cached = self._prompts.get(session_id)
-        if (
-            cached is not None
-            and cached[1] == budget
-            and cached[2] is count
-            and cached[0] == record.text
-        ):
-            return cached[3], record.covered_through_id
-        text = injection_text(
-            record.text,
-            locale=self.config.locale,
-            budget_tokens=budget,
-            count_tokens=count,
-            recall_hint=self.config.recall_hint,
-        )
-        if len(self._prompts) >= _PROMPT_CACHE_SIZE:
-            self._prompts.clear()
-        self._prompts[session_id] = (record.text, budget, count, text)
+        text = self._prompts.text(session_id, model, record)
         return text, record.covered_through_id
-
-    def _injection_budget(
-        self, session_id: str, model: str | None, record: SummaryRecord
-    ) -> tuple[int | None, Callable[[str], int]]:
-        """Return the budget and the chat model's counter, without blocking on I/O.
-
-        Until the summary model's context length is known, a summary an engine
-        committed (``fits_as_committed``) gets no cut (budget None): it was checked
-        against its budget when it was written. Any other gets the 512-token floor.
-        """
-        session_model = self._facts.model(session_id)
-        resolved = self._resolver.peek(session_model)
-        if self._resolver.is_due(session_model):
-            self._resolve_later(session_model)
-        length = None if resolved is None else resolved.context_length
-        budget: int | None = injection_budget_tokens(self.config, length)
-        if length is None and fits_as_committed(record):
-            budget = None
-        chat = model or session_model
-        if chat is not None:
-            return budget, self._counter(chat)
-        if resolved is None:
-            return budget, _utf8_bytes
-        return budget, resolved.count_tokens
-
-    def _resolve_later(self, model: str | None) -> None:
-        """Resolve ``model`` on the summarizer-call pool, once at a time per model.
-
-        The pool reuses its threads, and the resolver backs off after a failure, so
-        an outage costs neither a thread nor an endpoint request per chat turn.
-        """
-        with self._resolving_lock:
-            if model in self._resolving or self._core.closed:
-                return
-            self._resolving.add(model)
-
-        def resolve() -> None:
-            try:
-                self._resolver.resolve(model)
-            except Exception:  # the fallback stays in use; logged, never raised
-                log.exception("resolving the summary model %r failed", model)
-            finally:
-                with self._resolving_lock:
-                    self._resolving.discard(model)
-
-        try:
-            self._calls.submit(resolve)
-        except RuntimeError:  # the pool is shut down: the engine is stopping
-            with self._resolving_lock:
-                self._resolving.discard(model)
 
     def assemble(
         self,
@@ -663,7 +596,7 @@ class SummaryEngine:
                 self.memory.delete_metadata(VERSIONS_NAMESPACE, sid)
             except StoreError as exc:
                 return [ClearResult("summary", False, f"clearing {sid} failed: {exc}")]
-            self._prompts.pop(sid, None)
+            self._prompts.forget(sid)
             said = "cleared the summary" if existed else "no summary"
             return [ClearResult("summary", True, f"{said} of session {sid}")]
         if scope == "all":
@@ -679,7 +612,7 @@ class SummaryEngine:
                         "summary", False, f"clearing all summaries failed: {exc}"
                     )
                 ]
-            self._prompts.clear()
+            self._prompts.forget_all()
             return [ClearResult("summary", True, f"cleared {len(keys)} summaries")]
         raise ValueError(f"scope={scope!r} is invalid; allowed: 'session' / 'all'")
 
@@ -702,7 +635,7 @@ class SummaryEngine:
             self.memory
         ):
             forget_archive(session_id)
-        self._prompts.pop(session_id, None)
+        self._prompts.forget(session_id)
         self._facts.pop(session_id)
         log.info("session %s: forgotten (%d messages)", session_id, deleted)
         return deleted
