@@ -1,11 +1,21 @@
-"""One compression of one session, on a worker thread: gather, plan, summarize, commit.
+"""The executor of one compression: it performs what ``domain.compression`` decides.
 
-The job takes the session's lease, reads the record (poison-proof), folds ranges an
-outage archived without a summary back into it, then lets the domain decide (window,
-cut, plan, chunks) and applies the result one chunk at a time. Every commit is fenced:
-it applies only if the record still carries the generation the job read and exactly
-the messages it folded are still active, so a compression that spans a clear, a
-forget, a lost lease or a second writer commits nothing more.
+``Compressor.run`` builds the compression's frozen ``Setting`` from the session
+actor's snapshot, then loops: apply the action's effects (events, breaker, log
+lines), perform the action (a read, the deadline-bounded summarizer call, a fenced
+commit), and feed the observation back to ``step`` until it says ``Finish``. Every
+event of a compression is emitted here, in ``_announce``; every failure of the store
+or the summarizer becomes an observation; one guard turns a bug into an
+``internal_error`` outcome.
+
+The executor takes the session's lease before it reads under it and releases it at
+the end; the engine's ``LeaseKeeper`` renews it meanwhile. Every commit is fenced: it
+applies only if the record still carries the generation the compression read and
+exactly the messages it folded are still active, so a compression that spans a
+clear, a forget, a lost lease or a second writer commits nothing more.
+
+(A little over 400 lines: one executor, one ``perform`` per action; the summarizer
+call lives in ``summary_call``.)
 """
 
 from __future__ import annotations
@@ -17,35 +27,61 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from memory_summary.domain import (
-    NO_USAGE,
+    NAMESPACE,
     Archive,
-    CompactionStore,
-    Compressing,
     CompressionPlan,
-    CompressRequested,
+    CompressionStore,
     Message,
     Outcome,
-    OutcomeCode,
     Reason,
-    Skipped,
     StoreError,
     SummaryConfig,
-    is_forced,
     latest_todo_call,
     plan_compression,
-    probe_limit,
-    should_compress,
+    separator_message,
 )
-from memory_summary.domain.events import Event, Status
+from memory_summary.domain.compression import closing_events, start, step
+from memory_summary.domain.compression_io import (
+    Action,
+    ArchivedRead,
+    BacklogRead,
+    Began,
+    Begin,
+    Cancelled,
+    Commit,
+    Committed,
+    Effects,
+    Fenced,
+    Finish,
+    LeaseHeld,
+    Measure,
+    Measured,
+    Observation,
+    ReadArchived,
+    ReadBacklog,
+    ReadRecord,
+    ReadWindow,
+    RecordRead,
+    Setting,
+    StoreFailed,
+    Summarize,
+    SummaryModel,
+    Unresolved,
+    WindowRead,
+)
+from memory_summary.domain.events import Event
+from memory_summary.domain.folding import OutcomeKind
 
 from .context import ContextPolicy
-from .fold import CallPool, Cancelled, CompressionRun
 from .leases import LeaseKeeper
+from .lineage import LineageWriter
+from .messages import CompressionFinished
 from .records import RecordReader
-from .summary_model import BreakerBox, ResolvedModel
+from .session_facts import NO_FACTS, SessionFacts
+from .summary_call import CallPool, summarize
+from .summary_model import BreakerBox, ModelResolver, ResolvedModel
 
 log = logging.getLogger(__name__)
-
 
 LEASE_TTL_S = 30.0
 """How long a lease lasts unless renewed. The engine's ``LeaseKeeper`` renews it once a
@@ -55,54 +91,124 @@ blocks its sessions for at most this long (not at all on its own host: see
 _PLAN_CACHE_SIZE = 256
 
 
-@attrs.define
-class CompressionJob:
-    """Runs compressions for every session of one engine.
+@attrs.frozen
+class CompressionRequest:
+    """What a session actor hands over: the reason and a snapshot of its session."""
 
-    Nothing of a session is kept between runs; only compression plans are cached.
+    session_id: str
+    reason: Reason
+    facts: SessionFacts = NO_FACTS
+    instructions: str = ""
+
+
+@attrs.define
+class Compressor:
+    """Runs compressions for every session of one engine; holds no session state.
 
     With an archive that lives in the store's own database (``archive.store is
-    store``), the separator message commits in the compaction's last transaction.
+    store``), the separator message commits in the compression's last transaction.
     """
 
-    store: CompactionStore
+    store: CompressionStore
     config: SummaryConfig
     emit: Callable[[Event], None]
     calls: CallPool
     is_cancelled: Callable[[], bool]
-    resolve: Callable[[str], ResolvedModel | str]
+    resolver: ModelResolver
     breakers: BreakerBox
     records: RecordReader
     owner: str
     new_generation: Callable[[], str]
+    context: ContextPolicy
     is_dead_owner: Callable[[str], bool] = lambda owner: False
-    counted_by_host: bool = False
-    """The host's thread already counted (a local store): skip the job's pre-check."""
-    context: ContextPolicy | None = None
-    """Token keep, self-measured usage and the loop guard (None: count only)."""
     archive: Archive | None = None
     clock: Callable[[], float] = time.time
     leases: LeaseKeeper = attrs.field(
-        default=attrs.Factory(lambda job: LeaseKeeper(job.store), takes_self=True)
+        default=attrs.Factory(lambda c: LeaseKeeper(c.store), takes_self=True)
     )
     """Keeps held leases alive and retries failed releases."""
-    instructions_for: Callable[[str], str] = lambda session_id: ""
-    """The host's instructions for a session's next run (taken when the run starts)."""
+    lease_ttl_s: float = LEASE_TTL_S
     _plans: dict[tuple[object, ...], CompressionPlan] = attrs.field(
         factory=dict, init=False
     )
 
     @property
     def archive_shares_store(self) -> bool:
-        """Tell whether separators can commit with the compaction itself."""
+        """Tell whether separators can commit with the compression itself."""
         return (
             self.archive is not None
             and getattr(self.archive, "store", None) is self.store
         )
 
-    lease_ttl_s: float = LEASE_TTL_S
+    def run(self, request: CompressionRequest) -> CompressionFinished:
+        """Compress one session once; never raises (failures are outcomes)."""
+        began = time.monotonic()
+        sid, facts = request.session_id, request.facts
+        setting = Setting(
+            session_id=sid,
+            reason=request.reason,
+            config=self.config,
+            measured=self.context.measures and not facts.host_reports,
+            guard=facts.guard,
+            instructions=request.instructions,
+            context=self.context.chat_context(sid, facts.model),
+        )
+        run = _Run(self, request)
+        state, action = start(setting)
+        try:
+            while not isinstance(action, Finish):
+                self._apply(sid, action.effects, run.resolved)
+                state, action = step(state, run.perform(action))
+        except Exception as exc:  # a bug: the start event still gets its end
+            log.exception("session %s: compression crashed", sid)
+            outcome = Outcome(
+                sid,
+                "failed",
+                state.reason,
+                f"internal error: {exc}",
+                code="internal_error",
+                usage=state.usage,
+            )
+            action = Finish(outcome, state.started)
+        try:
+            self._apply(sid, action.effects, run.resolved)
+            outcome = attrs.evolve(action.outcome, duration_s=time.monotonic() - began)
+            self._announce(closing_events(outcome, action.started))
+            log_outcome(outcome)
+        finally:
+            run.release()
+        return CompressionFinished(
+            outcome,
+            pressed=action.pressed,
+            guard_changed=action.guard_changed,
+            guard=action.guard,
+        )
 
-    def _acquire(self, session_id: str) -> str | None:
+    def _apply(
+        self, session_id: str, effects: Effects, resolved: ResolvedModel | None
+    ) -> None:
+        """Log the notes, record the breaker's verdict, announce the events."""
+        for level, note in effects.notes:
+            log.log(
+                logging.INFO if level == "info" else logging.WARNING,
+                "session %s: %s",
+                session_id,
+                note,
+                extra={"session_id": session_id},
+            )
+        if effects.breaker is not None and resolved is not None:
+            if effects.breaker == "succeeded":
+                self.breakers.succeeded(resolved.llm)
+            else:
+                self.breakers.failed(resolved.llm)
+        self._announce(effects.events)
+
+    def _announce(self, events: Sequence[Event]) -> None:
+        """Emit a compression's events: the one place that does."""
+        for event in events:
+            self.emit(event)
+
+    def acquire(self, session_id: str) -> str | None:
         """Take the session's lease; break it first if its holder is known dead.
 
         A lease held under this engine's own owner id while none of its compressions
@@ -137,124 +243,6 @@ class CompressionJob:
         store.break_lease(session_id, holder)
         return store.acquire_lease(session_id, owner=self.owner, ttl_s=self.lease_ttl_s)
 
-    def run(self, session_id: str, reason: Reason) -> Outcome:
-        """Compress ``session_id`` once; never raises (failures are outcomes).
-
-        Emits ``Compressing`` start, then done or error with the outcome, once the
-        compression starts (at once for a forced one), and ``Skipped`` when it ends
-        skipped for a ``SkipReason`` (below the threshold is no event).
-        """
-        began = time.monotonic()
-        started = False
-
-        def start() -> None:
-            nonlocal started
-            if not started:
-                started = True
-                self.emit(Compressing(session_id, "start", reason))
-
-        def finish(outcome: Outcome) -> Outcome:
-            outcome = attrs.evolve(outcome, duration_s=time.monotonic() - began)
-            if started or is_forced(reason):
-                start()
-                status: Status = "done" if outcome.ok else "error"
-                self.emit(
-                    Compressing(
-                        session_id, status, reason, outcome.detail, outcome=outcome
-                    )
-                )
-            skip = outcome.skip_reason
-            if skip is not None:
-                self.emit(Skipped(session_id, reason, skip, outcome.detail))
-            log_outcome(outcome)
-            return outcome
-
-        current: CompressionRun | None = None
-
-        def failed(detail: str, code: OutcomeCode) -> Outcome:
-            usage = NO_USAGE if current is None else current.usage
-            return Outcome(session_id, "failed", reason, detail, code=code, usage=usage)
-
-        if is_forced(reason):
-            start()
-        try:
-            if reason == "turn" and not self._turn_needs_folding(session_id):
-                pressed = self._measured_pressure(session_id)
-                if pressed is None:
-                    return finish(
-                        Outcome(
-                            session_id,
-                            "skipped",
-                            reason,
-                            "below threshold",
-                            code="below_threshold",
-                        )
-                    )
-                self.emit(CompressRequested(session_id, "auto", pressed))
-                reason = "auto"
-                start()
-            resolved = self.resolve(session_id)
-            if isinstance(resolved, str):
-                start()
-                return finish(failed(resolved, "model_unresolved"))
-            lease = self._acquire(session_id)
-            if lease is None:
-                detail = "another worker holds the session's lease"
-                return finish(
-                    Outcome(session_id, "skipped", reason, detail, code="lease_held")
-                )
-            self.leases.hold(session_id, lease, self.lease_ttl_s)
-            try:
-                current = CompressionRun(
-                    self,
-                    session_id,
-                    reason,
-                    resolved,
-                    lease,
-                    start,
-                    instructions=self.instructions_for(session_id),
-                )
-                return finish(current.execute())
-            finally:
-                self.leases.release(session_id, lease)
-        except Cancelled:
-            return finish(failed("engine stopped", "engine_stopped"))
-        except StoreError as exc:
-            log.warning("session %s: store failed: %s", session_id, exc)
-            return finish(failed(f"store failed: {exc}", "store_failed"))
-        except Exception as exc:  # a bug: the start event still gets its end
-            log.exception("session %s: compression crashed", session_id)
-            return finish(failed(f"internal error: {exc}", "internal_error"))
-
-    def _turn_needs_folding(self, session_id: str) -> bool:
-        """Tell whether a turn reaches the message-count threshold."""
-        context = self.context
-        if self.counted_by_host and (
-            context is None or not context.measures_session(session_id)
-        ):
-            return True  # the host's thread counted: it only sends what needs it
-        count = self.store.count_history(session_id)
-        return should_compress(count, self.config, forced=False)
-
-    def _measured_pressure(self, session_id: str) -> float | None:
-        """Return the usage ratio when the engine's own measure passes the trigger.
-
-        Measured only with ``context_window`` set and ``auto_compress_threshold`` > 0:
-        the injected summary plus the active history, in the chat model's encoding.
-        """
-        context = self.context
-        threshold = self.config.auto_compress_threshold
-        if context is None or threshold <= 0:
-            return None
-        if not context.measures_session(session_id):
-            return None
-        record = self.records.read(session_id)
-        active = self.store.get_history(session_id, limit=probe_limit(self.config))
-        measure = context.measure(session_id, record.text if record else None, active)
-        if measure is None or measure.ratio < threshold:
-            return None
-        return measure.ratio
-
     def plan(
         self, resolved: ResolvedModel, reason: Reason, keep: Sequence[Message]
     ) -> CompressionPlan:
@@ -274,6 +262,171 @@ class CompressionJob:
                 self._plans.clear()
             self._plans[key] = plan
         return plan
+
+
+class _Run:
+    """The effects of one compression: its lease, its model, its lineage."""
+
+    def __init__(self, compressor: Compressor, request: CompressionRequest) -> None:
+        self._c = compressor
+        self._request = request
+        self._sid = request.session_id
+        self.resolved: ResolvedModel | None = None
+        self._lease: str | None = None
+        self._lineage: LineageWriter | None = None
+
+    def perform(self, action: Action) -> Observation:
+        """Perform ``action``; return what was observed (a store failure too)."""
+        try:
+            return self._perform(action)
+        except StoreError as exc:
+            log.warning("session %s: store failed: %s", self._sid, exc)
+            return StoreFailed(str(exc))
+
+    def _perform(self, action: Action) -> Observation:
+        c, sid = self._c, self._sid
+        match action:
+            case Measure(limit=limit):
+                record = c.records.read(sid)
+                tail = _stored(c.store.get_history(sid, limit=limit))
+                active = len(tail) if len(tail) < limit else c.store.count_history(sid)
+                return Measured(record, tail, active)
+            case Begin():
+                return self._begin()
+            case ReadRecord():
+                return RecordRead(c.records.read(sid, quarantine=True))
+            case ReadArchived(after_id=after, through_id=through, limit=limit):
+                page = c.store.get_archived(
+                    sid, after_id=after, through_id=through, limit=limit
+                )
+                return ArchivedRead(_stored(page))
+            case ReadWindow(limit=limit):
+                tail = _stored(c.store.get_history(sid, limit=limit))
+                active = len(tail) if len(tail) < limit else c.store.count_history(sid)
+                assert self.resolved is not None
+                return WindowRead(tail, active, c.breakers.is_open(self.resolved.llm))
+            case ReadBacklog(after_id=after, limit=limit):
+                return BacklogRead(
+                    _stored(c.store.get_oldest_history(sid, limit, after_id=after))
+                )
+            case Summarize(request=request, max_tokens=max_tokens):
+                return self._summarize(request, max_tokens)
+            case Commit():
+                return self._commit(action)
+        raise TypeError(f"unknown action {action!r}")  # pragma: no cover
+
+    def _begin(self) -> Observation:
+        c = self._c
+        resolved = c.resolver.resolution(self._request.facts.model)
+        if not isinstance(resolved, ResolvedModel):
+            return Unresolved(resolved.reason)
+        self.resolved = resolved
+        lease = c.acquire(self._sid)
+        if lease is None:
+            return LeaseHeld()
+        self._lease = lease
+        c.leases.hold(self._sid, lease, c.lease_ttl_s)
+
+        def plan(reason: Reason, keep: Sequence[Message]) -> CompressionPlan:
+            return c.plan(resolved, reason, keep)
+
+        return Began(SummaryModel(resolved.label, resolved.count_tokens, plan))
+
+    def release(self) -> None:
+        """Release the lease, if one is held."""
+        if self._lease is not None:
+            self._c.leases.release(self._sid, self._lease)
+            self._lease = None
+
+    def _lost(self) -> bool:
+        return self._lease is not None and self._c.leases.is_lost(self._lease)
+
+    def _summarize(self, request: Sequence[Message], budget: int) -> Observation:
+        c, resolved = self._c, self.resolved
+        assert resolved is not None
+        return summarize(
+            resolved,
+            request,
+            budget,
+            calls=c.calls,
+            breakers=c.breakers,
+            timeout_s=c.config.summarizer_timeout_s,
+            is_cancelled=c.is_cancelled,
+            lost=self._lost,
+        )
+
+    def _commit(self, action: Commit) -> Observation:
+        """Commit one fenced step; a compression's final step writes its separator."""
+        c, sid = self._c, self._sid
+        if c.is_cancelled():
+            return Cancelled()
+        assert self._lease is not None
+        record = attrs.evolve(
+            action.record, generation=c.new_generation(), updated_at=c.clock()
+        )
+        final = action.final
+        shared = final is not None and c.archive_shares_store
+
+        def separator(archived: int) -> Message | None:
+            assert final is not None
+            return self._separator(final, action.archived_before + archived)
+
+        result = c.store.commit_compaction(
+            sid,
+            namespace=NAMESPACE,
+            record=record.to_mapping(),
+            expect_generation=action.expect_generation,
+            through_id=action.through_id,
+            expect_archived=action.expect_archived,
+            lease=self._lease,
+            separator=separator if shared else None,
+        )
+        if result.fenced is not None:
+            return Fenced(result.fenced)
+        if final is not None and c.archive is not None and not shared:
+            marker = self._separator(final, action.archived_before + result.archived)
+            if marker is not None:
+                try:
+                    c.archive.save_message(sid, marker)
+                except Exception:  # the archive is optional: it never undoes a commit
+                    log.exception("session %s: writing the separator failed", sid)
+        if action.version is not None:
+            self._versioned(action.previous, record, *action.version)
+        return Committed(record, result.archived)
+
+    def _versioned(
+        self,
+        before: object,
+        record: object,
+        first_id: int,
+        last_id: int,
+    ) -> None:
+        """Append the summary just committed to the lineage, if it is a new version."""
+        c = self._c
+        if self._lineage is None:
+            assert self._lease is not None
+            self._lineage = LineageWriter(
+                c.store,
+                self._sid,
+                self._lease,
+                c.config.summary_versions_kept,
+                c.new_generation,
+            )
+        self._lineage.written(before, record, first_id, last_id)  # type: ignore[arg-type]
+
+    def _separator(self, kind: OutcomeKind, archived: int) -> Message | None:
+        request = self._request
+        outcome = Outcome(request.session_id, kind, request.reason, archived=archived)
+        return separator_message(
+            outcome, locale=self._c.config.locale, now=self._c.clock()
+        )
+
+
+def _stored(messages: Sequence[Message]) -> tuple[Message, ...]:
+    """Return messages read from the store; one without an id means a broken store."""
+    if any(m.id is None for m in messages):
+        raise StoreError("the store returned a message without an id")
+    return tuple(messages)
 
 
 def log_outcome(outcome: Outcome) -> None:

@@ -9,7 +9,7 @@ from concurrent.futures import Future
 
 import attrs
 
-from memory_summary.domain import Outcome, Reason
+from memory_summary.domain import LoopGuard, Outcome, Reason
 
 
 @attrs.frozen
@@ -26,17 +26,29 @@ class UsageReported:
 
 @attrs.frozen
 class Compress:
-    """Compress now, ignoring the threshold; resolve ``reply`` with the outcome."""
+    """Compress now, ignoring the threshold; resolve ``reply`` with the outcome.
+
+    ``instructions``: the host's words for the session's next compression run.
+    """
 
     reason: Reason
     reply: Future[Outcome] | None = attrs.field(default=None, eq=False, hash=False)
+    instructions: str = ""
 
 
 @attrs.frozen
 class CompressionFinished:
-    """A compression job of this session ended."""
+    """A compression of this session ended.
+
+    ``pressed``: a measured turn found the usage ratio at or over the trigger, so the
+    session asks for an ``auto`` compression. ``guard``: the loop guard the session
+    keeps from now on, when ``guard_changed``.
+    """
 
     outcome: Outcome
+    pressed: float | None = None
+    guard_changed: bool = False
+    guard: LoopGuard | None = None
 
 
 @attrs.frozen

@@ -19,17 +19,19 @@ from concurrent.futures import wait as wait_futures
 import attrs
 import pykka
 
-from memory_summary.domain import EngineClosed, Outcome, Reason, SummaryConfig
+from memory_summary.domain import EngineClosed, Outcome, SummaryConfig
 
+from .compression import CompressionRequest
 from .events import EventBus
-from .messages import Reap
+from .messages import CompressionFinished, Reap
 from .registry import SessionRegistry
 from .session import SessionActor, SessionServices
+from .session_facts import SessionMemory
 from .workers import WorkerPool
 
 log = logging.getLogger(__name__)
 
-Compress = Callable[[str, Reason], Outcome]
+Compress = Callable[[CompressionRequest], CompressionFinished]
 GATE_THREADS = 2
 """Threads that check, off the host's thread, whether a turn needs its session's actor
 (a remote store's count); idle sessions then cost no actor thread."""
@@ -51,6 +53,7 @@ class ThreadRuntime:
         compress: runs one compression of a session; never raises (failures are
             outcomes).
         events: where events go.
+        facts: what is remembered of each session between its actors' lives.
         calls: the summarizer-call pool; shut down with the runtime.
         stopping: set when ``stop()`` begins; compressions check it before committing.
 
@@ -65,6 +68,7 @@ class ThreadRuntime:
         events: EventBus,
         calls: WorkerPool,
         stopping: threading.Event,
+        facts: SessionMemory,
     ) -> None:
         self._config = config
         self._compress = compress
@@ -81,13 +85,15 @@ class ThreadRuntime:
             submit=self.submit,
             emit=events.emit,
             release=self.registry.remove_if_untouched,
+            facts=facts.get,
+            keep_guard=facts.set_guard,
         )
         self._closed = False
         self._started = False
         self._start_lock = threading.Lock()
         self._pending = 0  # told-but-unhandled triggers + busy sessions
         self._idle = threading.Condition()
-        self._in_flight: set[Future[Outcome]] = set()
+        self._in_flight: set[Future[CompressionFinished]] = set()
         self._in_flight_lock = threading.Lock()
         # The host's calls only enqueue; this thread finds or spawns the actors, so a
         # turn never pays for starting an actor thread on the caller's thread.
@@ -212,11 +218,9 @@ class ThreadRuntime:
         """Deliver queued triggers to their session actors, in arrival order."""
         while (item := self._inbox.get()) is not None:
             session_id, message = item
-            if isinstance(message, _Gated):
-                if not self.registry.has(session_id):
-                    self._gated(session_id, message)
-                    continue
-                message = message.message
+            if isinstance(message, _Gated):  # a live actor would coalesce it; the
+                self._gated(session_id, message)  # check keeps the threshold one rule
+                continue
             try:
                 delivered = self.registry.tell(session_id, message)
             except Exception:  # a spawn failure must not stop the routing
@@ -243,38 +247,26 @@ class ThreadRuntime:
         return SessionActor.start(session_id, self._services)
 
     def submit(
-        self, session_id: str, reason: Reason, report: Callable[[Outcome], None]
+        self,
+        request: CompressionRequest,
+        report: Callable[[CompressionFinished], None],
     ) -> None:
-        """Run one compression of ``session_id`` on the pool; ``report`` its outcome."""
+        """Run one compression on the pool; ``report`` how it finished.
 
-        def work() -> Outcome:
-            try:
-                return self._compress(session_id, reason)
-            except Exception as exc:  # a bug: report it, never leave the session busy
-                log.exception("session %s: compression crashed", session_id)
-                return Outcome(
-                    session_id,
-                    "failed",
-                    reason,
-                    f"internal error: {exc}",
-                    code="internal_error",
-                )
-
+        The compression never raises (its executor turns a bug into an outcome).
+        """
         try:
-            future = self._jobs.submit(work)
+            future = self._jobs.submit(self._compress, request)
         except RuntimeError:  # the pool is shut down: the engine is stopping
-            report(_stopped(session_id, reason))
+            report(_stopped(request))
             return
         with self._in_flight_lock:
             self._in_flight.add(future)
 
-        def done(f: Future[Outcome]) -> None:
+        def done(f: Future[CompressionFinished]) -> None:
             with self._in_flight_lock:
                 self._in_flight.discard(f)
-            if f.cancelled():
-                report(_stopped(session_id, reason))
-            else:
-                report(f.result())
+            report(_stopped(request) if f.cancelled() else f.result())
 
         future.add_done_callback(done)
 
@@ -302,10 +294,15 @@ class ThreadRuntime:
         return len(self.registry)
 
 
-def _stopped(session_id: str, reason: Reason) -> Outcome:
-    return Outcome(
-        session_id, "failed", reason, "engine stopped", code="engine_stopped"
+def _stopped(request: CompressionRequest) -> CompressionFinished:
+    outcome = Outcome(
+        request.session_id,
+        "failed",
+        request.reason,
+        "engine stopped",
+        code="engine_stopped",
     )
+    return CompressionFinished(outcome)
 
 
 def _refuse(message: object, session_id: str) -> None:

@@ -14,14 +14,19 @@ from memory_summary.domain import (
     EngineClosed,
     Event,
     Idle,
+    LoopGuard,
     Outcome,
     Reason,
     SessionState,
     on_finished,
     on_trigger,
 )
+from memory_summary.domain.config import MAX_INSTRUCTIONS_CHARS
+from memory_summary.domain.prompt import joined_instructions
 
+from .compression import CompressionRequest
 from .messages import Compress, CompressionFinished, Reap, TurnEnded, UsageReported
+from .session_facts import SessionFacts
 
 log = logging.getLogger(__name__)
 
@@ -32,26 +37,34 @@ class SessionServices:
 
     Attributes:
         settle: mark units of pending work done (``wait_idle`` counts them).
-        submit: run one compression of a session on the worker pool and report its
-            outcome to the given callback.
+        submit: run one compression on the worker pool and report how it finished
+            to the given callback.
         emit: deliver an event to the host's subscribers.
         release: forget this actor in the registry if nothing was sent to it since
             ``stamp``; True when the actor may stop.
+        facts: the session's remembered facts (``session_facts``), read when a
+            compression starts.
+        keep_guard: remember the loop guard a compression left.
     """
 
     settle: Callable[[int], None]
-    submit: Callable[[str, Reason, Callable[[Outcome], None]], None]
+    submit: Callable[[CompressionRequest, Callable[[CompressionFinished], None]], None]
     emit: Callable[[Event], None]
     release: Callable[[str, object, int], bool]
+    facts: Callable[[str], SessionFacts]
+    keep_guard: Callable[[str, LoopGuard | None], None]
 
 
 class SessionActor(pykka.ThreadingActor):
     """Runs at most one compression of its session at a time.
 
     Triggers that arrive while one runs coalesce into one follow-up (``domain.state``).
-    The compression runs on the runtime's worker pool, off this inbox, and reports back
-    with ``CompressionFinished``. The actor does no I/O: the job decides whether a turn
-    needs compressing.
+    The compression runs on the runtime's worker pool, off this inbox, with a frozen
+    snapshot of the session (``CompressionRequest``: its facts and the host's pending
+    instructions), and reports back with ``CompressionFinished``. The actor does no
+    I/O. It emits ``CompressRequested``, the one place that does: for a host's usage
+    report, and when a measured turn found the session pressed (it then asks for an
+    ``auto`` compression as the follow-up).
     """
 
     use_daemon_thread = True
@@ -63,6 +76,7 @@ class SessionActor(pykka.ThreadingActor):
         self._state: SessionState = Idle()
         self._running_replies: list[Future[Outcome]] = []
         self._next_replies: list[Future[Outcome]] = []
+        self._instructions = ""  # the host's, for the next compression run
 
     def on_receive(self, message: object) -> object:
         match message:
@@ -71,7 +85,10 @@ class SessionActor(pykka.ThreadingActor):
             case UsageReported(ratio=ratio):
                 self._services.emit(CompressRequested(self._session_id, "auto", ratio))
                 self._trigger("auto")
-            case Compress(reason=reason, reply=reply):
+            case Compress(reason=reason, reply=reply, instructions=instructions):
+                if instructions:
+                    joined = joined_instructions(self._instructions, instructions)
+                    self._instructions = joined[-MAX_INSTRUCTIONS_CHARS:]
                 if reply is not None:
                     pending = (
                         self._next_replies
@@ -80,8 +97,8 @@ class SessionActor(pykka.ThreadingActor):
                     )
                     pending.append(reply)
                 self._trigger(reason)
-            case CompressionFinished(outcome=outcome):
-                self._finished(outcome)
+            case CompressionFinished():
+                self._finished(message)
             case Reap(stamp=stamp):
                 if self._state == Idle() and self._services.release(
                     self._session_id, self.actor_ref, stamp
@@ -103,18 +120,28 @@ class SessionActor(pykka.ThreadingActor):
         ref = self.actor_ref
         sid = self._session_id
 
-        def report(outcome: Outcome) -> None:
+        def report(finished: CompressionFinished) -> None:
             try:
-                ref.tell(CompressionFinished(outcome))
+                ref.tell(finished)
             except pykka.ActorDeadError:
                 log.debug("session %s: finished after its actor stopped", sid)
 
-        self._services.submit(sid, reason, report)
+        instructions, self._instructions = self._instructions, ""
+        request = CompressionRequest(
+            sid, reason, self._services.facts(sid), instructions
+        )
+        self._services.submit(request, report)
 
-    def _finished(self, outcome: Outcome) -> None:
+    def _finished(self, finished: CompressionFinished) -> None:
         replies, self._running_replies = self._running_replies, []
         for reply in replies:
-            _resolve(reply, outcome)
+            _resolve(reply, finished.outcome)
+        sid = self._session_id
+        if finished.guard_changed:
+            self._services.keep_guard(sid, finished.guard)
+        if finished.pressed is not None:  # a measured turn: the tokens ask for more
+            self._services.emit(CompressRequested(sid, "auto", finished.pressed))
+            self._state, _ = on_trigger(self._state, "auto")  # busy: the follow-up
         self._state, follow_up = on_finished(self._state)
         if follow_up is None:
             self._services.settle(1)

@@ -282,11 +282,6 @@ class ModelResolver:
             return target
         return self._resolved(*target)
 
-    def resolve(self, session_model: str | None) -> ResolvedModel | str:
-        """Return ``resolution()``, an ``Unresolved`` as its reason (older callers)."""
-        found = self.resolution(session_model)
-        return found.reason if isinstance(found, Unresolved) else found
-
     def _resolved(self, llm: Summarizer, model: str | None) -> ResolvedModel:
         key = (id(llm), model)
         with self._lock:

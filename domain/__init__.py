@@ -15,16 +15,6 @@ from .breaker import (
     breaker_succeeded,
 )
 from .budget import Chunk, input_limit_tokens, plan_chunks, summary_budget_tokens
-from .folding import (
-    SKIP_REASONS,
-    FoldChunk,
-    Outcome,
-    OutcomeCode,
-    SkipReason,
-    fold_chunks,
-    next_record,
-    separator_message,
-)
 from .config import SummaryConfig
 from .content import (
     AUDIO_TOKENS,
@@ -55,6 +45,16 @@ from .errors import (
     TokenizerError,
 )
 from .events import ClearResult, Compressing, CompressRequested, Event, Skipped
+from .folding import (
+    SKIP_REASONS,
+    FoldChunk,
+    Outcome,
+    OutcomeCode,
+    SkipReason,
+    fold_chunks,
+    next_record,
+    separator_message,
+)
 from .health import (
     BreakerState,
     Health,

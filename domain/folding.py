@@ -86,6 +86,10 @@ class Outcome:
     its summarizer calls consumed and ``duration_s`` its wall-clock time; ``model``
     is the summary model (or a non-LLM summarizer's label) once it was resolved;
     ``call_durations_s`` the seconds each answered summarizer call took, in order.
+    ``tokens_estimated``: the messages in ``tokens_before``/``tokens_after`` were
+    estimated, not counted (no decision needed their exact count: no
+    ``context_window`` and no ``keep_recent_tokens``); the estimate is meant to
+    never undercount. The summary's own tokens are always exact.
     """
 
     session_id: str
@@ -104,6 +108,7 @@ class Outcome:
     duration_s: float = 0.0
     model: str | None = None
     call_durations_s: tuple[float, ...] = attrs.field(default=(), converter=_floats)
+    tokens_estimated: bool = False
 
     @property
     def ok(self) -> bool:

@@ -1,31 +1,31 @@
 """``SummaryEngine``: the public face of the library and its composition root.
 
 This is the one place that builds concrete objects: the store's collaborators, the
-summarizer (the offline one by default), the thread runtime and the compression job.
+summarizer (the offline one by default), the thread runtime and the compressor.
+It runs over 400 lines because it is the whole public API, one method per call, each
+with the docstring the reference is generated from; what the methods do lives in
+the modules they wire (``actors``, ``injected_prompts``, ``process_identity``,
+``history``, ``recall_tools``).
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
 import math
-import os
-import socket
 import threading
 import time
-import uuid
 from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FuturesTimeout
 from typing import Any, Literal
 
-from memory_summary.actors.compression import CompressionJob
+from memory_summary.actors.compression import Compressor
 from memory_summary.actors.context import ContextPolicy
 from memory_summary.actors.events import EventBus
 from memory_summary.actors.messages import Compress, TurnEnded, UsageReported
 from memory_summary.actors.records import RecordReader
 from memory_summary.actors.runtime import ThreadRuntime
-from memory_summary.actors.session_models import SessionModels
+from memory_summary.actors.session_facts import SessionMemory
 from memory_summary.actors.summary_model import (
     BreakerBox,
     CallHandle,
@@ -41,8 +41,8 @@ from memory_summary.domain import (
     AnthropicSystem,
     Archive,
     ClearResult,
-    CompactionStore,
     Compressing,
+    CompressionStore,
     Event,
     Health,
     LastFailure,
@@ -60,9 +60,6 @@ from memory_summary.domain import (
     SummaryRecord,
     anthropic_pairs,
     assemble_messages,
-    fits_as_committed,
-    injection_budget_tokens,
-    injection_text,
     mask_tool_results,
     messages_from_anthropic,
     messages_from_openai,
@@ -72,14 +69,15 @@ from memory_summary.domain import (
     summary_message,
     total_usage,
 )
-from memory_summary.domain.config import MAX_INSTRUCTIONS_CHARS
 from memory_summary.domain.injection import without_covered
 from memory_summary.domain.lineage import VERSIONS_NAMESPACE
-from memory_summary.domain.prompt import checked_instructions, joined_instructions
+from memory_summary.domain.prompt import checked_instructions
 from memory_summary.domain.recall import HistoryEntry, SearchHit, SummaryVersion
 from memory_summary.domain.recall_tools import tool_definitions
 
 from .history import HistoryAccess
+from .injected_prompts import InjectedPrompts
+from .process_identity import is_dead_owner, new_generation, owner_id
 from .recall_tools import recall_tool_message
 
 log = logging.getLogger(__name__)
@@ -87,7 +85,6 @@ log = logging.getLogger(__name__)
 Scope = Literal["session", "all"]
 _IGNORED_OUTCOMES = frozenset({"aborted", "error"})
 _REASONS = ("manual", "auto", "overflow")
-_PROMPT_CACHE_SIZE = 50_000
 START_RESOLVE_S = 0.5
 """How long start() waits for the summary model to resolve (bounded: see start)."""
 _REQUIRED = (
@@ -126,69 +123,6 @@ def _check_model(model: object) -> str | None:
     return model
 
 
-def _utf8_bytes(text: str) -> int:
-    """Count UTF-8 bytes: never fewer than tokens, a safe count before a tokenizer."""
-    return len(text.encode("utf-8"))
-
-
-def _pid_namespace() -> str:
-    """Return this process's PID namespace ("" where it cannot be told: not Linux)."""
-    try:
-        return str(os.stat("/proc/self/ns/pid").st_ino)
-    except OSError:
-        return ""
-
-
-_PID_NAMESPACE = _pid_namespace()
-
-
-def _owner_id() -> str:
-    """Return a lease owner: ``host:pid:pid-namespace:nonce``."""
-    return (
-        f"{socket.gethostname()}:{os.getpid()}:{_PID_NAMESPACE}:{uuid.uuid4().hex[:8]}"
-    )
-
-
-def _is_dead_owner(owner: str) -> bool:
-    """Tell whether a lease owner is a process of this host that no longer runs.
-
-    Owners are ``host:pid:pid-namespace:nonce``; only an owner of this host and PID
-    namespace (containers sharing a host name have their own) is judged, and only
-    where the namespace is known (Linux). A pid reused by another process reads as
-    alive (the lease then simply expires); breaking a live lease is only wasteful,
-    never unsafe: its holder's commits are fenced.
-    """
-    host, _, rest = owner.partition(":")
-    pid_text, _, rest = rest.partition(":")
-    namespace = rest.partition(":")[0]
-    if (
-        host != socket.gethostname()
-        or not pid_text.isdigit()
-        or not _PID_NAMESPACE
-        or namespace != _PID_NAMESPACE
-    ):
-        return False
-    pid = int(pid_text)
-    if pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except OSError:  # exists, but not ours to signal
-        return False
-    return False
-
-
-_GENERATION_NONCE = uuid.uuid4().hex[:16]
-_GENERATIONS = itertools.count(1)
-
-
-def _new_generation() -> str:
-    """Return a fresh generation: unique per process (nonce) and commit (counter)."""
-    return f"{_GENERATION_NONCE}{next(_GENERATIONS):x}"
-
-
 class SummaryEngine:
     """Keeps every session of a chat server inside its model's context window.
 
@@ -199,7 +133,7 @@ class SummaryEngine:
 
     Args:
         memory: the store that holds the history and the summaries; it must offer the
-            ``CompactionStore`` methods (every store this library ships does).
+            ``CompressionStore`` methods (every store this library ships does).
         llm: the default summarizer; None uses the offline ``ExtractiveSummarizer``.
         config: the configuration; None uses the defaults.
         archive: an optional archive; it gets one separator message per compression.
@@ -222,7 +156,7 @@ class SummaryEngine:
 
     def __init__(
         self,
-        memory: CompactionStore,
+        memory: CompressionStore,
         llm: Summarizer | None = None,
         *,
         config: SummaryConfig | None = None,
@@ -235,7 +169,7 @@ class SummaryEngine:
             raise TypeError(
                 f"memory store {type(memory).__name__} lacks {', '.join(missing)}; the "
                 "engine archives by message id, fenced and atomically with the "
-                "summary, and needs a CompactionStore (InMemoryStore, SqliteStore or "
+                "summary, and needs a CompressionStore (InMemoryStore, SqliteStore or "
                 "PostgresStore; memory_summary.testing checks your own)"
             )
         self.config = config or SummaryConfig()
@@ -248,15 +182,10 @@ class SummaryEngine:
         self.llm = llm or ExtractiveSummarizer(lambda text: counter(None)(text))
         self.archive = archive
         self._counts_locally = bool(getattr(memory, "counts_locally", False))
-        self._session_models = SessionModels()  # bounded: least recent go first
+        self._facts = SessionMemory()  # bounded: least recent go first
         self._resolver = ModelResolver(self.config, self.llm, llms or {}, counter)
         self._records = RecordReader(memory)
         self._history = HistoryAccess(memory, self.config)
-        self._prompts: dict[str, tuple[str, int | None, object, str]] = {}
-        self._resolving: set[str | None] = set()
-        self._resolving_lock = threading.Lock()
-        self._instructions: dict[str, str] = {}  # one compression's, per session
-        self._instructions_lock = threading.Lock()
         events = EventBus()
         self._breakers = BreakerBox(self.config)
         self._last_failure: LastFailure | None = None
@@ -266,37 +195,45 @@ class SummaryEngine:
         )
         self._calls = calls
         stopping = threading.Event()
-        self._context = ContextPolicy(self.config, counter, self._session_models.get)
-        job = CompressionJob(
+        self._context = ContextPolicy(self.config, counter)
+        compressor = Compressor(
             store=memory,
             config=self.config,
             emit=events.emit,
             calls=calls,
             is_cancelled=stopping.is_set,
-            resolve=self._resolve,
+            resolver=self._resolver,
             breakers=self._breakers,
             records=self._records,
-            owner=_owner_id(),
-            new_generation=_new_generation,
-            is_dead_owner=_is_dead_owner,
-            counted_by_host=self._counts_locally,
+            owner=owner_id(),
+            new_generation=new_generation,
             context=self._context,
+            is_dead_owner=is_dead_owner,
             archive=archive,
-            instructions_for=self._instructions_for,
         )
         self._core = ThreadRuntime(
-            self.config, job.run, events=events, calls=calls, stopping=stopping
+            self.config,
+            compressor.run,
+            events=events,
+            calls=calls,
+            stopping=stopping,
+            facts=self._facts,
+        )
+        self._prompts = InjectedPrompts(
+            self.config,
+            self._resolver,
+            self._facts.model,
+            counter,
+            calls,
+            lambda: self._core.closed,
         )
         self._warmed = threading.Event()
         self._core.on_start(self._warm_up)
 
-    def _resolve(self, session_id: str) -> ResolvedModel | str:
-        return self._resolver.resolve(self._session_models.get(session_id))
-
     def _warm_up(self) -> None:
         """Resolve the default summary model (context length, tokenizer) off-thread."""
         try:
-            self._resolve("")
+            self._resolver.resolution(None)
         finally:
             self._warmed.set()
 
@@ -345,7 +282,7 @@ class SummaryEngine:
         Turns whose ``outcome`` is ``"aborted"`` or ``"error"`` are ignored (seed 1).
         ``model`` is the model the turn used, for ``summary_model_mode="session"``
         and for counting in the chat model's encoding; the engine remembers it for
-        the ``MAX_SESSION_MODELS`` (50,000) most recently reported sessions (an LRU,
+        the ``MAX_SESSION_FACTS`` (50,000) most recently reported sessions (an LRU,
         so memory stays bounded on a long-running server).
         On a local store (in memory, SQLite) a turn below the threshold is answered on
         the caller's thread with one count; on a remote one (PostgreSQL) the count
@@ -360,8 +297,8 @@ class SummaryEngine:
         if outcome in _IGNORED_OUTCOMES:
             return
         if _check_model(model) is not None:
-            self._session_models.set(session_id, model)  # type: ignore[arg-type]
-        if self._context.measures_session(session_id):
+            self._facts.set_model(session_id, model)  # type: ignore[arg-type]
+        if self._context.measures and not self._facts.get(session_id).host_reports:
             self._core.send(session_id, TurnEnded())  # the job measures the tokens
         elif self._counts_locally:
             if self._reaches_threshold(session_id):
@@ -402,7 +339,7 @@ class SummaryEngine:
             raise ValueError(
                 f"usage_ratio={usage_ratio!r} is invalid; allowed: float >= 0"
             )
-        self._context.host_reports(session_id)  # the host's ratio wins from now on
+        self._facts.host_reports(session_id)  # the host's ratio wins from now on
         threshold = self.config.auto_compress_threshold
         if threshold > 0 and usage_ratio >= threshold:
             self._core.send(session_id, UsageReported(float(usage_ratio)))
@@ -440,21 +377,11 @@ class SummaryEngine:
             raise ValueError(
                 f"reason={reason!r} is invalid; allowed: 'manual' / 'auto' / 'overflow'"
             )
-        if instructions is not None:
-            given = checked_instructions(instructions).strip()
-            with self._instructions_lock:
-                joined = joined_instructions(self._instructions.get(session_id), given)
-                if joined:
-                    self._instructions[session_id] = joined[-MAX_INSTRUCTIONS_CHARS:]
+        given = "" if instructions is None else checked_instructions(instructions)
         reply: Future[Outcome] = Future()
-        self._core.send(session_id, Compress(reason, reply))  # type: ignore[arg-type]
+        message = Compress(reason, reply, given.strip())  # type: ignore[arg-type]
+        self._core.send(session_id, message)
         return reply
-
-    def _instructions_for(self, session_id: str) -> str:
-        """Return the instructions of a session's next run: config's, then its own."""
-        with self._instructions_lock:
-            once = self._instructions.pop(session_id, None)
-        return joined_instructions(self.config.summary_instructions, once)
 
     def resummarize(self, session_id: str) -> Future[Outcome]:
         """Fold ranges archived without a summary (during an outage) into it now.
@@ -594,76 +521,8 @@ class SummaryEngine:
             return None, None
         if record is None or not record.text:
             return None, None
-        budget, count = self._injection_budget(session_id, model, record)
-        cached = self._prompts.get(session_id)
-        if (
-            cached is not None
-            and cached[1] == budget
-            and cached[2] is count
-            and cached[0] == record.text
-        ):
-            return cached[3], record.covered_through_id
-        text = injection_text(
-            record.text,
-            locale=self.config.locale,
-            budget_tokens=budget,
-            count_tokens=count,
-            recall_hint=self.config.recall_hint,
-        )
-        if len(self._prompts) >= _PROMPT_CACHE_SIZE:
-            self._prompts.clear()
-        self._prompts[session_id] = (record.text, budget, count, text)
+        text = self._prompts.text(session_id, model, record)
         return text, record.covered_through_id
-
-    def _injection_budget(
-        self, session_id: str, model: str | None, record: SummaryRecord
-    ) -> tuple[int | None, Callable[[str], int]]:
-        """Return the budget and the chat model's counter, without blocking on I/O.
-
-        Until the summary model's context length is known, a summary an engine
-        committed (``fits_as_committed``) gets no cut (budget None): it was checked
-        against its budget when it was written. Any other gets the 512-token floor.
-        """
-        session_model = self._session_models.get(session_id)
-        resolved = self._resolver.peek(session_model)
-        if self._resolver.is_due(session_model):
-            self._resolve_later(session_model)
-        length = None if resolved is None else resolved.context_length
-        budget: int | None = injection_budget_tokens(self.config, length)
-        if length is None and fits_as_committed(record):
-            budget = None
-        chat = model or session_model
-        if chat is not None:
-            return budget, self._counter(chat)
-        if resolved is None:
-            return budget, _utf8_bytes
-        return budget, resolved.count_tokens
-
-    def _resolve_later(self, model: str | None) -> None:
-        """Resolve ``model`` on the summarizer-call pool, once at a time per model.
-
-        The pool reuses its threads, and the resolver backs off after a failure, so
-        an outage costs neither a thread nor an endpoint request per chat turn.
-        """
-        with self._resolving_lock:
-            if model in self._resolving or self._core.closed:
-                return
-            self._resolving.add(model)
-
-        def resolve() -> None:
-            try:
-                self._resolver.resolve(model)
-            except Exception:  # the fallback stays in use; logged, never raised
-                log.exception("resolving the summary model %r failed", model)
-            finally:
-                with self._resolving_lock:
-                    self._resolving.discard(model)
-
-        try:
-            self._calls.submit(resolve)
-        except RuntimeError:  # the pool is shut down: the engine is stopping
-            with self._resolving_lock:
-                self._resolving.discard(model)
 
     def assemble(
         self,
@@ -738,7 +597,7 @@ class SummaryEngine:
                 self.memory.delete_metadata(VERSIONS_NAMESPACE, sid)
             except StoreError as exc:
                 return [ClearResult("summary", False, f"clearing {sid} failed: {exc}")]
-            self._prompts.pop(sid, None)
+            self._prompts.forget(sid)
             said = "cleared the summary" if existed else "no summary"
             return [ClearResult("summary", True, f"{said} of session {sid}")]
         if scope == "all":
@@ -754,7 +613,7 @@ class SummaryEngine:
                         "summary", False, f"clearing all summaries failed: {exc}"
                     )
                 ]
-            self._prompts.clear()
+            self._prompts.forget_all()
             return [ClearResult("summary", True, f"cleared {len(keys)} summaries")]
         raise ValueError(f"scope={scope!r} is invalid; allowed: 'session' / 'all'")
 
@@ -777,9 +636,8 @@ class SummaryEngine:
             self.memory
         ):
             forget_archive(session_id)
-        self._prompts.pop(session_id, None)
-        self._session_models.pop(session_id)
-        self._context.forget(session_id)
+        self._prompts.forget(session_id)
+        self._facts.pop(session_id)
         log.info("session %s: forgotten (%d messages)", session_id, deleted)
         return deleted
 
@@ -836,7 +694,7 @@ class SummaryEngine:
         """
         self._core.check_open()
         _check_session_id(session_id)
-        count = self._counter(self._session_models.get(session_id))
+        count = self._counter(self._facts.model(session_id))
         return recall_tool_message(self, session_id, tool_call, count)
 
     def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
@@ -896,9 +754,9 @@ class SummaryEngine:
             True
         """
         began = time.monotonic()
-        resolved = self._resolver.resolve(self._session_models.get(""))
-        if isinstance(resolved, str):
-            return SummarizerCheck(False, "unresolved", resolved, 0.0)
+        resolved = self._resolver.resolution(self._facts.model(""))
+        if not isinstance(resolved, ResolvedModel):
+            return SummarizerCheck(False, "unresolved", resolved.reason, 0.0)
         request = (
             Message("system", "Reply with the single word OK."),
             Message("user", "Are you there?"),
@@ -936,8 +794,10 @@ class SummaryEngine:
 
     def summarizer_label(self, session_id: str = "") -> str:
         """Return how summaries' origin is reported (model, or a non-LLM's label)."""
-        resolved = self._resolver.resolve(self._session_models.get(session_id))
-        return resolved if isinstance(resolved, str) else resolved.label
+        resolved = self._resolver.resolution(self._facts.model(session_id))
+        return (
+            resolved.label if isinstance(resolved, ResolvedModel) else resolved.reason
+        )
 
     def queue_depth(self) -> int:
         """Return the compression work queued or running (what ``wait_idle`` awaits).

@@ -581,15 +581,15 @@ def test_a_failing_store_reports_an_error_and_applies_nothing(make_engine):
 
 def test_the_models_sessions_named_are_remembered_for_a_bounded_number_of_sessions():
     from memory_summary import SummaryEngine
-    from memory_summary.actors.session_models import MAX_SESSION_MODELS
+    from memory_summary.actors.session_facts import MAX_SESSION_FACTS
 
     with SummaryEngine(InMemoryStore()) as engine:
-        for i in range(MAX_SESSION_MODELS + 500):
+        for i in range(MAX_SESSION_FACTS + 500):
             engine.turn_after(f"s{i}", model="gpt-4o-mini")
         engine.turn_after("s0", model="gpt-4o")  # the oldest comes back: most recent
 
-        assert len(engine._session_models) == MAX_SESSION_MODELS
-        assert engine._session_models.get("s0") == "gpt-4o"
-        assert engine._session_models.get("s1") is None  # least recent: forgotten
-        last = f"s{MAX_SESSION_MODELS + 499}"
-        assert engine._session_models.get(last) == "gpt-4o-mini"
+        assert len(engine._facts) == MAX_SESSION_FACTS
+        assert engine._facts.model("s0") == "gpt-4o"
+        assert engine._facts.model("s1") is None  # least recent: forgotten
+        last = f"s{MAX_SESSION_FACTS + 499}"
+        assert engine._facts.model(last) == "gpt-4o-mini"

@@ -111,15 +111,15 @@ def test_a_failed_lookup_is_retried_after_a_doubling_bounded_delay():
     resolver = ModelResolver(SummaryConfig(), llm, {}, counter_factory(), clock=clock)
     retried_after: list[float] = []
     last = clock.now
-    resolver.resolve(None)
+    resolver.resolution(None)
 
     for _ in range(14):
         calls = len(llm.lookups)
         while not resolver.is_due(None):
-            assert resolver.resolve(None).context_length is None  # the fallback
+            assert resolver.resolution(None).context_length is None  # the fallback
             assert len(llm.lookups) == calls  # no request while backing off
             clock.now += 0.5
-        resolver.resolve(None)
+        resolver.resolution(None)
         retried_after.append(clock.now - last)
         last = clock.now
 

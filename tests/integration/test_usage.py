@@ -7,6 +7,7 @@ completion tokens: the pieces it streamed) and records every figure it sent.
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from memory_summary import Compressing, SummaryConfig
@@ -229,8 +230,11 @@ def test_a_failed_call_reports_no_usage(store, make_engine):
     assert engine.usage("s1") == NO_USAGE
 
 
-def test_outcomes_count_the_active_context_before_and_after(store, make_engine):
-    engine = make_engine(store, ScriptedSummarizer(GOOD), config=SMALL)
+def test_outcomes_count_the_active_context_when_a_token_keep_decides(
+    store, make_engine
+):
+    config = attrs.evolve(SMALL, keep_recent_tokens=100_000)  # the count still binds
+    engine = make_engine(store, ScriptedSummarizer(GOOD), config=config)
     fill(store, "s1", 12)
     count = counter_factory()(None)
 
@@ -241,9 +245,31 @@ def test_outcomes_count_the_active_context_before_and_after(store, make_engine):
     after = engine.summary("s1").tokens + sum(
         count(m.content) + framing for m in store.get_history("s1")
     )
+    assert not outcome.tokens_estimated
     assert outcome.tokens_before == before
     assert outcome.tokens_after == after
     assert outcome.tokens_saved == before - after
+
+
+def test_outcomes_estimate_the_active_context_when_no_decision_counts_it(
+    store, make_engine
+):
+    engine = make_engine(store, ScriptedSummarizer(GOOD), config=SMALL)
+    fill(store, "s1", 12)
+
+    outcome = engine.compress("s1").result(timeout=10)
+
+    def estimate(text: str) -> int:
+        return len(text.encode()) // 3 + 1
+
+    framing = MESSAGE_OVERHEAD_TOKENS
+    before = sum(estimate(f"message {i} of s1.") + framing for i in range(12))
+    after = engine.summary("s1").tokens + sum(
+        estimate(m.content) + framing for m in store.get_history("s1")
+    )
+    assert outcome.tokens_estimated
+    assert outcome.tokens_before == before
+    assert outcome.tokens_after == after
 
 
 def test_usage_reads_every_session_of_the_store(store, make_engine):

@@ -1,0 +1,97 @@
+"""What the engine remembers of each session between its actors' lives.
+
+A session actor is reaped when idle, but three facts of its session must outlive it:
+the chat model its last turn named (``summary_model_mode="session"``, and counting in
+the chat model's encoding), whether the host reports usage ratios for it (its ratio
+then wins over the engine's own measure), and the loop guard a pressed compression
+left. They live here, in one bounded LRU map: ``MAX_SESSION_FACTS`` (50,000) sessions,
+the least recently touched forgotten first. A forgotten session reads as "no model
+named, host reports nothing, no guard" until its next turn, so a long-running server
+holds a bounded number of entries.
+
+Writers: the host's thread (the model on ``turn_after``, the flag on ``token_usage``)
+and the session's actor (the guard, when a compression finishes). The actor reads a
+frozen ``SessionFacts`` when it starts a compression and hands it on as a snapshot.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import attrs
+
+from memory_summary.domain import LoopGuard
+
+MAX_SESSION_FACTS = 50_000
+"""Sessions whose facts are remembered; the least recently touched go first."""
+
+
+@attrs.frozen
+class SessionFacts:
+    """One session's remembered facts."""
+
+    model: str | None = None
+    host_reports: bool = False
+    guard: LoopGuard | None = None
+
+
+NO_FACTS = SessionFacts()
+
+
+class SessionMemory:
+    """A bounded LRU map ``session id -> SessionFacts``, safe to share between threads.
+
+    >>> memory = SessionMemory(capacity=2)
+    >>> memory.set_model("a", "gpt-4o"); memory.set_model("b", "gpt-4o")
+    >>> memory.set_model("c", "o3")
+    >>> memory.get("a").model is None, memory.get("c").model, len(memory)
+    (True, 'o3', 2)
+    """
+
+    def __init__(self, capacity: int = MAX_SESSION_FACTS) -> None:
+        self._capacity = max(capacity, 1)
+        self._facts: OrderedDict[str, SessionFacts] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, session_id: str) -> SessionFacts:
+        """Return the session's facts (defaults when none are remembered)."""
+        return self._facts.get(session_id, NO_FACTS)
+
+    def model(self, session_id: str) -> str | None:
+        """Return the chat model the session's last turn named, if remembered."""
+        return self.get(session_id).model
+
+    def set_model(self, session_id: str, model: str) -> None:
+        """Remember the chat model of the session's last turn."""
+        facts = self._facts.get(session_id)
+        if facts is not None and facts.model == model:  # the hot path: no lock
+            return
+        self._update(session_id, model=model)
+
+    def host_reports(self, session_id: str) -> None:
+        """Remember that the host reports usage for the session: its ratio wins."""
+        facts = self._facts.get(session_id)
+        if facts is not None and facts.host_reports:  # the hot path: no lock
+            return
+        self._update(session_id, host_reports=True)
+
+    def set_guard(self, session_id: str, guard: LoopGuard | None) -> None:
+        """Remember (or lift) the session's loop guard."""
+        self._update(session_id, guard=guard)
+
+    def pop(self, session_id: str) -> None:
+        """Forget the session."""
+        with self._lock:
+            self._facts.pop(session_id, None)
+
+    def _update(self, session_id: str, **changes: object) -> None:
+        with self._lock:
+            facts = self._facts.get(session_id, NO_FACTS)
+            self._facts[session_id] = attrs.evolve(facts, **changes)  # type: ignore[arg-type]
+            self._facts.move_to_end(session_id)
+            while len(self._facts) > self._capacity:
+                self._facts.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._facts)
