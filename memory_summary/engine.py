@@ -34,6 +34,7 @@ from memory_summary.actors.summary_model import (
 )
 from memory_summary.actors.workers import WorkerPool
 from memory_summary.adapters import ExtractiveSummarizer, counter_factory
+from memory_summary.adapters.tokens import estimate_tokens
 from memory_summary.domain import (
     NAMESPACE,
     NO_USAGE,
@@ -249,7 +250,13 @@ class SummaryEngine:
         self.archive = archive
         self._counts_locally = bool(getattr(memory, "counts_locally", False))
         self._session_models = SessionModels()  # bounded: least recent go first
-        self._resolver = ModelResolver(self.config, self.llm, llms or {}, counter)
+        self._resolver = ModelResolver(
+            self.config,
+            self.llm,
+            llms or {},
+            counter,
+            estimate_tokens=None if count_tokens_for else estimate_tokens,
+        )
         self._records = RecordReader(memory)
         self._history = HistoryAccess(memory, self.config)
         self._prompts: dict[str, tuple[str, int | None, object, str]] = {}
