@@ -2,7 +2,7 @@
 
 The text is what chats hold: the demo's English and Chinese conversations with their
 tool calls and long tool results, as written, sliced anywhere, joined, and as JSON
-(escaped and not). Random character soup (base64, hashes) is no language and is not
+(escaped and not), cut at spaces. Random character soup (base64, hashes) is no language and is not
 covered: ``estimate_tokens`` documents it.
 """
 
@@ -33,13 +33,13 @@ def chat_texts() -> tuple[str, ...]:
 
 @st.composite
 def chat_text(draw: st.DrawFn) -> str:
-    """Real chat text: slices of stored messages, joined, sometimes as JSON."""
+    """Real chat text: runs of stored messages' words, joined, sometimes as JSON."""
     pieces = []
     for _ in range(draw(st.integers(1, 4))):
-        text = draw(st.sampled_from(chat_texts()))
-        start = draw(st.integers(0, len(text)))
-        end = draw(st.integers(start, len(text)))
-        pieces.append(text[start:end])
+        words = draw(st.sampled_from(chat_texts())).split(" ")
+        start = draw(st.integers(0, len(words)))
+        end = draw(st.integers(start, len(words)))
+        pieces.append(" ".join(words[start:end]))
     joined = draw(st.sampled_from(["", " ", "\n", "\n\n"])).join(pieces)
     form = draw(st.sampled_from(["plain", "json", "json_escaped"]))
     if form == "plain":
