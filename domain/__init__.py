@@ -83,7 +83,7 @@ from .model import (
     messages_to_openai,
 )
 from .openai_format import OPENAI_EXTRAS, OpenAIMessage
-from .pins import extract_pins, pinned_section, with_pins
+from .pins import PinScan, extract_pins, pinned_section, scan_pins, with_pins
 from .plan import CompressionPlan, injection_budget_tokens, plan_compression
 from .ports import (
     Archive,
@@ -196,6 +196,7 @@ __all__ = [
     "OpenAIMessage",
     "Outcome",
     "OutcomeCode",
+    "PinScan",
     "Placement",
     "PoppingStore",
     "QueryError",
@@ -288,6 +289,7 @@ __all__ = [
     "render_transcript",
     "repair_pairs",
     "resummarized_record",
+    "scan_pins",
     "separator_message",
     "should_compress",
     "split_window",
