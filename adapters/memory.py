@@ -58,6 +58,21 @@ class _Session:
     kept: list[Message] = attrs.Factory(list)
     index: TermIndex = attrs.Factory(TermIndex)  # every message, active and archived
     terms: dict[int, list[str]] = attrs.Factory(dict)
+    unindexed: list[Message] = attrs.Factory(list)  # saved since the last search
+
+    def indexed(self) -> TermIndex:
+        """Return the index with every saved message in it (the pending ones added).
+
+        Saving only queues a message: its terms are computed on the first search
+        after it, so a session nobody searches never pays for its index.
+        """
+        for message in self.unindexed:
+            row_id: int = message.id  # type: ignore[assignment]
+            terms = message_terms(message)
+            self.index.add(row_id, terms)
+            self.terms[row_id] = terms
+        self.unindexed.clear()
+        return self.index
 
     def active(self) -> list[Message]:
         """Return the active messages, oldest first."""
@@ -185,14 +200,13 @@ class InMemoryStore:
         metadata = metadata_column(message)  # refuses what the SQL stores refuse
         content_column(message)
         kept: dict[str, object] = json.loads(metadata) if metadata else {}
-        terms = message_terms(message)
         with self._lock:
             row_id = self._next_id
             self._next_id += 1
             session = self._sessions.setdefault(session_id, _Session())
-            session.index.add(row_id, terms)
-            session.terms[row_id] = terms
-            session.messages.append(_row(message, kept, row_id))
+            row = _row(message, kept, row_id)
+            session.messages.append(row)
+            session.unindexed.append(row)
         return stored_message(message, row_id)
 
     def save_messages(
@@ -205,18 +219,18 @@ class InMemoryStore:
             metadata = metadata_column(message)
             content_column(message)
             kept = json.loads(metadata) if metadata else {}
-            checked.append((message, kept, message_terms(message)))
+            checked.append((message, kept))
         with self._lock:
             first = self._next_id
             self._next_id += len(checked)
             session = self._sessions.setdefault(session_id, _Session())
-            for offset, (message, kept, terms) in enumerate(checked):
-                session.index.add(first + offset, terms)
-                session.terms[first + offset] = terms
-                session.messages.append(_row(message, kept, first + offset))
+            for offset, (message, kept) in enumerate(checked):
+                row = _row(message, kept, first + offset)
+                session.messages.append(row)
+                session.unindexed.append(row)
         return [
             stored_message(message, first + offset)
-            for offset, (message, _, _) in enumerate(checked)
+            for offset, (message, _) in enumerate(checked)
         ]
 
     def get_history(self, session_id: str, limit: int | None = None) -> list[Message]:
@@ -265,7 +279,15 @@ class InMemoryStore:
             if session is None or popped is None:
                 return None
             row_id: int = popped.id  # type: ignore[assignment]
-            session.index.remove(row_id, session.terms.pop(row_id, ()))
+            pending = session.unindexed
+            at = next(
+                (i for i in range(len(pending) - 1, -1, -1) if pending[i].id == row_id),
+                None,
+            )
+            if at is not None:
+                del pending[at]  # never indexed: nothing to take out
+            else:
+                session.index.remove(row_id, session.terms.pop(row_id, ()))
             return popped
 
     # -- the history index (SearchableStore)
@@ -288,7 +310,7 @@ class InMemoryStore:
             allowed = None
             if archived_only:
                 allowed = {m.id for m in session.archived()}
-            matches = session.index.search(list(terms), CANDIDATES, allowed)  # type: ignore[arg-type]
+            matches = session.indexed().search(list(terms), CANDIDATES, allowed)  # type: ignore[arg-type]
             messages = session.messages
             scored = dict(matches)
             positions: dict[int, int] = {}
