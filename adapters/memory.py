@@ -30,6 +30,7 @@ from memory_summary.domain.ranking import (
 )
 from memory_summary.domain.recall import message_terms
 
+from .fence import commit_prelude, fence_reason
 from .message_rows import (
     check_key,
     check_limit,
@@ -405,34 +406,31 @@ class InMemoryStore:
         """Archive and replace the summary record, fenced; see ``CompactionStore``."""
         if separator is not None:
             raise ValueError("InMemoryStore has no archive; write separators to one")
-        check_key("session_id", session_id)
-        kept = json.loads(metadata_json(namespace, session_id, record))
-        check_row_id("through_id", through_id)
-        if through_id is None and expect_archived:
-            raise ValueError("expect_archived needs a through_id")
-        if lease is not None:
-            check_key("lease", lease)
+        kept = json.loads(
+            commit_prelude(
+                session_id,
+                namespace=namespace,
+                record=record,
+                through_id=through_id,
+                expect_archived=expect_archived,
+                lease=lease,
+            )
+        )
         with self._lock:
-            if lease is not None and not self._holds(session_id, lease):
-                return CommitResult(fenced="lease")
-            stored = self._metadata.get((namespace, session_id))
-            if record_generation(stored) != expect_generation:
-                return CommitResult(fenced="generation")
-            session = self._sessions.get(session_id)
-            archived = 0
-            if through_id is not None:
-                end = session.first_active if session else 0
-                if session is not None:
-                    messages = session.messages
-                    while end < len(messages) and messages[end].id <= through_id:  # type: ignore[operator]
-                        end += 1
-                    archived = session.archivable(end)
-                if archived != expect_archived:
-                    return CommitResult(fenced="archive")
-                if session is not None:
-                    session.archive_to(end)
+            checks = _MemoryChecks(self, session_id, namespace)
+            outcome = fence_reason(
+                checks,
+                expect_generation=expect_generation,
+                through_id=through_id,
+                expect_archived=expect_archived,
+                lease=lease,
+            )
+            if isinstance(outcome, str):
+                return CommitResult(fenced=outcome)
+            if checks.end is not None:
+                self._sessions[session_id].archive_to(checks.end)
             self._metadata[(namespace, session_id)] = kept
-            return CommitResult(archived=archived)
+            return CommitResult(archived=outcome)
 
     def forget_session(self, session_id: str, *, namespaces: Sequence[str]) -> int:
         check_key("session_id", session_id)
@@ -592,3 +590,34 @@ class InMemoryStore:
             self._sessions.clear()
             self._metadata.clear()
             self._leases.clear()
+
+
+class _MemoryChecks:
+    """The fences' reads for one commit (``fence.CommitChecks``), under the lock.
+
+    ``archivable`` only counts; the commit archives through ``end`` once every
+    fence passed.
+    """
+
+    def __init__(self, store: InMemoryStore, session_id: str, namespace: str) -> None:
+        self._store = store
+        self._session_id = session_id
+        self._namespace = namespace
+        self.end: int | None = None
+
+    def lease_held(self, lease: str) -> bool:
+        return self._store._holds(self._session_id, lease)
+
+    def stored_generation(self) -> str | None:
+        stored = self._store._metadata.get((self._namespace, self._session_id))
+        return record_generation(stored)
+
+    def archivable(self, through_id: int) -> int:
+        session = self._store._sessions.get(self._session_id)
+        if session is None:
+            return 0
+        end, messages = session.first_active, session.messages
+        while end < len(messages) and messages[end].id <= through_id:  # type: ignore[operator]
+            end += 1
+        self.end = end
+        return session.archivable(end)

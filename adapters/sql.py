@@ -28,13 +28,13 @@ from memory_summary.domain.recall import message_terms
 
 from .dialect import Dialect, render_queries
 from .driver import Executor, SqlDriver
+from .fence import commit_prelude, fence_reason
 from .message_rows import (
     check_key,
     check_limit,
     check_row_id,
     decode_record,
     message_values,
-    metadata_json,
     record_generation,
     row_message,
     stored_message,
@@ -283,13 +283,14 @@ class SqlStore(SqlHistory, SqlRecords):
         decoded fences the commit (``"generation"``): it is never overwritten before
         the engine moved it aside with ``quarantine_metadata``.
         """
-        check_key("session_id", session_id)
-        data = metadata_json(namespace, session_id, record)
-        check_row_id("through_id", through_id)
-        if through_id is None and expect_archived:
-            raise ValueError("expect_archived needs a through_id")
-        if lease is not None:
-            check_key("lease", lease)
+        data = commit_prelude(
+            session_id,
+            namespace=namespace,
+            record=record,
+            through_id=through_id,
+            expect_archived=expect_archived,
+            lease=lease,
+        )
         try:
             with self._driver.transaction("commit_compaction", session_id) as tx:
                 archived = self._fenced_commit(
@@ -330,25 +331,18 @@ class SqlStore(SqlHistory, SqlRecords):
         Raises:
             _Fenced: a check failed; the caller's transaction rolls back.
         """
-        q = self._q
         self._lock_session(tx, session_id)
-        held = lease is None or (
-            tx.execute(q["check_lease"], (session_id, lease)).fetchone() is not None
+        outcome = fence_reason(
+            _SqlChecks(self, tx, session_id, namespace),
+            expect_generation=expect_generation,
+            through_id=through_id,
+            expect_archived=expect_archived,
+            lease=lease,
         )
-        if not held:
-            raise _Fenced("lease")
-        row = tx.execute(q["lock_metadata"], (namespace, session_id)).fetchone()
-        if _stored_generation(namespace, session_id, row) != expect_generation:
-            raise _Fenced("generation")
-        archived = 0
-        if through_id is not None:
-            archived = tx.execute(
-                q["archive_through"], (session_id, through_id)
-            ).rowcount
-            if archived != expect_archived:
-                raise _Fenced("archive")
-        tx.execute(q["upsert_metadata"], (namespace, session_id, data))
-        return archived
+        if isinstance(outcome, str):
+            raise _Fenced(outcome)  # rolls back an archive already made
+        tx.execute(self._q["upsert_metadata"], (namespace, session_id, data))
+        return outcome
 
     def forget_session(self, session_id: str, *, namespaces: Sequence[str]) -> int:
         check_key("session_id", session_id)
@@ -408,6 +402,53 @@ def _stored_generation(
         return record_generation(decode_record(namespace, key, row[0]))
     except MalformedRecord:
         raise _Fenced("generation") from None
+
+
+class _SqlChecks:
+    """The fences' reads for one commit (``fence.CommitChecks``), in its transaction.
+
+    Where every write transaction is serialized (SQLite: no row locks to take), the
+    lease and the record are read in one statement; elsewhere the lease row is
+    locked by its own read (``lock_rows``), so a broken lease waits for the commit.
+    ``archivable`` archives in the transaction: a later fence rolls it back.
+    """
+
+    def __init__(
+        self, store: SqlStore, tx: Executor, session_id: str, namespace: str
+    ) -> None:
+        self._q = store._q
+        self._serialized = not store._dialect.lock_rows
+        self._tx = tx
+        self._session_id = session_id
+        self._namespace = namespace
+        self._row: Sequence[object] | None = None
+        self._read = False
+
+    def lease_held(self, lease: str) -> bool:
+        tx, sid = self._tx, self._session_id
+        if self._serialized:
+            row = tx.execute(
+                self._q["lease_and_metadata"], (sid, lease, self._namespace, sid)
+            ).fetchone()
+            if row is not None:  # a record: the lease came with it
+                self._row, self._read = row, True
+                return bool(row[1])
+            self._read = True  # no record: ask the lease alone
+        return tx.execute(self._q["check_lease"], (sid, lease)).fetchone() is not None
+
+    def stored_generation(self) -> str | None:
+        if not self._read:
+            self._row = self._tx.execute(
+                self._q["lock_metadata"], (self._namespace, self._session_id)
+            ).fetchone()
+        return _stored_generation(self._namespace, self._session_id, self._row)
+
+    def archivable(self, through_id: int) -> int:
+        return int(
+            self._tx.execute(
+                self._q["archive_through"], (self._session_id, through_id)
+            ).rowcount
+        )
 
 
 class SqlArchive:
