@@ -60,6 +60,10 @@ _TEMPLATES = {
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?){returning_id}",
     "newest_active": f"SELECT {SELECT_COLUMNS} FROM {{t}}messages WHERE {_ACTIVE} "
     "ORDER BY id DESC LIMIT ?",
+    # The window with the record in each row (an uncorrelated subquery: read once).
+    "newest_active_and_record": f"SELECT {SELECT_COLUMNS}, "
+    "(SELECT data FROM {t}metadata WHERE namespace = ? AND key = ?) "
+    f"FROM {{t}}messages WHERE {_ACTIVE} ORDER BY id DESC LIMIT ?",
     "newest_all": f"SELECT {SELECT_COLUMNS} FROM {{t}}messages WHERE session_id = ? "
     "ORDER BY id DESC LIMIT ?",
     "newest_active_row": f"SELECT {SELECT_COLUMNS} FROM {{t}}messages "

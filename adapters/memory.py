@@ -250,6 +250,22 @@ class InMemoryStore:
             session = self._sessions.get(session_id)
             return _newest(session.messages if session else [], limit)
 
+    def read_window(
+        self, session_id: str, *, limit: int, namespace: str
+    ) -> tuple[list[Message], dict[str, object] | None]:
+        """Return the newest ``limit`` active messages and the record, under one lock.
+
+        See ``WindowReadingStore``.
+        """
+        check_key("session_id", session_id)
+        check_key("namespace", namespace)
+        check_limit(limit)
+        with self._lock:
+            session = self._sessions.get(session_id)
+            window = _newest(session.active() if session else [], limit)
+            record = self._metadata.get((namespace, session_id))
+        return window, None if record is None else json_copy(record)  # type: ignore[return-value]
+
     def count_history(self, session_id: str) -> int:
         check_key("session_id", session_id)
         with self._lock:

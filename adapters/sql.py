@@ -186,6 +186,31 @@ class SqlStore(SqlHistory, SqlRecords):
         rows.reverse()
         return [row_message(row) for row in rows]
 
+    def read_window(
+        self, session_id: str, *, limit: int, namespace: str
+    ) -> tuple[list[Message], dict[str, object] | None]:
+        """Return the newest ``limit`` active messages and the record, in one query.
+
+        See ``WindowReadingStore``: one statement instead of two round trips.
+        """
+        check_key("session_id", session_id)
+        check_key("namespace", namespace)
+        check_limit(limit)
+        if limit == 0:
+            return [], self.get_metadata(namespace, session_id)
+        rows = self._driver.read(
+            self._q["newest_active_and_record"],
+            (namespace, session_id, session_id, limit),
+            "read_window",
+            session_id,
+        )
+        if not rows:  # no message: the record alone
+            return [], self.get_metadata(namespace, session_id)
+        data = rows[0][-1]
+        record = None if data is None else decode_record(namespace, session_id, data)
+        rows.reverse()
+        return [row_message(row[:-1]) for row in rows], record
+
     def count_history(self, session_id: str) -> int:
         check_key("session_id", session_id)
         rows = self._driver.read(

@@ -101,6 +101,7 @@ from .ports import (
     SummaryReply,
     TokenCounter,
     UsageReportingSummarizer,
+    WindowReadingStore,
 )
 from .prompt import latest_todo_call, summary_request, system_prompt
 from .reason import Reason, is_forced, is_pressed
@@ -232,6 +233,7 @@ __all__ = [
     "Unreadable",
     "UsageReportingSummarizer",
     "UsageSource",
+    "WindowReadingStore",
     "WindowSplit",
     "add_unsummarized",
     "anthropic_pairs",
