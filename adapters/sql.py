@@ -18,10 +18,7 @@ from typing import ClassVar, TypeAlias
 
 from memory_summary.domain import (
     CommitResult,
-    FenceReason,
-    MalformedRecord,
     Message,
-    StoreError,
     StoreUnavailable,
 )
 from memory_summary.domain.recall import message_terms
@@ -35,23 +32,15 @@ from .message_rows import (
     check_row_id,
     decode_record,
     message_values,
-    record_generation,
     row_message,
     stored_message,
 )
 from .search_index import SearchIndex
+from .sql_fence import Fenced, SqlCommitChecks
 from .sql_history import SqlHistory
 from .sql_records import SqlRecords
 
 log = logging.getLogger(__name__)
-
-
-class _Fenced(Exception):
-    """Raised inside a commit's transaction to roll it back and report why."""
-
-    def __init__(self, reason: FenceReason) -> None:
-        super().__init__(reason)
-        self.reason: FenceReason = reason
 
 
 Migration: TypeAlias = "str | Callable[[Executor], None]"
@@ -334,7 +323,7 @@ class SqlStore(SqlHistory, SqlRecords):
                         self._q["insert_archive"],
                         (session_id, *message_values(marker)),
                     )
-        except _Fenced as fence:
+        except Fenced as fence:
             log.debug("session %s: commit fenced (%s)", session_id, fence.reason)
             return CommitResult(fenced=fence.reason)
         return CommitResult(archived=archived)
@@ -354,18 +343,18 @@ class SqlStore(SqlHistory, SqlRecords):
         """Check the fences in order, archive and upsert; return how many archived.
 
         Raises:
-            _Fenced: a check failed; the caller's transaction rolls back.
+            Fenced: a check failed; the caller's transaction rolls back.
         """
         self._lock_session(tx, session_id)
         outcome = fence_reason(
-            _SqlChecks(self, tx, session_id, namespace),
+            SqlCommitChecks(self._q, self._dialect, tx, session_id, namespace),
             expect_generation=expect_generation,
             through_id=through_id,
             expect_archived=expect_archived,
             lease=lease,
         )
         if isinstance(outcome, str):
-            raise _Fenced(outcome)  # rolls back an archive already made
+            raise Fenced(outcome)  # rolls back an archive already made
         tx.execute(self._q["upsert_metadata"], (namespace, session_id, data))
         return outcome
 
@@ -384,96 +373,6 @@ class SqlStore(SqlHistory, SqlRecords):
             for namespace in namespaces:
                 tx.execute(q["delete_metadata"], (namespace, session_id))
         return deleted
-
-    # -- the store's own archive (separator messages)
-
-    def save_archive_message(self, session_id: str, message: Message) -> Message:
-        """Write a message to the archive table (the store's ``Archive`` face)."""
-        check_key("session_id", session_id)
-        values = message_values(message)
-        _, row_id = self._driver.write(
-            self._q["insert_archive"],
-            (session_id, *values),
-            "save_archive_message",
-            session_id,
-        )
-        if row_id is None:
-            raise StoreError(f"archive message for {session_id!r}: no id was returned")
-        return stored_message(message, row_id)
-
-    def delete_archive_messages(self, session_id: str) -> int:
-        """Delete the session's archive messages; return how many."""
-        check_key("session_id", session_id)
-        deleted, _ = self._driver.write(
-            self._q["delete_archive"], (session_id,), "delete_archive", session_id
-        )
-        return deleted
-
-    def archive_messages(self, session_id: str) -> list[Message]:
-        """Return the session's archive messages, oldest first."""
-        check_key("session_id", session_id)
-        rows = self._driver.read(
-            self._q["archive_rows"], (session_id,), "archive_messages", session_id
-        )
-        return [row_message(row) for row in rows]
-
-
-def _stored_generation(
-    namespace: str, key: str, row: Sequence[object] | None
-) -> str | None:
-    if row is None:
-        return None
-    try:
-        return record_generation(decode_record(namespace, key, row[0]))
-    except MalformedRecord:
-        raise _Fenced("generation") from None
-
-
-class _SqlChecks:
-    """The fences' reads for one commit (``fence.CommitChecks``), in its transaction.
-
-    Where every write transaction is serialized (SQLite: no row locks to take), the
-    lease and the record are read in one statement; elsewhere the lease row is
-    locked by its own read (``lock_rows``), so a broken lease waits for the commit.
-    ``archivable`` archives in the transaction: a later fence rolls it back.
-    """
-
-    def __init__(
-        self, store: SqlStore, tx: Executor, session_id: str, namespace: str
-    ) -> None:
-        self._q = store._q
-        self._serialized = not store._dialect.lock_rows
-        self._tx = tx
-        self._session_id = session_id
-        self._namespace = namespace
-        self._row: Sequence[object] | None = None
-        self._read = False
-
-    def lease_held(self, lease: str) -> bool:
-        tx, sid = self._tx, self._session_id
-        if self._serialized:
-            row = tx.execute(
-                self._q["lease_and_metadata"], (sid, lease, self._namespace, sid)
-            ).fetchone()
-            if row is not None:  # a record: the lease came with it
-                self._row, self._read = row, True
-                return bool(row[1])
-            self._read = True  # no record: ask the lease alone
-        return tx.execute(self._q["check_lease"], (sid, lease)).fetchone() is not None
-
-    def stored_generation(self) -> str | None:
-        if not self._read:
-            self._row = self._tx.execute(
-                self._q["lock_metadata"], (self._namespace, self._session_id)
-            ).fetchone()
-        return _stored_generation(self._namespace, self._session_id, self._row)
-
-    def archivable(self, through_id: int) -> int:
-        return int(
-            self._tx.execute(
-                self._q["archive_through"], (self._session_id, through_id)
-            ).rowcount
-        )
 
 
 class SqlArchive:

@@ -1,4 +1,4 @@
-"""Leases and metadata (summary records) of the SQL core, one statement each.
+"""Leases, metadata (summary records) and archive rows of the SQL core.
 
 A part of ``SqlStore`` (``sql.py`` holds the messages and the fenced commit): every
 method here is a lone statement, or one short transaction (``quarantine_metadata``),
@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 
-from memory_summary.domain import MalformedRecord
+from memory_summary.domain import MalformedRecord, Message, StoreError
 
 from .dialect import Dialect
 from .driver import SqlDriver
@@ -19,15 +19,18 @@ from .message_rows import (
     check_limit,
     check_ttl,
     decode_record,
+    message_values,
     metadata_json,
     new_token,
+    row_message,
+    stored_message,
 )
 
 log = logging.getLogger(__name__)
 
 
 class SqlRecords:
-    """Leases and metadata over ``_driver`` and the rendered queries ``_q``."""
+    """Leases, metadata and archive rows over ``_driver`` and the queries ``_q``."""
 
     _driver: SqlDriver
     _dialect: Dialect
@@ -175,6 +178,38 @@ class SqlRecords:
         if copied:  # the engine logs the warning; this is the store's trace
             log.debug("metadata %s/%s moved to %s", namespace, key, to_namespace)
         return copied > 0
+
+    # -- the store's own archive (separator messages)
+
+    def save_archive_message(self, session_id: str, message: Message) -> Message:
+        """Write a message to the archive table (the store's ``Archive`` face)."""
+        check_key("session_id", session_id)
+        values = message_values(message)
+        _, row_id = self._driver.write(
+            self._q["insert_archive"],
+            (session_id, *values),
+            "save_archive_message",
+            session_id,
+        )
+        if row_id is None:
+            raise StoreError(f"archive message for {session_id!r}: no id was returned")
+        return stored_message(message, row_id)
+
+    def delete_archive_messages(self, session_id: str) -> int:
+        """Delete the session's archive messages; return how many."""
+        check_key("session_id", session_id)
+        deleted, _ = self._driver.write(
+            self._q["delete_archive"], (session_id,), "delete_archive", session_id
+        )
+        return deleted
+
+    def archive_messages(self, session_id: str) -> list[Message]:
+        """Return the session's archive messages, oldest first."""
+        check_key("session_id", session_id)
+        rows = self._driver.read(
+            self._q["archive_rows"], (session_id,), "archive_messages", session_id
+        )
+        return [row_message(row) for row in rows]
 
 
 def _decoded_or_none(namespace: str, row: Sequence[object]) -> dict[str, object] | None:
