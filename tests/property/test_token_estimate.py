@@ -1,9 +1,9 @@
 """``estimate_tokens`` never counts fewer tokens than the exact encodings on real text.
 
 The text is what chats hold: the demo's English and Chinese conversations with their
-tool calls and long tool results, as written, sliced anywhere, joined, and as JSON
-(escaped and not), cut at spaces. Random character soup (base64, hashes) is no language and is not
-covered: ``estimate_tokens`` documents it.
+tool calls and long tool results, cut at spaces, joined, and as JSON (escaped and
+not). Random character soup (base64, hashes) is no language and is not covered:
+``estimate_tokens`` documents it.
 """
 
 from __future__ import annotations
