@@ -354,9 +354,9 @@ class SummaryEngine:
         and for counting in the chat model's encoding; the engine remembers it for
         the ``MAX_SESSION_MODELS`` (50,000) most recently reported sessions (an LRU,
         so memory stays bounded on a long-running server).
-        On a local store (in memory, SQLite) a turn below the threshold is answered on
-        the caller's thread with one count; on a remote one (PostgreSQL) the count
-        runs on one of the engine's two gate threads. Either way a session below the
+        On ``InMemoryStore`` a turn below the threshold is answered on the caller's
+        thread with one count; on a database (SQLite, PostgreSQL) the count runs on
+        one of the engine's two gate threads. Either way a session below the
         threshold gets no actor thread, and the call never waits for a summarizer.
 
         Raises:
