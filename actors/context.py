@@ -33,10 +33,13 @@ class ContextPolicy:
     Attributes:
         config: the engine's configuration.
         count_for: ``model -> count_tokens`` in that model's encoding.
+        estimate: a cheap count that never undercounts, for figures that are only
+            reported; None estimates by UTF-8 bytes (a strict upper bound).
     """
 
     config: SummaryConfig
     count_for: Callable[[str | None], Count]
+    estimate: Count | None = None
     _costs: dict[tuple[str, int, int, Count], int] = attrs.field(
         factory=dict, init=False
     )
@@ -57,6 +60,7 @@ class ContextPolicy:
             summary_tokens=lambda text: summary_tokens(text, count),
             window_tokens=window,
             keep_tokens=config.keep_tokens_for(model),
+            estimate=self.estimate,
             trigger_tokens=None
             if window is None or threshold <= 0
             else max(int(window * threshold), 1),

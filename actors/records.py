@@ -17,9 +17,11 @@ from memory_summary.domain import (
     QUARANTINE_NAMESPACE,
     CompressionStore,
     MalformedRecord,
+    Message,
     MetadataPages,
     SummaryRecord,
     Unreadable,
+    WindowReadingStore,
     read_record,
 )
 
@@ -125,3 +127,20 @@ class RecordReader:
                 reason,
                 extra={"session_id": session_id},
             )
+
+
+def read_window(
+    store: CompressionStore, session_id: str, *, limit: int, namespace: str = NAMESPACE
+) -> tuple[list[Message], dict[str, object] | None]:
+    """Return the session's newest ``limit`` active messages and its stored record.
+
+    One round trip on a ``WindowReadingStore`` (every shipped store), the two calls
+    otherwise.
+
+    Raises:
+        MalformedRecord: the record cannot be decoded (as ``get_metadata``).
+    """
+    if isinstance(store, WindowReadingStore):
+        return store.read_window(session_id, limit=limit, namespace=namespace)
+    window = store.get_history(session_id, limit=limit)
+    return window, store.get_metadata(namespace, session_id)

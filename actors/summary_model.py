@@ -112,6 +112,21 @@ class ResolvedModel:
     streams: bool
     takes_timeout: bool = False
     reports_usage: bool = False
+    usage_tokens: Callable[[str], int] | None = attrs.field(
+        default=None, eq=False, kw_only=True
+    )
+    """How to count a call's usage when the provider reports none, if not exactly:
+    an estimate (never fewer), used when no budget depends on the figure."""
+
+    @property
+    def count_usage(self) -> Callable[[str], int]:
+        """Return the counter of self-measured usage (``usage_estimated``: which)."""
+        return self.usage_tokens or self.count_tokens
+
+    @property
+    def usage_estimated(self) -> bool:
+        """Tell whether self-measured usage is an estimate (``estimate_tokens``)."""
+        return self.usage_tokens is not None
 
     def call(
         self,
@@ -220,8 +235,12 @@ class ModelResolver:
         providers: Mapping[str, Summarizer],
         count_tokens_for: CountTokensFor,
         clock: Callable[[], float] = time.monotonic,
+        *,
+        estimate_tokens: Callable[[str], int] | None = None,
     ) -> None:
         self._config = config
+        # Self-measured usage is exact only when a budget depends on it.
+        self._usage_tokens = estimate_tokens if config.context_window is None else None
         self._default = default
         self._providers = dict(providers)
         self._count_tokens_for = count_tokens_for
@@ -315,6 +334,7 @@ class ModelResolver:
             streams=streams,
             takes_timeout=_takes_timeout(llm, streams),
             reports_usage=isinstance(llm, UsageReportingSummarizer),
+            usage_tokens=self._usage_tokens,
         )
         with self._lock:
             if failed:  # not cached: ask again once the back-off allows

@@ -60,6 +60,10 @@ _TEMPLATES = {
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?){returning_id}",
     "newest_active": f"SELECT {SELECT_COLUMNS} FROM {{t}}messages WHERE {_ACTIVE} "
     "ORDER BY id DESC LIMIT ?",
+    # The window with the record in each row (an uncorrelated subquery: read once).
+    "newest_active_and_record": f"SELECT {SELECT_COLUMNS}, "
+    "(SELECT data FROM {t}metadata WHERE namespace = ? AND key = ?) "
+    f"FROM {{t}}messages WHERE {_ACTIVE} ORDER BY id DESC LIMIT ?",
     "newest_all": f"SELECT {SELECT_COLUMNS} FROM {{t}}messages WHERE session_id = ? "
     "ORDER BY id DESC LIMIT ?",
     "newest_active_row": f"SELECT {SELECT_COLUMNS} FROM {{t}}messages "
@@ -111,6 +115,11 @@ _TEMPLATES = {
     "lease_owner": "SELECT owner FROM {t}leases "
     "WHERE session_id = ? AND expires_at > {now}",
     "break_lease": "DELETE FROM {t}leases WHERE session_id = ? AND owner = ?",
+    # The record and whether the lease holds, in one read: only where every write
+    # transaction is serialized (SQLite), since it locks no lease row.
+    "lease_and_metadata": "SELECT data, EXISTS (SELECT 1 FROM {t}leases "
+    "WHERE session_id = ? AND token = ? AND expires_at > {now}) "
+    "FROM {t}metadata WHERE namespace = ? AND key = ?",
     "check_lease": "SELECT 1 FROM {t}leases "
     "WHERE session_id = ? AND token = ? AND expires_at > {now}{lock_rows}",
     "session_counts_first": f"SELECT {_SESSION_COUNTS} FROM {{t}}messages "

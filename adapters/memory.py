@@ -30,6 +30,7 @@ from memory_summary.domain.ranking import (
 )
 from memory_summary.domain.recall import message_terms
 
+from .fence import commit_prelude, fence_reason
 from .message_rows import (
     check_key,
     check_limit,
@@ -58,6 +59,21 @@ class _Session:
     kept: list[Message] = attrs.Factory(list)
     index: TermIndex = attrs.Factory(TermIndex)  # every message, active and archived
     terms: dict[int, list[str]] = attrs.Factory(dict)
+    unindexed: list[Message] = attrs.Factory(list)  # saved since the last search
+
+    def indexed(self) -> TermIndex:
+        """Return the index with every saved message in it (the pending ones added).
+
+        Saving only queues a message: its terms are computed on the first search
+        after it, so a session nobody searches never pays for its index.
+        """
+        for message in self.unindexed:
+            row_id: int = message.id  # type: ignore[assignment]
+            terms = message_terms(message)
+            self.index.add(row_id, terms)
+            self.terms[row_id] = terms
+        self.unindexed.clear()
+        return self.index
 
     def active(self) -> list[Message]:
         """Return the active messages, oldest first."""
@@ -185,14 +201,13 @@ class InMemoryStore:
         metadata = metadata_column(message)  # refuses what the SQL stores refuse
         content_column(message)
         kept: dict[str, object] = json.loads(metadata) if metadata else {}
-        terms = message_terms(message)
         with self._lock:
             row_id = self._next_id
             self._next_id += 1
             session = self._sessions.setdefault(session_id, _Session())
-            session.index.add(row_id, terms)
-            session.terms[row_id] = terms
-            session.messages.append(_row(message, kept, row_id))
+            row = _row(message, kept, row_id)
+            session.messages.append(row)
+            session.unindexed.append(row)
         return stored_message(message, row_id)
 
     def save_messages(
@@ -205,18 +220,18 @@ class InMemoryStore:
             metadata = metadata_column(message)
             content_column(message)
             kept = json.loads(metadata) if metadata else {}
-            checked.append((message, kept, message_terms(message)))
+            checked.append((message, kept))
         with self._lock:
             first = self._next_id
             self._next_id += len(checked)
             session = self._sessions.setdefault(session_id, _Session())
-            for offset, (message, kept, terms) in enumerate(checked):
-                session.index.add(first + offset, terms)
-                session.terms[first + offset] = terms
-                session.messages.append(_row(message, kept, first + offset))
+            for offset, (message, kept) in enumerate(checked):
+                row = _row(message, kept, first + offset)
+                session.messages.append(row)
+                session.unindexed.append(row)
         return [
             stored_message(message, first + offset)
-            for offset, (message, _, _) in enumerate(checked)
+            for offset, (message, _) in enumerate(checked)
         ]
 
     def get_history(self, session_id: str, limit: int | None = None) -> list[Message]:
@@ -234,6 +249,22 @@ class InMemoryStore:
         with self._lock:
             session = self._sessions.get(session_id)
             return _newest(session.messages if session else [], limit)
+
+    def read_window(
+        self, session_id: str, *, limit: int, namespace: str
+    ) -> tuple[list[Message], dict[str, object] | None]:
+        """Return the newest ``limit`` active messages and the record, under one lock.
+
+        See ``WindowReadingStore``.
+        """
+        check_key("session_id", session_id)
+        check_key("namespace", namespace)
+        check_limit(limit)
+        with self._lock:
+            session = self._sessions.get(session_id)
+            window = _newest(session.active() if session else [], limit)
+            record = self._metadata.get((namespace, session_id))
+        return window, None if record is None else json_copy(record)  # type: ignore[return-value]
 
     def count_history(self, session_id: str) -> int:
         check_key("session_id", session_id)
@@ -265,7 +296,15 @@ class InMemoryStore:
             if session is None or popped is None:
                 return None
             row_id: int = popped.id  # type: ignore[assignment]
-            session.index.remove(row_id, session.terms.pop(row_id, ()))
+            pending = session.unindexed
+            at = next(
+                (i for i in range(len(pending) - 1, -1, -1) if pending[i].id == row_id),
+                None,
+            )
+            if at is not None:
+                del pending[at]  # never indexed: nothing to take out
+            else:
+                session.index.remove(row_id, session.terms.pop(row_id, ()))
             return popped
 
     # -- the history index (SearchableStore)
@@ -288,7 +327,7 @@ class InMemoryStore:
             allowed = None
             if archived_only:
                 allowed = {m.id for m in session.archived()}
-            matches = session.index.search(list(terms), CANDIDATES, allowed)  # type: ignore[arg-type]
+            matches = session.indexed().search(list(terms), CANDIDATES, allowed)  # type: ignore[arg-type]
             messages = session.messages
             scored = dict(matches)
             positions: dict[int, int] = {}
@@ -380,37 +419,34 @@ class InMemoryStore:
         lease: str | None = None,
         separator: Callable[[int], Message | None] | None = None,
     ) -> CommitResult:
-        """Archive and replace the summary record, fenced; see ``CompactionStore``."""
+        """Archive and replace the summary record, fenced; see ``CompressionStore``."""
         if separator is not None:
             raise ValueError("InMemoryStore has no archive; write separators to one")
-        check_key("session_id", session_id)
-        kept = json.loads(metadata_json(namespace, session_id, record))
-        check_row_id("through_id", through_id)
-        if through_id is None and expect_archived:
-            raise ValueError("expect_archived needs a through_id")
-        if lease is not None:
-            check_key("lease", lease)
+        kept = json.loads(
+            commit_prelude(
+                session_id,
+                namespace=namespace,
+                record=record,
+                through_id=through_id,
+                expect_archived=expect_archived,
+                lease=lease,
+            )
+        )
         with self._lock:
-            if lease is not None and not self._holds(session_id, lease):
-                return CommitResult(fenced="lease")
-            stored = self._metadata.get((namespace, session_id))
-            if record_generation(stored) != expect_generation:
-                return CommitResult(fenced="generation")
-            session = self._sessions.get(session_id)
-            archived = 0
-            if through_id is not None:
-                end = session.first_active if session else 0
-                if session is not None:
-                    messages = session.messages
-                    while end < len(messages) and messages[end].id <= through_id:  # type: ignore[operator]
-                        end += 1
-                    archived = session.archivable(end)
-                if archived != expect_archived:
-                    return CommitResult(fenced="archive")
-                if session is not None:
-                    session.archive_to(end)
+            checks = _MemoryChecks(self, session_id, namespace)
+            outcome = fence_reason(
+                checks,
+                expect_generation=expect_generation,
+                through_id=through_id,
+                expect_archived=expect_archived,
+                lease=lease,
+            )
+            if isinstance(outcome, str):
+                return CommitResult(fenced=outcome)
+            if checks.end is not None:
+                self._sessions[session_id].archive_to(checks.end)
             self._metadata[(namespace, session_id)] = kept
-            return CommitResult(archived=archived)
+            return CommitResult(archived=outcome)
 
     def forget_session(self, session_id: str, *, namespaces: Sequence[str]) -> int:
         check_key("session_id", session_id)
@@ -570,3 +606,34 @@ class InMemoryStore:
             self._sessions.clear()
             self._metadata.clear()
             self._leases.clear()
+
+
+class _MemoryChecks:
+    """The fences' reads for one commit (``fence.CommitChecks``), under the lock.
+
+    ``archivable`` only counts; the commit archives through ``end`` once every
+    fence passed.
+    """
+
+    def __init__(self, store: InMemoryStore, session_id: str, namespace: str) -> None:
+        self._store = store
+        self._session_id = session_id
+        self._namespace = namespace
+        self.end: int | None = None
+
+    def lease_held(self, lease: str) -> bool:
+        return self._store._holds(self._session_id, lease)
+
+    def stored_generation(self) -> str | None:
+        stored = self._store._metadata.get((self._namespace, self._session_id))
+        return record_generation(stored)
+
+    def archivable(self, through_id: int) -> int:
+        session = self._store._sessions.get(self._session_id)
+        if session is None:
+            return 0
+        end, messages = session.first_active, session.messages
+        while end < len(messages) and messages[end].id <= through_id:  # type: ignore[operator]
+            end += 1
+        self.end = end
+        return session.archivable(end)

@@ -379,7 +379,7 @@ class RedisStore(RedisHistory, RedisMetadata):
     ) -> CommitResult:
         """Archive and replace the summary record in one atomic script, fenced.
 
-        See ``CompactionStore.commit_compaction``. The store has no archive of its
+        See ``CompressionStore.commit_compaction``. The store has no archive of its
         own: separators go to the engine's ``archive``.
         """
         if separator is not None:

@@ -18,41 +18,29 @@ from typing import ClassVar, TypeAlias
 
 from memory_summary.domain import (
     CommitResult,
-    FenceReason,
-    MalformedRecord,
     Message,
-    StoreError,
     StoreUnavailable,
 )
 from memory_summary.domain.recall import message_terms
 
 from .dialect import Dialect, render_queries
 from .driver import Executor, SqlDriver
+from .fence import commit_prelude, fence_reason
 from .message_rows import (
     check_key,
     check_limit,
     check_row_id,
-    check_ttl,
     decode_record,
     message_values,
-    metadata_json,
-    new_token,
-    record_generation,
     row_message,
     stored_message,
 )
 from .search_index import SearchIndex
+from .sql_fence import Fenced, SqlCommitChecks
 from .sql_history import SqlHistory
+from .sql_records import SqlRecords
 
 log = logging.getLogger(__name__)
-
-
-class _Fenced(Exception):
-    """Raised inside a commit's transaction to roll it back and report why."""
-
-    def __init__(self, reason: FenceReason) -> None:
-        super().__init__(reason)
-        self.reason: FenceReason = reason
 
 
 Migration: TypeAlias = "str | Callable[[Executor], None]"
@@ -60,8 +48,8 @@ Migration: TypeAlias = "str | Callable[[Executor], None]"
 transaction (say, building an index of the rows already stored)."""
 
 
-class SqlStore(SqlHistory):
-    """The contract of ``CompactionStore`` over any ``SqlDriver``; faces subclass it.
+class SqlStore(SqlHistory, SqlRecords):
+    """The contract of ``CompressionStore`` over any ``SqlDriver``; faces subclass it.
 
     A subclass builds its driver, dialect, history index and migrations and calls
     ``__init__``; it adds nothing else to the contract. The history index
@@ -187,6 +175,31 @@ class SqlStore(SqlHistory):
         rows.reverse()
         return [row_message(row) for row in rows]
 
+    def read_window(
+        self, session_id: str, *, limit: int, namespace: str
+    ) -> tuple[list[Message], dict[str, object] | None]:
+        """Return the newest ``limit`` active messages and the record, in one query.
+
+        See ``WindowReadingStore``: one statement instead of two round trips.
+        """
+        check_key("session_id", session_id)
+        check_key("namespace", namespace)
+        check_limit(limit)
+        if limit == 0:
+            return [], self.get_metadata(namespace, session_id)
+        rows = self._driver.read(
+            self._q["newest_active_and_record"],
+            (namespace, session_id, session_id, limit),
+            "read_window",
+            session_id,
+        )
+        if not rows:  # no message: the record alone
+            return [], self.get_metadata(namespace, session_id)
+        data = rows[0][-1]
+        record = None if data is None else decode_record(namespace, session_id, data)
+        rows.reverse()
+        return [row_message(row[:-1]) for row in rows], record
+
     def count_history(self, session_id: str) -> int:
         check_key("session_id", session_id)
         rows = self._driver.read(
@@ -280,17 +293,18 @@ class SqlStore(SqlHistory):
     ) -> CommitResult:
         """Archive and replace the summary record in one fenced transaction.
 
-        See ``CompactionStore.commit_compaction``. A stored record that cannot be
+        See ``CompressionStore.commit_compaction``. A stored record that cannot be
         decoded fences the commit (``"generation"``): it is never overwritten before
         the engine moved it aside with ``quarantine_metadata``.
         """
-        check_key("session_id", session_id)
-        data = metadata_json(namespace, session_id, record)
-        check_row_id("through_id", through_id)
-        if through_id is None and expect_archived:
-            raise ValueError("expect_archived needs a through_id")
-        if lease is not None:
-            check_key("lease", lease)
+        data = commit_prelude(
+            session_id,
+            namespace=namespace,
+            record=record,
+            through_id=through_id,
+            expect_archived=expect_archived,
+            lease=lease,
+        )
         try:
             with self._driver.transaction("commit_compaction", session_id) as tx:
                 archived = self._fenced_commit(
@@ -309,7 +323,7 @@ class SqlStore(SqlHistory):
                         self._q["insert_archive"],
                         (session_id, *message_values(marker)),
                     )
-        except _Fenced as fence:
+        except Fenced as fence:
             log.debug("session %s: commit fenced (%s)", session_id, fence.reason)
             return CommitResult(fenced=fence.reason)
         return CommitResult(archived=archived)
@@ -329,27 +343,20 @@ class SqlStore(SqlHistory):
         """Check the fences in order, archive and upsert; return how many archived.
 
         Raises:
-            _Fenced: a check failed; the caller's transaction rolls back.
+            Fenced: a check failed; the caller's transaction rolls back.
         """
-        q = self._q
         self._lock_session(tx, session_id)
-        held = lease is None or (
-            tx.execute(q["check_lease"], (session_id, lease)).fetchone() is not None
+        outcome = fence_reason(
+            SqlCommitChecks(self._q, self._dialect, tx, session_id, namespace),
+            expect_generation=expect_generation,
+            through_id=through_id,
+            expect_archived=expect_archived,
+            lease=lease,
         )
-        if not held:
-            raise _Fenced("lease")
-        row = tx.execute(q["lock_metadata"], (namespace, session_id)).fetchone()
-        if _stored_generation(namespace, session_id, row) != expect_generation:
-            raise _Fenced("generation")
-        archived = 0
-        if through_id is not None:
-            archived = tx.execute(
-                q["archive_through"], (session_id, through_id)
-            ).rowcount
-            if archived != expect_archived:
-                raise _Fenced("archive")
-        tx.execute(q["upsert_metadata"], (namespace, session_id, data))
-        return archived
+        if isinstance(outcome, str):
+            raise Fenced(outcome)  # rolls back an archive already made
+        tx.execute(self._q["upsert_metadata"], (namespace, session_id, data))
+        return outcome
 
     def forget_session(self, session_id: str, *, namespaces: Sequence[str]) -> int:
         check_key("session_id", session_id)
@@ -366,200 +373,6 @@ class SqlStore(SqlHistory):
             for namespace in namespaces:
                 tx.execute(q["delete_metadata"], (namespace, session_id))
         return deleted
-
-    # -- leases
-
-    def acquire_lease(self, session_id: str, *, owner: str, ttl_s: float) -> str | None:
-        check_key("session_id", session_id)
-        check_key("owner", owner)
-        check_ttl(ttl_s)
-        token = new_token()
-        changed, _ = self._driver.write(
-            self._q["acquire_lease"],
-            (session_id, owner, token, float(ttl_s)),
-            "acquire_lease",
-            session_id,
-        )
-        return token if changed else None
-
-    def renew_lease(self, session_id: str, token: str, *, ttl_s: float) -> bool:
-        check_key("session_id", session_id)
-        check_key("token", token)
-        check_ttl(ttl_s)
-        changed, _ = self._driver.write(
-            self._q["renew_lease"],
-            (float(ttl_s), session_id, token),
-            "renew_lease",
-            session_id,
-        )
-        return changed > 0
-
-    def release_lease(self, session_id: str, token: str) -> None:
-        check_key("session_id", session_id)
-        check_key("token", token)
-        self._driver.write(
-            self._q["release_lease"], (session_id, token), "release_lease", session_id
-        )
-
-    def lease_owner(self, session_id: str) -> str | None:
-        check_key("session_id", session_id)
-        rows = self._driver.read(
-            self._q["lease_owner"], (session_id,), "lease_owner", session_id
-        )
-        return str(rows[0][0]) if rows else None
-
-    def break_lease(self, session_id: str, owner: str) -> bool:
-        check_key("session_id", session_id)
-        check_key("owner", owner)
-        changed, _ = self._driver.write(
-            self._q["break_lease"], (session_id, owner), "break_lease", session_id
-        )
-        return changed > 0
-
-    # -- metadata
-
-    def save_metadata(
-        self, namespace: str, key: str, data: Mapping[str, object]
-    ) -> None:
-        text = metadata_json(namespace, key, data)
-        self._driver.write(
-            self._q["upsert_metadata"],
-            (namespace, key, text),
-            "save_metadata",
-            f"{namespace}/{key}",
-        )
-
-    def get_metadata(self, namespace: str, key: str) -> dict[str, object] | None:
-        check_key("namespace", namespace)
-        check_key("key", key)
-        rows = self._driver.read(
-            self._q["get_metadata"], (namespace, key), "get_metadata", key
-        )
-        return decode_record(namespace, key, rows[0][0]) if rows else None
-
-    def list_metadata(self, namespace: str) -> list[str]:
-        check_key("namespace", namespace)
-        rows = self._driver.read(
-            self._q["list_metadata"], (namespace,), "list_metadata", namespace
-        )
-        return [row[0] for row in rows]
-
-    def session_counts(
-        self, *, after: str | None = None, limit: int = 500
-    ) -> list[tuple[str, int, int]]:
-        """Return up to ``limit`` (session id, active, archived) with id > ``after``.
-
-        Sessions that hold messages, in code-point order of their ids: page through
-        them by passing the last id seen as ``after``.
-        """
-        check_limit(limit)
-        params: tuple[object, ...]
-        if after is None:
-            query, params = "session_counts_first", (limit,)
-        else:
-            check_key("after", after)
-            query, params = "session_counts_page", (after, limit)
-        rows = self._driver.read(self._q[query], params, "session_counts")
-        return [
-            (str(sid), int(active), int(archived)) for sid, active, archived in rows
-        ]
-
-    def metadata_page(
-        self, namespace: str, *, after_key: str | None = None, limit: int = 500
-    ) -> list[tuple[str, dict[str, object] | None]]:
-        check_key("namespace", namespace)
-        check_limit(limit)
-        params: tuple[object, ...]
-        if after_key is None:
-            query, params = "metadata_first", (namespace, limit)
-        else:
-            check_key("after_key", after_key)
-            query, params = "metadata_page", (namespace, after_key, limit)
-        rows = self._driver.read(self._q[query], params, "metadata_page", namespace)
-        return [(str(row[0]), _decoded_or_none(namespace, row)) for row in rows]
-
-    def delete_metadata(self, namespace: str, key: str) -> bool:
-        check_key("namespace", namespace)
-        check_key("key", key)
-        deleted, _ = self._driver.write(
-            self._q["delete_metadata"],
-            (namespace, key),
-            "delete_metadata",
-            f"{namespace}/{key}",
-        )
-        return deleted > 0
-
-    def quarantine_metadata(self, namespace: str, key: str, to_namespace: str) -> bool:
-        check_key("namespace", namespace)
-        check_key("key", key)
-        check_key("to_namespace", to_namespace)
-        if to_namespace == namespace:
-            raise ValueError(
-                f"to_namespace={to_namespace!r} must differ from namespace"
-            )
-        q = self._q
-        with self._driver.transaction(
-            "quarantine_metadata", f"{namespace}/{key}"
-        ) as tx:
-            copied = tx.execute(
-                q["copy_metadata"], (to_namespace, namespace, key)
-            ).rowcount
-            if copied:
-                tx.execute(q["delete_metadata"], (namespace, key))
-        if copied:  # the engine logs the warning; this is the store's trace
-            log.debug("metadata %s/%s moved to %s", namespace, key, to_namespace)
-        return copied > 0
-
-    # -- the store's own archive (separator messages)
-
-    def save_archive_message(self, session_id: str, message: Message) -> Message:
-        """Write a message to the archive table (the store's ``Archive`` face)."""
-        check_key("session_id", session_id)
-        values = message_values(message)
-        _, row_id = self._driver.write(
-            self._q["insert_archive"],
-            (session_id, *values),
-            "save_archive_message",
-            session_id,
-        )
-        if row_id is None:
-            raise StoreError(f"archive message for {session_id!r}: no id was returned")
-        return stored_message(message, row_id)
-
-    def delete_archive_messages(self, session_id: str) -> int:
-        """Delete the session's archive messages; return how many."""
-        check_key("session_id", session_id)
-        deleted, _ = self._driver.write(
-            self._q["delete_archive"], (session_id,), "delete_archive", session_id
-        )
-        return deleted
-
-    def archive_messages(self, session_id: str) -> list[Message]:
-        """Return the session's archive messages, oldest first."""
-        check_key("session_id", session_id)
-        rows = self._driver.read(
-            self._q["archive_rows"], (session_id,), "archive_messages", session_id
-        )
-        return [row_message(row) for row in rows]
-
-
-def _decoded_or_none(namespace: str, row: Sequence[object]) -> dict[str, object] | None:
-    """Return a metadata row's mapping, or None when it is not one (never raises)."""
-    try:
-        return decode_record(namespace, str(row[0]), row[1])
-    except MalformedRecord:
-        return None
-
-
-def _stored_generation(
-    namespace: str, key: str, row: Sequence[object] | None
-) -> str | None:
-    if row is None:
-        return None
-    try:
-        return record_generation(decode_record(namespace, key, row[0]))
-    except MalformedRecord:
-        raise _Fenced("generation") from None
 
 
 class SqlArchive:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import base64
+import collections
 import gzip
 import hashlib
 import importlib.resources
@@ -243,6 +244,89 @@ class TiktokenCounter:
         return message_tokens(message, self.count)
 
 
+# estimate_tokens: each UTF-8 byte is mapped to its class, the classes are counted.
+_LETTER, _UPPER, _DIGIT, _SPACE, _BREAK, _MARK = b"a", b"A", b"d", b"s", b"n", b"p"
+_LEAD2, _LEAD3, _LEAD4 = b"2", b"3", b"4"
+_BYTE_CLASSES = bytes(
+    (
+        _LETTER
+        if 97 <= b <= 122
+        else _UPPER
+        if 65 <= b <= 90
+        else _DIGIT
+        if 48 <= b <= 57
+        else _SPACE
+        if b == 32
+        else _BREAK
+        if b in (9, 10, 11, 12, 13)
+        else _MARK
+        if b < 0x80
+        else _LEAD2
+        if 0xC0 <= b < 0xE0
+        else _LEAD3
+        if 0xE0 <= b < 0xF0
+        else _LEAD4
+        if b >= 0xF0
+        else b"c"  # a continuation byte: deleted, its character counts once
+    )[0]
+    for b in range(256)
+)
+_CONTINUATION = bytes(range(0x80, 0xC0))
+ESTIMATE_WEIGHTS: dict[bytes, float] = {
+    _LETTER: 0.3,
+    _UPPER: 0.5,
+    _DIGIT: 0.5,
+    _SPACE: 0.15,
+    _BREAK: 0.5,
+    _MARK: 0.75,
+    _LEAD2: 1.0,
+    _LEAD3: 1.4,
+    _LEAD4: 2.5,
+}
+"""Tokens per character of each class (see ``estimate_tokens``)."""
+ESCAPE_TOKENS = 2.5
+"""Tokens a ``\\u`` escape adds to what its characters weigh."""
+
+
+def estimate_tokens(text: str) -> int:
+    """Return a cheap estimate of ``text``'s tokens that does not undercount.
+
+    Each character is weighted by its class (ASCII lower- and upper-case letter,
+    digit, space, line break, punctuation, 2-, 3- and 4-byte UTF-8 character;
+    ``ESTIMATE_WEIGHTS``), a JSON escape of a character adds ``ESCAPE_TOKENS``, plus
+    two tokens.
+    The work is a few passes of C over the UTF-8 bytes and no tokenizer: 6-20x
+    faster than tiktoken (more on long texts, where tiktoken's cost per character
+    grows).
+
+    The bound, measured (``benchmarks/token_estimate.py``) on LoCoMo's conversation
+    turns and its records as JSON, the demo's English and Chinese chats and tool
+    arguments, Chinese as JSON (escaped and not), this library's Python code and the
+    engine_cpu chat: never below the exact o200k_base or cl100k_base count of any
+    text; per text at least 1.05x the exact count, in sum 1.26-1.72x (English
+    1.26-1.46x, code 1.41x, Chinese 1.27x in cl100k and 1.72x in o200k, which packs
+    Chinese tighter). A property test checks "never below" on chat text cut at
+    spaces and joined. Text that is no language (random letters, base64, hashes)
+    can need more tokens than this: use it only for figures that decide nothing.
+
+    >>> estimate_tokens("")
+    0
+    >>> estimate_tokens("hello world") >= TiktokenCounter().count("hello world")
+    True
+    """
+    if not text:
+        return 0
+    classes = text.encode("utf-8", "surrogatepass").translate(
+        _BYTE_CLASSES, _CONTINUATION
+    )
+    total = sum(
+        weight * classes.count(code) for code, weight in ESTIMATE_WEIGHTS.items()
+    )
+    # a JSON escape (\\u4f60) costs about four tokens, its six characters less
+    total += ESCAPE_TOKENS * text.count("\\u")
+    return math.ceil(total) + 2
+
+
 def is_exact_for(model: str | None) -> bool:
     """Tell whether ``model``'s tokens count exactly here (tiktoken knows the model).
 
@@ -261,6 +345,61 @@ def is_exact_for(model: str | None) -> bool:
         return tiktoken.model.encoding_name_for_model(model) in ENCODINGS
     except KeyError:
         return False
+
+
+MEMO_MIN_CHARS = 256
+"""Texts at least this long are remembered with their count (``CountMemo``)."""
+MEMO_CHARS = 4_000_000
+"""The characters a ``CountMemo`` keeps at most (about 4-16 MB)."""
+
+
+class CountMemo:
+    """Remembers the counts of long texts: identical text is tokenized once.
+
+    A compression meets the same text several times (the reply: usage, the output
+    check, pins, the pinned result; a transcript line: the chunk split, the halving,
+    the usage of the request). Texts shorter than ``MEMO_MIN_CHARS`` are counted
+    again (hashing them costs about what counting does); the longest-unused texts
+    are forgotten once ``MEMO_CHARS`` characters are kept. Thread-safe.
+
+    >>> memo = CountMemo(len, min_chars=2)
+    >>> memo("abc"), memo("abc"), memo.hits
+    (3, 3, 1)
+    """
+
+    def __init__(
+        self,
+        count: Callable[[str], int],
+        *,
+        min_chars: int = MEMO_MIN_CHARS,
+        max_chars: int = MEMO_CHARS,
+    ) -> None:
+        self._count = count
+        self._min_chars = min_chars
+        self._max_chars = max_chars
+        self._kept: collections.OrderedDict[str, int] = collections.OrderedDict()
+        self._chars = 0
+        self._lock = threading.Lock()
+        self.hits = 0
+
+    def __call__(self, text: str) -> int:
+        if len(text) < self._min_chars:
+            return self._count(text)
+        with self._lock:
+            known = self._kept.get(text)
+            if known is not None:
+                self._kept.move_to_end(text)
+                self.hits += 1
+                return known
+        tokens = self._count(text)  # outside the lock: counting may take a while
+        with self._lock:
+            if text not in self._kept and len(text) <= self._max_chars:
+                self._kept[text] = tokens
+                self._chars += len(text)
+                while self._chars > self._max_chars:
+                    old, _ = self._kept.popitem(last=False)
+                    self._chars -= len(old)
+        return tokens
 
 
 def with_margin(count: Callable[[str], int], margin: float) -> Callable[[str], int]:
@@ -284,6 +423,7 @@ def counter_factory(
 ) -> Callable[[str | None], Callable[[str], int]]:
     """Return ``model -> count_tokens`` for the engine, one counter per encoding.
 
+    Each encoding's counter remembers the counts of long texts (``CountMemo``).
     Models whose tokenizer is not known exactly (``is_exact_for``) count in
     ``fallback`` scaled up by ``margin``, so budgets and limits stay safe for a
     tokenizer that needs more tokens than tiktoken's; each such model is logged once.
@@ -295,7 +435,7 @@ def counter_factory(
 
     @cache
     def for_encoding(name: str) -> Callable[[str], int]:
-        return TiktokenCounter(name).count
+        return CountMemo(TiktokenCounter(name).count)
 
     @cache
     def inexact(name: str) -> Callable[[str], int]:

@@ -39,6 +39,14 @@ HOSTILE_STEPS = {"extract_pins", "count_tokens", "compression"}
 HOSTILE_KEYS = ("family", "step", "chars", "ms_at_n", "ms_at_8n", "growth")
 QUALITY_TEXTS = ("summary", "summary+active", "lead", "tail", "keep_last", "chance")
 QUALITY_CHECKPOINTS = ("25%", "50%", "75%", "100%")
+_PARTS = (
+    "counting",
+    "pins",
+    "validation",
+    "summarizer",
+    "store",
+    "engine_and_handoffs",
+)
 ENGINE_CPU_KEYS = {
     "hot_path_cpu": (
         "saving_us_per_turn",
@@ -52,6 +60,10 @@ ENGINE_CPU_KEYS = {
         "total_s_per_1k_turns",
     ),
     "background_cpu": ("us_per_turn", "ms_per_compression", "s_total"),
+    "host_engine_us_per_turn_by_component": _PARTS,
+    "background_ms_per_compression_by_component": _PARTS,
+    "sql_per_compression": ("statements", "transactions"),
+    "sql_per_turn_on_host": ("statements", "transactions"),
     "turn_after": ("count", "p50_us", "p99_us"),
     "build_prompt": ("count", "p50_us", "p99_us"),
 }
@@ -95,6 +107,12 @@ def _engine_cpu(results: list[object], quick: bool) -> list[str]:
             problems.append(f"{label}: no compressions on the full run")
         if row["compressions"] and row["background_cpu"]["ms_per_compression"] is None:
             problems.append(f"{label}: no CPU per compression")
+        if (
+            str(row["store"]).startswith("Sqlite")
+            and row["compressions"]
+            and not (row["sql_per_compression"]["statements"] > 0)
+        ):
+            problems.append(f"{label}: no SQL statements traced per compression")
     return problems
 
 

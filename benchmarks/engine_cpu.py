@@ -39,6 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cpu_split import COMPONENTS, ComponentClock, SqlTrace, engine_components
 from fakes import FixedSummarizer
 from report import latency_summary
 
@@ -236,6 +237,14 @@ def measure(
         tally = _Tally()
         unsubscribe = engine.subscribe(tally)
         calls_before = llm.calls
+        host = threading.current_thread()
+        clock = ComponentClock(host)
+        trace = SqlTrace(host)
+        if hasattr(store, "_driver") and hasattr(store._driver, "_connect"):
+            trace.attach(store)
+        clock.patch(llm, "complete", "summarizer")
+        split = engine_components(clock, store)
+        split.__enter__()
         gc.collect()
         process0, thread0, wall0 = (
             time.process_time_ns(),
@@ -250,6 +259,7 @@ def measure(
             time.perf_counter_ns(),
         )
         unsubscribe()
+        split.__exit__(None, None, None)
     finally:
         engine.stop(timeout=30)
         close = getattr(store, "close", None)
@@ -264,6 +274,21 @@ def measure(
         driven["build_prompt_ns"] + driven["token_usage_ns"] + driven["turn_after_ns"]
     )
     hot_ns = driven["saving_ns"] + engine_ns
+    per_compression = max(compressions, 1)
+    bg_parts = {
+        name: round(clock.ns[f"bg.{name}"] / per_compression / 1e6, 4)
+        for name in COMPONENTS
+    }
+    bg_parts["engine_and_handoffs"] = round(
+        max(background - sum(clock.ns[f"bg.{n}"] for n in COMPONENTS), 0)
+        / per_compression
+        / 1e6,
+        4,
+    )
+    host_parts = {name: _us(clock.ns[f"host.{name}"], n) for name in COMPONENTS}
+    host_parts["engine_and_handoffs"] = _us(
+        max(engine_ns - sum(clock.ns[f"host.{c}"] for c in COMPONENTS), 0), n
+    )
     return {
         "store": label,
         "sessions": sessions,
@@ -289,6 +314,16 @@ def measure(
                 round(background / compressions / 1e6, 3) if compressions else None
             ),
             "s_total": round(background / 1e9, 3),
+        },
+        "host_engine_us_per_turn_by_component": host_parts,
+        "background_ms_per_compression_by_component": bg_parts,
+        "sql_per_compression": {
+            "statements": round(trace.statements["bg"] / per_compression, 2),
+            "transactions": round(trace.transactions["bg"] / per_compression, 2),
+        },
+        "sql_per_turn_on_host": {
+            "statements": round(trace.statements["host"] / n, 2),
+            "transactions": round(trace.transactions["host"] / n, 2),
         },
         "process_cpu_s": round((process1 - process0) / 1e9, 3),
         "wall_s": round((wall1 - wall0) / 1e9, 3),
@@ -351,6 +386,14 @@ def rows(results: list[dict[str, Any]]) -> list[dict[str, object]]:
             ),
             "build_prompt_p50/p99_us": (
                 f"{r['build_prompt']['p50_us']}/{r['build_prompt']['p99_us']}"
+            ),
+            "bg_ms/compr by part": " ".join(
+                f"{k.split('_')[0]}={v}"
+                for k, v in r["background_ms_per_compression_by_component"].items()
+            ),
+            "sql stmts/tx per compr": (
+                f"{r['sql_per_compression']['statements']}/"
+                f"{r['sql_per_compression']['transactions']}"
             ),
         }
         for r in results

@@ -83,7 +83,7 @@ from .model import (
     messages_to_openai,
 )
 from .openai_format import OPENAI_EXTRAS, OpenAIMessage
-from .pins import extract_pins, pinned_section, with_pins
+from .pins import PinScan, extract_pins, pinned_section, scan_pins, with_pins
 from .plan import CompressionPlan, injection_budget_tokens, plan_compression
 from .ports import (
     Archive,
@@ -101,6 +101,7 @@ from .ports import (
     Summarizer,
     SummaryReply,
     UsageReportingSummarizer,
+    WindowReadingStore,
 )
 from .prompt import latest_todo_call, summary_request, system_prompt
 from .reason import Reason, is_forced, is_pressed
@@ -197,6 +198,7 @@ __all__ = [
     "OpenAIMessage",
     "Outcome",
     "OutcomeCode",
+    "PinScan",
     "Placement",
     "PoppingStore",
     "QueryError",
@@ -231,6 +233,7 @@ __all__ = [
     "Unreadable",
     "UsageReportingSummarizer",
     "UsageSource",
+    "WindowReadingStore",
     "WindowSplit",
     "add_unsummarized",
     "anthropic_pairs",
@@ -288,6 +291,7 @@ __all__ = [
     "render_transcript",
     "repair_pairs",
     "resummarized_record",
+    "scan_pins",
     "separator_message",
     "should_compress",
     "split_window",

@@ -121,8 +121,12 @@ def started(state: CompressionState) -> tuple[CompressionState, tuple[Event, ...
 
 
 def estimate_tokens(text: str) -> int:
-    """Return a cheap token estimate of ``text``: UTF-8 bytes / 3, plus one."""
-    return len(text.encode("utf-8", "surrogatepass")) // 3 + 1
+    """Return a token bound of ``text`` that never undercounts: its UTF-8 bytes.
+
+    Every token of a byte-level BPE covers at least one byte. The engine passes a
+    tighter estimate (``ChatContext.estimate``); this is the fallback.
+    """
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def figure_cost(state: CompressionState) -> tuple[Cost, bool]:
@@ -138,7 +142,8 @@ def figure_cost(state: CompressionState) -> tuple[Cost, bool]:
         or context.keep_tokens is not None
     ):
         return window_cost(state), False
-    return lambda message: message_tokens(message, estimate_tokens), True
+    estimate = context.estimate or estimate_tokens
+    return lambda message: message_tokens(message, estimate), True
 
 
 def with_notes(effects: Effects, *, notes: tuple[Note, ...]) -> Effects:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 
+import attrs
+
 from .config import Locale
 from .lexicon import MONTHS as _MONTHS
 from .lexicon import UNITS as _UNITS
@@ -124,8 +126,43 @@ _TOOL_RESULT_LINE = re.compile(r"^(?:Tool result|工具结果)\(")
 _NOT_NAMES = frozenset({"I", "The", "This", "That", "It", "We", "Not", "Just", "Sorry"})
 
 
+_NAME_WORDS = re.compile(r"(?i:name|call)|叫|名字|我是")
+"""Any of the introduced-name filters' words: a user line without them has no name."""
+
+
 def _clean(pin: str) -> str:
     return pin.strip().lstrip("-").rstrip(".,;:!?)]}'\"，。；：！？")
+
+
+@attrs.frozen
+class PinScan:
+    """What a pass over transcript lines found, so a later pass need not repeat it.
+
+    ``lines``: how many leading lines were scanned; ``pins``: what they gave, in order
+    (``extract_pins``'s answer for them). A compression that scans a chunk's lines
+    keeps its ``PinScan``; a retry, a halved chunk or the next commit over the same
+    leading lines passes it as ``scanned`` and only the lines after it are read.
+    """
+
+    lines: int = 0
+    pins: tuple[str, ...] = ()
+
+
+def scan_pins(lines: Sequence[str], scanned: PinScan | None = None) -> PinScan:
+    """Return the ``PinScan`` of ``lines``, reading only those after ``scanned``.
+
+    ``scanned`` must come from the same leading lines (a prefix of ``lines``).
+
+    >>> first = scan_pins(["User: order ORD-2041"])
+    >>> scan_pins(["User: order ORD-2041", "User: 12 kg"], first).pins
+    ('ORD-2041', '12 kg')
+    """
+    done = scanned or PinScan()
+    if done.lines >= len(lines):
+        return done
+    found = {pin.casefold(): pin for pin in done.pins}
+    _scan_into(found, lines[done.lines :])
+    return PinScan(len(lines), tuple(list(found.values())[:MAX_PINS]))
 
 
 def extract_pins(lines: Iterable[str]) -> list[str]:
@@ -134,13 +171,28 @@ def extract_pins(lines: Iterable[str]) -> list[str]:
     Each pin once (the first spelling), at most ``MAX_PINS``; names only from what the
     user said about themselves or others ("my name is Ada Lovelace", "我叫李雷"). A
     bracketed date that opens a message (``User: [8 May 2023] …``) dates the message
-    and is not pinned.
+    and is not pinned. A line with none of the identifiers' characters (digits,
+    ``@ / # $ € £ ¥``, a backslash) and no name phrase costs one scan of a small
+    character class: nothing else reads it.
 
     >>> extract_pins(["User: my name is Ada Lovelace; order ORD-2041 ships 12 kg."])
     ['ORD-2041', '12 kg', 'Ada Lovelace']
     """
     found: dict[str, str] = {}
+    _scan_into(found, lines)
+    return list(found.values())[:MAX_PINS]
+
+
+def _scan_into(found: dict[str, str], lines: Iterable[str]) -> None:
+    """Add the pins of ``lines`` to ``found`` (casefolded -> first spelling)."""
     for line in lines:
+        if len(found) >= MAX_PINS:
+            break
+        user = _USER_LINE.match(line) is not None
+        if _TRIGGER.search(line) is None and not (
+            user and _NAME_WORDS.search(line) is not None
+        ):
+            continue  # the pre-filter: no candidate character, no name phrase
         line = _DATED_ENTRY.sub(r"\1", line, count=1)
         most = MAX_PER_TOOL_RESULT if _TOOL_RESULT_LINE.match(line) else MAX_PER_LINE
         taken = 0
@@ -152,7 +204,7 @@ def extract_pins(lines: Iterable[str]) -> list[str]:
                     break
             if taken >= most:
                 break
-        if _USER_LINE.match(line):
+        if user and _NAME_WORDS.search(line) is not None:
             folded = line.casefold()
             for words, pattern in _INTRODUCED_NAMES:
                 if not any(word in folded for word in words):
@@ -161,9 +213,6 @@ def extract_pins(lines: Iterable[str]) -> list[str]:
                     name = _clean(match.group(1))
                     if name.split(" ")[0] not in _NOT_NAMES:
                         _add(found, name)
-        if len(found) >= MAX_PINS:
-            break
-    return list(found.values())[:MAX_PINS]
 
 
 def _add(found: dict[str, str], pin: str) -> None:
@@ -194,24 +243,29 @@ def with_pins(
     budget_tokens: int,
     count_tokens: Callable[[str], int],
     locale: Locale,
+    scanned: PinScan | None = None,
 ) -> str:
     """Return ``summary`` with the pins it lost re-attached, within ``budget_tokens``.
 
     The pins are those of ``previous`` (its pinned section) then those of
     ``transcript``, oldest first. The summary body keeps at least
     ``1 - MAX_PIN_SHARE`` of the budget; within what is left, the newest lost pins are
-    kept and the oldest give way.
+    kept and the oldest give way. ``scanned``: a ``PinScan`` of the transcript's
+    leading lines from an earlier pass (a retry, a halved chunk): those lines are
+    not read again. The body is counted at most twice (before and after a cut).
     """
     body, carried = pinned_section(summary, locale)
     if previous:
         carried = [*pinned_section(previous, locale)[1], *carried]
-    candidates = list(dict.fromkeys([*carried, *extract_pins(transcript)]))
+    found = scan_pins(transcript, scanned).pins
+    candidates = list(dict.fromkeys([*carried, *found]))
     folded = body.casefold()
     lost = [pin for pin in candidates if pin.casefold() not in folded]
     if not lost:
         return body
     header, separator = PIN_HEADERS[locale], PIN_SEPARATORS[locale]
-    room = budget_tokens - count_tokens(body) - 1  # the newline before the section
+    body_tokens = count_tokens(body)
+    room = budget_tokens - body_tokens - 1  # the newline before the section
     allowed = max(room, int(budget_tokens * MAX_PIN_SHARE))
     # Each pin is counted once; a section's count is about the sum of its parts,
     # checked exactly once below (and trimmed, oldest first, in the rare miss).
@@ -230,7 +284,7 @@ def with_pins(
     if not kept:
         return body
     limit = budget_tokens - count_tokens(section) - 1
-    if count_tokens(body) > limit:
+    if body_tokens > limit:
         body = _cut(body, limit, count_tokens)
     return f"{body}\n{section}" if body else section
 

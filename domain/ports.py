@@ -268,6 +268,28 @@ class SearchableStore(Protocol):
 
 
 @runtime_checkable
+class WindowReadingStore(CompressionStore, Protocol):
+    """A compaction store that reads a compression's inputs in one round trip.
+
+    An optional capability (every store this library ships has it); for any other
+    store ``actors.records.read_window`` makes the two calls it replaces.
+    """
+
+    def read_window(
+        self, session_id: str, *, limit: int, namespace: str
+    ) -> tuple[list[Message], dict[str, object] | None]:
+        """Return the newest ``limit`` active messages and the stored record.
+
+        What ``get_history`` and ``get_metadata`` return, read together (one
+        statement or one lock).
+
+        Raises:
+            MalformedRecord: as ``get_metadata`` does.
+        """
+        ...
+
+
+@runtime_checkable
 class BatchSavingStore(MemoryStore, Protocol):
     """A store that saves several messages of a session at once, all or nothing.
 

@@ -167,6 +167,11 @@ def text_terms(text: str) -> list[str]:
     >>> text_terms("She was dancing in 北京大学")
     ['she', 'was', 'danc', 'in', '北京', '京大', '大学', '北', '京', '大', '学']
     """
+    if text.isascii():  # the common case: one regex pass, the stems cached
+        runs = _WORD.findall(text.casefold())
+        if runs and max(map(len, runs)) > MAX_TERM_CHARS:
+            runs = [run[:MAX_TERM_CHARS] for run in runs]
+        return list(map(_stem, runs))
     terms: list[str] = []
     for run, cjk in _words(text):
         if cjk:

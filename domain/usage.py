@@ -56,6 +56,10 @@ class SummarizerUsage:
         calls: summarizer calls that answered (a failed call reports no usage).
         counted_calls: of those, how many the engine counted itself.
         summarizer_s: seconds spent waiting for those calls.
+        estimated_calls: of the counted calls, how many were estimated
+            (``estimate_tokens``: never fewer than the exact count) rather than
+            counted exactly; exact when a budget depends on the figure
+            (``context_window`` set).
 
     >>> one = SummarizerUsage().with_call(TokenUsage(120, 30), counted=False, seconds=1)
     >>> one.plus(one).input_tokens, one.source
@@ -67,6 +71,7 @@ class SummarizerUsage:
     calls: int = 0
     counted_calls: int = 0
     summarizer_s: float = 0.0
+    estimated_calls: int = attrs.field(default=0, kw_only=True)
 
     @property
     def total_tokens(self) -> int:
@@ -82,10 +87,20 @@ class SummarizerUsage:
             return "provider"
         return "counted" if self.counted_calls >= self.calls else "mixed"
 
+    @property
+    def is_estimate(self) -> bool:
+        """Tell whether some figures are estimates (upper bounds), not exact counts."""
+        return self.estimated_calls > 0
+
     def with_call(
-        self, usage: TokenUsage, *, counted: bool, seconds: float
+        self,
+        usage: TokenUsage,
+        *,
+        counted: bool,
+        seconds: float,
+        estimated: bool = False,
     ) -> SummarizerUsage:
-        """Return these totals plus one answered call."""
+        """Return these totals plus one answered call (``estimated``: counted so)."""
         return self.plus(
             SummarizerUsage(
                 usage.input_tokens,
@@ -93,6 +108,7 @@ class SummarizerUsage:
                 1,
                 1 if counted else 0,
                 max(seconds, 0.0),
+                estimated_calls=1 if counted and estimated else 0,
             )
         )
 
@@ -104,11 +120,17 @@ class SummarizerUsage:
             min(self.calls + other.calls, MAX_COUNT),
             min(self.counted_calls + other.counted_calls, MAX_COUNT),
             self.summarizer_s + other.summarizer_s,
+            estimated_calls=min(
+                self.estimated_calls + other.estimated_calls, MAX_COUNT
+            ),
         )
 
     def to_mapping(self) -> dict[str, object]:
-        """Return the totals as JSON-compatible metadata."""
-        return attrs.asdict(self)
+        """Return the totals as JSON-compatible metadata (without 0 estimates)."""
+        mapping = attrs.asdict(self)
+        if not self.estimated_calls:
+            del mapping["estimated_calls"]
+        return mapping
 
 
 NO_USAGE = SummarizerUsage()
@@ -150,8 +172,14 @@ def read_usage(data: object) -> SummarizerUsage:
     ):
         return NO_USAGE
     input_tokens, output_tokens, calls, counted = (int(c or 0) for c in counts)
+    estimated = _count(data.get("estimated_calls", 0)) or 0
     return SummarizerUsage(
-        input_tokens, output_tokens, calls, min(counted, calls), float(seconds)
+        input_tokens,
+        output_tokens,
+        calls,
+        min(counted, calls),
+        float(seconds),
+        estimated_calls=min(estimated, counted, calls),
     )
 
 

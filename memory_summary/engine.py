@@ -34,6 +34,7 @@ from memory_summary.actors.summary_model import (
 )
 from memory_summary.actors.workers import WorkerPool
 from memory_summary.adapters import ExtractiveSummarizer, counter_factory
+from memory_summary.adapters.tokens import estimate_tokens
 from memory_summary.domain import (
     NAMESPACE,
     NO_USAGE,
@@ -183,7 +184,13 @@ class SummaryEngine:
         self.archive = archive
         self._counts_locally = bool(getattr(memory, "counts_locally", False))
         self._facts = SessionMemory()  # bounded: least recent go first
-        self._resolver = ModelResolver(self.config, self.llm, llms or {}, counter)
+        self._resolver = ModelResolver(
+            self.config,
+            self.llm,
+            llms or {},
+            counter,
+            estimate_tokens=None if count_tokens_for else estimate_tokens,
+        )
         self._records = RecordReader(memory)
         self._history = HistoryAccess(memory, self.config)
         events = EventBus()
@@ -195,7 +202,11 @@ class SummaryEngine:
         )
         self._calls = calls
         stopping = threading.Event()
-        self._context = ContextPolicy(self.config, counter)
+        self._context = ContextPolicy(
+            self.config,
+            counter,
+            estimate=None if count_tokens_for else estimate_tokens,
+        )
         compressor = Compressor(
             store=memory,
             config=self.config,
@@ -284,9 +295,9 @@ class SummaryEngine:
         and for counting in the chat model's encoding; the engine remembers it for
         the ``MAX_SESSION_FACTS`` (50,000) most recently reported sessions (an LRU,
         so memory stays bounded on a long-running server).
-        On a local store (in memory, SQLite) a turn below the threshold is answered on
-        the caller's thread with one count; on a remote one (PostgreSQL) the count
-        runs on one of the engine's two gate threads. Either way a session below the
+        On ``InMemoryStore`` a turn below the threshold is answered on the caller's
+        thread with one count; on a database (SQLite, PostgreSQL) the count runs on
+        one of the engine's two gate threads. Either way a session below the
         threshold gets no actor thread, and the call never waits for a summarizer.
 
         Raises:

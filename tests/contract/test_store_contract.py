@@ -13,7 +13,7 @@ import sqlite3
 
 import pytest
 
-from memory_summary import StoreError
+from memory_summary import Message, StoreError
 from memory_summary.adapters import InMemoryStore, SqliteStore
 from memory_summary.domain import BatchSavingStore
 from memory_summary.testing.contract import StoreContract
@@ -96,8 +96,28 @@ def test_a_database_from_a_newer_release_is_refused(tmp_path):
 
 
 def test_stores_say_whether_counting_is_a_local_read(store):
-    assert store.counts_locally is (kind_of(store) not in ("postgres", "redis"))
+    assert store.counts_locally is (kind_of(store) == "memory")
 
 
 def test_every_shipped_store_saves_batches_atomically(store):
     assert isinstance(store, BatchSavingStore)
+
+
+def test_the_window_and_the_record_read_together_as_apart(store):
+    from memory_summary.actors.records import read_window
+    from memory_summary.domain import WindowReadingStore
+
+    sid = "window-read"
+    assert read_window(store, sid, limit=5, namespace="summary") == ([], None)
+    for text in ("one", "two", "three"):
+        store.save_message(sid, Message("user", text))
+    assert read_window(store, sid, limit=2, namespace="summary") == (
+        store.get_history(sid, limit=2),
+        None,
+    )
+    store.save_metadata("summary", sid, {"text": "s", "generation": "g"})
+    window, record = read_window(store, sid, limit=5, namespace="summary")
+    assert window == store.get_history(sid, limit=5)
+    assert record == store.get_metadata("summary", sid)
+    if kind_of(store) != "redis":
+        assert isinstance(store, WindowReadingStore)

@@ -115,3 +115,16 @@ def test_chinese_sections_use_the_chinese_header():
     )
 
     assert text.endswith("固定事实：李雷")
+
+
+def test_a_scan_resumes_after_the_lines_it_already_read() -> None:
+    from memory_summary.domain import PinScan, extract_pins, scan_pins
+
+    lines = ["User: order ORD-2041", "Assistant: ok", "User: my name is Ada King"]
+    first = scan_pins(lines[:2])
+    assert first == PinScan(2, ("ORD-2041",))
+    # a resumed scan reads only the new line, and answers as a whole pass would
+    assert scan_pins(lines, PinScan(2, ("ORD-2041",))).pins == tuple(
+        extract_pins(lines)
+    )
+    assert scan_pins(lines, PinScan(3, ("X-1",))).pins == ("X-1",)  # nothing re-read

@@ -117,3 +117,19 @@ def test_counted_usage_counts_texts_and_tool_calls():
 
     assert usage == TokenUsage(3 + 2 + len("search") + len('{"q": "tea"}'), 4)
     assert message_tokens(request[1], len) == 2 + 6 + 12 + 4 + 3  # with framing
+
+
+def test_an_estimated_call_is_marked_and_read_back() -> None:
+    from memory_summary.domain import TokenUsage
+    from memory_summary.domain.usage import read_usage
+
+    usage = SummarizerUsage().with_call(
+        TokenUsage(100, 20), counted=True, seconds=1, estimated=True
+    )
+    assert usage.is_estimate
+    assert usage.estimated_calls == 1
+    assert read_usage(usage.to_mapping()) == usage
+    provider = SummarizerUsage().with_call(
+        TokenUsage(1, 1), counted=False, seconds=0, estimated=True
+    )
+    assert not provider.is_estimate  # a provider's figures are never estimates
