@@ -16,8 +16,8 @@ from memory_summary.domain import messages_from_anthropic, messages_to_anthropic
 from memory_summary.domain.anthropic_pairing import CONTINUED
 from memory_summary.domain.injection import HEADERS
 from memory_summary.domain.repair import UNAVAILABLE
-from tests.fakes import ScriptedSummarizer
-from tests.integration.helpers import fill, transcript_of
+from memory_summary.testing.fakes import ScriptedSummarizer
+from tests.integration.conversation import fill, transcript_of
 
 SUMMARY_TEXT = "User lives in Oslo."
 MERGED = "\n\n" + HEADERS["en"] + "\n" + SUMMARY_TEXT

@@ -12,8 +12,8 @@ from uuid import uuid4
 import pytest
 
 from memory_summary import Compressing, SummaryConfig
-from tests.fakes import OverlapRecorder
-from tests.integration.helpers import fill
+from memory_summary.testing.fakes import OverlapRecorder
+from tests.integration.conversation import fill
 
 WAIT_S = 10.0  # the bound of every wait; a passing run never gets near it
 UNLIMITED = 10**9

@@ -24,8 +24,8 @@ from memory_summary.domain import (
     QUARANTINE_NAMESPACE,
     SummarizerContextError,
 )
-from tests.fakes import InstrumentedSummarizer, ScriptedSummarizer
-from tests.integration.helpers import fill, transcript_of
+from memory_summary.testing.fakes import InstrumentedSummarizer, ScriptedSummarizer
+from tests.integration.conversation import fill, transcript_of
 
 SMALL = SummaryConfig(threshold=10, keep_recent=4)
 GOOD = "The user and the assistant discussed the weather forecast for Paris in detail."

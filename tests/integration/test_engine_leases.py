@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 
 from memory_summary import Message, StoreError, SummaryConfig, SummaryEngine
-from tests.fakes import InstrumentedSummarizer
+from memory_summary.testing.fakes import InstrumentedSummarizer
 
 MARKER = "blocks-the-count"
 SHORT_TTL_S = 0.3

@@ -8,8 +8,8 @@ from memory_summary import (
     SummarizerError,
     SummaryConfig,
 )
-from tests.fakes import ScriptedSummarizer
-from tests.integration.helpers import fill
+from memory_summary.testing.fakes import ScriptedSummarizer
+from tests.integration.conversation import fill
 
 SMALL = SummaryConfig(threshold=10, keep_recent=4)
 GOOD = "The user and the assistant discussed the weather forecast for Paris in detail."

@@ -13,8 +13,8 @@ import pytest
 
 from memory_summary import Message, SummaryConfig, SummaryEngine
 from memory_summary.domain.recall import query_terms
-from tests.fakes import InstrumentedSummarizer, ScriptedSummarizer
-from tests.integration.helpers import fill
+from memory_summary.testing.fakes import InstrumentedSummarizer, ScriptedSummarizer
+from tests.integration.conversation import fill
 
 SUMMARY = "The user and the assistant exchanged numbered messages about the weather."
 RULE = "Always answer in French."

@@ -19,7 +19,7 @@ import contextlib
 from memory_summary import StoreError, SummaryConfig
 from memory_summary.adapters import InMemoryStore
 from memory_summary.integrations.openai_agents import SummarySession
-from tests.fakes import ScriptedSummarizer
+from memory_summary.testing.fakes import ScriptedSummarizer
 
 
 class PlainStore:

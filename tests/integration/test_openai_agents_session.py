@@ -34,7 +34,7 @@ from memory_summary.integrations.openai_agents import (
     ITEM_KIND,
     SummarySession,
 )
-from tests.fakes import InstrumentedSummarizer, ScriptedSummarizer
+from memory_summary.testing.fakes import InstrumentedSummarizer, ScriptedSummarizer
 
 NO_TRACING = RunConfig(tracing_disabled=True)
 

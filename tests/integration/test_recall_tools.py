@@ -21,8 +21,8 @@ from memory_summary import (
 )
 from memory_summary.adapters import TiktokenCounter
 from memory_summary.aio import AsyncSummaryEngine
-from tests.fakes import ScriptedSummarizer
-from tests.strategies import HOSTILE_PIECES, texts
+from memory_summary.testing.fakes import ScriptedSummarizer
+from memory_summary.testing.strategies import HOSTILE_PIECES, texts
 
 REPLY = "Summary: the user talked about their travel plans."
 O200K = TiktokenCounter("o200k_base").count

@@ -13,8 +13,8 @@ from memory_summary import Compressing, SummaryConfig
 from memory_summary.adapters import InMemoryStore, OpenAIChatLLM, counter_factory
 from memory_summary.domain import NO_USAGE, SummarizerUsage
 from memory_summary.domain.measure import MESSAGE_OVERHEAD_TOKENS
-from tests.fakes import ScriptedSummarizer
-from tests.integration.helpers import fill
+from memory_summary.testing.fakes import ScriptedSummarizer
+from tests.integration.conversation import fill
 from tests.openai_server import Behaviour, OpenAICompatibleServer
 
 SMALL = SummaryConfig(threshold=10, keep_recent=4)

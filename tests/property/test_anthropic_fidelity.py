@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 
 from memory_summary.domain import messages_from_anthropic, messages_to_anthropic
 from memory_summary.testing.anthropic_strategies import anthropic_requests
-from tests.strategies import normalized
+from memory_summary.testing.strategies import normalized
 
 REQUESTS = 1_000
 
