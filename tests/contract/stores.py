@@ -24,6 +24,7 @@ __all__ = [
     "SQL_KINDS",
     "STORE_KINDS",
     "dispose",
+    "every_store",
     "in_ci",
     "kind_of",
     "make_postgres",
@@ -44,6 +45,9 @@ STORE_KINDS = [
     pytest.param("redis", marks=pytest.mark.redis),
 ]
 SQL_KINDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+# An engine test about store behaviour (fencing, leases, persistence, SQL specifics)
+# runs on every store: tests/integration/conftest.py gives the others the in-memory one.
+every_store = pytest.mark.parametrize("store", STORE_KINDS, indirect=True)
 DEFAULT_DSN = "host=127.0.0.1 port=5432 dbname=test user=postgres connect_timeout=3"
 
 

@@ -17,6 +17,7 @@ from memory_summary.domain.anthropic_pairing import CONTINUED
 from memory_summary.domain.injection import HEADERS
 from memory_summary.domain.repair import UNAVAILABLE
 from memory_summary.testing.fakes import ScriptedSummarizer
+from tests.contract.stores import every_store
 from tests.integration.conversation import fill, transcript_of
 
 SUMMARY_TEXT = "User lives in Oslo."
@@ -180,6 +181,7 @@ def exchange(number):
     ]
 
 
+@every_store
 def test_a_stored_anthropic_conversation_compresses_and_comes_back(store, make_engine):
     llm = ScriptedSummarizer("The user asked eight numbered questions.")
     engine = make_engine(store, llm)

@@ -14,6 +14,7 @@ from memory_summary.adapters import InMemoryStore, OpenAIChatLLM, counter_factor
 from memory_summary.domain import NO_USAGE, SummarizerUsage
 from memory_summary.domain.measure import MESSAGE_OVERHEAD_TOKENS
 from memory_summary.testing.fakes import ScriptedSummarizer
+from tests.contract.stores import every_store
 from tests.integration.conversation import fill
 from tests.openai_server import Behaviour, OpenAICompatibleServer
 
@@ -246,6 +247,7 @@ def test_outcomes_count_the_active_context_before_and_after(store, make_engine):
     assert outcome.tokens_saved == before - after
 
 
+@every_store
 def test_usage_reads_every_session_of_the_store(store, make_engine):
     engine = make_engine(store, ScriptedSummarizer(GOOD), config=SMALL)
     for sid in ("a", "b", "c"):
@@ -261,6 +263,7 @@ def test_usage_reads_every_session_of_the_store(store, make_engine):
     ).plus(by_session["c"])
 
 
+@every_store
 def test_usage_of_all_sessions_skips_records_it_cannot_read(store, make_engine):
     from tests.contract.stores import kind_of, write_raw_metadata
 
