@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 from uuid import uuid4
@@ -35,6 +36,7 @@ __all__ = [
     "read_raw_metadata",
     "run_sql",
     "skip_or_fail",
+    "store_for",
     "write_raw_metadata",
 ]
 
@@ -106,6 +108,27 @@ def make_store(kind: str, tmp_path: Path) -> object:
     if kind == "redis":
         return make_redis()
     raise ValueError(kind)
+
+
+def store_for(
+    request: pytest.FixtureRequest, kind: str, tmp_path: Path
+) -> Iterator[object]:
+    """Yield a store of ``kind`` for one test and dispose of it afterwards.
+
+    PostgreSQL is the run's one schema (``shared_postgres``), emptied first: creating
+    a schema costs ten times what a test does with it. Redis gets a key prefix of its
+    own on the run's throw-away server.
+    """
+    if kind == "postgres":
+        shared = request.getfixturevalue("shared_postgres")
+        shared.clear_all()  # type: ignore[attr-defined]
+        yield shared
+        return
+    if kind == "redis":
+        request.getfixturevalue("redis_server")
+    made = make_store(kind, tmp_path)
+    yield made
+    dispose(made)
 
 
 def dispose(store: object) -> None:

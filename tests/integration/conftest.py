@@ -12,15 +12,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.contract.stores import dispose, make_store
+from tests.contract.stores import store_for
 
 
 @pytest.fixture
 def store(request, tmp_path) -> Iterator[object]:
     """The in-memory store, or the store ``every_store`` parametrises the test with."""
-    kind = getattr(request, "param", "memory")
-    if kind == "redis":
-        request.getfixturevalue("redis_server")
-    made = make_store(kind, tmp_path)
-    yield made
-    dispose(made)
+    yield from store_for(request, getattr(request, "param", "memory"), tmp_path)
