@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from memory_summary import SummaryConfig, SummaryEngine
-from tests.contract.stores import STORE_KINDS, dispose, make_store
+from tests.contract.stores import STORE_KINDS, dispose, make_postgres, store_for
 
 settings.register_profile("dev", max_examples=60, deadline=None)
 settings.register_profile(
@@ -37,13 +37,17 @@ def chars_counter_for(model: str | None) -> object:
 def store(request, tmp_path) -> Iterator[object]:
     """The one store fixture: the contract suite and engine tests run on each store.
 
-    PostgreSQL gets a schema of its own per test, dropped afterwards; it is skipped
-    when no server answers, and a failure under ``CI=true``. Redis gets a key prefix
-    of its own on the session's throw-away server.
+    PostgreSQL is the run's one schema, emptied before each test, and skipped when no
+    server answers (a failure under ``CI=true``). Redis gets a key prefix of its own
+    on the run's throw-away server.
     """
-    if request.param == "redis":
-        request.getfixturevalue("redis_server")
-    made = make_store(request.param, tmp_path)
+    yield from store_for(request, request.param, tmp_path)
+
+
+@pytest.fixture(scope="session")
+def shared_postgres() -> Iterator[object]:
+    """One PostgresStore on a schema of its own for the run, dropped at its end."""
+    made = make_postgres()
     yield made
     dispose(made)
 

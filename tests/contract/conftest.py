@@ -7,7 +7,7 @@ from uuid import uuid4
 
 import pytest
 
-from tests.contract.stores import SQL_KINDS, dispose, make_store
+from tests.contract.stores import SQL_KINDS, store_for
 
 FOREIGN_KINDS = [*SQL_KINDS, pytest.param("redis", marks=pytest.mark.redis)]
 
@@ -21,16 +21,10 @@ def sid() -> str:
 @pytest.fixture(params=SQL_KINDS)
 def sql_store(request, tmp_path) -> Iterator[object]:
     """A SQL store only: for tests of its archive table or of a foreign writer."""
-    made = make_store(request.param, tmp_path)
-    yield made
-    dispose(made)
+    yield from store_for(request, request.param, tmp_path)
 
 
 @pytest.fixture(params=FOREIGN_KINDS)
 def foreign_store(request, tmp_path) -> Iterator[object]:
     """A store another program can write behind its back: SQL, or Redis (raw keys)."""
-    if request.param == "redis":
-        request.getfixturevalue("redis_server")
-    made = make_store(request.param, tmp_path)
-    yield made
-    dispose(made)
+    yield from store_for(request, request.param, tmp_path)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 from uuid import uuid4
@@ -24,6 +25,7 @@ __all__ = [
     "SQL_KINDS",
     "STORE_KINDS",
     "dispose",
+    "every_store",
     "in_ci",
     "kind_of",
     "make_postgres",
@@ -34,6 +36,7 @@ __all__ = [
     "read_raw_metadata",
     "run_sql",
     "skip_or_fail",
+    "store_for",
     "write_raw_metadata",
 ]
 
@@ -44,6 +47,9 @@ STORE_KINDS = [
     pytest.param("redis", marks=pytest.mark.redis),
 ]
 SQL_KINDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+# An engine test about store behaviour (fencing, leases, persistence, SQL specifics)
+# runs on every store: tests/integration/conftest.py gives the others the in-memory one.
+every_store = pytest.mark.parametrize("store", STORE_KINDS, indirect=True)
 DEFAULT_DSN = "host=127.0.0.1 port=5432 dbname=test user=postgres connect_timeout=3"
 
 
@@ -102,6 +108,27 @@ def make_store(kind: str, tmp_path: Path) -> object:
     if kind == "redis":
         return make_redis()
     raise ValueError(kind)
+
+
+def store_for(
+    request: pytest.FixtureRequest, kind: str, tmp_path: Path
+) -> Iterator[object]:
+    """Yield a store of ``kind`` for one test and dispose of it afterwards.
+
+    PostgreSQL is the run's one schema (``shared_postgres``), emptied first: creating
+    a schema costs ten times what a test does with it. Redis gets a key prefix of its
+    own on the run's throw-away server.
+    """
+    if kind == "postgres":
+        shared = request.getfixturevalue("shared_postgres")
+        shared.clear_all()  # type: ignore[attr-defined]
+        yield shared
+        return
+    if kind == "redis":
+        request.getfixturevalue("redis_server")
+    made = make_store(kind, tmp_path)
+    yield made
+    dispose(made)
 
 
 def dispose(store: object) -> None:

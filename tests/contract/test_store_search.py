@@ -31,7 +31,7 @@ from tests.contract.stores import (
     dispose,
     make_postgres,
     make_redis,
-    make_store,
+    store_for,
 )
 
 SEARCHABLE_KINDS = STORE_KINDS
@@ -39,9 +39,7 @@ SEARCHABLE_KINDS = STORE_KINDS
 
 @pytest.fixture(params=SEARCHABLE_KINDS)
 def store(request, tmp_path):
-    made = make_store(request.param, tmp_path)
-    yield made
-    dispose(made)
+    yield from store_for(request, request.param, tmp_path)
 
 
 class TestInMemorySearch(SearchContract):
@@ -56,11 +54,12 @@ class TestSqliteSearch(SearchContract):
 
 @pytest.mark.postgres
 class TestPostgresSearch(SearchContract):
-    def make_store(self, tmp_path):
-        return make_postgres()
+    """The run's one schema, emptied before each test (as ``TestPostgresStore``)."""
 
-    def dispose_store(self, store):
-        dispose(store)
+    @pytest.fixture
+    def store(self, shared_postgres):
+        shared_postgres.clear_all()
+        return shared_postgres
 
 
 _WORDS = itertools.count()

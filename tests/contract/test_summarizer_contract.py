@@ -13,17 +13,21 @@ from collections.abc import Iterator
 
 import pytest
 
-import tests.fakes
+import memory_summary.testing.fakes as kit_fakes
 from memory_summary.adapters import (
     AnthropicLLM,
     ExtractiveSummarizer,
     OpenAIChatLLM,
     TiktokenCounter,
 )
+from memory_summary.testing.fakes import (
+    InstrumentedSummarizer,
+    ScriptedSummarizer,
+    StreamingScripted,
+)
 from memory_summary.testing.summarizer_contract import SummarizerContract
 from tests.anthropic_server import AnthropicServer
 from tests.anthropic_server import Behaviour as AnthropicBehaviour
-from tests.fakes import InstrumentedSummarizer, ScriptedSummarizer, StreamingScripted
 from tests.openai_server import Behaviour, OpenAICompatibleServer
 
 REPLY = "The user asked about Oslo; the assistant listed three museums."
@@ -118,12 +122,12 @@ class TestInstrumentedSummarizer(SummarizerContract):
         return InstrumentedSummarizer()
 
 
-def test_every_fake_summarizer_in_tests_fakes_is_under_contract():
+def test_every_fake_summarizer_of_the_kit_is_under_contract():
     fakes = {
         name
-        for name, value in vars(tests.fakes).items()
+        for name, value in vars(kit_fakes).items()
         if inspect.isclass(value)
-        and value.__module__ in (tests.fakes.__name__, "memory_summary.testing.fakes")
+        and value.__module__ == kit_fakes.__name__
         and callable(getattr(value, "complete", None))
     }
     covered = {

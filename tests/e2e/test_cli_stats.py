@@ -8,8 +8,8 @@ import pytest
 
 from memory_summary import Message, SummaryConfig, SummaryEngine
 from memory_summary.adapters import SqliteStore
+from memory_summary.testing.fakes import ScriptedSummarizer
 from tests.e2e.test_cli import run
-from tests.fakes import ScriptedSummarizer
 
 pytestmark = pytest.mark.e2e
 

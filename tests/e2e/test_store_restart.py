@@ -110,7 +110,7 @@ def test_an_engine_reclaims_its_own_lease_after_a_restart_mid_compression(pg_clu
 
     from memory_summary import SummaryEngine
     from memory_summary.adapters import PostgresStore
-    from tests.fakes import InstrumentedSummarizer
+    from memory_summary.testing.fakes import InstrumentedSummarizer
 
     store = PostgresStore(pg_cluster.dsn, schema="reclaim", timeout_s=3)
     gate = threading.Event()

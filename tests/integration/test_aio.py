@@ -5,8 +5,8 @@ import threading
 
 from memory_summary import SummaryEngine
 from memory_summary.aio import AsyncSummaryEngine
-from tests.fakes import InstrumentedSummarizer
-from tests.integration.helpers import fill
+from memory_summary.testing.fakes import InstrumentedSummarizer
+from tests.integration.conversation import fill
 
 
 class GateWitness(InstrumentedSummarizer):

@@ -12,6 +12,7 @@ import threading
 from memory_summary import Message, SummaryEngine
 from memory_summary.aio import AsyncSummaryEngine
 from memory_summary.aio_store import AsyncStore
+from tests.contract.stores import every_store
 
 
 class ThreadRecorder:
@@ -38,6 +39,7 @@ class ThreadRecorder:
         return recorded
 
 
+@every_store
 def test_save_read_and_pop_are_awaited_off_the_loop_thread(store):
     recorder = ThreadRecorder(store)
 

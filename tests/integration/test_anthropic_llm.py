@@ -17,7 +17,7 @@ from tests.anthropic_server import (
     AnthropicServer,
     Behaviour,
 )
-from tests.integration.helpers import fill
+from tests.integration.conversation import fill
 
 SUMMARY = (
     "The user sent thirty numbered messages, from message zero to message "

@@ -16,8 +16,9 @@ from memory_summary.domain import messages_from_anthropic, messages_to_anthropic
 from memory_summary.domain.anthropic_pairing import CONTINUED
 from memory_summary.domain.injection import HEADERS
 from memory_summary.domain.repair import UNAVAILABLE
-from tests.fakes import ScriptedSummarizer
-from tests.integration.helpers import fill, transcript_of
+from memory_summary.testing.fakes import ScriptedSummarizer
+from tests.contract.stores import every_store
+from tests.integration.conversation import fill, transcript_of
 
 SUMMARY_TEXT = "User lives in Oslo."
 MERGED = "\n\n" + HEADERS["en"] + "\n" + SUMMARY_TEXT
@@ -180,6 +181,7 @@ def exchange(number):
     ]
 
 
+@every_store
 def test_a_stored_anthropic_conversation_compresses_and_comes_back(store, make_engine):
     llm = ScriptedSummarizer("The user asked eight numbered questions.")
     engine = make_engine(store, llm)

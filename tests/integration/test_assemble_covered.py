@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from memory_summary import Message, SummaryConfig
-from tests.fakes import ScriptedSummarizer
-from tests.integration.helpers import fill
+from memory_summary.testing.fakes import ScriptedSummarizer
+from tests.integration.conversation import fill
 
 SUMMARY = (
     "The user and the assistant exchanged eight numbered messages of session s1, "

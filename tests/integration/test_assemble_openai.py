@@ -9,8 +9,8 @@ from openai.types.chat import ChatCompletionMessage
 from memory_summary import SummaryEngine, messages_from_openai
 from memory_summary.aio import AsyncSummaryEngine
 from memory_summary.domain.injection import HEADERS
-from tests.fakes import ScriptedSummarizer
-from tests.integration.helpers import fill, transcript_of
+from memory_summary.testing.fakes import ScriptedSummarizer
+from tests.integration.conversation import fill, transcript_of
 
 CALL = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
 REQUEST = [

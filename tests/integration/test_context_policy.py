@@ -22,8 +22,8 @@ from memory_summary import (
 )
 from memory_summary.adapters import InMemoryStore, TiktokenCounter
 from memory_summary.domain import NAMESPACE, message_tokens
-from tests.fakes import InstrumentedSummarizer, ScriptedSummarizer
-from tests.integration.helpers import transcript_of
+from memory_summary.testing.fakes import InstrumentedSummarizer, ScriptedSummarizer
+from tests.integration.conversation import transcript_of
 
 O200K = TiktokenCounter("o200k_base").count
 CL100K = TiktokenCounter("cl100k_base").count

@@ -12,8 +12,9 @@ from uuid import uuid4
 import pytest
 
 from memory_summary import Compressing, SummaryConfig
-from tests.fakes import OverlapRecorder
-from tests.integration.helpers import fill
+from memory_summary.testing.fakes import OverlapRecorder
+from tests.contract.stores import every_store
+from tests.integration.conversation import fill
 
 WAIT_S = 10.0  # the bound of every wait; a passing run never gets near it
 UNLIMITED = 10**9
@@ -142,6 +143,7 @@ def test_200_sessions_from_16_threads_never_overlap_and_respect_the_limit(
         assert full[len(full) - len(active) :] == active
 
 
+@every_store
 def test_messages_saved_during_a_slow_compression_stay_active(
     store, make_engine, held, sid
 ):

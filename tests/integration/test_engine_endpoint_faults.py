@@ -12,7 +12,7 @@ import pytest
 
 from memory_summary import SummaryConfig, SummaryEngine
 from memory_summary.adapters import InMemoryStore, OpenAIChatLLM
-from tests.integration.helpers import fill
+from tests.integration.conversation import fill
 from tests.openai_server import Behaviour, OpenAICompatibleServer
 
 BOUND_S = 10.0

@@ -24,8 +24,9 @@ from memory_summary.domain import (
     QUARANTINE_NAMESPACE,
     SummarizerContextError,
 )
-from tests.fakes import InstrumentedSummarizer, ScriptedSummarizer
-from tests.integration.helpers import fill, transcript_of
+from memory_summary.testing.fakes import InstrumentedSummarizer, ScriptedSummarizer
+from tests.contract.stores import every_store
+from tests.integration.conversation import fill, transcript_of
 
 SMALL = SummaryConfig(threshold=10, keep_recent=4)
 GOOD = "The user and the assistant discussed the weather forecast for Paris in detail."
@@ -62,6 +63,7 @@ class GatedSummarizer(InstrumentedSummarizer):
 # -- fenced commits ------------------------------------------------------------------
 
 
+@every_store
 def test_clear_during_a_compression_is_never_undone(store, make_engine):
     first = make_engine(store, ScriptedSummarizer(f"{GOOD} Old facts."), config=SMALL)
     fill(store, "s1", 10)
@@ -83,6 +85,7 @@ def test_clear_during_a_compression_is_never_undone(store, make_engine):
     assert store.count_history("s1") == 14  # nothing more was archived
 
 
+@every_store
 def test_forget_erases_everything_and_fences_a_running_compression(store, make_engine):
     llm = GatedSummarizer()
     engine = make_engine(store, llm, config=SMALL)
@@ -103,6 +106,7 @@ def test_forget_erases_everything_and_fences_a_running_compression(store, make_e
     assert len(store.get_history("s2")) == 3
 
 
+@every_store
 def test_two_engines_on_one_store_never_compress_one_session_twice(store, make_engine):
     gate = GatedSummarizer()
     one = make_engine(store, gate, config=SMALL)
@@ -121,6 +125,7 @@ def test_two_engines_on_one_store_never_compress_one_session_twice(store, make_e
     assert_every_archived_message_is_covered(one, store, "s1")
 
 
+@every_store
 def test_a_second_writer_that_changed_the_record_fences_the_commit(store, make_engine):
     llm = GatedSummarizer()
     engine = make_engine(store, llm, config=SMALL)
@@ -270,6 +275,7 @@ def test_reasoning_and_echoed_tags_are_stripped_before_storing(store, make_engin
     assert "the user wants a summary" not in text
 
 
+@every_store
 def test_a_lone_surrogate_in_a_reply_is_normalized_on_every_store(store, make_engine):
     engine = make_engine(store, ScriptedSummarizer(f"{GOOD} \ud800 end"), config=SMALL)
     fill(store, "s1", 12)
@@ -446,6 +452,7 @@ def test_a_lone_surrogate_in_a_session_id_names_the_field(store, make_engine):
         engine.turn_after("s\ud800")
 
 
+@every_store
 def test_a_lease_left_by_a_dead_process_of_this_host_is_broken(store, make_engine):
     import os
     import socket
@@ -466,6 +473,7 @@ def test_a_lease_left_by_a_dead_process_of_this_host_is_broken(store, make_engin
     assert engine.compress("s2").result(timeout=10).kind == "skipped"  # a live holder
 
 
+@every_store
 def test_clearing_a_migrated_record_during_a_compression_is_never_undone(
     store, make_engine
 ):

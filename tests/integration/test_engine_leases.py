@@ -10,7 +10,8 @@ from __future__ import annotations
 import threading
 
 from memory_summary import Message, StoreError, SummaryConfig, SummaryEngine
-from tests.fakes import InstrumentedSummarizer
+from memory_summary.testing.fakes import InstrumentedSummarizer
+from tests.contract.stores import every_store
 
 MARKER = "blocks-the-count"
 SHORT_TTL_S = 0.3
@@ -53,6 +54,7 @@ def fill(store, session_id: str, count: int, first: str = "hello") -> None:
         store.save_message(session_id, Message(role, f"turn {i} about order ORD-{i}"))
 
 
+@every_store
 def test_the_lease_is_renewed_while_the_job_counts_tokens(store):
     watched = LeaseWatch(store)
     waited = []
@@ -78,6 +80,7 @@ def test_the_lease_is_renewed_while_the_job_counts_tokens(store):
     assert len(store.get_history("s")) == 20
 
 
+@every_store
 def test_an_orphaned_lease_of_this_engine_is_released_again_and_not_waited_for(store):
     watched = LeaseWatch(store)
     fill(watched, "s", 25)
@@ -95,6 +98,7 @@ def test_an_orphaned_lease_of_this_engine_is_released_again_and_not_waited_for(s
     assert store.lease_owner("s") is None
 
 
+@every_store
 def test_an_orphan_whose_release_keeps_failing_is_reclaimed_by_its_engine(store):
     watched = LeaseWatch(store)
     fill(watched, "s", 25)

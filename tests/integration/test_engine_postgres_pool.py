@@ -8,9 +8,9 @@ from uuid import uuid4
 import pytest
 
 from memory_summary import Message, StoreError, SummaryConfig, SummaryEngine
+from memory_summary.testing.fakes import InstrumentedSummarizer
 from tests.contract.stores import postgres_dsn, skip_or_fail
-from tests.fakes import InstrumentedSummarizer
-from tests.integration.helpers import fill
+from tests.integration.conversation import fill
 
 pytestmark = pytest.mark.postgres
 BOUND_S = 10.0

@@ -20,8 +20,12 @@ from memory_summary.adapters import InMemoryArchive, InMemoryStore, TiktokenCoun
 from memory_summary.domain import SUMMARY_KIND
 from memory_summary.domain.injection import HEADERS, TRUNCATION_SUFFIXES
 from memory_summary.domain.prompt import AUTO_HINTS
-from tests.fakes import InstrumentedSummarizer, ScriptedSummarizer, StreamingScripted
-from tests.integration.helpers import fill, transcript_of
+from memory_summary.testing.fakes import (
+    InstrumentedSummarizer,
+    ScriptedSummarizer,
+    StreamingScripted,
+)
+from tests.integration.conversation import fill, transcript_of
 
 O200K = TiktokenCounter("o200k_base")
 SUMMARY = "The user and the assistant exchanged numbered messages about the weather."
@@ -558,7 +562,7 @@ def test_sqlite_archive_separator_commits_with_the_compaction(tmp_path, make_eng
 
 
 def test_a_failing_store_reports_an_error_and_applies_nothing(make_engine):
-    from tests.fakes import FailingStore
+    from memory_summary.testing.fakes import FailingStore
 
     store = FailingStore()
     llm = ScriptedSummarizer(SUMMARY)

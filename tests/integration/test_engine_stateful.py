@@ -16,8 +16,8 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from memory_summary import Compressing, Message, SummaryConfig, SummaryEngine, ToolCall
 from memory_summary.adapters import InMemoryStore
+from memory_summary.testing.fakes import OverlapRecorder
 from tests.conftest import chars_counter_for
-from tests.fakes import OverlapRecorder
 
 SESSIONS = ("a", "b")
 

@@ -8,8 +8,9 @@ from memory_summary import (
     SummarizerError,
     SummaryConfig,
 )
-from tests.fakes import ScriptedSummarizer
-from tests.integration.helpers import fill
+from memory_summary.testing.fakes import ScriptedSummarizer
+from tests.contract.stores import every_store
+from tests.integration.conversation import fill
 
 SMALL = SummaryConfig(threshold=10, keep_recent=4)
 GOOD = "The user and the assistant discussed the weather forecast for Paris in detail."
@@ -44,6 +45,7 @@ def test_done_carries_the_outcome_and_start_carries_none(store, make_engine):
     assert of(events, Skipped) == []
 
 
+@every_store
 def test_a_turn_while_another_worker_holds_the_lease_is_skipped(store, make_engine):
     llm = ScriptedSummarizer(GOOD)
     engine = make_engine(store, llm, config=SMALL)

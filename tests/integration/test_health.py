@@ -12,8 +12,8 @@ import pytest
 
 from memory_summary import SummaryConfig, SummaryEngine
 from memory_summary.adapters import OpenAIChatLLM
-from tests.fakes import InstrumentedSummarizer, ScriptedSummarizer
-from tests.integration.helpers import fill
+from memory_summary.testing.fakes import InstrumentedSummarizer, ScriptedSummarizer
+from tests.integration.conversation import fill
 from tests.openai_server import Behaviour, OpenAICompatibleServer
 from tests.pgcluster import free_port
 

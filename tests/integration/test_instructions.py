@@ -17,7 +17,7 @@ from memory_summary.aio import AsyncSummaryEngine
 from memory_summary.domain import ConfigError, SummaryConfig
 from memory_summary.domain.config import MAX_INSTRUCTIONS_CHARS
 from memory_summary.domain.prompt import INSTRUCTIONS_NOTICES, INSTRUCTIONS_TAG
-from tests.integration.helpers import fill
+from tests.integration.conversation import fill
 from tests.openai_server import Behaviour, OpenAICompatibleServer
 
 BOUND_S = 20.0

@@ -13,8 +13,9 @@ import pytest
 
 from memory_summary import Message, SummaryConfig, SummaryEngine
 from memory_summary.domain.recall import query_terms
-from tests.fakes import InstrumentedSummarizer, ScriptedSummarizer
-from tests.integration.helpers import fill
+from memory_summary.testing.fakes import InstrumentedSummarizer, ScriptedSummarizer
+from tests.contract.stores import every_store
+from tests.integration.conversation import fill
 
 SUMMARY = "The user and the assistant exchanged numbered messages about the weather."
 RULE = "Always answer in French."
@@ -159,6 +160,7 @@ def test_instructions_over_the_token_trigger_do_not_loop(store):
     assert store.get_history("s")[-1].content == "Answer 9."
 
 
+@every_store
 def test_a_kept_instruction_reads_as_active_in_searches_reads_and_counts(store):
     """Below the boundary, an instruction is still active for the history index too."""
     rule = store.save_message("s1", Message("system", "Answer in zanzibarish."))

@@ -28,6 +28,7 @@ from memory_summary import SummaryConfig
 from memory_summary.adapters import InMemoryStore
 from memory_summary.aio import AsyncSummaryEngine
 from memory_summary.integrations.langchain import LANGCHAIN_ID, SummaryMiddleware
+from tests.contract.stores import every_store
 
 
 class ScriptedChatModel(BaseChatModel):
@@ -96,6 +97,7 @@ def test_a_tool_round_is_stored_with_its_pairs_and_ids(make_engine):
     ]
 
 
+@every_store
 def test_every_store_keeps_the_conversation(store, make_engine):
     engine = make_engine(store).start()
     model = weather_turns(["Paris", "Oslo"])

@@ -13,7 +13,7 @@ from memory_summary import (
     messages_to_openai,
 )
 from memory_summary.domain import MASKED_KIND, message_tokens
-from tests.fakes import InstrumentedSummarizer
+from memory_summary.testing.fakes import InstrumentedSummarizer
 
 LONG = " ".join(f"row{i} status=ok latency={i % 97}ms" for i in range(400))
 

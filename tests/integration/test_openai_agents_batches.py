@@ -19,7 +19,8 @@ import contextlib
 from memory_summary import StoreError, SummaryConfig
 from memory_summary.adapters import InMemoryStore
 from memory_summary.integrations.openai_agents import SummarySession
-from tests.fakes import ScriptedSummarizer
+from memory_summary.testing.fakes import ScriptedSummarizer
+from tests.contract.stores import every_store
 
 
 class PlainStore:
@@ -60,6 +61,7 @@ def _batch_with_a_refused_item() -> list[dict[str, Any]]:
     return [user("one"), {"role": "assistant", "content": "two"}, BAD_PART, user("4")]
 
 
+@every_store
 def test_an_item_the_store_refuses_leaves_nothing_of_the_batch(store, make_engine):
     session = SummarySession("s-atomic", make_engine(store))
     asyncio.run(session.add_items([user("before")]))

@@ -34,7 +34,8 @@ from memory_summary.integrations.openai_agents import (
     ITEM_KIND,
     SummarySession,
 )
-from tests.fakes import InstrumentedSummarizer, ScriptedSummarizer
+from memory_summary.testing.fakes import InstrumentedSummarizer, ScriptedSummarizer
+from tests.contract.stores import every_store
 
 NO_TRACING = RunConfig(tracing_disabled=True)
 
@@ -288,6 +289,7 @@ def test_items_that_are_not_chat_messages_round_trip_and_are_not_summarized(
     assert run(session.get_items())[-1] == items[-1]
 
 
+@every_store
 def test_items_round_trip_through_every_store(store, make_engine):
     session = SummarySession("s-items", make_engine(store))
 

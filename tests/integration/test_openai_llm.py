@@ -13,7 +13,7 @@ from memory_summary import Message, SummarizerError, SummarizerTimeout, SummaryE
 from memory_summary.adapters import OpenAIChatLLM, TiktokenCounter
 from memory_summary.domain import SummarizerContextError
 from memory_summary.domain.injection import HEADERS
-from tests.integration.helpers import fill
+from tests.integration.conversation import fill
 from tests.openai_server import (
     LLAMA_CPP_CONTEXT_ERROR,
     LLAMA_CPP_PYTHON_CONTEXT_ERROR,

@@ -18,8 +18,8 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from memory_summary import SummarizerError, SummaryConfig
 from memory_summary.otel import SPAN_NAME, instrument
-from tests.fakes import InstrumentedSummarizer, ScriptedSummarizer
-from tests.integration.helpers import fill
+from memory_summary.testing.fakes import InstrumentedSummarizer, ScriptedSummarizer
+from tests.integration.conversation import fill
 
 SMALL = SummaryConfig(threshold=10, keep_recent=4)
 GOOD = "The user and the assistant discussed the weather forecast for Paris in detail."

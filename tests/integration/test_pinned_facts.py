@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memory_summary import Message, SummaryConfig
-from tests.fakes import ScriptedSummarizer
+from memory_summary.testing.fakes import ScriptedSummarizer
 
 GENERIC = "The user and the assistant had a long and friendly conversation."
 FACTS = [

@@ -16,16 +16,14 @@ from memory_summary import (
 )
 from memory_summary.aio import AsyncSummaryEngine
 from memory_summary.testing.fakes import ScriptedSummarizer
-from tests.contract.stores import STORE_KINDS, dispose, make_store
+from tests.contract.stores import STORE_KINDS, store_for
 
 SEARCHABLE_KINDS = STORE_KINDS
 
 
 @pytest.fixture(params=SEARCHABLE_KINDS)
 def store(request, tmp_path):
-    made = make_store(request.param, tmp_path)
-    yield made
-    dispose(made)
+    yield from store_for(request, request.param, tmp_path)
 
 
 CONFIG = SummaryConfig(threshold=10, keep_recent=4, summary_versions_kept=2)

@@ -13,7 +13,7 @@ import pytest
 
 from memory_summary import Message, SummaryConfig
 from memory_summary.aio import AsyncSummaryEngine
-from tests.fakes import ScriptedSummarizer
+from memory_summary.testing.fakes import ScriptedSummarizer
 
 REPLY = "Summary: the user chatted about the weekend."
 

@@ -21,8 +21,9 @@ from memory_summary import (
 )
 from memory_summary.adapters import TiktokenCounter
 from memory_summary.aio import AsyncSummaryEngine
-from tests.fakes import ScriptedSummarizer
-from tests.strategies import HOSTILE_PIECES, texts
+from memory_summary.testing.fakes import ScriptedSummarizer
+from memory_summary.testing.strategies import HOSTILE_PIECES, texts
+from tests.contract.stores import every_store
 
 REPLY = "Summary: the user talked about their travel plans."
 O200K = TiktokenCounter("o200k_base").count
@@ -53,6 +54,7 @@ def engine_on(store, make_engine):
     return make_engine(store, ScriptedSummarizer(REPLY), config=config).start()
 
 
+@every_store
 def test_search_finds_an_archived_turn_with_its_id_and_lineage(store, engine_on):
     archived_session(store, engine_on)
     first = store.get_full_history("alice")[0]
@@ -68,6 +70,7 @@ def test_search_finds_an_archived_turn_with_its_id_and_lineage(store, engine_on)
     assert "My locker code is 4417" in lines[1]
 
 
+@every_store
 def test_read_returns_the_turns_around_an_id_in_order(store, engine_on):
     archived_session(store, engine_on)
     ids = [m.id for m in store.get_full_history("alice")]
@@ -225,6 +228,7 @@ def test_recall_tools_returns_the_definitions(store):
     query=st.one_of(texts(200), st.sampled_from(HOSTILE_PIECES)),
     limit=st.one_of(st.integers(-3, 30), st.text(max_size=3), st.none()),
 )
+@every_store
 def test_any_query_from_a_model_gets_a_tool_message_within_the_cap(
     store, engine_on, query, limit
 ):

@@ -13,6 +13,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from memory_summary.testing.summarizer_contract import SummarizerContract
 
 OUTSIDE_MODULE = textwrap.dedent(
@@ -74,10 +76,14 @@ OUTSIDE_MODULE = textwrap.dedent(
 )
 
 
-def run_pytest(directory, *args):
+@pytest.fixture(scope="module")
+def outside_run(tmp_path_factory) -> subprocess.CompletedProcess[str]:
+    """Run both outside classes in one child pytest (``-rA`` names every outcome)."""
+    directory = tmp_path_factory.mktemp("outside")
+    (directory / "test_my_summarizer.py").write_text(OUTSIDE_MODULE, encoding="utf-8")
     env = {**os.environ, "HYPOTHESIS_PROFILE": "default"}
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        [sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider"],
         cwd=directory,
         env=env,
         capture_output=True,
@@ -87,32 +93,40 @@ def run_pytest(directory, *args):
     )
 
 
-def test_a_summarizer_defined_outside_the_project_passes_the_contract(tmp_path):
-    (tmp_path / "test_my_summarizer.py").write_text(OUTSIDE_MODULE, encoding="utf-8")
+def outcomes(run: subprocess.CompletedProcess[str], cls: str) -> dict[str, str]:
+    """Map each test of ``cls`` to its outcome word, from the ``-rA`` summary."""
+    prefix = f"test_my_summarizer.py::{cls}::"
+    found = {}
+    for line in run.stdout.splitlines():
+        word, _, rest = line.partition(" ")
+        if word in ("PASSED", "FAILED", "SKIPPED", "ERROR") and rest.startswith(prefix):
+            found[rest.removeprefix(prefix).split(" ")[0]] = word
+    return found
+
+
+def test_a_summarizer_defined_outside_the_project_passes_the_contract(outside_run):
     contract_tests = sum(
         1 for name in dir(SummarizerContract) if name.startswith("test_")
     )
 
-    result = run_pytest(tmp_path, "test_my_summarizer.py::TestEcho", "-rs")
+    echo = outcomes(outside_run, "TestEcho")
 
-    assert result.returncode == 0, result.stdout + result.stderr
-    summary = result.stdout.strip().splitlines()[-1]
-    assert " passed" in summary
-    assert "failed" not in summary
-    assert int(summary.split(" passed")[0].split()[-1]) >= contract_tests - 1
+    assert "FAILED" not in echo.values(), outside_run.stdout + outside_run.stderr
+    assert "ERROR" not in echo.values(), outside_run.stdout + outside_run.stderr
+    assert list(echo.values()).count("PASSED") >= contract_tests - 1
 
 
-def test_the_contract_catches_escaping_driver_errors_and_diverging_streams(tmp_path):
-    (tmp_path / "test_my_summarizer.py").write_text(OUTSIDE_MODULE, encoding="utf-8")
+def test_the_contract_catches_escaping_driver_errors_and_diverging_streams(
+    outside_run,
+):
+    leaky = outcomes(outside_run, "TestLeaky")
 
-    result = run_pytest(tmp_path, "test_my_summarizer.py::TestLeaky")
-
-    assert result.returncode == 1
+    assert outside_run.returncode == 1
     for caught in (
         "test_a_failing_call_raises_a_summarizer_error",
         "test_stream_pieces_join_to_what_complete_returns",
     ):
-        assert f"FAILED test_my_summarizer.py::TestLeaky::{caught}" in result.stdout
+        assert leaky[caught] == "FAILED", outside_run.stdout
 
 
 def test_without_the_extra_the_summarizer_kit_names_it(tmp_path):

@@ -66,10 +66,19 @@ OUTSIDE_MODULE = textwrap.dedent(
 )
 
 
-def run_pytest(directory, *args):
+@pytest.fixture(scope="module")
+def outside_run(tmp_path_factory) -> subprocess.CompletedProcess[str]:
+    """Run the whole contract on DictStore and the content tests on FlatteningStore.
+
+    One child pytest for both (``-rA`` names every outcome).
+    """
+    directory = tmp_path_factory.mktemp("outside")
+    (directory / "test_my_store.py").write_text(OUTSIDE_MODULE, encoding="utf-8")
     env = {**os.environ, "HYPOTHESIS_PROFILE": "default"}
+    selection = "TestDictStore or (TestFlatteningStore and (round_trip or parts))"
+    options = ["-q", "-rA", "-p", "no:cacheprovider", "-k", selection]
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        [sys.executable, "-m", "pytest", *options],
         cwd=directory,
         env=env,
         capture_output=True,
@@ -79,31 +88,36 @@ def run_pytest(directory, *args):
     )
 
 
-def test_a_store_defined_outside_the_project_runs_the_whole_contract(tmp_path):
-    (tmp_path / "test_my_store.py").write_text(OUTSIDE_MODULE, encoding="utf-8")
+def outcomes(run: subprocess.CompletedProcess[str], cls: str) -> dict[str, str]:
+    """Map each test of ``cls`` to its outcome word, from the ``-rA`` summary."""
+    prefix = f"test_my_store.py::{cls}::"
+    found = {}
+    for line in run.stdout.splitlines():
+        word, _, rest = line.partition(" ")
+        if word in ("PASSED", "FAILED", "SKIPPED", "ERROR") and rest.startswith(prefix):
+            found[rest.removeprefix(prefix).split(" ")[0]] = word
+    return found
+
+
+def test_a_store_defined_outside_the_project_runs_the_whole_contract(outside_run):
     contract_tests = sum(1 for name in dir(StoreContract) if name.startswith("test_"))
 
-    result = run_pytest(tmp_path, "test_my_store.py::TestDictStore")
+    passed = outcomes(outside_run, "TestDictStore")
 
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert " passed" in result.stdout
-    passed = int(result.stdout.strip().splitlines()[-1].split(" passed")[0].split()[-1])
-    assert passed >= contract_tests
+    assert set(passed.values()) == {"PASSED"}, outside_run.stdout + outside_run.stderr
+    assert len(passed) >= contract_tests
 
 
-def test_the_contract_catches_a_store_that_loses_content_parts(tmp_path):
-    (tmp_path / "test_my_store.py").write_text(OUTSIDE_MODULE, encoding="utf-8")
+def test_the_contract_catches_a_store_that_loses_content_parts(outside_run):
+    flattening = outcomes(outside_run, "TestFlatteningStore")
 
-    result = run_pytest(
-        tmp_path, "test_my_store.py::TestFlatteningStore", "-k", "round_trip or parts"
-    )
-
-    assert result.returncode == 1
-    assert (
-        "FAILED test_my_store.py::TestFlatteningStore::"
-        "test_openai_messages_round_trip_through_the_store" in result.stdout
-    )
-    assert "test_saved_parts_come_back_equal_and_frozen" in result.stdout
+    assert outside_run.returncode == 1
+    assert flattening["test_openai_messages_round_trip_through_the_store"] == "FAILED"
+    assert any(
+        name.startswith("test_saved_parts_come_back_equal_and_frozen")
+        and outcome == "FAILED"
+        for name, outcome in flattening.items()
+    ), outside_run.stdout
 
 
 def test_the_kits_fakes_script_replies_and_failures():

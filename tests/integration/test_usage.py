@@ -12,10 +12,12 @@ import pytest
 
 from memory_summary import Compressing, SummaryConfig
 from memory_summary.adapters import InMemoryStore, OpenAIChatLLM, counter_factory
+from memory_summary.adapters.tokens import estimate_tokens
 from memory_summary.domain import NO_USAGE, SummarizerUsage
 from memory_summary.domain.measure import MESSAGE_OVERHEAD_TOKENS
-from tests.fakes import ScriptedSummarizer
-from tests.integration.helpers import fill
+from memory_summary.testing.fakes import ScriptedSummarizer
+from tests.contract.stores import every_store
+from tests.integration.conversation import fill
 from tests.openai_server import Behaviour, OpenAICompatibleServer
 
 SMALL = SummaryConfig(threshold=10, keep_recent=4)
@@ -259,19 +261,21 @@ def test_outcomes_estimate_the_active_context_when_no_decision_counts_it(
 
     outcome = engine.compress("s1").result(timeout=10)
 
-    def estimate(text: str) -> int:
-        return len(text.encode()) // 3 + 1
-
     framing = MESSAGE_OVERHEAD_TOKENS
-    before = sum(estimate(f"message {i} of s1.") + framing for i in range(12))
+    texts = [f"message {i} of s1." for i in range(12)]
+    before = sum(estimate_tokens(text) + framing for text in texts)
     after = engine.summary("s1").tokens + sum(
-        estimate(m.content) + framing for m in store.get_history("s1")
+        estimate_tokens(m.content) + framing for m in store.get_history("s1")
     )
+    count = counter_factory()(None)
+    exact = sum(count(text) + framing for text in texts)
     assert outcome.tokens_estimated
     assert outcome.tokens_before == before
+    assert outcome.tokens_before >= exact  # an estimate never undercounts
     assert outcome.tokens_after == after
 
 
+@every_store
 def test_usage_reads_every_session_of_the_store(store, make_engine):
     engine = make_engine(store, ScriptedSummarizer(GOOD), config=SMALL)
     for sid in ("a", "b", "c"):
@@ -287,6 +291,7 @@ def test_usage_reads_every_session_of_the_store(store, make_engine):
     ).plus(by_session["c"])
 
 
+@every_store
 def test_usage_of_all_sessions_skips_records_it_cannot_read(store, make_engine):
     from tests.contract.stores import kind_of, write_raw_metadata
 

@@ -16,7 +16,7 @@ from memory_summary.domain import (
     messages_to_anthropic,
 )
 from memory_summary.testing.anthropic_strategies import anthropic_requests
-from tests.strategies import histories, normalized
+from memory_summary.testing.strategies import histories, normalized
 
 
 def expected(system, messages):

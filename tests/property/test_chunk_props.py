@@ -4,8 +4,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_summary.domain import fold_chunks, plan_chunks
+from memory_summary.testing.strategies import histories
 from tests.conftest import count_chars
-from tests.strategies import histories
 
 
 @given(

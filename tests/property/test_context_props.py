@@ -18,7 +18,7 @@ from memory_summary.domain import (
 from memory_summary.domain.cut import group_starts
 from memory_summary.domain.injection import HEADERS
 from memory_summary.domain.repair import owners
-from tests.strategies import histories
+from memory_summary.testing.strategies import histories
 
 IDS = ["a", "b", "c", "d"]
 

@@ -12,7 +12,7 @@ from memory_summary.domain import (
     split_window,
 )
 from memory_summary.domain.cut import group_starts
-from tests.strategies import histories
+from memory_summary.testing.strategies import histories
 
 
 @given(history=histories(), keep_recent=st.integers(0, 80))

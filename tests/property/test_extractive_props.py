@@ -14,7 +14,7 @@ from memory_summary.domain import (
     render_transcript,
     summary_request,
 )
-from tests.strategies import HOSTILE_PIECES, histories, texts
+from memory_summary.testing.strategies import HOSTILE_PIECES, histories, texts
 
 COUNTERS = {
     "len": len,

@@ -15,7 +15,7 @@ from memory_summary.domain import (
 )
 from memory_summary.domain.masking import old_tool_results
 from memory_summary.domain.repair import owners
-from tests.strategies import histories
+from memory_summary.testing.strategies import histories
 
 afters = st.one_of(st.none(), st.integers(1, 5))
 locales = st.sampled_from(["en", "zh"])

@@ -10,7 +10,7 @@ from openai.types.chat import ChatCompletionMessage, ChatCompletionMessageParam
 from memory_summary import Message, messages_from_openai, messages_to_openai
 from memory_summary.domain import content_text, normalize_text, render_message
 from memory_summary.domain.render import fenced_text
-from tests.strategies import content_parts, normalized, openai_messages
+from memory_summary.testing.strategies import content_parts, normalized, openai_messages
 
 PARAMS = pydantic.TypeAdapter(ChatCompletionMessageParam)
 

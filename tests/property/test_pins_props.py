@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_summary.domain import extract_pins, pinned_section, with_pins
-from tests.strategies import texts
+from memory_summary.testing.strategies import texts
 
 IDS = st.from_regex(r"\A(?:ORD|TKT|INC)-[0-9]{2,6}\Z")
 

@@ -15,7 +15,7 @@ from memory_summary.domain import (
     read_record,
 )
 from memory_summary.domain.text import normalize_text
-from tests.strategies import id_ranges, json_like, summary_records
+from memory_summary.testing.strategies import id_ranges, json_like, summary_records
 
 
 def is_canonical(ranges: tuple[tuple[int, int], ...]) -> bool:

@@ -7,7 +7,7 @@ from memory_summary import Message, ToolCall
 from memory_summary.domain import cut_chars, render_message, render_transcript
 from memory_summary.domain.render import fenced_text
 from memory_summary.domain.text import safe_boundary
-from tests.strategies import clean_texts, histories
+from memory_summary.testing.strategies import clean_texts, histories
 
 
 @given(text=clean_texts(2000), limit=st.integers(1, 400))

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from memory_summary.adapters import TiktokenCounter
 from memory_summary.domain import injection_text, truncate_to_tokens
 from memory_summary.domain.text import safe_boundary
-from tests.strategies import clean_texts
+from memory_summary.testing.strategies import clean_texts
 
 COUNTER = TiktokenCounter("o200k_base")
 SUFFIX = " [cut]"

@@ -12,7 +12,7 @@ from memory_summary.domain import (
     summary_request,
 )
 from memory_summary.domain.text import normalize_text
-from tests.strategies import HOSTILE_PIECES, histories, texts
+from memory_summary.testing.strategies import HOSTILE_PIECES, histories, texts
 
 TAG_PIECES = [
     "<think>",

@@ -18,7 +18,7 @@ from memory_summary.domain.recall_tools import (
     search_result_text,
     tool_definitions,
 )
-from tests.strategies import texts
+from memory_summary.testing.strategies import texts
 
 
 @attrs.frozen

@@ -1,4 +1,4 @@
-"""Helpers shared by the engine's integration tests."""
+"""Conversations of the engine tests: fill a store, read a request's transcript."""
 
 from __future__ import annotations
 
