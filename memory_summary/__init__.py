@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 
+from memory_summary import _checkout  # noqa: F401  (a source checkout's folders)
 from memory_summary.domain import (
     ClearResult,
     Compressing,

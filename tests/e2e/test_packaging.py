@@ -67,7 +67,9 @@ def test_an_installed_wheel_imports_the_subpackages(wheel, tmp_path):
         "import importlib.util, memory_summary.domain, memory_summary.actors, "
         "memory_summary.adapters; print(memory_summary.domain.__file__); "
         "print([n for n in ('domain', 'actors', 'adapters') "
-        "if importlib.util.find_spec(n)])"
+        "if importlib.util.find_spec(n)]); import sys; "
+        "print(sorted(type(f).__name__ for f in sys.meta_path "
+        "if type(f).__module__.startswith('memory_summary')))"
     )
     result = subprocess.run(
         [sys.executable, "-c", probe],
@@ -79,9 +81,10 @@ def test_an_installed_wheel_imports_the_subpackages(wheel, tmp_path):
         check=True,
     )
 
-    domain_file, leaked = result.stdout.splitlines()
+    domain_file, leaked, finders = result.stdout.splitlines()
     assert domain_file.startswith(str(target))
     assert leaked == "[]"
+    assert finders == "[]"  # the checkout's folder mapping stays out of a wheel
 
 
 def test_the_editable_install_imports_the_subpackages(tmp_path):
