@@ -53,7 +53,7 @@ from .engine import SummaryEngine
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "ClearResult",
