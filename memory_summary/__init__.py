@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 
+from memory_summary import _checkout  # noqa: F401  (a source checkout's folders)
 from memory_summary.domain import (
     ClearResult,
     Compressing,
@@ -52,7 +53,7 @@ from .engine import SummaryEngine
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "ClearResult",

@@ -1,10 +1,12 @@
-"""Every runnable example in the README runs as written."""
+"""The documentation's examples that need a server, a key or checks run as written.
+
+The blocks come from the README and every page under docs/ (``docs_blocks.py``); the
+ones marked ``<!-- run-by: test_name -->`` are run here.
+"""
 
 from __future__ import annotations
 
-import ast
 import os
-import re
 import subprocess
 import sys
 import textwrap
@@ -12,14 +14,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.docs_blocks import blocks
+
 pytestmark = pytest.mark.e2e
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def python_blocks() -> list[str]:
-    return re.findall(
-        r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL
-    )
+    """Return the code of every python block of the README and the docs pages."""
+    return [block.code for block in blocks()]
 
 
 def test_the_embedding_example_runs_and_compresses(tmp_path):
@@ -32,19 +35,6 @@ def test_the_embedding_example_runs_and_compresses(tmp_path):
     header, active = result.stdout.splitlines()
     assert header.startswith("Summary of the earlier conversation")
     assert active == "20 messages still active"
-
-
-@pytest.mark.parametrize("block", [b for b in python_blocks() if b.startswith("from")])
-def test_every_import_example_imports(block, tmp_path):
-    tree = ast.parse(block)
-    imports = "\n".join(
-        ast.unparse(node)
-        for node in tree.body
-        if isinstance(node, (ast.Import, ast.ImportFrom))
-    )
-    result = run_block(imports, tmp_path)
-
-    assert result.returncode == 0, result.stderr
 
 
 def run_block(block: str, cwd, env_extra: dict[str, str] | None = None):
@@ -178,7 +168,7 @@ def test_the_langchain_example_keeps_the_session(tmp_path):
 
 
 def test_the_fastapi_excerpt_is_the_example_the_tests_run():
-    example = README.parent / "examples" / "fastapi_chat.py"
+    example = ROOT / "examples" / "fastapi_chat.py"
     block = next(b for b in python_blocks() if "@app.post(" in b)
 
     assert textwrap.indent(block, "    ", lambda line: line.strip() != "") in (
