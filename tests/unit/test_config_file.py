@@ -26,6 +26,7 @@ def test_known_and_foreign_variables_are_not_reported():
     environ = {
         "MEMORY_SUMMARY_KEEP_RECENT": "3",
         "MEMORY_SUMMARY_PG_DSN": "host=db",
+        "MEMORY_SUMMARY_REDIS_URL": "redis://127.0.0.1:6379/0",
         "MEMORY_SUMMARY_CLI_TURNS": "4",
         "OTHER_THRESHOLD": "1",
     }
