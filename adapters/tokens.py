@@ -239,7 +239,7 @@ class TiktokenCounter:
         estimates (an image 765 tokens, 85 at low detail; audio 600; a file 1,000).
 
         >>> TiktokenCounter().count_message(Message("user", "hello world"))
-        2
+        6
         """
         return message_tokens(message, self.count)
 

@@ -101,7 +101,8 @@ def find_token_cut(
     a tool result.
 
     >>> from memory_summary.domain import Message
-    >>> find_token_cut([Message("user", "a" * 8), Message("user", "b")], 4, len)
+    >>> history = [Message("user", "a" * 8), Message("user", "b")]
+    >>> find_token_cut(history, 4, lambda message: len(message.content))
     1
     """
     if not history:

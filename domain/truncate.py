@@ -24,7 +24,7 @@ def truncate_to_tokens(
     and the prefix ends on a character boundary (``text.safe_boundary``).
 
     >>> truncate_to_tokens("one two three", 2, lambda s: len(s.split()), "…")
-    'one …'
+    'one two…'
     """
     if budget_tokens <= 0:
         return ""
