@@ -20,10 +20,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_from_root(*args: str) -> subprocess.CompletedProcess[str]:
+    # As a newcomer runs it: the current folder first on the path (no PYTHONSAFEPATH).
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONSAFEPATH"}
     return subprocess.run(
         [sys.executable, *args],
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": ""},
+        env={**env, "PYTHONPATH": ""},
         capture_output=True,
         text=True,
         timeout=120,
