@@ -41,7 +41,8 @@ def _sessions_begun(db: Path) -> int:
 
 def test_ctrl_c_during_the_demo_stops_it_and_exits_130(tmp_path):
     db = tmp_path / "demo.sqlite3"
-    sessions, turns = 200, 40
+    # 25x the turns of the run that once ended before a loaded machine sent the signal
+    sessions, turns = 2000, 100
     environ = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
     argv = [*script(), "demo", "--db", str(db), "--quiet"]
     argv += ["--sessions", str(sessions), "--turns", str(turns)]
