@@ -143,6 +143,8 @@ class ThreadRuntime:
         if self._started:
             self._router.join(max(deadline - time.monotonic(), 0.1))
         self._gate.shutdown()
+        # a gate check reads the store: the host may close it once stop() returns
+        self._gate.wait_running(max(deadline - time.monotonic(), 0.1))
         self._jobs.shutdown()
         self._calls.shutdown()
         with self._in_flight_lock:

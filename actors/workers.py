@@ -14,6 +14,7 @@ import queue
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
+from concurrent.futures import wait as wait_futures
 from typing import Any, TypeVar
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,7 @@ class WorkerPool:
         self._idle = 0
         self._queued = 0
         self._closed = False
+        self._running: set[Future[Any]] = set()
 
     def submit(self, fn: Callable[..., T], /, *args: Any) -> Future[T]:
         """Run ``fn(*args)`` on a worker; return its future.
@@ -86,10 +88,16 @@ class WorkerPool:
                 self._idle -= 1
                 if task is not None:
                     self._queued -= 1
+                    if self._closed:  # taken as shutdown() began: cancelled
+                        task[0].cancel()
+                    else:  # seen by wait_running() from now on
+                        self._running.add(task[0])
             if task is None:
                 return
             future, fn, args = task
             if not future.set_running_or_notify_cancel():
+                with self._lock:
+                    self._running.discard(future)
                 continue
             try:
                 result = fn(*args)
@@ -97,6 +105,9 @@ class WorkerPool:
                 future.set_exception(exc)
             else:
                 future.set_result(result)
+            finally:
+                with self._lock:
+                    self._running.discard(future)
 
     def shutdown(self) -> None:
         """Refuse new tasks, cancel queued ones and let idle threads exit."""
@@ -114,3 +125,14 @@ class WorkerPool:
                     self._queued -= 1
         for _ in range(threads):
             self._tasks.put(None)
+
+    def wait_running(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the tasks running now; True if all ended.
+
+        After ``shutdown`` this is how an owner knows no task still uses what it is
+        about to close (a store's connection, for one).
+        """
+        with self._lock:
+            running = list(self._running)
+        _, late = wait_futures(running, timeout=timeout)
+        return not late

@@ -12,6 +12,7 @@ from uuid import uuid4
 import pytest
 
 from memory_summary import Compressing, SummaryConfig
+from memory_summary.adapters import SqliteStore
 from memory_summary.testing.fakes import OverlapRecorder
 from tests.contract.stores import every_store
 from tests.integration.conversation import fill
@@ -327,3 +328,37 @@ def test_a_busy_actor_is_never_reaped(store, make_engine, held, sid, prefix):
     assert first.result(timeout=WAIT_S).kind == "compressed"
     assert second.result(timeout=WAIT_S).kind in ("compressed", "skipped")
     assert recorder.overlaps == []
+
+
+def test_stop_waits_for_a_gate_check_still_reading_the_store(tmp_path, make_engine):
+    # A database store's turn is counted on a gate thread; once stop() returns the
+    # host may close the store, so no check may still be reading it then.
+    counting, release = threading.Event(), threading.Event()
+    finished = []
+
+    class SlowCount(SqliteStore):
+        def count_history(self, session_id):
+            counting.set()
+            release.wait(WAIT_S)
+            finished.append(session_id)
+            return super().count_history(session_id)
+
+    store = SlowCount(tmp_path / "gate.sqlite3")
+    assert not store.counts_locally  # the count runs on the gate
+    engine = make_engine(store).start()
+    fill(store, "s", 3)
+    engine.turn_after("s")
+    assert counting.wait(WAIT_S)
+
+    stopped = []
+    stopper = threading.Thread(target=lambda: stopped.append(engine.stop(WAIT_S)))
+    stopper.start()
+    stopper.join(0.5)  # with the wait in place, stop() is still waiting here
+    finished_when_stopped = list(finished) if not stopper.is_alive() else None
+    release.set()
+    stopper.join(WAIT_S)
+    store.close()
+
+    assert finished_when_stopped is None, "stop() returned while the count still ran"
+    assert stopped == [True]
+    assert finished == ["s"]
