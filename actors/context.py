@@ -20,6 +20,7 @@ from memory_summary.domain import (
     message_tokens,
 )
 from memory_summary.domain.compression_io import ChatContext
+from memory_summary.domain.compression_state import utf8_token_bound
 
 _MAX_COSTS = 200_000
 
@@ -34,7 +35,7 @@ class ContextPolicy:
         config: the engine's configuration.
         count_for: ``model -> count_tokens`` in that model's encoding.
         estimate: a cheap count that never undercounts, for figures that are only
-            reported; None estimates by UTF-8 bytes (a strict upper bound).
+            reported; None counts UTF-8 bytes (a strict upper bound).
     """
 
     config: SummaryConfig
@@ -55,12 +56,15 @@ class ContextPolicy:
         window = config.window_for(model)
         threshold = config.auto_compress_threshold
         count = self.count_for(model)
+        estimate = self.estimate or utf8_token_bound
         return ChatContext(
             cost_for=lambda messages: self.masked_cost(session_id, count, messages),
             summary_tokens=lambda text: summary_tokens(text, count),
             window_tokens=window,
             keep_tokens=config.keep_tokens_for(model),
-            estimate=self.estimate,
+            estimate_for=lambda messages: self.masked_cost(
+                session_id, estimate, messages
+            ),
             trigger_tokens=None
             if window is None or threshold <= 0
             else max(int(window * threshold), 1),

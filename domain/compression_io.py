@@ -37,8 +37,8 @@ class ChatContext:
         window_tokens: the chat model's window, None when not configured.
         keep_tokens: the kept part's token bound, None when unbound.
         trigger_tokens: the tokens at which usage triggers, None when unknown.
-        estimate: ``text -> tokens`` that never undercounts, for figures only
-            reported; None estimates by UTF-8 bytes.
+        estimate_for: like ``cost_for`` by an estimate that never undercounts, for
+            figures only reported; None estimates by UTF-8 bytes, unmasked.
     """
 
     cost_for: Callable[[Sequence[Message]], Cost] = attrs.field(eq=False)
@@ -46,7 +46,9 @@ class ChatContext:
     window_tokens: int | None = None
     keep_tokens: int | None = None
     trigger_tokens: int | None = None
-    estimate: Callable[[str], int] | None = attrs.field(default=None, eq=False)
+    estimate_for: Callable[[Sequence[Message]], Cost] | None = attrs.field(
+        default=None, eq=False
+    )
 
 
 @attrs.frozen(kw_only=True)

@@ -120,11 +120,11 @@ def started(state: CompressionState) -> tuple[CompressionState, tuple[Event, ...
     return attrs.evolve(state, started=True), (event,)
 
 
-def estimate_tokens(text: str) -> int:
+def utf8_token_bound(text: str) -> int:
     """Return a token bound of ``text`` that never undercounts: its UTF-8 bytes.
 
     Every token of a byte-level BPE covers at least one byte. The engine passes a
-    tighter estimate (``ChatContext.estimate``); this is the fallback.
+    tighter estimate (``ChatContext.estimate_for``); this is the fallback.
     """
     return len(text.encode("utf-8", "surrogatepass"))
 
@@ -142,8 +142,9 @@ def figure_cost(state: CompressionState) -> tuple[Cost, bool]:
         or context.keep_tokens is not None
     ):
         return window_cost(state), False
-    estimate = context.estimate or estimate_tokens
-    return lambda message: message_tokens(message, estimate), True
+    if context.estimate_for is not None:
+        return context.estimate_for(state.tail), True
+    return lambda message: message_tokens(message, utf8_token_bound), True
 
 
 def with_notes(effects: Effects, *, notes: tuple[Note, ...]) -> Effects:
