@@ -8,6 +8,7 @@ import os
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import pytest
 
 from memory_summary import Message
 from memory_summary.adapters import SqliteStore
-from tests.e2e.test_cli import run, script
+from tests.e2e.test_cli import run
 from tests.e2e.test_cli_stats import compressed_db
 
 pytestmark = pytest.mark.e2e
@@ -41,13 +42,22 @@ def _sessions_begun(db: Path) -> int:
 
 def test_ctrl_c_during_the_demo_stops_it_and_exits_130(tmp_path):
     db = tmp_path / "demo.sqlite3"
-    # 25x the turns of the run that once ended before a loaded machine sent the signal
-    sessions, turns = 2000, 100
+    sessions, turns = 200, 40
     environ = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
-    argv = [*script(), "demo", "--db", str(db), "--quiet"]
+    # A suite started in the background inherits SIGINT ignored; the child takes it
+    # back as an interactive shell would give it, then runs the console script's main.
+    interactive = (
+        "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler);"
+        " from memory_summary.cli import main; sys.exit(main(sys.argv[1:]))"
+    )
+    argv = [sys.executable, "-c", interactive, "demo", "--db", str(db), "--quiet"]
     argv += ["--sessions", str(sessions), "--turns", str(turns)]
     demo = subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environ
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environ,
     )
     try:
         deadline = time.monotonic() + 60
