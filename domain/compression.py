@@ -73,6 +73,7 @@ from .compression_state import (
     window_cost,
     with_notes,
 )
+from .cut import safe_cuts
 from .events import Event
 from .folding import (
     FoldChunk,
@@ -362,10 +363,19 @@ def _backlog(state: CompressionState, page: tuple[Message, ...]) -> Step:
         return _fold_next(attrs.evolve(state, exhausted=True))
     state = attrs.evolve(state, cursor=stored_id(within[-1]))
     history = foldable_history(within)  # the host's instructions are never folded
-    if history:
-        chunks = chunks_of(state, history, current_plan(state).input_limit_tokens)
-        state = attrs.evolve(state, queue=(*state.queue, *(Work(c) for c in chunks)))
-    return _fold_next(state)
+    if not history:
+        return _fold_next(state)
+    queue, halvable = state.queue, True
+    if queue:  # still queued: the previous page's last chunk
+        held = queue[-1].chunk.messages
+        if not safe_cuts([*held, *history])[len(held)]:
+            # The page continues that chunk's tool-call group: chunk them together, so
+            # no commit archives a call and leaves its result active.
+            queue, halvable = queue[:-1], queue[-1].halvable
+            history = [*held, *history]
+    chunks = chunks_of(state, history, current_plan(state).input_limit_tokens)
+    queue = (*queue, *(Work(c, halvable) for c in chunks))
+    return _fold_next(attrs.evolve(state, queue=queue))
 
 
 def _take(state: CompressionState, effects: Effects) -> Step:

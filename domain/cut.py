@@ -46,6 +46,27 @@ def group_starts(history: Sequence[Message]) -> list[int]:
     return starts
 
 
+def safe_cuts(history: Sequence[Message]) -> list[bool]:
+    """Tell, for each index, whether ``history`` may be cut just before it.
+
+    A cut is safe where no tool-call group straddles it and the part after it does
+    not start with a tool result (an orphan's call may sit before ``history``, in a
+    page already read). Index 0 is always safe.
+
+    >>> from memory_summary.domain import Message, ToolCall
+    >>> call = Message("assistant", "", tool_calls=(ToolCall("c1", "f", "{}"),))
+    >>> safe_cuts([Message("user", "a"), call, Message("tool", "r", tool_call_id="c1")])
+    [True, True, False]
+    """
+    starts = group_starts(history)
+    safe = [True] * len(history)
+    earliest = len(history)
+    for index in range(len(history) - 1, 0, -1):
+        earliest = min(earliest, starts[index])
+        safe[index] = earliest >= index and history[index].role != "tool"
+    return safe
+
+
 def find_safe_cut(history: Sequence[Message], keep_recent: int) -> int:
     """Return the index where the kept tail of ``history`` starts.
 

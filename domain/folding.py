@@ -13,9 +13,10 @@ from typing import Literal
 
 import attrs
 
-from .budget import plan_chunks
+from .budget import fair_shares, plan_chunks
 from .config import Locale
 from .content import carries_compaction
+from .cut import safe_cuts
 from .model import EVENT_MARKER, Message
 from .reason import Reason
 from .render import render_message, result_names
@@ -180,7 +181,9 @@ def fold_chunks(
     sees ride along in their chunk with no transcript line, so they are archived with
     it: among them, those before the newest message of ``lookup`` carrying a
     ``compaction`` part, which the provider's compaction summary already
-    covers. A single message too long for ``limit_tokens`` is cut to it, never dropped.
+    covers. A chunk never splits a tool-call group (``safe_cuts``), so a commit never
+    archives a call and leaves its result active. A message, or a group, too long for
+    ``limit_tokens`` is cut to it, never dropped.
     """
     names = result_names(lookup)  # ``lookup`` starts with ``page``
     replaced = compacted(page, lookup)
@@ -198,13 +201,18 @@ def fold_chunks(
         for line, size in zip(lines, sizes, strict=True)
     ]
     chunks = []
-    for span in plan_chunks(costs, max_count, limit_tokens):
-        kept = [line for line in lines[span.start : span.stop] if line is not None]
-        if span.oversized:
+    for span in plan_chunks(costs, max_count, limit_tokens, safe_cuts(page)):
+        read = [
+            (line, costs[i])
+            for i in range(span.start, span.stop)
+            if (line := lines[i]) is not None
+        ]
+        kept = [line for line, _ in read]
+        if span.oversized:  # one message, or a group: each line gets its share
+            shares = fair_shares([cost for _, cost in read], limit_tokens)
             kept = [
-                truncate_to_tokens(
-                    kept[0], limit_tokens, count_tokens, OVERSIZED_SUFFIX
-                )
+                truncate_to_tokens(line, share, count_tokens, OVERSIZED_SUFFIX)
+                for line, share in zip(kept, shares, strict=True)
             ]
         chunks.append(FoldChunk(tuple(page[span.start : span.stop]), tuple(kept)))
     return chunks

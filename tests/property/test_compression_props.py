@@ -71,11 +71,6 @@ def worlds(draw: st.DrawFn) -> tuple[World, str]:
     return world, reason
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="open defect: with keep_recent=0 the kept part can start with a tool result "
-    "whose call was archived (found by this property; see CHANGELOG, Known issues)",
-)
 @given(worlds())
 def test_one_compression_keeps_every_promise(case):
     world, reason = case

@@ -16,6 +16,7 @@ from memory_summary.domain import (
     Skipped,
     SummaryConfig,
     SummaryRecord,
+    ToolCall,
 )
 from memory_summary.domain.compression import closing_events
 from memory_summary.domain.compression_io import (
@@ -486,3 +487,30 @@ def test_token_figures_are_exact_when_the_window_decides():
     finish, _ = run(world, setting_for(CONFIG, "turn", context=context()))
 
     assert not finish.outcome.tokens_estimated
+
+
+@pytest.mark.parametrize("fence", [None, 1, 2])
+@pytest.mark.parametrize("results", [1, 3])
+def test_a_tool_call_group_across_a_backlog_page_is_folded_whole(fence, results):
+    # Pages hold 12 messages: the first ends on the call, the next starts with its
+    # results. A commit between them would leave the results active without the call.
+    config = SummaryConfig(threshold=12, keep_recent=0, probe_floor=10)
+    messages = history(24)
+    calls = tuple(ToolCall(f"c{i}", "lookup", "{}") for i in range(results))
+    messages[11] = Message("assistant", "", tool_calls=calls, id=12)
+    for i in range(results):
+        messages[12 + i] = Message(
+            "tool", f"found {i}", tool_call_id=f"c{i}", id=13 + i
+        )
+    world = World(config, messages, fence_commit=fence)
+
+    finish, _ = run(world, setting_for(config, "turn"))
+
+    assert isinstance(_first(world, ReadBacklog), ReadBacklog)
+    assert [
+        c.through_id for c in world.commits if c.through_id in range(12, 12 + results)
+    ] == []
+    assert world.active[0].role != "tool"
+    if fence is None:
+        assert finish.outcome.code == "summary_written"
+        assert 12 in ids(world.archived)
