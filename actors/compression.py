@@ -293,6 +293,9 @@ class _Run:
                 return Measured(record, tail, active)
             case Begin():
                 return self._begin()
+            case ReadRecord(window=int(limit)):
+                record, window = c.records.read_with_window(sid, limit)
+                return RecordRead(record, self._window_read(window, limit))
             case ReadRecord():
                 return RecordRead(c.records.read(sid, quarantine=True))
             case ReadArchived(after_id=after, through_id=through, limit=limit):
@@ -301,10 +304,7 @@ class _Run:
                 )
                 return ArchivedRead(_stored(page))
             case ReadWindow(limit=limit):
-                tail = _stored(c.store.get_history(sid, limit=limit))
-                active = len(tail) if len(tail) < limit else c.store.count_history(sid)
-                assert self.resolved is not None
-                return WindowRead(tail, active, c.breakers.is_open(self.resolved.llm))
+                return self._window_read(c.store.get_history(sid, limit=limit), limit)
             case ReadBacklog(after_id=after, limit=limit):
                 return BacklogRead(
                     _stored(c.store.get_oldest_history(sid, limit, after_id=after))
@@ -314,6 +314,13 @@ class _Run:
             case Commit():
                 return self._commit(action)
         raise TypeError(f"unknown action {action!r}")  # pragma: no cover
+
+    def _window_read(self, window: Sequence[Message], limit: int) -> WindowRead:
+        """Return the window read, the active count and the breaker's state now."""
+        c, tail = self._c, _stored(window)
+        active = len(tail) if len(tail) < limit else c.store.count_history(self._sid)
+        assert self.resolved is not None
+        return WindowRead(tail, active, c.breakers.is_open(self.resolved.llm))
 
     def _begin(self) -> Observation:
         c = self._c
@@ -330,7 +337,14 @@ class _Run:
         def plan(reason: Reason, keep: Sequence[Message]) -> CompressionPlan:
             return c.plan(resolved, reason, keep)
 
-        return Began(SummaryModel(resolved.label, resolved.count_tokens, plan))
+        return Began(
+            SummaryModel(
+                resolved.label,
+                resolved.count_tokens,
+                plan,
+                estimate_usage=resolved.usage_tokens,
+            )
+        )
 
     def release(self) -> None:
         """Release the lease, if one is held."""

@@ -57,6 +57,26 @@ class RecordReader:
         except MalformedRecord as exc:
             self._unreadable(session_id, str(exc), quarantine)
             return None
+        return self._decoded(session_id, data, quarantine)
+
+    def read_with_window(
+        self, session_id: str, limit: int
+    ) -> tuple[SummaryRecord | None, list[Message]]:
+        """Return the record (read under the lease) and the newest ``limit`` messages.
+
+        One round trip where the store can (``read_window``). A store failure
+        (``StoreError``) still raises.
+        """
+        try:
+            window, data = read_window(self._store, session_id, limit=limit)
+        except MalformedRecord as exc:
+            self._unreadable(session_id, str(exc), True)
+            return None, self._store.get_history(session_id, limit=limit)
+        return self._decoded(session_id, data, True), window
+
+    def _decoded(
+        self, session_id: str, data: dict[str, object] | None, quarantine: bool
+    ) -> SummaryRecord | None:
         if data is not None:
             known = self._known.get(session_id)
             generation = data.get("generation")

@@ -144,8 +144,9 @@ def step(state: CompressionState, observation: Observation) -> Step:
             detail = "another worker holds the session's lease"
             return state, Finish(attrs.evolve(outcome, detail=detail), state.started)
         case Began(model=model):
-            return attrs.evolve(state, model=model, phase="record"), ReadRecord()
-        case RecordRead(record=record):
+            window = probe_limit(state.setting.config)
+            return attrs.evolve(state, model=model, phase="record"), ReadRecord(window)
+        case RecordRead(record=record, window=window):
             state = attrs.evolve(
                 state,
                 record=record,
@@ -158,6 +159,8 @@ def step(state: CompressionState, observation: Observation) -> Step:
             ):
                 plan = summary_model(state).plan(state.reason, ())
                 return _recover_next(attrs.evolve(state, phase="recover", plan=plan))
+            if window is not None:  # read with the record: nothing changed since
+                return _window(attrs.evolve(state, phase="window"), window)
             return _read_window(state)
         case ArchivedRead(page=page):
             return _archived(state, page)
@@ -438,12 +441,16 @@ def _accounted(
     state: CompressionState, reply: SummaryReply, seconds: float
 ) -> CompressionState:
     """Add one answered call's usage: the provider's, else counted, and marked."""
-    usage = reply.usage
+    usage, model = reply.usage, summary_model(state)
+    estimate = model.estimate_usage
     if usage is None:
-        usage = counted_usage(
-            state.request, reply.text, summary_model(state).count_tokens
-        )
-    call = NO_USAGE.with_call(usage, counted=reply.usage is None, seconds=seconds)
+        usage = counted_usage(state.request, reply.text, estimate or model.count_tokens)
+    call = NO_USAGE.with_call(
+        usage,
+        counted=reply.usage is None,
+        seconds=seconds,
+        estimated=estimate is not None,
+    )
     return attrs.evolve(
         state,
         calls=state.calls + 1,

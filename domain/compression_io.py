@@ -79,6 +79,9 @@ class SummaryModel:
     label: str
     count_tokens: Callable[[str], int] = attrs.field(eq=False)
     plan: Callable[[Reason, Sequence[Message]], CompressionPlan] = attrs.field(eq=False)
+    estimate_usage: Callable[[str], int] | None = attrs.field(default=None, eq=False)
+    """Counts a call's usage when the provider reports none and no budget reads it
+    (an estimate, never fewer); None counts it exactly with ``count_tokens``."""
 
 
 # -- observations ----------------------------------------------------------------------
@@ -114,9 +117,13 @@ class LeaseHeld:
 
 @attrs.frozen
 class RecordRead:
-    """The session's summary record (None: absent or unreadable, moved aside)."""
+    """The session's summary record (None: absent or unreadable, moved aside).
+
+    ``window``: the window read with it, when ``ReadRecord`` asked for one.
+    """
 
     record: SummaryRecord | None
+    window: WindowRead | None = None
 
 
 @attrs.frozen
@@ -245,8 +252,14 @@ class Begin:
 
 @attrs.frozen
 class ReadRecord:
-    """Read the record under the lease (an unreadable one is moved aside)."""
+    """Read the record under the lease (an unreadable one is moved aside).
 
+    ``window``: also read the window of this many messages (as ``ReadWindow``), in
+    the same round trip where the store can: the window is what comes next unless a
+    range waits for recovery.
+    """
+
+    window: int | None = None
     effects: Effects = NO_EFFECTS
 
 

@@ -7,7 +7,7 @@ at what was committed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 
@@ -83,6 +83,7 @@ class World:
         lease_held: another worker holds the lease.
         breaker_open: the breaker reads as open when the window is read.
         context_length: the summary model's context length.
+        estimate_usage: counts usage the summarizer does not report (else ``count``).
     """
 
     config: SummaryConfig
@@ -94,6 +95,7 @@ class World:
     lease_held: bool = False
     breaker_open: bool = False
     context_length: int | None = 128_000
+    estimate_usage: Callable[[str], int] | None = None
     commits: list[Commit] = attrs.field(factory=list)
     actions: list[Action] = attrs.field(factory=list)
     events: list[Event] = attrs.field(factory=list)
@@ -111,7 +113,7 @@ class World:
                 count_tokens=count,
             )
 
-        return SummaryModel("fake-model", count, plan)
+        return SummaryModel("fake-model", count, plan, self.estimate_usage)
 
     def answer(self, action: Action) -> Observation:
         match action:
@@ -121,8 +123,12 @@ class World:
                 )
             case Begin():
                 return LeaseHeld() if self.lease_held else Began(self.model())
-            case ReadRecord():
+            case ReadRecord(window=None):
                 return RecordRead(self.record)
+            case ReadRecord(window=limit):
+                window = self.answer(ReadWindow(limit))
+                assert isinstance(window, WindowRead)
+                return RecordRead(self.record, window)
             case ReadArchived(after_id=after, through_id=through, limit=limit):
                 page = [m for m in self.archived if after < m.id <= through]
                 return ArchivedRead(tuple(page[:limit]))

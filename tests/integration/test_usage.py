@@ -140,38 +140,46 @@ def test_provider_usage_reaches_the_outcome_the_record_and_engine_usage(
     assert [e.outcome for e in done] == [first, second]
 
 
+@pytest.mark.parametrize("window", [None, 100_000])
 def test_usage_is_counted_and_marked_when_the_endpoint_reports_none(
-    store, make_engine, server, llm
+    store, make_engine, server, llm, window
 ):
     server.then(Behaviour(text=GOOD, reject_stream_options=True))
-    engine = make_engine(store, llm, config=SMALL)
+    engine = make_engine(store, llm, config=attrs.evolve(SMALL, context_window=window))
     fill(store, "s1", 12)
 
     outcome = engine.compress("s1").result(timeout=10)
 
-    # "test-model" is unknown to tiktoken: the engine counts with its safety margin
-    count = counter_factory(margin=SummaryConfig().token_safety_margin)("test-model")
+    # Exact only where a budget reads it (context_window); else estimated, never fewer.
+    # "test-model" is unknown to tiktoken: the engine counts with its safety margin.
+    exact = counter_factory(margin=SummaryConfig().token_safety_margin)("test-model")
+    count = exact if window else estimate_tokens
     sent = server.requests[-1]["messages"]
     assert outcome.kind == "compressed"
     assert server.usage_sent == []
     assert outcome.usage.source == "counted"
     assert outcome.usage.counted_calls == outcome.usage.calls == 1
+    assert outcome.usage.estimated_calls == (0 if window else 1)
     assert outcome.usage.input_tokens == sum(count(m["content"]) for m in sent)
     assert outcome.usage.output_tokens == count(GOOD)
+    if window is None:
+        assert outcome.usage.input_tokens >= sum(exact(m["content"]) for m in sent)
     assert engine.usage("s1") == outcome.usage
 
 
+@pytest.mark.parametrize("window", [None, 100_000])
 def test_a_summarizer_without_usage_is_counted_with_the_engines_tokenizer(
-    store, make_engine
+    store, make_engine, window
 ):
     llm = ScriptedSummarizer(GOOD)
-    engine = make_engine(store, llm, config=SMALL)
+    engine = make_engine(store, llm, config=attrs.evolve(SMALL, context_window=window))
     fill(store, "s1", 12)
 
     outcome = engine.compress("s1").result(timeout=10)
 
-    count = counter_factory()(None)
+    count = counter_factory()(None) if window else estimate_tokens
     assert outcome.usage.source == "counted"
+    assert outcome.usage.is_estimate == (window is None)
     assert outcome.usage.input_tokens == sum(count(m.content) for m in llm.calls[0])
     assert outcome.usage.output_tokens == count(GOOD)
     assert engine.summary("s1").usage == outcome.usage

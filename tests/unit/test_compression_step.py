@@ -27,6 +27,8 @@ from memory_summary.domain.compression_io import (
     Measure,
     ReadArchived,
     ReadBacklog,
+    ReadRecord,
+    ReadWindow,
     Summarize,
 )
 from tests.compression_world import (
@@ -514,3 +516,42 @@ def test_a_tool_call_group_across_a_backlog_page_is_folded_whole(fence, results)
     if fence is None:
         assert finish.outcome.code == "summary_written"
         assert 12 in ids(world.archived)
+
+
+@pytest.mark.parametrize("estimate", [None, len])
+def test_usage_the_summarizer_does_not_report_is_estimated_when_the_model_says_so(
+    estimate,
+):
+    world = World(CONFIG, history(40), estimate_usage=estimate)
+
+    finish, state = run(world, setting_for(CONFIG, "turn"))
+
+    usage = finish.outcome.usage
+    counter = estimate or count
+    sent = sum(counter(m.text) for m in state.request)
+    assert usage.calls == usage.counted_calls == 1
+    assert usage.estimated_calls == (1 if estimate else 0)
+    assert usage.input_tokens == sent
+    assert usage.output_tokens == counter(f"{GOOD} Call 1.")
+
+
+def test_the_window_comes_with_the_record_unless_a_range_waits_for_recovery():
+    plain = World(CONFIG, history(40))
+    run(plain, setting_for(CONFIG, "turn"))
+    record = SummaryRecord(
+        text="", covered_through_id=None, tokens=0, unsummarized=((1, 10),)
+    )
+    recovering = World(
+        CONFIG,
+        history(30, first_id=11),
+        record=attrs.evolve(record, generation="g0"),
+        archived=history(10),
+    )
+    run(recovering, setting_for(CONFIG, "turn"))
+
+    kinds = [type(a) for a in plain.actions]
+    assert ReadRecord(window=CONFIG.probe_floor) in plain.actions
+    assert ReadWindow not in kinds  # one round trip for both
+    kinds = [type(a) for a in recovering.actions]
+    # recovery commits change the window: it is read again after them
+    assert kinds.index(ReadArchived) < kinds.index(Commit) < kinds.index(ReadWindow)
