@@ -117,9 +117,9 @@ _TEMPLATES = {
     "break_lease": "DELETE FROM {t}leases WHERE session_id = ? AND owner = ?",
     # The record and whether the lease holds, in one read: only where every write
     # transaction is serialized (SQLite), since it locks no lease row.
-    "lease_and_metadata": "SELECT data, EXISTS (SELECT 1 FROM {t}leases "
-    "WHERE session_id = ? AND token = ? AND expires_at > {now}) "
-    "FROM {t}metadata WHERE namespace = ? AND key = ?",
+    "lease_and_metadata": "SELECT (SELECT data FROM {t}metadata "
+    "WHERE namespace = ? AND key = ?), EXISTS (SELECT 1 FROM {t}leases "
+    "WHERE session_id = ? AND token = ? AND expires_at > {now})",
     "check_lease": "SELECT 1 FROM {t}leases "
     "WHERE session_id = ? AND token = ? AND expires_at > {now}{lock_rows}",
     "session_counts_first": f"SELECT {_SESSION_COUNTS} FROM {{t}}messages "

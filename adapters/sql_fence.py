@@ -66,14 +66,12 @@ class SqlCommitChecks:
 
     def lease_held(self, lease: str) -> bool:
         tx, sid = self._tx, self._session_id
-        if self._serialized:
-            row = tx.execute(
-                self._q["lease_and_metadata"], (sid, lease, self._namespace, sid)
+        if self._serialized:  # one row, with or without a record
+            data, held = tx.execute(
+                self._q["lease_and_metadata"], (self._namespace, sid, sid, lease)
             ).fetchone()
-            if row is not None:  # a record: the lease came with it
-                self._row, self._read = row, True
-                return bool(row[1])
-            self._read = True  # no record: ask the lease alone
+            self._row, self._read = (None if data is None else (data,)), True
+            return bool(held)
         return tx.execute(self._q["check_lease"], (sid, lease)).fetchone() is not None
 
     def stored_generation(self) -> str | None:
