@@ -131,8 +131,14 @@ class SummaryVersion:
         )
 
 
-@functools.lru_cache(maxsize=65_536)
 def _stem(word: str) -> str:
+    # A number has no suffix to strip (the stemmer returns it as it is). Numbers are
+    # most of a chat's distinct words: they skip the stemmer and its cache.
+    return word if word.isdigit() else _stemmed(word)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _stemmed(word: str) -> str:
     if not word.isascii() and not word.isalpha():
         return word
     return str(_STEMMER.stemWord(word))

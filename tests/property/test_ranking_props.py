@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import math
+import unicodedata
 from unittest import mock
 
 from hypothesis import given
@@ -80,3 +81,16 @@ def test_the_bound_changes_nothing_while_every_term_is_under_it(docs, query, lim
     # 40 documents at most and 12 words: no term is over PER_TERM; SEED_TERMS may bind.
     if len(set(query)) <= ranking.SEED_TERMS:
         assert [i for i, _ in index.search(query, limit)] == [i for i, _ in unbounded]
+
+
+@given(st.text(st.characters(categories=["Nd"]), min_size=1, max_size=20))
+def test_numbers_skip_the_stemmer_which_would_leave_them_as_they_are(number):
+    import snowballstemmer
+
+    from memory_summary.domain.recall import text_terms
+
+    stemmer = snowballstemmer.stemmer("english")
+    assert stemmer.stemWord(number.casefold()) == number.casefold()
+    assert text_terms(f"order {number}")[-1] == stemmer.stemWord(
+        unicodedata.normalize("NFKC", number).casefold()
+    )
