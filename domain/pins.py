@@ -14,6 +14,7 @@ the summary as written (a paraphrase such as "twelve kilograms" for ``12 kg`` do
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 
@@ -71,6 +72,28 @@ _KINDS: tuple[str, ...] = (
     r"(?![A-Za-z]))",
 )
 _IDENTIFIER = re.compile("|".join(f"(?:{kind})" for kind in _KINDS))
+_NEEDS = ("/", "@", "/", "\\", "/")
+"""The character each of the first kinds cannot match without (URL, e-mail, paths)."""
+
+
+@functools.lru_cache(maxsize=8)
+def _identifiers(present: frozenset[str]) -> re.Pattern[str]:
+    """Return the identifier pattern without the kinds ``present`` rules out.
+
+    A kind left out could not match (its required character is absent), and the
+    kinds keep their order, so the matches are exactly ``_IDENTIFIER``'s: only the
+    work of trying them at every position goes.
+    """
+    kinds = [
+        kind
+        for index, kind in enumerate(_KINDS)
+        if index >= len(_NEEDS) or _NEEDS[index] in present
+    ]
+    return re.compile("|".join(f"(?:{kind})" for kind in kinds))
+
+
+def _pattern_for(piece: str) -> re.Pattern[str]:
+    return _identifiers(frozenset(c for c in "/@\\" if c in piece))
 _TRIGGER = re.compile(r"[\d@/\\#$€£¥]")
 """Every identifier kind holds one of these: text without them is skipped cheaply."""
 
@@ -197,7 +220,7 @@ def _scan_into(found: dict[str, str], lines: Iterable[str]) -> None:
         most = MAX_PER_TOOL_RESULT if _TOOL_RESULT_LINE.match(line) else MAX_PER_LINE
         taken = 0
         for piece in scan_pieces(line):
-            for match in _IDENTIFIER.finditer(piece):
+            for match in _pattern_for(piece).finditer(piece):
                 _add(found, _clean(match.group()))
                 taken += 1
                 if taken >= most:

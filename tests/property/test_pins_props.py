@@ -53,3 +53,19 @@ def test_repeated_compressions_keep_every_pin_and_converge(ids):
 
     assert pinned_section(texts[-1], "en")[1] == ids
     assert texts[1] == texts[2] == texts[3]
+
+
+_PIECES = st.text(
+    alphabet=st.sampled_from(list("abfXKZ0129-_.~/@\\:# ,$€kgMarch年月日T\n")),
+    max_size=60,
+) | st.text(max_size=60)
+
+
+@given(_PIECES)
+def test_the_pattern_narrowed_to_a_piece_finds_what_the_full_one_finds(piece):
+    from memory_summary.domain.pins import _IDENTIFIER, _pattern_for
+
+    def found(pattern):
+        return [(m.start(), m.group()) for m in pattern.finditer(piece)]
+
+    assert found(_pattern_for(piece)) == found(_IDENTIFIER)
