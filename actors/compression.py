@@ -14,8 +14,9 @@ applies only if the record still carries the generation the compression read and
 exactly the messages it folded are still active, so a compression that spans a
 clear, a forget, a lost lease or a second writer commits nothing more.
 
-(A little over 400 lines: one executor, one ``perform`` per action; the summarizer
-call lives in ``summary_call``.)
+(About 400 lines: one executor, one ``perform`` per action. The summarizer call
+lives in ``summary_call``, taking a lease in ``leases``, the breakers in
+``breakers``.)
 """
 
 from __future__ import annotations
@@ -72,14 +73,16 @@ from memory_summary.domain.compression_io import (
 from memory_summary.domain.events import Event
 from memory_summary.domain.folding import OutcomeKind
 
+from .breakers import BreakerBox
 from .context import ContextPolicy
+from .events import log_outcome
 from .leases import LeaseKeeper
 from .lineage import LineageWriter
 from .messages import CompressionFinished
 from .records import RecordReader
 from .session_facts import NO_FACTS, SessionFacts
 from .summary_call import CallPool, summarize
-from .summary_model import BreakerBox, ModelResolver, ResolvedModel
+from .summary_model import ModelResolver, ResolvedModel
 
 log = logging.getLogger(__name__)
 
@@ -208,41 +211,6 @@ class Compressor:
         for event in events:
             self.emit(event)
 
-    def acquire(self, session_id: str) -> str | None:
-        """Take the session's lease; break it first if its holder is known dead.
-
-        A lease held under this engine's own owner id while none of its compressions
-        holds it is an orphan (its release failed, say while the database restarted):
-        the engine reclaims it at once instead of waiting for it to expire.
-        """
-        store = self.store
-        self.leases.retry_releases()
-        lease = store.acquire_lease(
-            session_id, owner=self.owner, ttl_s=self.lease_ttl_s
-        )
-        if lease is not None:
-            return lease
-        holder = store.lease_owner(session_id)
-        if holder is None:
-            return None
-        if holder == self.owner and not self.leases.holds_session(session_id):
-            log.warning(
-                "session %s: reclaiming this engine's own orphaned lease",
-                session_id,
-                extra={"session_id": session_id},
-            )
-        elif not self.is_dead_owner(holder):
-            return None
-        else:
-            log.warning(
-                "session %s: breaking the lease of %s, a process that no longer runs",
-                session_id,
-                holder,
-                extra={"session_id": session_id},
-            )
-        store.break_lease(session_id, holder)
-        return store.acquire_lease(session_id, owner=self.owner, ttl_s=self.lease_ttl_s)
-
     def plan(
         self, resolved: ResolvedModel, reason: Reason, keep: Sequence[Message]
     ) -> CompressionPlan:
@@ -328,7 +296,9 @@ class _Run:
         if not isinstance(resolved, ResolvedModel):
             return Unresolved(resolved.reason)
         self.resolved = resolved
-        lease = c.acquire(self._sid)
+        lease = c.leases.acquire(
+            self._sid, c.owner, c.lease_ttl_s, is_dead_owner=c.is_dead_owner
+        )
         if lease is None:
             return LeaseHeld()
         self._lease = lease
@@ -441,23 +411,3 @@ def _stored(messages: Sequence[Message]) -> tuple[Message, ...]:
     if any(m.id is None for m in messages):
         raise StoreError("the store returned a message without an id")
     return tuple(messages)
-
-
-def log_outcome(outcome: Outcome) -> None:
-    """Log one line per compression outcome at the level its kind deserves."""
-    if outcome.kind == "skipped":
-        log.debug("session %s: skipped (%s)", outcome.session_id, outcome.detail)
-        return
-    level = logging.INFO if outcome.ok else logging.WARNING
-    log.log(
-        level,
-        "session %s: %s (%s), folded %d (%d recovered), archived %d in %d chunk(s)",
-        outcome.session_id,
-        outcome.kind,
-        outcome.detail or outcome.reason,
-        outcome.summarized,
-        outcome.recovered,
-        outcome.archived,
-        outcome.chunks,
-        extra={"session_id": outcome.session_id},
-    )

@@ -1,4 +1,4 @@
-"""Delivery of the engine's events to the host's subscribers."""
+"""Delivery of the engine's events to the host's subscribers; the outcome log line."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from memory_summary.domain import Event
+from memory_summary.domain import Event, Outcome
 
 log = logging.getLogger(__name__)
 
@@ -47,3 +47,23 @@ def _deliver(callback: Subscriber, event: Event) -> None:
         callback(event)
     except Exception:  # a subscriber's bug never breaks the engine
         log.exception("event subscriber %r raised on %r", callback, event)
+
+
+def log_outcome(outcome: Outcome) -> None:
+    """Log one line per compression outcome at the level its kind deserves."""
+    if outcome.kind == "skipped":
+        log.debug("session %s: skipped (%s)", outcome.session_id, outcome.detail)
+        return
+    level = logging.INFO if outcome.ok else logging.WARNING
+    log.log(
+        level,
+        "session %s: %s (%s), folded %d (%d recovered), archived %d in %d chunk(s)",
+        outcome.session_id,
+        outcome.kind,
+        outcome.detail or outcome.reason,
+        outcome.summarized,
+        outcome.recovered,
+        outcome.archived,
+        outcome.chunks,
+        extra={"session_id": outcome.session_id},
+    )

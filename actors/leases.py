@@ -5,8 +5,9 @@ whatever it does meanwhile (counting tokens, extracting pins, waiting for the
 summarizer, validating the reply) may take longer than the lease lasts. One keeper
 thread per engine renews every held lease once a third of its time has passed, for as
 long as it is held, and marks a lease lost when the store says it is gone (expired and
-taken): the holder then commits nothing (``fold.Fenced``). The thread runs only while
-some lease is held, so threads grow with active compressions, not with sessions.
+taken): the holder then commits nothing (its next commit is fenced). The thread runs
+only while some lease is held, so threads grow with active compressions, not with
+sessions.
 
 A release that fails (the database restarted, say) is remembered and retried: before
 the next lease this engine takes, and by the keeper while it runs. Until then the
@@ -58,6 +59,47 @@ class LeaseKeeper:
         self._held: dict[str, _Held] = {}  # by token
         self._unreleased: dict[str, str] = {}  # token -> session id
         self._thread: threading.Thread | None = None
+
+    def acquire(
+        self,
+        session_id: str,
+        owner: str,
+        ttl_s: float,
+        *,
+        is_dead_owner: Callable[[str], bool] = lambda owner: False,
+    ) -> str | None:
+        """Take the session's lease for ``owner``; break it first if its holder is dead.
+
+        A lease held under ``owner`` while none of this keeper's compressions holds it
+        is an orphan (its release failed, say while the database restarted): it is
+        reclaimed at once instead of waiting for it to expire. Returns the lease's
+        token, or None when a live holder has it.
+        """
+        store = self._store
+        self.retry_releases()
+        lease = store.acquire_lease(session_id, owner=owner, ttl_s=ttl_s)
+        if lease is not None:
+            return lease
+        holder = store.lease_owner(session_id)
+        if holder is None:
+            return None
+        if holder == owner and not self.holds_session(session_id):
+            log.warning(
+                "session %s: reclaiming this engine's own orphaned lease",
+                session_id,
+                extra={"session_id": session_id},
+            )
+        elif not is_dead_owner(holder):
+            return None
+        else:
+            log.warning(
+                "session %s: breaking the lease of %s, a process that no longer runs",
+                session_id,
+                holder,
+                extra={"session_id": session_id},
+            )
+        store.break_lease(session_id, holder)
+        return store.acquire_lease(session_id, owner=owner, ttl_s=ttl_s)
 
     def hold(self, session_id: str, token: str, ttl_s: float) -> None:
         """Keep ``token`` alive from now until ``release``."""

@@ -32,7 +32,8 @@ from memory_summary.domain.compression_io import (
     Replied,
 )
 
-from .summary_model import BreakerBox, CallHandle, ResolvedModel
+from .breakers import BreakerBox
+from .summary_model import CallHandle, ResolvedModel
 
 TEMPERATURE = 0.3  # seed: summaries are mechanical
 WAIT_SLICE_S = 0.25

@@ -19,6 +19,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FuturesTimeout
 from typing import Any, Literal
 
+from memory_summary.actors.breakers import BreakerBox
 from memory_summary.actors.compression import Compressor
 from memory_summary.actors.context import ContextPolicy
 from memory_summary.actors.events import EventBus
@@ -27,7 +28,6 @@ from memory_summary.actors.records import RecordReader
 from memory_summary.actors.runtime import ThreadRuntime
 from memory_summary.actors.session_facts import SessionMemory
 from memory_summary.actors.summary_model import (
-    BreakerBox,
     CallHandle,
     ModelResolver,
     ResolvedModel,
