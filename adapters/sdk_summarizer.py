@@ -46,6 +46,7 @@ class SDKSummarizer(Generic[_Timeout]):
 
     model: str
     _retry: SDKRetry[_Timeout]  # set by each provider's class
+    complete_with_usage: Callable[..., SummaryReply]  # each provider sends its own
 
     def _set_limits(
         self,
@@ -106,17 +107,6 @@ class SDKSummarizer(Generic[_Timeout]):
             temperature=temperature,
             timeout_s=timeout_s,
         ).text
-
-    def complete_with_usage(
-        self,
-        messages: Sequence[Message],
-        *,
-        model: str | None = None,
-        max_tokens: int,
-        temperature: float,
-        timeout_s: float | None = None,
-    ) -> SummaryReply:
-        raise NotImplementedError  # pragma: no cover - each provider sends its own
 
     def _reply_cap_chars(self, max_tokens: int) -> int:
         """Return how many characters of a reply are read before the rest is dropped."""
