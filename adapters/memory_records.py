@@ -17,6 +17,7 @@ import attrs
 from .message_rows import (
     check_key,
     check_limit,
+    check_move,
     check_ttl,
     json_copy,
     metadata_json,
@@ -143,13 +144,7 @@ class MemoryRecords:
             return self._metadata.pop((namespace, key), None) is not None
 
     def quarantine_metadata(self, namespace: str, key: str, to_namespace: str) -> bool:
-        check_key("namespace", namespace)
-        check_key("key", key)
-        check_key("to_namespace", to_namespace)
-        if to_namespace == namespace:
-            raise ValueError(
-                f"to_namespace={to_namespace!r} must differ from namespace"
-            )
+        check_move(namespace, key, to_namespace)
         with self._lock:
             record = self._metadata.pop((namespace, key), None)
             if record is None:
