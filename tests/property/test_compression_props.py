@@ -13,7 +13,6 @@ by its breaker) and whichever commit is fenced, one compression:
 from __future__ import annotations
 
 import attrs
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
