@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import anthropic
 
 from memory_summary.domain import (
-    ConfigError,
     Message,
     SummarizerError,
     SummaryReply,
@@ -33,20 +32,17 @@ from memory_summary.domain import (
 )
 
 from .anthropic_errors import retry_pause_s, translated
-from .retry import request_timeout_s, retried
 from .sdk_stream import SDKStream, deadline_at
+from .sdk_summarizer import CONNECT_TIMEOUT_S, SDKRetry, SDKSummarizer
+from .sdk_summarizer import MIN_REPLY_CHARS as MIN_REPLY_CHARS
+from .sdk_summarizer import REPLY_CHARS_PER_TOKEN as REPLY_CHARS_PER_TOKEN
 
 if TYPE_CHECKING:
     from anthropic.types import RawMessageStreamEvent
 
 log = logging.getLogger(__name__)
 
-_T = TypeVar("_T")
-
 DEFAULT_MODEL = "claude-haiku-4-5"
-CONNECT_TIMEOUT_S = 5.0
-REPLY_CHARS_PER_TOKEN = 8  # past this many characters per requested token: cut off
-MIN_REPLY_CHARS = 4096
 
 # Context windows of current Claude models, longest prefix first; tokens. Every
 # Claude model since Claude 3 has a 200k window (1M is a beta you name explicitly).
@@ -98,7 +94,7 @@ def request_payload(
     return system, turns
 
 
-class AnthropicLLM:
+class AnthropicLLM(SDKSummarizer[anthropic.Timeout]):
     """Summarizes with Claude through the Messages API.
 
     Args:
@@ -121,6 +117,14 @@ class AnthropicLLM:
         200000
     """
 
+    _retry = SDKRetry(
+        anthropic.Timeout,
+        anthropic.AnthropicError,
+        retry_pause_s,
+        translated,
+        "Anthropic API",
+    )
+
     def __init__(
         self,
         model: str | None = None,
@@ -140,21 +144,13 @@ class AnthropicLLM:
             raise SummarizerError(
                 "AnthropicLLM needs an API key (api_key= or $ANTHROPIC_API_KEY)"
             )
-        for field, value in (
-            ("timeout_s", timeout_s),
-            ("connect_timeout_s", connect_timeout_s),
-        ):
-            if not value > 0:
-                raise ConfigError(field, value, "a number of seconds > 0")
-        if max_retries < 0:
-            raise ConfigError("max_retries", max_retries, "int >= 0")
-        if max_reply_chars is not None and max_reply_chars < 1:
-            raise ConfigError("max_reply_chars", max_reply_chars, "int >= 1 or None")
-        self._timeout_s = timeout_s
-        self._connect_timeout_s = connect_timeout_s
-        self._max_retries = max_retries
-        self._max_reply_chars = max_reply_chars
-        self._context_tokens = context_tokens
+        self._set_limits(
+            timeout_s=timeout_s,
+            connect_timeout_s=connect_timeout_s,
+            max_retries=max_retries,
+            max_reply_chars=max_reply_chars,
+            context_tokens=context_tokens,
+        )
         self._extra_body = dict(extra_body or {})
         self._client = anthropic.Anthropic(
             api_key=api_key,
@@ -167,18 +163,8 @@ class AnthropicLLM:
         """Close the adapter's idle connections; do not use it afterwards."""
         self._client.close()
 
-    def context_length(self, model: str | None = None) -> int | None:
-        name = model or self.model
-        if isinstance(self._context_tokens, int):
-            return self._context_tokens
-        if isinstance(self._context_tokens, Mapping) and name in self._context_tokens:
-            return self._context_tokens[name]
+    def _default_context(self, name: str) -> int | None:
         return known_context_tokens(name)
-
-    def _reply_cap_chars(self, max_tokens: int) -> int:
-        if self._max_reply_chars is not None:
-            return self._max_reply_chars
-        return max(REPLY_CHARS_PER_TOKEN * max_tokens, MIN_REPLY_CHARS)
 
     def _arguments(
         self,
@@ -199,27 +185,6 @@ class AnthropicLLM:
             arguments["extra_body"] = self._extra_body
         return arguments
 
-    def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        model: str | None = None,
-        max_tokens: int,
-        temperature: float,
-        timeout_s: float | None = None,
-    ) -> str:
-        """Return the answer; ``timeout_s`` bounds the call, retries included.
-
-        The bound holds per read of the reply: use ``stream()`` for a hard bound.
-        """
-        return self.complete_with_usage(
-            messages,
-            model=model,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            timeout_s=timeout_s,
-        ).text
-
     def complete_with_usage(
         self,
         messages: Sequence[Message],
@@ -236,10 +201,7 @@ class AnthropicLLM:
             deadline_at(timeout_s),
         )
         text = "".join(block.text for block in response.content if block.type == "text")
-        cap = self._reply_cap_chars(max_tokens)
-        if len(text) > cap:
-            log.warning("reply of %d chars cut to %d", len(text), cap)
-        return SummaryReply(text[:cap], token_usage(response.usage))
+        return SummaryReply(self._capped(text, max_tokens), token_usage(response.usage))
 
     def stream(
         self,
@@ -274,24 +236,6 @@ class AnthropicLLM:
             open_stream,
             deadline=deadline,
             max_chars=self._reply_cap_chars(max_tokens),
-        )
-
-    def _request_timeout(self, deadline: float | None) -> anthropic.Timeout:
-        total_s = request_timeout_s(self._timeout_s, deadline)
-        return anthropic.Timeout(total_s, connect=min(self._connect_timeout_s, total_s))
-
-    def _retried(
-        self, call: Callable[[anthropic.Timeout], _T], deadline: float | None
-    ) -> _T:
-        """Return ``call(timeout)``, retried on transient errors before ``deadline``."""
-        return retried(
-            lambda: call(self._request_timeout(deadline)),
-            deadline,
-            max_retries=self._max_retries,
-            errors=anthropic.AnthropicError,
-            pause_s=retry_pause_s,
-            translated=translated,
-            who="Anthropic API",
         )
 
 

@@ -5,7 +5,7 @@ same checks so that it refuses exactly what they refuse. Rows this library wrote
 decoded with the trusted ``Message.from_row`` (no converters run twice); a row that
 fails the cheap shape checks goes through the validating constructor instead.
 
-Why about 430 lines: one concept, the row layout. Writing a row and reading it back
+Why about 440 lines: one concept, the row layout. Writing a row and reading it back
 must change together (every column's encoding sits next to its decoding), and the
 key, limit and JSON checks are what each store runs before it writes that row.
 """
@@ -107,6 +107,15 @@ def check_limit(limit: int | None) -> None:
         raise ValueError(f"limit={limit!r} is invalid; allowed: None or int >= 0")
     if limit > MAX_ROW_ID:
         raise ValueError(f"limit={limit} is invalid; allowed: a 64-bit int")
+
+
+def check_move(namespace: str, key: str, to_namespace: str) -> None:
+    """Refuse a record move (``quarantine_metadata``) with a bad key or no move."""
+    check_key("namespace", namespace)
+    check_key("key", key)
+    check_key("to_namespace", to_namespace)
+    if to_namespace == namespace:
+        raise ValueError(f"to_namespace={to_namespace!r} must differ from namespace")
 
 
 def check_ttl(ttl_s: float) -> None:

@@ -18,13 +18,12 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import openai
 
 from memory_summary.domain import (
-    ConfigError,
     Message,
     SummarizerError,
     SummaryReply,
@@ -32,21 +31,15 @@ from memory_summary.domain import (
 
 from .openai_errors import rejects_stream_options, retry_pause_s, translated
 from .openai_stream import OpenAIChatStream, token_usage
-from .retry import request_timeout_s, retried
 from .sdk_stream import deadline_at
+from .sdk_summarizer import CONNECT_TIMEOUT_S, SDKRetry, SDKSummarizer
+from .sdk_summarizer import MIN_REPLY_CHARS as MIN_REPLY_CHARS
+from .sdk_summarizer import REPLY_CHARS_PER_TOKEN as REPLY_CHARS_PER_TOKEN
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionChunk
 
 log = logging.getLogger(__name__)
-
-_T = TypeVar("_T")
-
-CONNECT_TIMEOUT_S = 5.0
-# A reply longer than this many characters per requested token ignores max_tokens:
-# stop reading it (real text averages about 4 characters a token).
-REPLY_CHARS_PER_TOKEN = 8
-MIN_REPLY_CHARS = 4096
 
 # Context windows of well-known models, longest prefix first; used when neither the
 # configuration nor the endpoint's model listing says. Tokens.
@@ -89,7 +82,7 @@ def known_context_tokens(model: str) -> int | None:
     return None
 
 
-class OpenAIChatLLM:
+class OpenAIChatLLM(SDKSummarizer[openai.Timeout]):
     """Summarizes with the chat completions API of an OpenAI-compatible endpoint.
 
     Args:
@@ -114,6 +107,14 @@ class OpenAIChatLLM:
         'qwen2.5-7b'
     """
 
+    _retry = SDKRetry(
+        openai.Timeout,
+        openai.OpenAIError,
+        retry_pause_s,
+        translated,
+        "summarizer endpoint",
+    )
+
     def __init__(
         self,
         model: str | None = None,
@@ -136,27 +137,19 @@ class OpenAIChatLLM:
                 "OpenAIChatLLM needs an API key (api_key= or $OPENAI_API_KEY) or a "
                 "base_url of a local endpoint"
             )
-        for field, value in (
-            ("timeout_s", timeout_s),
-            ("connect_timeout_s", connect_timeout_s),
-        ):
-            if not value > 0:
-                raise ConfigError(field, value, "a number of seconds > 0")
-        if max_retries < 0:
-            raise ConfigError("max_retries", max_retries, "int >= 0")
-        if max_reply_chars is not None and max_reply_chars < 1:
-            raise ConfigError("max_reply_chars", max_reply_chars, "int >= 1 or None")
-        self._timeout_s = timeout_s
-        self._connect_timeout_s = connect_timeout_s
-        self._max_retries = max_retries
-        self._max_reply_chars = max_reply_chars
+        self._set_limits(
+            timeout_s=timeout_s,
+            connect_timeout_s=connect_timeout_s,
+            max_retries=max_retries,
+            max_reply_chars=max_reply_chars,
+            context_tokens=context_tokens,
+        )
         self._client = openai.OpenAI(
             api_key=api_key or "not-needed",  # local endpoints accept any key
             base_url=base_url,
             timeout=self._request_timeout(None),
             max_retries=0,  # retried here, within the call's deadline
         )
-        self._context_tokens = context_tokens
         self._extra_body = {
             **(DISABLE_THINKING_FIELDS if disable_thinking else {}),
             **(extra_body or {}),
@@ -169,12 +162,8 @@ class OpenAIChatLLM:
         """Close the adapter's idle connections; do not use it afterwards."""
         self._client.close()
 
-    def context_length(self, model: str | None = None) -> int | None:
-        name = model or self.model
-        if isinstance(self._context_tokens, int):
-            return self._context_tokens
-        if isinstance(self._context_tokens, Mapping) and name in self._context_tokens:
-            return self._context_tokens[name]
+    def _default_context(self, name: str) -> int | None:
+        """Return the endpoint's listed window, else the known one (asked once)."""
         with self._lock:
             if name in self._lengths:
                 return self._lengths[name]
@@ -203,35 +192,6 @@ class OpenAIChatLLM:
         """Return the chat messages in the wire format (the SDK types them loosely)."""
         return [{"role": m.role, "content": m.text} for m in messages]
 
-    def _reply_cap_chars(self, max_tokens: int) -> int:
-        """Return how many characters of a reply are read before the rest is dropped."""
-        if self._max_reply_chars is not None:
-            return self._max_reply_chars
-        return max(REPLY_CHARS_PER_TOKEN * max_tokens, MIN_REPLY_CHARS)
-
-    def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        model: str | None = None,
-        max_tokens: int,
-        temperature: float,
-        timeout_s: float | None = None,
-    ) -> str:
-        """Return the answer; ``timeout_s`` bounds the call, retries included.
-
-        The bound holds per read of the reply (the SDK's timeout): a server that
-        trickles bytes of a non-streamed reply can stretch it. Use ``stream()`` for a
-        hard bound.
-        """
-        return self.complete_with_usage(
-            messages,
-            model=model,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            timeout_s=timeout_s,
-        ).text
-
     def complete_with_usage(
         self,
         messages: Sequence[Message],
@@ -255,16 +215,8 @@ class OpenAIChatLLM:
         )
         if not response.choices:
             raise SummarizerError("the endpoint returned no choices")
-        text = response.choices[0].message.content or ""
-        cap = self._reply_cap_chars(max_tokens)
-        if len(text) > cap:
-            log.warning(
-                "reply of %d chars cut to %d (max_tokens=%d)",
-                len(text),
-                cap,
-                max_tokens,
-            )
-        return SummaryReply(text[:cap], token_usage(response.usage))
+        text = self._capped(response.choices[0].message.content or "", max_tokens)
+        return SummaryReply(text, token_usage(response.usage))
 
     def stream(
         self,
@@ -316,23 +268,4 @@ class OpenAIChatLLM:
 
         return OpenAIChatStream(
             open_stream, deadline=deadline, max_chars=self._reply_cap_chars(max_tokens)
-        )
-
-    def _request_timeout(self, deadline: float | None) -> openai.Timeout:
-        """Return the next request's timeout: the configured one, cut to deadline."""
-        total_s = request_timeout_s(self._timeout_s, deadline)
-        return openai.Timeout(total_s, connect=min(self._connect_timeout_s, total_s))
-
-    def _retried(
-        self, call: Callable[[openai.Timeout], _T], deadline: float | None
-    ) -> _T:
-        """Return ``call(timeout)``, retried like the SDK does, before ``deadline``."""
-        return retried(
-            lambda: call(self._request_timeout(deadline)),
-            deadline,
-            max_retries=self._max_retries,
-            errors=openai.OpenAIError,
-            pause_s=retry_pause_s,
-            translated=translated,
-            who="summarizer endpoint",
         )

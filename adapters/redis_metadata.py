@@ -15,7 +15,13 @@ import redis
 
 from memory_summary.domain import MalformedRecord
 
-from .message_rows import check_key, check_limit, decode_record, metadata_json
+from .message_rows import (
+    check_key,
+    check_limit,
+    check_move,
+    decode_record,
+    metadata_json,
+)
 from .redis_history import RedisScripted
 
 log = logging.getLogger(__name__)
@@ -108,13 +114,7 @@ class RedisMetadata(RedisScripted):
         return bool(deleted)
 
     def quarantine_metadata(self, namespace: str, key: str, to_namespace: str) -> bool:
-        check_key("namespace", namespace)
-        check_key("key", key)
-        check_key("to_namespace", to_namespace)
-        if to_namespace == namespace:
-            raise ValueError(
-                f"to_namespace={to_namespace!r} must differ from namespace"
-            )
+        check_move(namespace, key, to_namespace)
         moved = self._script(
             "QUARANTINE",
             f"{namespace}/{key}",

@@ -40,13 +40,13 @@ from memory_summary.domain.recall import message_terms
 
 from . import redis_history
 from . import redis_lua as lua
+from .fence import commit_prelude
 from .message_rows import (
     check_key,
     check_limit,
     check_row_id,
     check_ttl,
     message_values,
-    metadata_json,
     new_token,
     row_message,
     stored_message,
@@ -384,13 +384,14 @@ class RedisStore(RedisHistory, RedisMetadata):
         """
         if separator is not None:
             raise ValueError("RedisStore has no archive; write separators to one")
-        check_key("session_id", session_id)
-        data = metadata_json(namespace, session_id, record)
-        check_row_id("through_id", through_id)
-        if through_id is None and expect_archived:
-            raise ValueError("expect_archived needs a through_id")
-        if lease is not None:
-            check_key("lease", lease)
+        data = commit_prelude(
+            session_id,
+            namespace=namespace,
+            record=record,
+            through_id=through_id,
+            expect_archived=expect_archived,
+            lease=lease,
+        )
         reply = self._script(
             "COMMIT",
             session_id,

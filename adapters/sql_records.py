@@ -17,6 +17,7 @@ from .driver import SqlDriver
 from .message_rows import (
     check_key,
     check_limit,
+    check_move,
     check_ttl,
     decode_record,
     message_values,
@@ -159,13 +160,7 @@ class SqlRecords:
         return deleted > 0
 
     def quarantine_metadata(self, namespace: str, key: str, to_namespace: str) -> bool:
-        check_key("namespace", namespace)
-        check_key("key", key)
-        check_key("to_namespace", to_namespace)
-        if to_namespace == namespace:
-            raise ValueError(
-                f"to_namespace={to_namespace!r} must differ from namespace"
-            )
+        check_move(namespace, key, to_namespace)
         q = self._q
         with self._driver.transaction(
             "quarantine_metadata", f"{namespace}/{key}"

@@ -12,7 +12,7 @@ from typing import Literal, get_args
 import attrs
 
 from .config import Locale
-from .model import SUMMARY_KIND, Message, is_host_instruction
+from .model import SUMMARY_KIND, Message, is_host_instruction, is_marked
 from .recall_tools import READ_TOOL, SEARCH_TOOL
 from .truncate import truncate_to_tokens
 
@@ -97,14 +97,7 @@ def is_summary_message(message: Message) -> bool:
     its text, which starts with a locale's header; ``assemble_messages`` only reads a
     text that way in the leading system block, where the summary goes.
     """
-    if message.kind == SUMMARY_KIND:
-        return True
-    content = message.content
-    return (
-        message.role == "system"
-        and isinstance(content, str)
-        and content.startswith(tuple(HEADERS.values()))
-    )
+    return is_marked(message, SUMMARY_KIND, "system", tuple(HEADERS.values()))
 
 
 def without_merged_summary(message: Message) -> Message:

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import attrs
 
 from .config import Locale
-from .model import Message
+from .model import Message, is_marked
 from .recall_tools import READ_TOOL
 from .render import result_names
 
@@ -36,14 +36,7 @@ _UNKNOWN = {"en": "unknown tool", "zh": "未知工具"}
 
 def is_masked(message: Message) -> bool:
     """Tell whether ``message`` is a stub already (by kind, or by its text)."""
-    if message.kind == MASKED_KIND:
-        return True
-    content = message.content
-    return (
-        message.role == "tool"
-        and isinstance(content, str)
-        and content.startswith(tuple(MASK_PREFIXES.values()))
-    )
+    return is_marked(message, MASKED_KIND, "tool", tuple(MASK_PREFIXES.values()))
 
 
 def mask_stub(message: Message, tool: str, locale: Locale = "en") -> str:

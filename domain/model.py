@@ -333,6 +333,31 @@ def is_host_instruction(message: Message) -> bool:
     return message.role in INSTRUCTION_ROLES and message.kind is None
 
 
+def is_marked(
+    message: Message, kind: str, role: Role, prefixes: tuple[str, ...]
+) -> bool:
+    """Tell whether ``message`` is one the engine wrote with ``kind``, even kind-less.
+
+    A host's own format (OpenAI dicts, say) keeps only a message's role and text, so
+    such a message is also recognised as a ``role`` message whose text starts with
+    one of ``prefixes`` (a locale's header or stub opening).
+
+    >>> stub = Message("tool", "[stub] ls", tool_call_id="c1")
+    >>> is_marked(stub, "masked", "tool", ("[stub]",))
+    True
+    >>> is_marked(Message("user", "[stub] ls"), "masked", "tool", ("[stub]",))
+    False
+    """
+    if message.kind == kind:
+        return True
+    content = message.content
+    return (
+        message.role == role
+        and isinstance(content, str)
+        and content.startswith(prefixes)
+    )
+
+
 def messages_from_openai(messages: Iterable[OpenAIMessage]) -> list[Message]:
     """Return OpenAI-format messages (dicts or pydantic models) as ``Message``s.
 

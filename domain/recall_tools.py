@@ -228,19 +228,6 @@ def _short(text: str, chars: int = 60) -> str:
     return text if len(text) <= chars else text[:chars] + "…"
 
 
-class Hit(Protocol):
-    """What a search hit offers (``SearchHit``)."""
-
-    @property
-    def message(self) -> Message: ...
-    @property
-    def score(self) -> float: ...
-    @property
-    def archived(self) -> bool: ...
-    @property
-    def summary_version(self) -> int | None: ...
-
-
 class Entry(Protocol):
     """What an entry of the history offers (``HistoryEntry``)."""
 
@@ -250,6 +237,13 @@ class Entry(Protocol):
     def archived(self) -> bool: ...
     @property
     def summary_version(self) -> int | None: ...
+
+
+class Hit(Entry, Protocol):
+    """What a search hit offers (``SearchHit``): an entry and its score."""
+
+    @property
+    def score(self) -> float: ...
 
 
 def _where(entry: Entry) -> str:

@@ -29,11 +29,7 @@ the equivalent items.
 from __future__ import annotations
 
 import asyncio
-import copy
-import json
-from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
-from uuid import uuid4
 
 try:
     from agents import FunctionTool
@@ -45,12 +41,8 @@ except ImportError as exc:  # the extra is missing
         "install it with: pip install 'memory-summary[openai-agents]'"
     ) from exc
 
-import attrs
-
 from memory_summary.aio import AsyncSummaryEngine
 from memory_summary.domain import (
-    MASKED_KIND,
-    MODEL_RESPONSE,
     Message,
     PoppingStore,
     ToolCall,
@@ -58,23 +50,15 @@ from memory_summary.domain import (
 )
 from memory_summary.engine import SummaryEngine
 
+# The item conversion stays importable from here, where it was before it moved.
+from .agents_items import ITEM_KIND, Item, batch_messages, items_of, summary_item
+from .agents_items import item_message as item_message
 from .batch import save_batch
 
 if TYPE_CHECKING:
     from agents import TResponseInputItem
 
 __all__ = ["ITEM_KIND", "SummarySession", "recall_function_tools"]
-
-ITEM_KIND = "openai-agents-item"
-"""``Message.kind`` of an SDK item that is neither a message nor a tool call/output."""
-
-_ITEM = "openai_agents_item"  # metadata: the SDK item as given (minus its text field)
-_TEXT_FIELD = "openai_agents_text"  # metadata: the item field held in `content`
-_MESSAGE_ROLES = frozenset({"system", "developer", "user", "assistant"})
-_CALL_FIELDS = frozenset({"type", "id", "call_id", "status", "name", "arguments"})
-_TEXT_PARTS = {"input_text": "text", "output_text": "text", "refusal": "refusal"}
-
-Item = dict[str, Any]
 
 
 class SummarySession:
@@ -232,225 +216,3 @@ def recall_function_tools(
             )
         )
     return tools
-
-
-def batch_messages(items: Sequence[Any]) -> list[Message]:
-    """Return the messages storing ``items``, a model response's items grouped.
-
-    A ``reasoning`` item and the output items that follow it (assistant messages,
-    tool calls, more reasoning) came from one model response, which the Responses
-    API takes only whole: they share ``metadata[MODEL_RESPONSE]``, so a compression
-    folds or keeps them together (``domain.cut``). Any input item (a user message, a
-    tool output) ends the response.
-    """
-    messages: list[Message] = []
-    response: str | None = None
-    for item in items:
-        message = item_message(item)
-        raw = _raw(item)
-        kind = _item_type(raw)
-        if kind == "reasoning":
-            if response is None:
-                known = raw.get("id")
-                response = known if isinstance(known, str) and known else uuid4().hex
-        elif not _is_model_output(raw, kind):
-            response = None
-        if response is not None:
-            metadata = {**message.metadata, MODEL_RESPONSE: response}
-            message = attrs.evolve(message, metadata=metadata)
-        messages.append(message)
-    return messages
-
-
-def _is_model_output(raw: Mapping[str, Any], kind: str) -> bool:
-    """Tell whether an item is one a model response produces (not an input)."""
-    if kind == "message":
-        return raw.get("role") == "assistant"
-    return kind.endswith("_call") or kind == "reasoning"
-
-
-def _raw(item: Any) -> Mapping[str, Any]:
-    return item if isinstance(item, Mapping) else item.model_dump(exclude_unset=True)
-
-
-def summary_item(prompt: str) -> Item:
-    """Return the injected summary text as an input item."""
-    return {"role": "system", "content": prompt}
-
-
-def _item_type(item: Mapping[str, Any]) -> str:
-    kind = item.get("type")
-    if kind is None and "role" in item:
-        return "message"  # the SDK's easy input message has no type
-    return str(kind)
-
-
-def _call_id(item: Mapping[str, Any], kind: str) -> str | None:
-    """Return the call id a tool-call item opens, or None."""
-    call_id = item.get("call_id")
-    return call_id if kind.endswith("_call") and isinstance(call_id, str) else None
-
-
-def _answered_id(item: Mapping[str, Any], kind: str) -> str | None:
-    """Return the call id a tool-output item answers, or None."""
-    if not kind.endswith("_output"):
-        return None
-    # A local shell output names its call by `id`; every other output by `call_id`.
-    answered = item.get("id" if kind == "local_shell_call_output" else "call_id")
-    return answered if isinstance(answered, str) else None
-
-
-def _chat_parts(content: Sequence[Any]) -> list[dict[str, Any]]:
-    """Return Responses content parts as chat parts (what a ``Message`` reads)."""
-    parts: list[dict[str, Any]] = []
-    for part in content:
-        kind = part.get("type") if isinstance(part, Mapping) else None
-        if kind in _TEXT_PARTS:
-            field = _TEXT_PARTS[kind]
-            parts.append({"type": field, field: str(part.get(field, ""))})
-        elif kind == "input_image":
-            url = part.get("image_url") or part.get("file_id") or ""
-            image = {"url": str(url), "detail": part.get("detail") or "auto"}
-            parts.append({"type": "image_url", "image_url": image})
-        elif kind == "input_file":
-            fields = ("file_id", "file_data", "filename")
-            file = {k: part[k] for k in fields if isinstance(part.get(k), str)}
-            parts.append({"type": "file", "file": file})
-        else:
-            parts.append({"type": "text", "text": f"[{kind}]"})
-    return parts
-
-
-def _tool_output(output: Any) -> str | list[dict[str, Any]]:
-    """Return a message's content or a tool's output as chat content."""
-    if output is None:
-        return ""
-    if isinstance(output, str):
-        return output
-    if isinstance(output, Sequence):
-        return _chat_parts(output) or ""
-    return json.dumps(output, ensure_ascii=False, default=str)
-
-
-def _call_arguments(item: Mapping[str, Any]) -> str:
-    for field in ("arguments", "input"):
-        value = item.get(field)
-        if isinstance(value, str):
-            return value
-    rest = {k: v for k, v in item.items() if k not in _CALL_FIELDS}
-    return json.dumps(rest, ensure_ascii=False, sort_keys=True, default=str)
-
-
-def item_message(item: Mapping[str, Any]) -> Message:
-    """Return the message that stores one SDK item (see the module docstring).
-
-    Raises:
-        MessageError: the item is not JSON-compatible or breaks a ``Message`` rule.
-    """
-    raw = _raw(item)
-    kind = _item_type(raw)
-    text_field: str | None = None
-    if kind == "message" and raw.get("role") in _MESSAGE_ROLES:
-        content = raw.get("content")
-        if isinstance(content, str):
-            text_field = "content"
-        chat = {"role": raw["role"], "content": _tool_output(content)}
-        message = Message.from_openai(chat)
-    elif (call_id := _call_id(raw, kind)) is not None:
-        call = {
-            "id": call_id,
-            "type": "function",
-            "function": {
-                "name": str(raw.get("name") or kind),
-                "arguments": _call_arguments(raw),
-            },
-        }
-        message = Message.from_openai(
-            {"role": "assistant", "content": None, "tool_calls": [call]}
-        )
-    elif (answered := _answered_id(raw, kind)) is not None:
-        output = raw.get("output")
-        if isinstance(output, str):
-            text_field = "output"
-        message = Message.from_openai(
-            {"role": "tool", "tool_call_id": answered, "content": _tool_output(output)}
-        )
-    else:
-        message = Message("system", f"[{kind}]", kind=ITEM_KIND)
-    kept = {k: v for k, v in raw.items() if k != text_field}
-    return attrs.evolve(message, metadata={_ITEM: kept, _TEXT_FIELD: text_field})
-
-
-def items_of(messages: Sequence[Message]) -> list[Item]:
-    """Return the SDK items stored in ``messages``, oldest first."""
-    items: list[Item] = []
-    for message in messages:
-        kept = message.metadata.get(_ITEM)
-        if not isinstance(kept, Mapping):
-            items.extend(_chat_items(message.to_openai()))
-            continue
-        item = copy.deepcopy(dict(kept))  # the SDK may mutate what it gets
-        field = message.metadata.get(_TEXT_FIELD)
-        if isinstance(field, str):
-            item[field] = message.content if isinstance(message.content, str) else ""
-        elif message.kind == MASKED_KIND and "output" in item:
-            item["output"] = message.text  # an output of parts, masked
-        items.append(item)
-    return items
-
-
-def _input_parts(content: Sequence[Mapping[str, Any]]) -> list[Item]:
-    parts: list[Item] = []
-    for part in content:
-        kind = part.get("type")
-        if kind == "text":
-            parts.append({"type": "input_text", "text": part.get("text", "")})
-        elif kind == "image_url":
-            image = part.get("image_url") or {}
-            parts.append(
-                {
-                    "type": "input_image",
-                    "image_url": image.get("url", ""),
-                    "detail": image.get("detail") or "auto",
-                }
-            )
-        elif kind == "file":
-            parts.append({"type": "input_file", **dict(part.get("file") or {})})
-        else:  # audio, refusal and unknown parts: as the summarizer reads them
-            text = part.get(str(kind)) if kind == "refusal" else f"[{kind}]"
-            parts.append({"type": "input_text", "text": str(text)})
-    return parts
-
-
-def _chat_items(chat: Mapping[str, Any]) -> list[Item]:
-    """Return the items equivalent to one OpenAI chat message the host saved."""
-    role = chat["role"]
-    content = chat.get("content")
-    if role == "tool":
-        output = content if isinstance(content, str) else _input_parts(content or [])
-        return [
-            {
-                "type": "function_call_output",
-                "call_id": chat["tool_call_id"],
-                "output": output,
-            }
-        ]
-    items: list[Item] = []
-    if role == "assistant" and not isinstance(content, str) and content:
-        content = "\n".join(
-            str(p.get("text") or p.get("refusal") or "") for p in content
-        )
-    if isinstance(content, str) and (content or not chat.get("tool_calls")):
-        items.append({"role": role, "content": content})
-    elif content:
-        items.append({"role": role, "content": _input_parts(content)})
-    items.extend(
-        {
-            "type": "function_call",
-            "call_id": call["id"],
-            "name": call["function"]["name"],
-            "arguments": call["function"]["arguments"],
-        }
-        for call in chat.get("tool_calls") or ()
-    )
-    return items

@@ -29,12 +29,7 @@ the metadata methods, ``clear_session``, ``clear_all``) and the compression ones
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
-from uuid import uuid4
-
-from .extra import pytest  # first: a missing extra is named, before any use
+from .extra import pytest  # noqa: F401 (first: a missing extra is named)
 
 # isort: split
 
@@ -46,6 +41,7 @@ from .history_contract import HistoryContract
 from .hostile_contract import HostileContract
 from .instruction_contract import InstructionContract
 from .lease_contract import LeaseContract, poll_until_acquired
+from .store_fixtures import StoreFixtures
 
 __all__ = ["StoreContract", "poll_until_acquired"]
 
@@ -59,6 +55,7 @@ class StoreContract(
     HostileContract,
     BatchContract,
     InstructionContract,
+    StoreFixtures,
 ):
     """Every store test; a subclass provides ``make_store`` (and maybe more).
 
@@ -66,29 +63,3 @@ class StoreContract(
     ``dispose_store(store)`` when closing it takes more than its ``close()``; or
     override the ``store`` fixture itself to build it from fixtures of your own.
     """
-
-    def make_store(self, tmp_path: Path) -> Any:
-        """Return a new store to test; ``tmp_path`` is a directory of the test's own."""
-        raise NotImplementedError(
-            f"{type(self).__name__} must define make_store(self, tmp_path)"
-        )
-
-    def dispose_store(self, store: Any) -> None:
-        """Release what ``make_store`` built: by default, call its ``close()``."""
-        close = getattr(store, "close", None)
-        if callable(close):
-            close()
-
-    @pytest.fixture
-    def store(self, tmp_path: Path) -> Iterator[Any]:
-        """A fresh store from ``make_store``, disposed of after the test."""
-        made = self.make_store(tmp_path)
-        try:
-            yield made
-        finally:
-            self.dispose_store(made)
-
-    @pytest.fixture
-    def sid(self) -> str:
-        """A session id of its own: a shared database may outlive a test run."""
-        return f"s-{uuid4().hex[:8]}"

@@ -19,16 +19,15 @@ reads return neighbours and ranges in order. Needs ``pip install
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
-from uuid import uuid4
 
 import pytest
 
 from memory_summary import Message, ToolCall
 from memory_summary.domain.ranking import PER_TERM, reference_search
 from memory_summary.domain.recall import QueryError, message_terms, query_terms
+
+from .store_fixtures import StoreFixtures
 
 __all__ = ["HOSTILE_QUERIES", "SearchContract"]
 
@@ -70,34 +69,8 @@ def _search(store: Any, sid: str, query: str, **kwargs: Any) -> list[Any]:
     return list(store.search_messages(sid, query_terms(query), **kwargs))
 
 
-class SearchContract:
+class SearchContract(StoreFixtures):
     """Every ``SearchableStore`` test; a subclass provides ``make_store``."""
-
-    def make_store(self, tmp_path: Path) -> Any:
-        """Return a new store to test; ``tmp_path`` is a directory of the test's own."""
-        raise NotImplementedError(
-            f"{type(self).__name__} must define make_store(self, tmp_path)"
-        )
-
-    def dispose_store(self, store: Any) -> None:
-        """Release what ``make_store`` built: by default, call its ``close()``."""
-        close = getattr(store, "close", None)
-        if callable(close):
-            close()
-
-    @pytest.fixture
-    def store(self, tmp_path: Path) -> Iterator[Any]:
-        """A fresh store from ``make_store``, disposed of after the test."""
-        made = self.make_store(tmp_path)
-        try:
-            yield made
-        finally:
-            self.dispose_store(made)
-
-    @pytest.fixture
-    def sid(self) -> str:
-        """A session id of its own: a shared database may outlive a test run."""
-        return f"s-{uuid4().hex[:8]}"
 
     # -- finding
 

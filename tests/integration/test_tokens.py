@@ -16,6 +16,7 @@ from memory_summary.adapters import (
     TiktokenCounter,
     counter_factory,
     encoding_name_for,
+    tiktoken_encodings,
     tokens,
 )
 from memory_summary.domain import IMAGE_TOKENS
@@ -66,7 +67,9 @@ def test_the_bundled_vocabulary_matches_tiktokens_published_hash():
 def test_a_vocabulary_failing_verification_is_refused(offline, monkeypatch):
     url, _ = tokens.published_sources()["o200k_base"]
     monkeypatch.setattr(
-        tokens, "published_sources", lambda: {"o200k_base": (url, "0" * 64)}
+        tiktoken_encodings,
+        "published_sources",
+        lambda: {"o200k_base": (url, "0" * 64)},
     )
 
     with pytest.raises(TokenizerError, match="fails verification"):
