@@ -94,6 +94,8 @@ def _identifiers(present: frozenset[str]) -> re.Pattern[str]:
 
 def _pattern_for(piece: str) -> re.Pattern[str]:
     return _identifiers(frozenset(c for c in "/@\\" if c in piece))
+
+
 _TRIGGER = re.compile(r"[\d@/\\#$€£¥]")
 """Every identifier kind holds one of these: text without them is skipped cheaply."""
 
