@@ -67,6 +67,7 @@ from memory_summary.domain import (
     messages_to_anthropic,
     messages_to_openai,
     repair_pairs,
+    should_compress,
     summary_message,
     total_usage,
 )
@@ -320,9 +321,14 @@ class SummaryEngine:
             )
 
     def _reaches_threshold(self, session_id: str) -> bool:
-        """Tell whether the session's active count reaches the threshold (seed 2)."""
+        """Tell whether the turn may need its actor (seed 2).
+
+        The same rule ``step`` decides by (``should_compress``), on the active count:
+        an upper bound of the foldable count, so it only filters.
+        """
         try:
-            return self.memory.count_history(session_id) >= self.config.threshold
+            active = self.memory.count_history(session_id)
+            return should_compress(active, self.config, forced=False)
         except StoreError:  # the job will meet the failure and report it
             log.debug("session %s: count_history failed", session_id)
             return True
