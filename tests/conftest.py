@@ -12,9 +12,19 @@ from memory_summary import SummaryConfig, SummaryEngine
 from tests.contract.stores import STORE_KINDS, dispose, make_postgres, store_for
 
 settings.register_profile("dev", max_examples=60, deadline=None)
+# CI runs every property on each push with a fresh seed, so the search goes on across
+# runs; "thorough" searches deeper in one run (before a release, or after a property
+# found something).
 settings.register_profile(
     "ci",
-    max_examples=300,
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    print_blob=True,
+)
+settings.register_profile(
+    "thorough",
+    max_examples=1_000,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
     print_blob=True,
