@@ -1,6 +1,6 @@
 """The fenced commit's argument checks and fence order, once for every store.
 
-A compaction commit is refused, in this order, when the compressor lost its lease,
+A compression commit is refused, in this order, when the compressor lost its lease,
 when the summary record changed since it was read (its generation), and when the
 messages it would archive are not the ones it read (their count). ``InMemoryStore``,
 the SQL stores and any other store check the same arguments and apply the same

@@ -63,7 +63,7 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX archive_by_session ON {s}.archive (session_id, id)
     """.replace("{columns}", _MESSAGE_COLUMNS_V1),
-    # 2: compaction leases, one row per session (expires_at: database clock seconds)
+    # 2: compression leases, one row per session (expires_at: database clock seconds)
     """
     CREATE TABLE {s}.leases (
         session_id TEXT PRIMARY KEY,
@@ -327,7 +327,7 @@ def _check_installed(driver: PostgresDriver, schema: str) -> None:
 
 
 class PostgresArchive(SqlArchive):
-    """The archive in the store's own schema: separators commit with the compaction."""
+    """The archive in the store's own schema: separators commit with the compression."""
 
     def __init__(self, store: PostgresStore) -> None:
         super().__init__(store)

@@ -239,7 +239,7 @@ class SqlStore(SqlHistory, SqlRecords):
     def pop_message(self, session_id: str) -> Message | None:
         """Delete the newest active message and return it; see ``PoppingStore``.
 
-        Locked like a commit, so it serializes with a compaction of the session: a
+        Locked like a commit, so it serializes with a compression of the session: a
         compression that read the popped message fails its archive count and is
         fenced; one that committed first leaves nothing active to pop.
         """
@@ -376,7 +376,7 @@ class SqlStore(SqlHistory, SqlRecords):
 
 
 class SqlArchive:
-    """The archive in a SQL store's own database: separators commit with compactions."""
+    """The archive in a SQL store's own database: separators commit with compressions."""
 
     def __init__(self, store: SqlStore) -> None:
         self.store = store

@@ -269,7 +269,7 @@ class SearchableStore(Protocol):
 
 @runtime_checkable
 class WindowReadingStore(CompressionStore, Protocol):
-    """A compaction store that reads a compression's inputs in one round trip.
+    """A compression store that reads a compression's inputs in one round trip.
 
     An optional capability (every store this library ships has it); for any other
     store ``actors.records.read_window`` makes the two calls it replaces.
