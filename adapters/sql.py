@@ -376,7 +376,7 @@ class SqlStore(SqlHistory, SqlRecords):
 
 
 class SqlArchive:
-    """The archive in a SQL store's own database: separators commit with a compression."""
+    """The archive in a SQL store's database: separators commit with compressions."""
 
     def __init__(self, store: SqlStore) -> None:
         self.store = store
