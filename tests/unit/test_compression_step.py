@@ -44,6 +44,20 @@ from tests.compression_world import (
 CONFIG = SummaryConfig()  # threshold 30, keep_recent 20
 
 
+def _recovering(active: int = 30, **changes: object) -> World:
+    """A session whose ids 1-10 an outage archived unsummarized, then ``active``."""
+    record = SummaryRecord(
+        text="", covered_through_id=None, tokens=0, unsummarized=((1, 10),)
+    )
+    return World(
+        CONFIG,
+        history(active, first_id=11),
+        record=attrs.evolve(record, generation="g0"),
+        archived=history(10),
+        **changes,  # type: ignore[arg-type]
+    )
+
+
 def context(
     window: int | None = 4000, keep: int | None = None, trigger: int | None = 2800
 ) -> ChatContext:
@@ -235,16 +249,7 @@ def test_ranges_archived_without_a_summary_are_recovered_first():
 
 
 def test_a_failed_recovery_pauses_and_the_fold_still_runs():
-    record = SummaryRecord(
-        text="", covered_through_id=None, tokens=0, unsummarized=((1, 10),)
-    )
-    world = World(
-        CONFIG,
-        history(30, first_id=11),
-        record=attrs.evolve(record, generation="g0"),
-        archived=history(10),
-        answers=["fail"],
-    )
+    world = _recovering(answers=["fail"])
 
     finish, _ = run(world, setting_for(CONFIG, "turn"))
 
@@ -254,16 +259,7 @@ def test_a_failed_recovery_pauses_and_the_fold_still_runs():
 
 
 def test_a_recovery_that_only_pauses_reports_it():
-    record = SummaryRecord(
-        text="", covered_through_id=None, tokens=0, unsummarized=((1, 10),)
-    )
-    world = World(
-        CONFIG,
-        history(5, first_id=11),
-        record=attrs.evolve(record, generation="g0"),
-        archived=history(10),
-        answers=["fail"],
-    )
+    world = _recovering(active=5, answers=["fail"])
 
     finish, _ = run(world, setting_for(CONFIG, "recover"))
 
@@ -272,15 +268,7 @@ def test_a_recovery_that_only_pauses_reports_it():
 
 
 def test_an_overflow_skips_recovery_and_keeps_by_tokens():
-    record = SummaryRecord(
-        text="", covered_through_id=None, tokens=0, unsummarized=((1, 10),)
-    )
-    world = World(
-        CONFIG,
-        history(30, first_id=11),
-        record=attrs.evolve(record, generation="g0"),
-        archived=history(10),
-    )
+    world = _recovering()
 
     finish, _ = run(world, setting_for(CONFIG, "overflow", context=context(keep=40)))
 
@@ -538,15 +526,7 @@ def test_usage_the_summarizer_does_not_report_is_estimated_when_the_model_says_s
 def test_the_window_comes_with_the_record_unless_a_range_waits_for_recovery():
     plain = World(CONFIG, history(40))
     run(plain, setting_for(CONFIG, "turn"))
-    record = SummaryRecord(
-        text="", covered_through_id=None, tokens=0, unsummarized=((1, 10),)
-    )
-    recovering = World(
-        CONFIG,
-        history(30, first_id=11),
-        record=attrs.evolve(record, generation="g0"),
-        archived=history(10),
-    )
+    recovering = _recovering()
     run(recovering, setting_for(CONFIG, "turn"))
 
     kinds = [type(a) for a in plain.actions]
