@@ -368,16 +368,15 @@ def _backlog(state: CompressionState, page: tuple[Message, ...]) -> Step:
     history = foldable_history(within)  # the host's instructions are never folded
     if not history:
         return _fold_next(state)
-    queue, halvable = state.queue, True
+    queue = state.queue
     if queue:  # still queued: the previous page's last chunk
         held = queue[-1].chunk.messages
         if not safe_cuts([*held, *history])[len(held)]:
             # The page continues that chunk's tool-call group: chunk them together, so
             # no commit archives a call and leaves its result active.
-            queue, halvable = queue[:-1], queue[-1].halvable
-            history = [*held, *history]
+            queue, history = queue[:-1], [*held, *history]
     chunks = chunks_of(state, history, current_plan(state).input_limit_tokens)
-    queue = (*queue, *(Work(c, halvable) for c in chunks))
+    queue = (*queue, *(Work(c) for c in chunks))
     return _fold_next(attrs.evolve(state, queue=queue))
 
 
