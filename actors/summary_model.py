@@ -110,16 +110,6 @@ class ResolvedModel:
     """How to count a call's usage when the provider reports none, if not exactly:
     an estimate (never fewer), used when no budget depends on the figure."""
 
-    @property
-    def count_usage(self) -> Callable[[str], int]:
-        """Return the counter of self-measured usage (``usage_estimated``: which)."""
-        return self.usage_tokens or self.count_tokens
-
-    @property
-    def usage_estimated(self) -> bool:
-        """Tell whether self-measured usage is an estimate (``estimate_tokens``)."""
-        return self.usage_tokens is not None
-
     def call(
         self,
         request: Sequence[Message],
