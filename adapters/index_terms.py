@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 BACKFILL_PAGE = 2_000
 CATCH_UP_EVERY = 256
-"""SQLite takes new messages into FTS5 at least this often (and before a search)."""
+"""SQLite takes new messages into FTS5, on the index's own thread, each time this many
+more were stored (and before every search)."""
 PROGRESS_EVERY = 50_000
 """A migration that indexes a big database logs its progress every so many rows."""
 

@@ -6,7 +6,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from memory_summary.domain import StoreError
+from memory_summary.domain import Message, StoreError
 from memory_summary.domain.ranking import (
     CANDIDATES,
     PER_TERM,
@@ -73,15 +73,21 @@ class PostgresIndex:
             "AND m.id BETWEEN r.lo AND r.hi"
         )
 
+    def prepare(self, message: Message) -> list[str]:
+        """Return ``message``'s terms: its index row is written with it."""
+        return message_terms(message)
+
     def save(
         self,
         driver: SqlDriver,
         insert: str,
         session_id: str,
         values: Sequence[object],
-        terms: list[str],
+        terms: list[str] | None,
     ) -> int:
         # One statement, atomic on its own: the message and its index row together.
+        if terms is None:
+            raise TypeError("PostgresIndex needs the terms prepare() returns")
         sql, params = self._with_terms(insert, session_id, values, terms)
         _, row_id = driver.write(sql, params, "save_message", session_id)
         if row_id is None:
@@ -107,8 +113,10 @@ class PostgresIndex:
         insert: str,
         session_id: str,
         values: Sequence[object],
-        terms: list[str],
+        terms: list[str] | None,
     ) -> int:
+        if terms is None:
+            raise TypeError("PostgresIndex needs the terms prepare() returns")
         row = tx.execute(insert, (session_id, *values)).fetchone()
         if row is None:
             raise StoreError(f"save_message for {session_id!r}: no id returned")

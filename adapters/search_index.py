@@ -2,8 +2,10 @@
 
 Both index the terms ``domain.recall`` makes (stemmed English words, CJK bigrams and
 characters; letters and digits only), so a query never reaches the database as text a
-user typed: it is a list of quoted terms, OR'ed. Rows are written in the transaction
-of ``save_message`` and removed with their message by the database itself (a trigger
+user typed: it is a list of quoted terms, OR'ed. PostgreSQL writes a message's index
+row in the statement that stores it; SQLite takes stored messages in by the batch,
+off the saving thread and before every search (``sqlite_index``). Rows are removed
+with their message by the database itself (a trigger
 in SQLite, a cascading foreign key in PostgreSQL), so every path that deletes a
 message (``pop_message``, ``clear_session``, ``forget_session``, ``clear_all``, a
 foreign writer) unindexes it in the same transaction.
@@ -30,6 +32,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
+
+from memory_summary.domain import Message
 
 from .driver import Executor, SqlDriver
 from .index_terms import (
@@ -68,17 +72,26 @@ __all__ = [
 class SearchIndex(Protocol):
     """The part of the history index that differs between databases."""
 
+    def prepare(self, message: Message) -> list[str] | None:
+        """Return what indexing ``message`` needs, computed before any transaction.
+
+        The terms when the index row is written with the message (PostgreSQL); None
+        when the index takes stored messages in later, by the batch and before every
+        search (SQLite): then a save costs no term computation on the caller's thread.
+        """
+        ...
+
     def save(
         self,
         driver: SqlDriver,
         insert: str,
         session_id: str,
         values: Sequence[object],
-        terms: list[str],
+        terms: list[str] | None,
     ) -> int:
-        """Store one message (``insert`` with ``session_id, *values``) and its terms.
+        """Store one message (``insert`` with ``session_id, *values``) and index it.
 
-        Returns the message's id.
+        ``terms`` is what ``prepare`` returned for the message. Returns its id.
         """
         ...
 
@@ -88,9 +101,9 @@ class SearchIndex(Protocol):
         insert: str,
         session_id: str,
         values: Sequence[object],
-        terms: list[str],
+        terms: list[str] | None,
     ) -> int:
-        """Store one message and its terms inside ``tx`` (a batch's transaction).
+        """Store one message inside ``tx`` (a batch's transaction) and index it.
 
         Returns the message's id.
         """

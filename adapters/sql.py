@@ -21,7 +21,6 @@ from memory_summary.domain import (
     Message,
     StoreUnavailable,
 )
-from memory_summary.domain.recall import message_terms
 
 from .dialect import Dialect, render_queries
 from .driver import Executor, SqlDriver
@@ -128,7 +127,7 @@ class SqlStore(SqlHistory, SqlRecords):
             self._q["insert_message"],
             session_id,
             values,
-            message_terms(message),
+            self._search.prepare(message),
         )
         return stored_message(message, row_id)
 
@@ -143,7 +142,7 @@ class SqlStore(SqlHistory, SqlRecords):
         rows = [message_values(message) for message in messages]  # all checked
         if not rows:
             return []
-        terms = [message_terms(message) for message in messages]
+        terms = [self._search.prepare(message) for message in messages]
         insert, ids = self._q["insert_message"], []
         with self._driver.transaction("save_messages", session_id) as tx:
             self._lock_session(tx, session_id)

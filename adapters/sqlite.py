@@ -74,8 +74,10 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE archive ADD COLUMN refusal TEXT;
     """,
 )
-# 4: the history index: each message's terms in its row, FTS5 over them (rowid =
-# message id) taken in by batches up to ``index_state.last_id``, a trigger that
+# 4: the history index: a column for a message's terms (written by 0.2; newer
+# versions leave it NULL and compute the terms when the batch is taken in), FTS5
+# over the terms (rowid = message id) taken in by batches up to
+# ``index_state.last_id``, a trigger that
 # unindexes a deleted message, and an index for reading a session in id order; then
 # every stored message taken in (in the migration's transaction, with progress). A
 # function, not a script: a trigger's body holds semicolons.
@@ -264,6 +266,7 @@ class SqliteStore(SqlStore):
         )
         where = repr(self.path)
         search = SqliteIndex(driver, where)
+        self._index = search
 
         def index_stored(tx: Executor) -> None:
             for statement in SEARCH_SCHEMA:
@@ -281,6 +284,11 @@ class SqliteStore(SqlStore):
         except BaseException:
             driver.close()
             raise
+
+    def close(self) -> None:
+        """Stop the background indexing, then release every connection."""
+        self._index.close()
+        super().close()
 
 
 class SqliteArchive(SqlArchive):

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from memory_summary.domain import StoreError
+from memory_summary.domain import Message, StoreError
 from memory_summary.domain.ranking import (
     CANDIDATES,
     PER_TERM,
@@ -58,21 +60,102 @@ def _fts5_totals(rows: list[Any]) -> tuple[int, int]:
     return values[0], values[2]
 
 
-def _with_terms(insert: str) -> str:
-    """Return SQLite's message ``insert`` that also writes the row's search terms."""
-    return insert.replace(") VALUES (", ", search_terms) VALUES (?, ", 1)
+_PAGE = (
+    f"SELECT {SELECT_COLUMNS}, session_id, search_terms FROM messages "
+    "WHERE id > ? ORDER BY id LIMIT ?"
+)
+_PAGE_THROUGH = (
+    f"SELECT {SELECT_COLUMNS}, session_id, search_terms FROM messages "
+    "WHERE id > ? AND id <= ? ORDER BY id LIMIT ?"
+)
+
+
+_ROWS_PER_WRITE = 32
+"""Rows FTS5 takes in per write transaction of ``catch_up`` (about 1-2 ms each)."""
+
+
+def _index_row(row: Sequence[Any]) -> tuple[int, str, str]:
+    """Return a page row's FTS5 row: (message id, session term, terms)."""
+    terms = row[-1]
+    if terms is None:  # the usual case; a row written by 0.2 holds its terms
+        terms = " ".join(message_terms(row_message(row[:-2])))
+    return int(row[0]), session_term(row[-2]), str(terms)
+
+
+class _Indexer:
+    """Runs the index's ``catch_up`` on a thread of its own when nudged.
+
+    At most one run is pending: nudges that arrive during a run make one more. The
+    thread starts at the first nudge and stops at ``close``. A failed run is logged
+    and left to the next nudge or search, which take in whatever is left.
+    """
+
+    def __init__(self, run: Callable[[], int], where: str) -> None:
+        self._run = run
+        self._where = where
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._closed = False
+        self._thread: threading.Thread | None = None
+
+    def nudge(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._idle.clear()
+            self._wake.set()
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._loop, name="memory-summary-sqlite-index", daemon=True
+                )
+                self._thread.start()
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Wait until no run is pending or running; tell whether it got there."""
+        return self._idle.wait(timeout)
+
+    def close(self, timeout: float = 30.0) -> None:
+        with self._lock:
+            self._closed = True
+            self._wake.set()
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+
+    def _loop(self) -> None:
+        while True:
+            self._wake.wait()
+            with self._lock:
+                if self._closed:
+                    self._idle.set()
+                    return
+                self._wake.clear()
+            try:
+                self._run()
+            except StoreError as exc:
+                log.warning("%s: indexing new messages failed: %s", self._where, exc)
+            except Exception:  # a bug: logged, and the next nudge tries again
+                log.exception("%s: indexing new messages failed", self._where)
+            with self._lock:
+                if not self._wake.is_set():
+                    self._idle.set()
 
 
 class SqliteIndex:
     """FTS5 table ``message_index(session, terms)``, rowid = message id.
 
-    A message's terms are written in its own row (``messages.search_terms``), in the
-    one statement that stores it; FTS5 takes rows in by the batch (``catch_up``):
-    before every search, and every ``CATCH_UP_EVERY`` messages. An FTS5 insert per
-    message would open a segment per transaction, several times the cost of the
-    message's own insert; a batch costs a few microseconds a row. A search therefore
-    always sees exactly the stored messages. ``index_state.last_id`` is the highest
-    id taken in: SQLite commits writers one at a time, in id order.
+    A save stores the message alone: no terms are computed on the caller's thread.
+    FTS5 takes stored rows in by the batch (``catch_up``): before every search, and
+    on a thread of the index's own each time ``CATCH_UP_EVERY`` more messages were
+    stored. A batch's terms are computed before its write transaction, so a save
+    never waits behind them; an FTS5 insert per message would open a segment per
+    transaction, several times the cost of the message's own insert, where a batch
+    costs a few microseconds a row. A search therefore always sees exactly the stored
+    messages. ``index_state.last_id`` is the highest id taken in: SQLite commits
+    writers one at a time, in id order. Rows written with their terms
+    (``messages.search_terms``, by versions before 0.3) are taken in with those.
     """
 
     placeholder = "?"
@@ -101,6 +184,8 @@ class SqliteIndex:
     def __init__(self, driver: SqlDriver, where: str) -> None:
         self._driver = driver
         self._where = where
+        self._catching_up = threading.Lock()  # one batch of this process at a time
+        self._indexer = _Indexer(self.catch_up, where)
         self._insert = (
             "INSERT INTO message_index (rowid, session, terms) VALUES (?, ?, ?)"
         )
@@ -123,22 +208,25 @@ class SqliteIndex:
             "(SELECT value FROM json_each(?))"
         )
 
+    def prepare(self, message: Message) -> None:
+        """Return None: a stored message is taken in later, by the batch."""
+        return None
+
     def save(
         self,
         driver: SqlDriver,
         insert: str,
         session_id: str,
         values: Sequence[object],
-        terms: list[str],
+        terms: list[str] | None,
     ) -> int:
-        sql = _with_terms(insert)
         _, row_id = driver.write(
-            sql, (session_id, *values, " ".join(terms)), "save_message", session_id
+            insert, (session_id, *values), "save_message", session_id
         )
         if row_id is None:
             raise StoreError(f"save_message for {session_id!r}: no id was returned")
         if row_id % CATCH_UP_EVERY == 0:
-            self.catch_up()
+            self._indexer.nudge()
         return row_id
 
     def insert(
@@ -147,31 +235,92 @@ class SqliteIndex:
         insert: str,
         session_id: str,
         values: Sequence[object],
-        terms: list[str],
+        terms: list[str] | None,
     ) -> int:
-        rows = tx.execute(_with_terms(insert), (session_id, *values, " ".join(terms)))
+        rows = tx.execute(insert, (session_id, *values))
         row_id = getattr(rows, "lastrowid", None)
         if row_id is None:
             raise StoreError(f"save_messages for {session_id!r}: no id was returned")
         if row_id % CATCH_UP_EVERY == 0:
-            self.take_in(tx)  # in the batch's transaction: undone with it
+            self._indexer.nudge()  # runs once the batch is committed (or finds less)
         return int(row_id)
 
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Wait until the background catch-up is neither pending nor running."""
+        return self._indexer.wait_idle(timeout)
+
+    def close(self) -> None:
+        """Stop the background catch-up (the store closes its connections after)."""
+        self._indexer.close()
+
     def catch_up(self) -> int:
-        """Take every message stored since the last batch into FTS5; count them."""
-        last = self._driver.read(
-            "SELECT (SELECT last_id FROM index_state), "
-            "(SELECT seq FROM sqlite_sequence WHERE name = 'messages')",
-            (),
-            "catch_up",
-        )[0]
-        if last[1] is None or int(last[0]) >= int(last[1]):
-            return 0
-        with self._driver.transaction("catch_up") as tx:
-            return self.take_in(tx)
+        """Take every message stored since the last batch into FTS5; count them.
+
+        Each page is read and its terms computed outside any write transaction; the
+        transaction then inserts the page's rows that are still stored and not yet
+        taken in (another process, or a search, may have taken some meanwhile).
+
+        Computing terms is pure Python: run as one long stretch on a background
+        thread, it would keep a host thread that returns from SQLite waiting for the
+        GIL up to the switch interval (5 ms) each time, tens of milliseconds per
+        turn. The page therefore hands the GIL over after every row. FTS5 takes the
+        rows in ``_ROWS_PER_WRITE`` at a time, one short write transaction each: a
+        page of 256 in one would keep a chat turn's save waiting 10-15 ms.
+        """
+        done = 0
+        with self._catching_up:
+            while True:
+                last, newest = self._driver.read(
+                    "SELECT (SELECT last_id FROM index_state), "
+                    "(SELECT seq FROM sqlite_sequence WHERE name = 'messages')",
+                    (),
+                    "catch_up",
+                )[0]
+                if newest is None or int(last) >= int(newest):
+                    return done
+                rows = self._driver.read(
+                    _PAGE_THROUGH, (int(last), int(newest), BACKFILL_PAGE), "catch_up"
+                )
+                batch = []
+                for row in rows:
+                    batch.append(_index_row(row))
+                    time.sleep(0)  # lets a waiting thread take the GIL (see above)
+                # a full page ends at its last row; a short one covers every stored
+                # id up to ``newest`` (ids are committed in order, so none is missing)
+                top = batch[-1][0] if len(rows) == BACKFILL_PAGE else int(newest)
+                for at in range(0, len(batch), _ROWS_PER_WRITE):
+                    part = batch[at : at + _ROWS_PER_WRITE]
+                    end = top if at + _ROWS_PER_WRITE >= len(batch) else part[-1][0]
+                    with self._driver.transaction("catch_up") as tx:
+                        done += self._put(tx, part, end)
+                    time.sleep(0)  # a writer waiting on the lock goes first
+
+    def _put(self, tx: Executor, batch: list[tuple[int, str, str]], top: int) -> int:
+        """Insert ``batch``'s rows that are new and still stored; move ``last_id``."""
+        after = int(tx.execute("SELECT last_id FROM index_state", ()).fetchone()[0])
+        fresh = [row for row in batch if row[0] > after]
+        if fresh:
+            stored = {
+                int(row[0])
+                for row in tx.execute(
+                    "SELECT id FROM messages WHERE id IN "
+                    "(SELECT value FROM json_each(?))",
+                    (json.dumps([row[0] for row in fresh]),),
+                ).fetchall()
+            }  # a message cleared since the page was read stays out
+            fresh = [row for row in fresh if row[0] in stored]
+            tx.executemany(self._insert, fresh)  # type: ignore[attr-defined]
+        if top > after:
+            tx.execute(
+                "UPDATE index_state SET last_id = ?, rows = rows + ?", (top, len(fresh))
+            )
+        return len(fresh)
 
     def take_in(self, tx: Executor, *, report: bool = False) -> int:
-        """Index the rows after ``index_state.last_id`` inside ``tx``; count them."""
+        """Index the rows after ``index_state.last_id`` inside ``tx``; count them.
+
+        The migration that creates the index runs it, in its own transaction.
+        """
         after = int(tx.execute("SELECT last_id FROM index_state", ()).fetchone()[0])
         total = 0
         if report:
@@ -185,18 +334,9 @@ class SqliteIndex:
                     "%s: indexing %d stored messages for search", self._where, total
                 )
         done = 0
-        page = (
-            f"SELECT {SELECT_COLUMNS}, session_id, search_terms FROM messages "
-            "WHERE id > ? ORDER BY id LIMIT ?"
-        )
         while True:
-            rows = tx.execute(page, (after, BACKFILL_PAGE)).fetchall()
-            batch = []
-            for row in rows:
-                terms = row[-1]
-                if terms is None:  # written before the index, or by a foreign writer
-                    terms = " ".join(message_terms(row_message(row[:-2])))
-                batch.append((int(row[0]), session_term(row[-2]), terms))
+            rows = tx.execute(_PAGE, (after, BACKFILL_PAGE)).fetchall()
+            batch = [_index_row(row) for row in rows]
             if batch:
                 tx.executemany(self._insert, batch)  # type: ignore[attr-defined]
                 after = batch[-1][0]

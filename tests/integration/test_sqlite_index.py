@@ -1,0 +1,237 @@
+"""SQLite's history index: saves compute no terms; batches are taken in off the caller.
+
+A save stores the message alone. FTS5 takes stored rows in on the index's own thread
+every ``CATCH_UP_EVERY`` messages, and before every search, with the terms computed
+outside the write transaction. These tests pin what that must never cost: a message
+missing from a search, a message indexed twice, or a cleared message left in FTS5.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+
+import pytest
+
+from memory_summary import Message, StoreError
+from memory_summary.adapters import SqliteStore, sqlite_index
+from memory_summary.adapters.search_index import CATCH_UP_EVERY
+from memory_summary.domain.recall import query_terms
+
+
+def _counts(path) -> tuple[int, int, int, int]:
+    """Return (messages, FTS5 rows, index_state.rows, index_state.last_id)."""
+    with sqlite3.connect(path) as conn:
+        messages = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
+        indexed = conn.execute("SELECT count(*) FROM message_index").fetchone()[0]
+        rows, last = conn.execute("SELECT rows, last_id FROM index_state").fetchone()
+    return messages, indexed, rows, last
+
+
+def _word(n: int) -> str:
+    """Return a word only message ``n`` holds (letters only: no stem folds two)."""
+    return "qz" + "".join("abcdefghij"[int(d)] for d in str(n)) + "x"
+
+
+def _thread(store: SqliteStore) -> threading.Thread | None:
+    """Return the store's indexing thread, if it was started."""
+    return store._index._indexer._thread
+
+
+def test_a_save_stores_no_terms_and_the_index_takes_rows_in_on_its_thread(tmp_path):
+    path = tmp_path / "h.sqlite3"
+    store = SqliteStore(path)
+    try:
+        for i in range(CATCH_UP_EVERY):
+            store.save_message("s", Message("user", f"word{i} qzsavedx"))
+        assert store._index.wait_idle(timeout=60)
+
+        assert _counts(path) == (CATCH_UP_EVERY, CATCH_UP_EVERY, CATCH_UP_EVERY, 256)
+        with sqlite3.connect(path) as conn:
+            stored_terms = conn.execute(
+                "SELECT count(*) FROM messages WHERE search_terms IS NOT NULL"
+            ).fetchone()[0]
+        assert stored_terms == 0
+        thread = _thread(store)
+        assert thread is not None
+        assert thread.name == "memory-summary-sqlite-index"
+    finally:
+        store.close()
+    assert not thread.is_alive()
+
+
+def test_a_search_takes_in_what_no_batch_took_yet(tmp_path):
+    store = SqliteStore(tmp_path / "h.sqlite3")
+    try:
+        saved = store.save_message("s", Message("user", "a lonely qzpenguinx"))
+
+        hits = store.search_messages("s", query_terms("qzpenguinx"), limit=3)
+
+        assert [h.message for h in hits] == [saved]
+        assert _thread(store) is None  # fewer than CATCH_UP_EVERY: never nudged
+    finally:
+        store.close()
+
+
+def test_a_message_cleared_while_its_batch_is_prepared_stays_out(tmp_path, monkeypatch):
+    path = tmp_path / "h.sqlite3"
+    store = SqliteStore(path)
+    try:
+        store.save_message("gone", Message("user", "qzclearedx"))
+        kept = store.save_message("kept", Message("user", "qzkeptx"))
+        prepare = sqlite_index._index_row
+        cleared = []
+
+        def clear_while_preparing(row):
+            if not cleared:  # between the page's read and its transaction
+                store.clear_session("gone")
+                cleared.append(True)
+            return prepare(row)
+
+        monkeypatch.setattr(sqlite_index, "_index_row", clear_while_preparing)
+
+        assert store._index.catch_up() == 1
+
+        assert _counts(path) == (1, 1, 1, kept.id)
+        assert store.search_messages("gone", query_terms("qzclearedx"), limit=3) == []
+    finally:
+        store.close()
+
+
+def test_concurrent_saves_batches_and_searches_index_every_message_once(tmp_path):
+    path = tmp_path / "h.sqlite3"
+    store = SqliteStore(path)
+    writers, per_writer = 3, CATCH_UP_EVERY + 40
+    start = threading.Barrier(writers + 1)
+    errors: list[Exception] = []
+
+    def write(n: int) -> None:
+        try:
+            start.wait()
+            for i in range(per_writer):
+                if i % 50 == 0:
+                    store.save_messages(
+                        f"w{n}", [Message("user", f"qzbatch{n}x {i}")] * 3
+                    )
+                else:
+                    store.save_message(f"w{n}", Message("user", f"qzw{n}x {i}"))
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(writers)]
+    try:
+        for thread in threads:
+            thread.start()
+        start.wait()
+        while any(t.is_alive() for t in threads):
+            store.search_messages("w0", query_terms("qzw0x"), limit=5)
+        for thread in threads:
+            thread.join()
+        assert errors == []
+        assert store._index.wait_idle(timeout=60)
+        store.search_messages("w1", query_terms("qzw1x"), limit=1)  # the tail
+
+        messages, indexed, rows, last = _counts(path)
+        assert messages == writers * (per_writer + 2 * len(range(0, per_writer, 50)))
+        assert (indexed, rows, last) == (messages, messages, messages)
+    finally:
+        store.close()
+
+
+def test_rows_written_with_their_terms_are_taken_in_with_those(tmp_path):
+    """A 0.2 writer stored each message's terms in its row: the batch uses them."""
+    path = tmp_path / "h.sqlite3"
+    SqliteStore(path).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "INSERT INTO messages (session_id, role, content, search_terms) "
+            "VALUES ('s', 'user', 'what the row says', 'qzfromtermsx')"
+        )
+    store = SqliteStore(path)
+    try:
+        hits = store.search_messages("s", query_terms("qzfromtermsx"), limit=3)
+        assert [h.message.content for h in hits] == ["what the row says"]
+    finally:
+        store.close()
+
+
+def test_a_failed_background_batch_is_logged_and_left_to_the_next_search(
+    tmp_path, caplog
+):
+    store = SqliteStore(tmp_path / "h.sqlite3")
+    index = store._index
+    run = index._indexer._run
+    failed = threading.Event()
+
+    def fail_once() -> int:
+        if not failed.is_set():
+            failed.set()
+            raise StoreError("disk I/O error (injected)")
+        return run()
+
+    index._indexer._run = fail_once
+    try:
+        with caplog.at_level(logging.WARNING, logger="memory_summary.adapters"):
+            saved = [
+                store.save_message("s", Message("user", _word(i)))
+                for i in range(CATCH_UP_EVERY)
+            ]
+            assert index.wait_idle(timeout=60)
+        assert "indexing new messages failed: disk I/O error (injected)" in caplog.text
+
+        hits = store.search_messages("s", query_terms(_word(7)), limit=3)
+        assert hits[0].message == saved[7]
+    finally:
+        store.close()
+
+
+def test_a_closed_store_takes_no_more_batches(tmp_path):
+    store = SqliteStore(tmp_path / "h.sqlite3")
+    store.close()
+
+    store._index._indexer.nudge()
+
+    assert _thread(store) is None
+    with pytest.raises(StoreError, match="closed"):
+        store.save_message("s", Message("user", "late"))
+
+
+def test_a_save_goes_between_two_writes_of_a_catch_up(tmp_path, monkeypatch):
+    """FTS5 takes a page in by short transactions: a turn's save never waits it out."""
+    store = SqliteStore(tmp_path / "h.sqlite3")
+    try:
+        rows = 3 * sqlite_index._ROWS_PER_WRITE  # fewer than CATCH_UP_EVERY: no nudge
+        for i in range(rows):
+            store.save_message("s", Message("user", _word(i)))
+        index = store._index
+        put = index._put
+        order: list[str] = []
+        saved = threading.Event()
+
+        def save() -> None:
+            store.save_message("s", Message("user", "qzlatex"))
+            order.append("save")
+            saved.set()
+
+        def put_then_save(tx, batch, top):
+            taken = put(tx, batch, top)
+            order.append(f"put {taken}")
+            if len(order) == 1:  # inside the first write transaction
+                threading.Thread(target=save).start()
+            return taken
+
+        class Clock:  # time.sleep(0) between two writes: let the saver go first
+            @staticmethod
+            def sleep(seconds: float) -> None:
+                if order and not saved.is_set():
+                    saved.wait(10)
+
+        monkeypatch.setattr(index, "_put", put_then_save)
+        monkeypatch.setattr(sqlite_index, "time", Clock)
+
+        assert index.catch_up() == rows + 1  # the late save too, in a page of its own
+
+        assert order == ["put 32", "save", "put 32", "put 32", "put 1"]
+    finally:
+        store.close()
