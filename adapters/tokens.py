@@ -218,6 +218,19 @@ MEMO_CHARS = 4_000_000
 """The characters a ``CountMemo`` keeps at most (about 4-16 MB)."""
 
 
+def token_ceiling(text: str) -> int:
+    """Return a count ``TiktokenCounter.count`` never exceeds, without a tokenizer.
+
+    Every token of a byte-level BPE covers at least one UTF-8 byte, and a long run
+    counted in slices adds one token a slice. A text whose ceiling fits a budget
+    fits it exactly: the tokenizer need not run (``injection_text``).
+
+    >>> token_ceiling("hello world") >= TiktokenCounter().count("hello world")
+    True
+    """
+    return len(text.encode("utf-8", "surrogatepass")) + len(text) // LONG_RUN_CHARS
+
+
 class CountMemo:
     """Remembers the counts of long texts: identical text is tokenized once.
 
@@ -226,6 +239,9 @@ class CountMemo:
     the usage of the request). Texts shorter than ``MEMO_MIN_CHARS`` are counted
     again (hashing them costs about what counting does); the longest-unused texts
     are forgotten once ``MEMO_CHARS`` characters are kept. Thread-safe.
+
+    ``ceiling``: a cheap count ``count`` never exceeds (``token_ceiling`` for
+    tiktoken), for callers that only need to know whether a text fits.
 
     >>> memo = CountMemo(len, min_chars=2)
     >>> memo("abc"), memo("abc"), memo.hits
@@ -238,8 +254,10 @@ class CountMemo:
         *,
         min_chars: int = MEMO_MIN_CHARS,
         max_chars: int = MEMO_CHARS,
+        ceiling: Callable[[str], int] | None = None,
     ) -> None:
         self._count = count
+        self.ceiling = ceiling
         self._min_chars = min_chars
         self._max_chars = max_chars
         self._kept: collections.OrderedDict[str, int] = collections.OrderedDict()
@@ -270,17 +288,29 @@ class CountMemo:
 def with_margin(count: Callable[[str], int], margin: float) -> Callable[[str], int]:
     """Return ``count`` scaled up by ``margin`` (0.15: 15 % more), rounded up.
 
+    A ``ceiling`` of ``count`` is scaled the same way.
+
     >>> with_margin(len, 0.15)("x" * 100)
     115
     """
     if margin <= 0:
         return count
-    scale = 1.0 + margin
+    return _WithMargin(count, 1.0 + margin)
 
-    def counted_with_margin(text: str) -> int:
-        return math.ceil(count(text) * scale)
 
-    return counted_with_margin
+class _WithMargin:
+    """``count`` scaled up by ``scale``, rounded up (see ``with_margin``)."""
+
+    def __init__(self, count: Callable[[str], int], scale: float) -> None:
+        self._count = count
+        self._scale = scale
+        inner = getattr(count, "ceiling", None)
+        self.ceiling: Callable[[str], int] | None = (
+            None if inner is None else lambda text: math.ceil(inner(text) * scale)
+        )
+
+    def __call__(self, text: str) -> int:
+        return math.ceil(self._count(text) * self._scale)
 
 
 def counter_factory(
@@ -300,7 +330,7 @@ def counter_factory(
 
     @cache
     def for_encoding(name: str) -> Callable[[str], int]:
-        return CountMemo(TiktokenCounter(name).count)
+        return CountMemo(TiktokenCounter(name).count, ceiling=token_ceiling)
 
     @cache
     def inexact(name: str) -> Callable[[str], int]:

@@ -44,6 +44,7 @@ def injection_text(
     budget_tokens: int | None,
     count_tokens: Callable[[str], int],
     recall_hint: bool = False,
+    ceiling: Callable[[str], int] | None = None,
 ) -> str:
     """Return the injected system text: header plus summary, within ``budget_tokens``.
 
@@ -53,7 +54,9 @@ def injection_text(
     locale's truncation suffix. ``budget_tokens=None`` injects it whole: only for a
     summary known to fit (``fits_as_committed``) while the budget is not known yet.
     With ``recall_hint`` the line after the header tells the model that older turns
-    can be looked up with the recall tools.
+    can be looked up with the recall tools. ``ceiling``: a cheap count that
+    ``count_tokens`` never exceeds (UTF-8 bytes, for a byte-level BPE): a text whose
+    ceiling fits is injected whole without running the tokenizer, as it would be.
 
     >>> injection_text("Alice likes tea.", locale="en", budget_tokens=512,
     ...     count_tokens=len, recall_hint=True).splitlines()[1][:30]
@@ -62,6 +65,8 @@ def injection_text(
     hint = RECALL_HINTS[locale] + "\n" if recall_hint else ""
     full = HEADERS[locale] + "\n" + hint + summary
     if budget_tokens is None:
+        return full
+    if ceiling is not None and ceiling(full) <= budget_tokens:
         return full
     return truncate_to_tokens(
         full, budget_tokens, count_tokens, TRUNCATION_SUFFIXES[locale]

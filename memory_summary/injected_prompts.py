@@ -82,6 +82,7 @@ class InjectedPrompts:
             budget_tokens=budget,
             count_tokens=count,
             recall_hint=self._config.recall_hint,
+            ceiling=getattr(count, "ceiling", None),
         )
         if len(self._cache) >= PROMPT_CACHE_SIZE:
             self._cache.clear()
