@@ -33,7 +33,7 @@ RECALL_KEYS = {
                  "recall_at_10", "reachable"),
     "latency": ("store", "messages", "queries", "p50_ms", "p95_ms"),
     "save_cost": ("store", "rounds", "with_index_p50_us", "without_index_p50_us",
-                  "ratio"),
+                  "ratio", "cpu_with_indexing_us_per_message"),
 }  # fmt: skip
 HOSTILE_STEPS = {"extract_pins", "count_tokens", "compression"}
 HOSTILE_KEYS = ("family", "step", "chars", "ms_at_n", "ms_at_8n", "growth")
@@ -45,6 +45,7 @@ _PARTS = (
     "validation",
     "summarizer",
     "store",
+    "indexing",
     "engine_and_handoffs",
 )
 ENGINE_CPU_KEYS = {
@@ -63,6 +64,7 @@ ENGINE_CPU_KEYS = {
     "host_engine_us_per_turn_by_component": _PARTS,
     "background_ms_per_compression_by_component": _PARTS,
     "sql_per_compression": ("statements", "transactions"),
+    "sql_indexing_per_message": ("statements", "transactions"),
     "sql_per_turn_on_host": ("statements", "transactions"),
     "turn_after": ("count", "p50_us", "p99_us"),
     "build_prompt": ("count", "p50_us", "p99_us"),

@@ -5,8 +5,9 @@
 charged to its component, exclusive of the components it calls (counting inside pins
 is counting). Whatever CPU no wrapper claimed is the engine's own work and the
 hand-offs between threads (queues, futures, actors, events). ``SqlTrace`` counts the
-SQL statements and transactions a SQLite store runs, on the host's thread and in the
-background. Measurement only: nothing here changes what the engine does.
+SQL statements and transactions a SQLite store runs, on the host's thread, on its
+indexing thread and in the engine's background. Measurement only: nothing here
+changes what the engine does.
 """
 
 from __future__ import annotations
@@ -20,7 +21,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-COMPONENTS = ("counting", "pins", "validation", "summarizer", "store")
+COMPONENTS = ("counting", "pins", "validation", "summarizer", "store", "indexing")
+"""``indexing``: a store's own search indexing (SQLite takes stored messages into
+FTS5 on a thread of its own, by the batch), charged per compression like the rest."""
+INDEX_THREAD = "memory-summary-sqlite-index"
 
 
 class ComponentClock:
@@ -93,6 +97,10 @@ def engine_components(clock: ComponentClock, store: Any) -> Iterator[None]:
     ):
         if hasattr(store, name):
             clock.patch(store, name, "store")
+    index = getattr(store, "_index", None)
+    if index is not None:  # SQLite: the batch on its own thread, or before a search
+        clock.patch(index._indexer, "_run", "indexing")
+        clock.patch(index, "catch_up", "indexing")
     try:
         yield
     finally:
@@ -126,7 +134,14 @@ class SqlTrace:
         conn.set_trace_callback(lambda statement: self._seen(statement, conn))
 
     def _seen(self, statement: str, conn: sqlite3.Connection) -> None:
-        where = "host" if threading.current_thread() is self.host else "bg"
+        thread = threading.current_thread()
+        where = (
+            "host"
+            if thread is self.host
+            else "index"
+            if thread.name == INDEX_THREAD
+            else "bg"
+        )
         head = statement.lstrip()[:6].upper()
         with self._lock:
             if head.startswith("BEGIN"):

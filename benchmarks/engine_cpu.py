@@ -321,6 +321,10 @@ def measure(
             "statements": round(trace.statements["bg"] / per_compression, 2),
             "transactions": round(trace.transactions["bg"] / per_compression, 2),
         },
+        "sql_indexing_per_message": {
+            "statements": round(trace.statements["index"] / messages, 3),
+            "transactions": round(trace.transactions["index"] / messages, 3),
+        },
         "sql_per_turn_on_host": {
             "statements": round(trace.statements["host"] / n, 2),
             "transactions": round(trace.transactions["host"] / n, 2),
@@ -394,6 +398,10 @@ def rows(results: list[dict[str, Any]]) -> list[dict[str, object]]:
             "sql stmts/tx per compr": (
                 f"{r['sql_per_compression']['statements']}/"
                 f"{r['sql_per_compression']['transactions']}"
+            ),
+            "indexing stmts/tx per msg": (
+                f"{r['sql_indexing_per_message']['statements']}/"
+                f"{r['sql_indexing_per_message']['transactions']}"
             ),
         }
         for r in results
