@@ -9,10 +9,16 @@ order; only how each check reads the store differs (``CommitChecks``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
-from memory_summary.domain import FenceReason
+from memory_summary.domain import (
+    AttachedRecord,
+    AttachingStore,
+    CommitResult,
+    FenceReason,
+    Message,
+)
 
 from .message_rows import check_key, check_row_id, metadata_json
 
@@ -39,6 +45,64 @@ def commit_prelude(
     if lease is not None:
         check_key("lease", lease)
     return data
+
+
+def attach_prelude(
+    session_id: str,
+    attach: AttachedRecord | None,
+    *,
+    namespace: str,
+    lease: str | None,
+    release_lease: bool,
+) -> str | None:
+    """Check ``commit_compaction_with``'s own arguments; return the attached JSON.
+
+    Raises:
+        ValueError: the attached record is no JSON object or shares the commit's
+            namespace, or ``release_lease`` comes without a ``lease``.
+    """
+    if release_lease and lease is None:
+        raise ValueError("release_lease needs the lease to release")
+    if attach is None:
+        return None
+    if not isinstance(attach, AttachedRecord):
+        raise TypeError(f"attach must be an AttachedRecord, not {type(attach)!r}")
+    if attach.namespace == namespace:
+        raise ValueError("the attached record needs a namespace of its own")
+    return metadata_json(attach.namespace, session_id, attach.record)
+
+
+class CommitsWithMore:
+    """A mixin: ``commit_compaction`` as the store's ``commit_compaction_with``.
+
+    A store that commits with more (``AttachingStore``) needs one implementation of
+    the fenced commit: the plain commit is the same without an attached record or a
+    release.
+    """
+
+    def commit_compaction(
+        self: AttachingStore,
+        session_id: str,
+        *,
+        namespace: str,
+        record: Mapping[str, object],
+        expect_generation: str | None,
+        through_id: int | None = None,
+        expect_archived: int = 0,
+        lease: str | None = None,
+        separator: Callable[[int], Message | None] | None = None,
+    ) -> CommitResult:
+        """Archive and replace the summary record, fenced; see ``CompressionStore``."""
+        return self.commit_compaction_with(
+            session_id,
+            namespace=namespace,
+            record=record,
+            expect_generation=expect_generation,
+            through_id=through_id,
+            expect_archived=expect_archived,
+            lease=lease,
+            separator=separator,
+        )
 
 
 class CommitChecks(Protocol):

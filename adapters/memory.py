@@ -14,9 +14,9 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar
 
-from memory_summary.domain import CommitResult, Message
+from memory_summary.domain import AttachedRecord, CommitResult, Message
 
-from .fence import commit_prelude, fence_reason
+from .fence import CommitsWithMore, attach_prelude, commit_prelude, fence_reason
 from .memory_history import MemoryHistory, MemorySession
 from .memory_records import Lease, MemoryRecords
 from .message_rows import (
@@ -54,7 +54,7 @@ def _row(message: Message, metadata: dict[str, object], row_id: int) -> Message:
     )
 
 
-class InMemoryStore(MemoryHistory, MemoryRecords):
+class InMemoryStore(MemoryHistory, MemoryRecords, CommitsWithMore):
     """A memory store in a dict, guarded by one lock; for tests, demos and single runs.
 
     Message ids increase across the whole store, so they order a session's messages.
@@ -195,7 +195,7 @@ class InMemoryStore(MemoryHistory, MemoryRecords):
             new_first = max(session.first_active, len(session.messages) - keep_recent)
             return session.archive_to(new_first)
 
-    def commit_compaction(
+    def commit_compaction_with(
         self,
         session_id: str,
         *,
@@ -206,8 +206,13 @@ class InMemoryStore(MemoryHistory, MemoryRecords):
         expect_archived: int = 0,
         lease: str | None = None,
         separator: Callable[[int], Message | None] | None = None,
+        attach: AttachedRecord | None = None,
+        release_lease: bool = False,
     ) -> CommitResult:
-        """Archive and replace the summary record, fenced; see ``CompressionStore``."""
+        """The fenced commit, its attached record and the lease's release at once.
+
+        See ``AttachingStore.commit_compaction_with``.
+        """
         if separator is not None:
             raise ValueError("InMemoryStore has no archive; write separators to one")
         kept = json.loads(
@@ -219,6 +224,13 @@ class InMemoryStore(MemoryHistory, MemoryRecords):
                 expect_archived=expect_archived,
                 lease=lease,
             )
+        )
+        attached = attach_prelude(
+            session_id,
+            attach,
+            namespace=namespace,
+            lease=lease,
+            release_lease=release_lease,
         )
         with self._lock:
             checks = _MemoryChecks(self, session_id, namespace)
@@ -234,7 +246,17 @@ class InMemoryStore(MemoryHistory, MemoryRecords):
             if checks.end is not None:
                 self._sessions[session_id].archive_to(checks.end)
             self._metadata[(namespace, session_id)] = kept
-            return CommitResult(archived=outcome)
+            wrote = False
+            if attach is not None and attached is not None:
+                key = (attach.namespace, session_id)
+                current = record_generation(self._metadata.get(key))
+                if current == attach.expect_generation:
+                    self._metadata[key] = json.loads(attached)
+                    wrote = True
+            if release_lease:
+                assert lease is not None
+                self._drop_lease(session_id, lease)
+            return CommitResult(archived=outcome, attached=wrote)
 
     def forget_session(self, session_id: str, *, namespaces: Sequence[str]) -> int:
         check_key("session_id", session_id)

@@ -79,9 +79,13 @@ class MemoryRecords:
         check_key("session_id", session_id)
         check_key("token", token)
         with self._lock:
-            lease = self._leases.get(session_id)
-            if lease is not None and lease.token == token:
-                del self._leases[session_id]
+            self._drop_lease(session_id, token)
+
+    def _drop_lease(self, session_id: str, token: str) -> None:
+        """Drop the lease if it carries ``token``; the caller holds the lock."""
+        lease = self._leases.get(session_id)
+        if lease is not None and lease.token == token:
+            del self._leases[session_id]
 
     def lease_owner(self, session_id: str) -> str | None:
         check_key("session_id", session_id)

@@ -128,27 +128,46 @@ return first
 """
 )
 
-# KEYS: history, boundary, instructions. ARGV: limit (-1: all). Newest first with a
-# limit. The active history is the kept instructions, then the rows above the boundary.
-NEWEST_ACTIVE = """
-local b = redis.call('GET', KEYS[2]) or '0'
-if ARGV[1] == '-1' then
-  local rows = redis.call('ZRANGE', KEYS[3], 0, -1)
-  for _, row in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. b, '+inf')) do
-    rows[#rows + 1] = row
+# The newest ``limit`` (> 0) active rows, newest first: the rows above the boundary,
+# then the instructions kept below it. KEYS as NEWEST_ACTIVE's.
+_NEWEST = """
+local function newest(history, boundary, instructions, limit)
+  local b = redis.call('GET', boundary) or '0'
+  local rows = redis.call(
+    'ZREVRANGEBYSCORE', history, '+inf', '(' .. b, 'LIMIT', 0, limit)
+  if #rows < tonumber(limit) then
+    local more = string.format('%d', tonumber(limit) - #rows - 1)
+    for _, row in ipairs(redis.call('ZREVRANGE', instructions, 0, more)) do
+      rows[#rows + 1] = row
+    end
   end
   return rows
 end
-local rows = redis.call(
-  'ZREVRANGEBYSCORE', KEYS[1], '+inf', '(' .. b, 'LIMIT', 0, ARGV[1])
-if #rows < tonumber(ARGV[1]) then
-  local more = string.format('%d', tonumber(ARGV[1]) - #rows - 1)
-  for _, row in ipairs(redis.call('ZREVRANGE', KEYS[3], 0, more)) do
-    rows[#rows + 1] = row
-  end
+"""
+
+# KEYS: history, boundary, instructions. ARGV: limit (-1: all). Newest first with a
+# limit. The active history is the kept instructions, then the rows above the boundary.
+NEWEST_ACTIVE = (
+    _NEWEST
+    + """
+if ARGV[1] ~= '-1' then return newest(KEYS[1], KEYS[2], KEYS[3], ARGV[1]) end
+local b = redis.call('GET', KEYS[2]) or '0'
+local rows = redis.call('ZRANGE', KEYS[3], 0, -1)
+for _, row in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. b, '+inf')) do
+  rows[#rows + 1] = row
 end
 return rows
 """
+)
+
+# KEYS: history, boundary, instructions, record. ARGV: limit (> 0). Returns {the
+# newest rows as NEWEST_ACTIVE's, the record's JSON or nil}: a compression's window.
+WINDOW = (
+    _NEWEST
+    + """
+return {newest(KEYS[1], KEYS[2], KEYS[3], ARGV[1]), redis.call('GET', KEYS[4])}
+"""
+)
 
 # KEYS: history, boundary, instructions.
 COUNT_ACTIVE = """
@@ -236,31 +255,36 @@ return archived
 """
 )
 
-# KEYS: lease, record, history, boundary, index, namespaces, instructions, session
-# records... ARGV: lease token ('' none), 'none' | 'gen', expected generation,
-# through id ('' none), expected archived count, record JSON, key (sid), namespace,
-# ttl ms. Returns {reason} when fenced, {'ok', archived} when applied.
+# KEYS: lease, record, history, boundary, index, namespaces, attached record, its
+# index, instructions, session records... ARGV: lease token ('' none), 'none' | 'gen',
+# expected generation, through id ('' none), expected archived count, record JSON,
+# key (sid), namespace, ttl ms, then the attached record's '' (none) | 'none' | 'gen',
+# expected generation, JSON, namespace, ttl ms, and '1' to drop the lease with it.
+# Returns {reason} when fenced, {'ok', archived, attached 0 | 1} when applied.
 COMMIT = (
     _HELPERS
     + """
+-- the generation of the record at key: false when it cannot be decoded (it is never
+-- overwritten before quarantine), nil when there is none, '' when it has none
+local function generation(key)
+  local raw = redis.call('GET', key)
+  if not raw then return nil end
+  if not string.find(raw, '^%s*{') then return false end
+  local ok, record = pcall(cjson.decode, raw)
+  if not ok or type(record) ~= 'table' then return false end
+  local g = record['generation']
+  if type(g) == 'string' then return g end
+  return ''
+end
+local function matches(stored, mode, expected)
+  if stored == false then return false end
+  if mode == 'none' then return stored == nil end
+  return stored == expected
+end
 if ARGV[1] ~= '' and redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then
   return {'lease'}
 end
-local raw = redis.call('GET', KEYS[2])
-local stored = nil
-if raw then
-  -- an undecodable record fences: it is never overwritten before quarantine
-  if not string.find(raw, '^%s*{') then return {'generation'} end
-  local ok, record = pcall(cjson.decode, raw)
-  if not ok or type(record) ~= 'table' then return {'generation'} end
-  local generation = record['generation']
-  if type(generation) == 'string' then stored = generation else stored = '' end
-end
-if ARGV[2] == 'none' then
-  if stored ~= nil then return {'generation'} end
-elseif stored ~= ARGV[3] then
-  return {'generation'}
-end
+if not matches(generation(KEYS[2]), ARGV[2], ARGV[3]) then return {'generation'} end
 local archived = 0
 if ARGV[4] ~= '' then
   local b = redis.call('GET', KEYS[4]) or '0'
@@ -270,7 +294,7 @@ if ARGV[4] ~= '' then
   if top ~= nil then
     -- the boundary is the newest id moved below it, never through_id itself: a
     -- message saved later gets a higher id and must stay active
-    keep(KEYS[7], kept)
+    keep(KEYS[9], kept)
     redis.call('SET', KEYS[4], top)
   end
 end
@@ -281,9 +305,18 @@ local ttl = tonumber(ARGV[9])
 if ttl > 0 then
   redis.call('PEXPIRE', KEYS[3], ttl)
   redis.call('PEXPIRE', KEYS[4], ttl)
-  for i = 7, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
+  for i = 9, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
 end
-return {'ok', archived}
+local attached = 0
+if ARGV[10] ~= '' and matches(generation(KEYS[7]), ARGV[10], ARGV[11]) then
+  redis.call('SET', KEYS[7], ARGV[12])
+  redis.call('ZADD', KEYS[8], 0, ARGV[7])
+  redis.call('SADD', KEYS[6], ARGV[13])
+  if tonumber(ARGV[14]) > 0 then redis.call('PEXPIRE', KEYS[7], ARGV[14]) end
+  attached = 1
+end
+if ARGV[15] == '1' then redis.call('DEL', KEYS[1]) end
+return {'ok', archived, attached}
 """
 )
 

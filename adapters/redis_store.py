@@ -32,6 +32,7 @@ import redis
 
 from memory_summary.domain import (
     NAMESPACE,
+    AttachedRecord,
     CommitResult,
     Message,
     StoreError,
@@ -40,12 +41,13 @@ from memory_summary.domain.recall import message_terms
 
 from . import redis_history
 from . import redis_lua as lua
-from .fence import commit_prelude
+from .fence import CommitsWithMore, attach_prelude, commit_prelude
 from .message_rows import (
     check_key,
     check_limit,
     check_row_id,
     check_ttl,
+    decode_record,
     message_values,
     new_token,
     row_message,
@@ -71,7 +73,7 @@ def _ms(seconds: float) -> int:
     return min(max(1, math.ceil(seconds * 1000)), _MAX_TTL_MS)
 
 
-class RedisStore(RedisHistory, RedisMetadata):
+class RedisStore(RedisHistory, RedisMetadata, CommitsWithMore):
     """A compression store on a Redis server, shared by every process that opens it.
 
     Args:
@@ -243,6 +245,30 @@ class RedisStore(RedisHistory, RedisMetadata):
             rows.reverse()
         return rows
 
+    def read_window(
+        self, session_id: str, *, limit: int, namespace: str
+    ) -> tuple[list[Message], dict[str, object] | None]:
+        """Return the newest ``limit`` active messages and the record, in one script.
+
+        See ``WindowReadingStore``: one round trip instead of two.
+        """
+        check_key("session_id", session_id)
+        check_key("namespace", namespace)
+        check_limit(limit)
+        if limit == 0:
+            return [], self.get_metadata(namespace, session_id)
+        raw_rows, raw_record = self._script(
+            "WINDOW",
+            session_id,
+            [*self._history_keys(session_id), self._record(namespace, session_id)],
+            [limit],
+        )
+        rows = self._rows(raw_rows)
+        rows.reverse()
+        if raw_record is None:
+            return rows, None
+        return rows, decode_record(namespace, session_id, raw_record)
+
     def get_full_history(
         self, session_id: str, limit: int | None = None
     ) -> list[Message]:
@@ -365,7 +391,7 @@ class RedisStore(RedisHistory, RedisMetadata):
 
     # -- the fenced commit and forgetting
 
-    def commit_compaction(
+    def commit_compaction_with(
         self,
         session_id: str,
         *,
@@ -376,10 +402,12 @@ class RedisStore(RedisHistory, RedisMetadata):
         expect_archived: int = 0,
         lease: str | None = None,
         separator: Callable[[int], Message | None] | None = None,
+        attach: AttachedRecord | None = None,
+        release_lease: bool = False,
     ) -> CommitResult:
-        """Archive and replace the summary record in one atomic script, fenced.
+        """The fenced commit, its attached record and the lease's release: one script.
 
-        See ``CompressionStore.commit_compaction``. The store has no archive of its
+        See ``AttachingStore.commit_compaction_with``. The store has no archive of its
         own: separators go to the engine's ``archive``.
         """
         if separator is not None:
@@ -392,6 +420,28 @@ class RedisStore(RedisHistory, RedisMetadata):
             expect_archived=expect_archived,
             lease=lease,
         )
+        attached = attach_prelude(
+            session_id,
+            attach,
+            namespace=namespace,
+            lease=lease,
+            release_lease=release_lease,
+        )
+        if attach is None or attached is None:
+            side = [self._record(namespace, session_id), self._key("x", namespace)]
+            side_args: list[str | int] = ["", "", "", "", "0"]
+        else:
+            side = [
+                self._record(attach.namespace, session_id),
+                self._key("x", attach.namespace),
+            ]
+            side_args = [
+                "none" if attach.expect_generation is None else "gen",
+                attach.expect_generation or "",
+                attached,
+                attach.namespace,
+                self._ttl if attach.namespace in self._session_namespaces else "0",
+            ]
         reply = self._script(
             "COMMIT",
             session_id,
@@ -401,6 +451,7 @@ class RedisStore(RedisHistory, RedisMetadata):
                 *self._history_keys(session_id)[:2],
                 self._key("x", namespace),
                 self.prefix + "namespaces",
+                *side,
                 *self._session_keys(session_id)[1:],  # instructions, index, records
             ],
             [
@@ -413,13 +464,15 @@ class RedisStore(RedisHistory, RedisMetadata):
                 session_id,
                 namespace,
                 self._ttl if namespace in self._session_namespaces else "0",
+                *side_args,
+                "1" if release_lease else "",
             ],
         )
         if reply[0] != b"ok":
             reason = reply[0].decode()
             log.debug("session %s: commit fenced (%s)", session_id, reason)
             return CommitResult(fenced=reason)
-        return CommitResult(archived=int(reply[1]))
+        return CommitResult(archived=int(reply[1]), attached=bool(int(reply[2])))
 
     def forget_session(self, session_id: str, *, namespaces: Sequence[str]) -> int:
         check_key("session_id", session_id)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar, TypeAlias
 
 from memory_summary.domain import (
+    AttachedRecord,
     CommitResult,
     Message,
     StoreUnavailable,
@@ -24,7 +25,7 @@ from memory_summary.domain import (
 
 from .dialect import Dialect, render_queries
 from .driver import Executor, SqlDriver
-from .fence import commit_prelude, fence_reason
+from .fence import CommitsWithMore, attach_prelude, commit_prelude, fence_reason
 from .message_rows import (
     check_key,
     check_limit,
@@ -35,7 +36,7 @@ from .message_rows import (
     stored_message,
 )
 from .search_index import SearchIndex
-from .sql_fence import Fenced, SqlCommitChecks
+from .sql_fence import Fenced, SqlCommitChecks, stored_generation_of
 from .sql_history import SqlHistory
 from .sql_records import SqlRecords
 
@@ -47,7 +48,7 @@ Migration: TypeAlias = "str | Callable[[Executor], None]"
 transaction (say, building an index of the rows already stored)."""
 
 
-class SqlStore(SqlHistory, SqlRecords):
+class SqlStore(SqlHistory, SqlRecords, CommitsWithMore):
     """The contract of ``CompressionStore`` over any ``SqlDriver``; faces subclass it.
 
     A subclass builds its driver, dialect, history index and migrations and calls
@@ -278,7 +279,7 @@ class SqlStore(SqlHistory, SqlRecords):
 
     # -- the fenced commit and forgetting
 
-    def commit_compaction(
+    def commit_compaction_with(
         self,
         session_id: str,
         *,
@@ -289,12 +290,15 @@ class SqlStore(SqlHistory, SqlRecords):
         expect_archived: int = 0,
         lease: str | None = None,
         separator: Callable[[int], Message | None] | None = None,
+        attach: AttachedRecord | None = None,
+        release_lease: bool = False,
     ) -> CommitResult:
-        """Archive and replace the summary record in one fenced transaction.
+        """The fenced commit, its attached record, the lease release: one transaction.
 
-        See ``CompressionStore.commit_compaction``. A stored record that cannot be
+        See ``AttachingStore.commit_compaction_with``. A stored record that cannot be
         decoded fences the commit (``"generation"``): it is never overwritten before
-        the engine moved it aside with ``quarantine_metadata``.
+        the engine moved it aside with ``quarantine_metadata``. An attached record's
+        stored one that cannot be decoded is left as it is, for the same reason.
         """
         data = commit_prelude(
             session_id,
@@ -304,6 +308,15 @@ class SqlStore(SqlHistory, SqlRecords):
             expect_archived=expect_archived,
             lease=lease,
         )
+        attached = attach_prelude(
+            session_id,
+            attach,
+            namespace=namespace,
+            lease=lease,
+            release_lease=release_lease,
+        )
+        q = self._q
+        wrote = False
         try:
             with self._driver.transaction("commit_compaction", session_id) as tx:
                 archived = self._fenced_commit(
@@ -319,13 +332,31 @@ class SqlStore(SqlHistory, SqlRecords):
                 marker = separator(archived) if separator is not None else None
                 if marker is not None:
                     tx.execute(
-                        self._q["insert_archive"],
-                        (session_id, *message_values(marker)),
+                        q["insert_archive"], (session_id, *message_values(marker))
                     )
+                if attach is not None and attached is not None:
+                    wrote = self._attach(tx, session_id, attach, attached)
+                if release_lease:
+                    tx.execute(q["release_lease"], (session_id, lease))
         except Fenced as fence:
             log.debug("session %s: commit fenced (%s)", session_id, fence.reason)
             return CommitResult(fenced=fence.reason)
-        return CommitResult(archived=archived)
+        return CommitResult(archived=archived, attached=wrote)
+
+    def _attach(
+        self, tx: Executor, session_id: str, attach: AttachedRecord, data: str
+    ) -> bool:
+        """Replace the attached record if its generation matches; tell whether."""
+        q, namespace = self._q, attach.namespace
+        row = tx.execute(q["lock_metadata"], (namespace, session_id)).fetchone()
+        try:
+            stored = stored_generation_of(namespace, session_id, row)
+        except Fenced:
+            return False  # undecodable: left for the reader to quarantine
+        if stored != attach.expect_generation:
+            return False
+        tx.execute(q["upsert_metadata"], (namespace, session_id, data))
+        return True
 
     def _fenced_commit(
         self,

@@ -87,6 +87,8 @@ from .pins import PinScan, extract_pins, pinned_section, scan_pins, with_pins
 from .plan import CompressionPlan, injection_budget_tokens, plan_compression
 from .ports import (
     Archive,
+    AttachedRecord,
+    AttachingStore,
     BatchSavingStore,
     CommitResult,
     CompactionStore,
@@ -162,6 +164,8 @@ __all__ = [
     "Accepted",
     "AnthropicSystem",
     "Archive",
+    "AttachedRecord",
+    "AttachingStore",
     "Backoff",
     "BatchSavingStore",
     "Breaker",

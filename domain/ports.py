@@ -79,6 +79,8 @@ class CommitResult:
 
     archived: int = 0
     fenced: FenceReason | None = None
+    attached: bool = False
+    """An ``AttachingStore`` wrote the commit's attached record with it."""
 
     @property
     def committed(self) -> bool:
@@ -285,6 +287,56 @@ class WindowReadingStore(CompressionStore, Protocol):
 
         Raises:
             MalformedRecord: as ``get_metadata`` does.
+        """
+        ...
+
+
+@attrs.frozen
+class AttachedRecord:
+    """A second record to write with a compression's commit, fenced on its own.
+
+    ``record`` replaces the one stored under (``namespace``, session id) only if that
+    one carries ``expect_generation`` (the same rule as the commit's own record).
+    """
+
+    namespace: str
+    record: Mapping[str, object]
+    expect_generation: str | None
+
+
+@runtime_checkable
+class AttachingStore(CompressionStore, Protocol):
+    """A compression store that commits a second record and the lease's release too.
+
+    An optional capability (every store this library ships has it): the engine
+    writes a summary's lineage with the commit that made the summary, and drops the
+    lease with the compression's last commit, in that commit's transaction instead
+    of one transaction each. For any other store it makes those writes apart.
+    """
+
+    def commit_compaction_with(
+        self,
+        session_id: str,
+        *,
+        namespace: str,
+        record: Mapping[str, object],
+        expect_generation: str | None,
+        through_id: int | None = None,
+        expect_archived: int = 0,
+        lease: str | None = None,
+        separator: Callable[[int], Message | None] | None = None,
+        attach: AttachedRecord | None = None,
+        release_lease: bool = False,
+    ) -> CommitResult:
+        """Do ``commit_compaction``; with it, in its transaction, if it applies.
+
+        1. ``attach`` replaces its stored record when that one carries its
+           ``expect_generation``; otherwise (or when the stored one cannot be
+           decoded) the attached record is left as it is, and the commit still
+           applies: ``CommitResult.attached`` says which;
+        2. with ``release_lease``, the lease ``lease`` is dropped.
+
+        A fenced commit writes neither and leaves the lease as it is.
         """
         ...
 

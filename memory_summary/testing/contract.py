@@ -23,7 +23,8 @@ methods (``save_message``, ``get_history``, ``get_full_history``, ``trim_history
 the metadata methods, ``clear_session``, ``clear_all``) and the compression ones
 (``count_history``, ``get_oldest_history``, ``get_archived``, ``commit_compaction``,
 ``forget_session``, ``quarantine_metadata`` and the leases). The optional batch save
-(``save_messages``) is tested when the store has it and skipped otherwise. Needs
+(``save_messages``) and commit with more (``commit_compaction_with``) are tested when
+the store has them and skipped otherwise. Needs
 ``pip install 'memory-summary[testing]'``.
 """
 
@@ -34,6 +35,7 @@ from .extra import pytest  # noqa: F401 (first: a missing extra is named)
 # isort: split
 
 from .archived_contract import ArchivedContract
+from .attaching_contract import AttachingContract
 from .batch_contract import BatchContract
 from .content_contract import ContentContract
 from .fencing_contract import FencingContract
@@ -51,6 +53,7 @@ class StoreContract(
     ContentContract,
     ArchivedContract,
     FencingContract,
+    AttachingContract,
     LeaseContract,
     HostileContract,
     BatchContract,

@@ -114,16 +114,20 @@ class InstrumentedSummarizer:
 
 
 class FailingStore(InMemoryStore):
-    """Raises StoreError from ``commit_compaction`` while ``failing`` is set."""
+    """Raises StoreError from every fenced commit while ``failing`` is set.
+
+    Both ``commit_compaction`` and ``commit_compaction_with`` (which the engine
+    calls) fail: the first delegates to the second.
+    """
 
     def __init__(self) -> None:
         super().__init__()
         self.failing = True
 
-    def commit_compaction(self, session_id: str, **kwargs: Any) -> CommitResult:
+    def commit_compaction_with(self, session_id: str, **kwargs: Any) -> CommitResult:
         if self.failing:
             raise StoreError(f"commit_compaction failed for {session_id!r}")
-        return super().commit_compaction(session_id, **kwargs)
+        return super().commit_compaction_with(session_id, **kwargs)
 
 
 class OverlapRecorder:

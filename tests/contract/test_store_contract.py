@@ -13,7 +13,7 @@ import sqlite3
 
 import pytest
 
-from memory_summary import Message, StoreError
+from memory_summary import MalformedRecord, Message, StoreError
 from memory_summary.adapters import InMemoryStore, SqliteStore
 from memory_summary.domain import BatchSavingStore
 from memory_summary.testing.contract import StoreContract
@@ -25,6 +25,7 @@ from tests.contract.stores import (
     make_postgres,
     make_redis,
     make_store,
+    write_raw_metadata,
 )
 
 
@@ -123,5 +124,42 @@ def test_the_window_and_the_record_read_together_as_apart(store):
     window, record = read_window(store, sid, limit=5, namespace="summary")
     assert window == store.get_history(sid, limit=5)
     assert record == store.get_metadata("summary", sid)
-    if kind_of(store) != "redis":
-        assert isinstance(store, WindowReadingStore)
+    assert isinstance(store, WindowReadingStore)
+
+
+def test_the_window_read_together_keeps_instructions_and_the_archive_apart(store):
+    from memory_summary.actors.records import read_window
+
+    sid = "window-archive"
+    saved = [store.save_message(sid, Message("system", "rules"))]
+    saved += [store.save_message(sid, Message("user", f"m{i}")) for i in range(5)]
+    store.trim_history(sid, 2)  # the instructions stay active below the archive
+
+    for limit in (1, 2, 3, 4, 50):
+        assert read_window(store, sid, limit=limit, namespace="summary") == (
+            store.get_history(sid, limit=limit),
+            None,
+        )
+    assert store.get_history(sid, limit=3) == [saved[0], *saved[-2:]]
+
+
+def test_an_undecodable_record_fails_the_window_read_as_it_fails_a_read(
+    foreign_store,
+):
+    from memory_summary.actors.records import read_window
+
+    sid = "window-garbage"
+    store = foreign_store
+    store.save_message(sid, Message("user", "one"))
+    write_raw_metadata(store, "summary", sid, "not json")
+
+    with pytest.raises(MalformedRecord):
+        store.get_metadata("summary", sid)
+    with pytest.raises(MalformedRecord):
+        read_window(store, sid, limit=5, namespace="summary")
+
+
+def test_every_shipped_store_commits_with_more(store):
+    from memory_summary.domain import AttachingStore
+
+    assert isinstance(store, AttachingStore)

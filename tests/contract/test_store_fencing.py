@@ -15,7 +15,7 @@ import pytest
 
 from memory_summary import Message, StoreError
 from memory_summary.adapters import InMemoryStore
-from memory_summary.domain import CommitResult
+from memory_summary.domain import AttachedRecord, CommitResult
 from memory_summary.testing.fencing_contract import (
     NS,
     commit,
@@ -109,3 +109,35 @@ def test_an_undecodable_record_fences_and_is_never_overwritten(foreign_store, si
 
 
 # -- forget_session
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ["not json", "[1, 2]", '{"generation": "l1"', '"a string"'],
+    ids=["text", "array", "cut-short", "json-string"],
+)
+def test_an_undecodable_attached_record_is_left_as_it_is_and_the_commit_applies(
+    foreign_store, sid, raw
+):
+    store = foreign_store
+    saved, lease = start_compressing(store, sid)
+    write_raw_metadata(store, "lineage", sid, raw)
+
+    result = store.commit_compaction_with(
+        sid,
+        namespace=NS,
+        record={"generation": "g2"},
+        expect_generation="g1",
+        through_id=saved[1].id,
+        expect_archived=2,
+        lease=lease,
+        attach=AttachedRecord("lineage", {"generation": "l2"}, None),
+        release_lease=True,
+    )
+
+    assert result == CommitResult(archived=2, attached=False)
+    assert (
+        read_raw_metadata(store, "lineage", sid) == raw
+    )  # for the reader to quarantine
+    assert store.get_metadata(NS, sid) == {"generation": "g2"}
+    assert store.lease_owner(sid) is None
