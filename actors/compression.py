@@ -9,14 +9,16 @@ or the summarizer becomes an observation; one guard turns a bug into an
 ``internal_error`` outcome.
 
 The executor takes the session's lease before it reads under it and releases it at
-the end; the engine's ``LeaseKeeper`` renews it meanwhile. Every commit is fenced: it
+the end (with the last commit, on an ``AttachingStore``); the engine's
+``LeaseKeeper`` renews it meanwhile. Every commit is fenced: it
 applies only if the record still carries the generation the compression read and
 exactly the messages it folded are still active, so a compression that spans a
 clear, a forget, a lost lease or a second writer commits nothing more.
 
-(About 400 lines: one executor, one ``perform`` per action. The summarizer call
-lives in ``summary_call``, taking a lease in ``leases``, the breakers in
-``breakers``.)
+(About 460 lines: one executor, one ``perform`` per action, and the fenced commit
+with or without an ``AttachingStore``. The summarizer call lives in ``summary_call``,
+taking a lease in ``leases``, the breakers in ``breakers``, the lineage in
+``lineage``.)
 """
 
 from __future__ import annotations
@@ -24,12 +26,15 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from typing import cast
 
 import attrs
 
 from memory_summary.domain import (
     NAMESPACE,
     Archive,
+    AttachingStore,
+    CommitResult,
     CompressionPlan,
     CompressionStore,
     Message,
@@ -37,6 +42,7 @@ from memory_summary.domain import (
     Reason,
     StoreError,
     SummaryConfig,
+    SummaryRecord,
     latest_todo_call,
     plan_compression,
     separator_message,
@@ -134,6 +140,13 @@ class Compressor:
     _plans: dict[tuple[object, ...], CompressionPlan] = attrs.field(
         factory=dict, init=False
     )
+
+    attaching: bool = attrs.field(init=False)
+    """The store commits the lineage and the lease's release with a compression."""
+
+    @attaching.default
+    def _attaching_default(self) -> bool:
+        return isinstance(self.store, AttachingStore)
 
     @property
     def archive_shares_store(self) -> bool:
@@ -340,11 +353,17 @@ class _Run:
         )
 
     def _commit(self, action: Commit) -> Observation:
-        """Commit one fenced step; a compression's final step writes its separator."""
+        """Commit one fenced step; a compression's final step writes its separator.
+
+        On an ``AttachingStore`` the same transaction writes the summary's new
+        lineage version and, on the final step, drops the lease.
+        """
         c, sid = self._c, self._sid
         if c.is_cancelled():
             return Cancelled()
-        assert self._lease is not None
+        lease = self._lease
+        if lease is None:  # dropped by a final commit: nothing may follow it
+            return Fenced("lease")
         record = attrs.evolve(
             action.record, generation=c.new_generation(), updated_at=c.clock()
         )
@@ -355,15 +374,8 @@ class _Run:
             assert final is not None
             return self._separator(final, action.archived_before + archived)
 
-        result = c.store.commit_compaction(
-            sid,
-            namespace=NAMESPACE,
-            record=record.to_mapping(),
-            expect_generation=action.expect_generation,
-            through_id=action.through_id,
-            expect_archived=action.expect_archived,
-            lease=self._lease,
-            separator=separator if shared else None,
+        result = self._fenced_commit(
+            action, record, lease, separator if shared else None
         )
         if result.fenced is not None:
             return Fenced(result.fenced)
@@ -374,20 +386,62 @@ class _Run:
                     c.archive.save_message(sid, marker)
                 except Exception:  # the archive is optional: it never undoes a commit
                     log.exception("session %s: writing the separator failed", sid)
-        if action.version is not None:
-            self._versioned(action.previous, record, *action.version)
         return Committed(record, result.archived)
 
-    def _versioned(
+    def _fenced_commit(
         self,
-        before: object,
-        record: object,
-        first_id: int,
-        last_id: int,
-    ) -> None:
-        """Append the summary just committed to the lineage, if it is a new version."""
-        c = self._c
+        action: Commit,
+        record: SummaryRecord,
+        lease: str,
+        separator: Callable[[int], Message | None] | None,
+    ) -> CommitResult:
+        """Commit ``record`` and its lineage version; the final commit drops the lease.
+
+        All in one transaction on an ``AttachingStore``; else the lineage in a commit
+        of its own right after, and the lease released by ``release``.
+        """
+        c, sid = self._c, self._sid
+        if not c.attaching:
+            result = c.store.commit_compaction(
+                sid,
+                namespace=NAMESPACE,
+                record=record.to_mapping(),
+                expect_generation=action.expect_generation,
+                through_id=action.through_id,
+                expect_archived=action.expect_archived,
+                lease=lease,
+                separator=separator,
+            )
+            if result.committed and action.version is not None:
+                self._writer().written(action.previous, record, *action.version)
+            return result
+        pending = None
+        if action.version is not None:
+            pending = self._writer().prepare(action.previous, record, *action.version)
+        release = action.final is not None
+        result = cast(AttachingStore, c.store).commit_compaction_with(
+            sid,
+            namespace=NAMESPACE,
+            record=record.to_mapping(),
+            expect_generation=action.expect_generation,
+            through_id=action.through_id,
+            expect_archived=action.expect_archived,
+            lease=lease,
+            separator=separator,
+            attach=None if pending is None else pending.attach,
+            release_lease=release,
+        )
+        if result.committed and release:
+            c.leases.dropped(lease)
+            self._lease = None
+        if result.committed and pending is not None:
+            self._writer().landed(pending, written=result.attached)
+        return result
+
+    def _writer(self) -> LineageWriter:
+        """Return this compression's lineage writer (made at its first version)."""
         if self._lineage is None:
+            c = self._c
             assert self._lease is not None
             self._lineage = LineageWriter(
                 c.store,
@@ -396,7 +450,7 @@ class _Run:
                 c.config.summary_versions_kept,
                 c.new_generation,
             )
-        self._lineage.written(before, record, first_id, last_id)  # type: ignore[arg-type]
+        return self._lineage
 
     def _separator(self, kind: OutcomeKind, archived: int) -> Message | None:
         request = self._request

@@ -132,6 +132,12 @@ class LeaseKeeper:
             with self._changed:
                 self._unreleased[token] = session_id
 
+    def dropped(self, token: str) -> None:
+        """Stop renewing ``token``: the store dropped it with a compression's commit."""
+        with self._changed:
+            self._held.pop(token, None)
+            self._changed.notify_all()
+
     def retry_releases(self) -> None:
         """Release again the leases whose release failed (the store was down)."""
         with self._changed:
@@ -215,6 +221,8 @@ class LeaseKeeper:
         with self._changed:
             if kept:
                 held.renewed_at = self._clock()
+            elif self._held.get(held.token) is not held:
+                return  # released meanwhile (a commit may drop it): not lost
             else:
                 held.lost = True
                 self._changed.notify_all()

@@ -1,10 +1,12 @@
-"""Writing a session's summary lineage after each compression commit.
+"""Writing a session's summary lineage with each compression commit.
 
-Each new summary version (``domain.lineage``) is appended right after the commit that
-wrote it, in a commit of its own, fenced the same way (the session's lease and the
-lineage row's generation): a compression that lost its lease, or a session forgotten
-meanwhile, writes nothing. Lineage is bookkeeping: a failure to write it is logged and
-never undoes or fails the compression.
+Each new summary version (``domain.lineage``) is appended by the commit that wrote it
+(on an ``AttachingStore``, every shipped store: ``prepare`` gives the record the commit
+attaches, ``landed`` takes the commit's word), or else right after it, in a commit of
+its own (``written``). Either way it is fenced like the summary (the session's lease)
+and by the lineage row's own generation: a compression that lost its lease, or a
+session forgotten meanwhile, writes nothing. Lineage is bookkeeping: a failure to
+write it is logged and never undoes or fails the compression.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Callable
 import attrs
 
 from memory_summary.domain import (
+    AttachedRecord,
     CompressionStore,
     MalformedRecord,
     StoreError,
@@ -32,6 +35,14 @@ from memory_summary.domain.lineage import (
 log = logging.getLogger(__name__)
 
 
+@attrs.frozen
+class PendingVersion:
+    """A lineage with one more version, as a commit attaches it."""
+
+    attach: AttachedRecord
+    lineage: Lineage
+
+
 @attrs.define
 class LineageWriter:
     """Appends the versions one compression writes to the session's lineage."""
@@ -44,6 +55,51 @@ class LineageWriter:
     _lineage: Lineage | None = None
     _stopped: bool = False
 
+    def prepare(
+        self,
+        before: SummaryRecord | None,
+        after: SummaryRecord,
+        first_id: int,
+        last_id: int,
+    ) -> PendingVersion | None:
+        """Return the lineage record to commit with ``after``, if a new version.
+
+        None when ``after`` is no new version, or once a write failed or was fenced
+        (this compression records no more). Reads the stored lineage once.
+        """
+        previous = before.compressions if before is not None else 0
+        if self._stopped or not after.text or after.compressions <= previous:
+            return None
+        try:
+            lineage = self._load(fresh=before is None)
+        except StoreError as exc:
+            self._failed(exc)
+            return None
+        version = SummaryVersion(
+            after.compressions, first_id, last_id, after.updated_at, after.text
+        )
+        versions, ranges = with_version(lineage, version, kept=self.kept)
+        generation = self.new_generation()
+        return PendingVersion(
+            AttachedRecord(
+                VERSIONS_NAMESPACE,
+                lineage_mapping(versions, ranges, generation),
+                lineage.generation,
+            ),
+            Lineage(versions, ranges, generation),
+        )
+
+    def landed(self, pending: PendingVersion, *, written: bool) -> None:
+        """Take note of whether the commit wrote ``pending`` (else write no more)."""
+        if written:
+            self._lineage = pending.lineage
+            return
+        log.debug(
+            "session %s: summary version not recorded (its lineage changed)",
+            self.session_id,
+        )
+        self._stopped = True
+
     def written(
         self,
         before: SummaryRecord | None,
@@ -51,38 +107,39 @@ class LineageWriter:
         first_id: int,
         last_id: int,
     ) -> None:
-        """Record ``after`` when it is a new summary version folding the ids given."""
-        previous = before.compressions if before is not None else 0
-        if self._stopped or not after.text or after.compressions <= previous:
+        """Record ``after`` in a commit of its own, if it is a new summary version."""
+        pending = self.prepare(before, after, first_id, last_id)
+        if pending is None:
             return
-        sid = self.session_id
+        attach = pending.attach
         try:
-            lineage = self._load(fresh=before is None)
-            version = SummaryVersion(
-                after.compressions, first_id, last_id, after.updated_at, after.text
-            )
-            versions, ranges = with_version(lineage, version, kept=self.kept)
-            generation = self.new_generation()
             result = self.store.commit_compaction(
-                sid,
-                namespace=VERSIONS_NAMESPACE,
-                record=lineage_mapping(versions, ranges, generation),
-                expect_generation=lineage.generation,
+                self.session_id,
+                namespace=attach.namespace,
+                record=attach.record,
+                expect_generation=attach.expect_generation,
                 lease=self.lease,
             )
         except StoreError as exc:
-            log.warning(
-                "session %s: recording the summary version failed: %s", sid, exc
-            )
-            self._stopped = True
+            self._failed(exc)
             return
         if result.fenced is not None:
             log.debug(
-                "session %s: summary version not recorded (%s)", sid, result.fenced
+                "session %s: summary version not recorded (%s)",
+                self.session_id,
+                result.fenced,
             )
             self._stopped = True
             return
-        self._lineage = Lineage(versions, ranges, generation)
+        self.landed(pending, written=True)
+
+    def _failed(self, exc: StoreError) -> None:
+        log.warning(
+            "session %s: recording the summary version failed: %s",
+            self.session_id,
+            exc,
+        )
+        self._stopped = True
 
     def _load(self, *, fresh: bool) -> Lineage:
         if self._lineage is not None:

@@ -18,7 +18,11 @@ SHORT_TTL_S = 0.3
 
 
 class LeaseWatch:
-    """Delegates to a store; counts lease renewals and can make releases fail."""
+    """Delegates to a store; counts lease renewals and can make releases fail.
+
+    It hides ``commit_compaction_with``: a store without it releases the lease in
+    a call of its own, which is what these tests make fail.
+    """
 
     def __init__(self, store: object) -> None:
         self._store = store
@@ -27,6 +31,8 @@ class LeaseWatch:
         self.failing_releases = 0
 
     def __getattr__(self, name: str) -> object:
+        if name == "commit_compaction_with":
+            raise AttributeError(name)
         return getattr(self._store, name)
 
     def renew_lease(self, session_id: str, token: str, *, ttl_s: float) -> bool:
@@ -168,3 +174,40 @@ def test_the_keeper_renews_each_third_of_the_lease_and_marks_a_refused_one_lost(
     assert rows.renewed == [("token", 30.0), ("token", 30.0)]
     assert lost
     assert not keeper.holds_session("s")
+
+
+class BlockedRenewal(LeaseRows):
+    """A renewal that waits for the test, then finds the lease gone."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.keep = False
+        self.proceed = threading.Event()
+
+    def renew_lease(self, session_id: str, token: str, *, ttl_s: float) -> bool:
+        self.asked.release()
+        assert self.proceed.wait(timeout=10)
+        return self.keep
+
+
+def test_a_lease_dropped_by_a_commit_during_its_renewal_is_not_reported_lost(caplog):
+    from memory_summary.actors.leases import LeaseKeeper
+
+    rows, clock = BlockedRenewal(), FakeClock()
+    keeper = LeaseKeeper(rows, clock=clock)
+    keeper.hold("s", "token", ttl_s=30.0)
+    clock.now = 10.0
+    keeper.tick()
+    assert rows.asked.acquire(timeout=5)  # the keeper is inside renew_lease
+
+    keeper.dropped("token")  # the final commit dropped it in the store
+    with caplog.at_level("WARNING", logger="memory_summary.actors.leases"):
+        rows.proceed.set()  # the store answers: no such lease
+        with keeper._changed:
+            idle = keeper._changed.wait_for(lambda: keeper._thread is None, timeout=5)
+
+    assert idle
+    assert not keeper.is_lost("token")
+    assert not keeper.holds_session("s")
+    assert keeper.unreleased() == 0
+    assert "lost" not in caplog.text

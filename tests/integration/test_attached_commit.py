@@ -1,0 +1,119 @@
+"""A compression's last commit carries its lineage and its lease's release.
+
+On an ``AttachingStore`` (every shipped store) a one-chunk compression writes through
+one ``commit_compaction_with``: the summary, the archive, the lineage version and the
+lease's release in one transaction. A store without the capability gets the same
+result from separate calls.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from memory_summary import Message, SummaryConfig
+from memory_summary.testing.fakes import ScriptedSummarizer
+from tests.contract.stores import STORE_KINDS, store_for
+
+CONFIG = SummaryConfig(threshold=10, keep_recent=4, summary_versions_kept=2)
+WRITES = {"commit_compaction", "commit_compaction_with", "release_lease"}
+
+
+@pytest.fixture(params=STORE_KINDS)
+def store(request, tmp_path):
+    yield from store_for(request, request.param, tmp_path)
+
+
+class Calls:
+    """Delegates to a store and counts its write calls; can hide the capability."""
+
+    def __init__(self, store: Any, *, attaching: bool = True) -> None:
+        self._store = store
+        self._attaching = attaching
+        self.calls: Counter[str] = Counter()
+        self.lock = threading.Lock()
+        self.before_commit: list[Any] = []  # run once each before the next commit
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "commit_compaction_with" and not self._attaching:
+            raise AttributeError(name)
+        method = getattr(self._store, name)
+        if name not in WRITES:
+            return method
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with self.lock:
+                self.calls[name] += 1
+                hooks, self.before_commit[:] = list(self.before_commit), []
+            for hook in hooks:
+                hook()
+            return method(*args, **kwargs)
+
+        return call
+
+
+def _fill(store: Any, sid: str, count: int) -> list[Message]:
+    return [
+        store.save_message(sid, Message("user" if i % 2 == 0 else "assistant", f"t{i}"))
+        for i in range(count)
+    ]
+
+
+def test_a_compression_commits_its_lineage_and_release_in_one_call(store, make_engine):
+    calls = Calls(store)
+    saved = _fill(store, "s", 14)
+    engine = make_engine(calls, ScriptedSummarizer("Summary one."), config=CONFIG)
+
+    outcome = engine.compress("s").result(timeout=30)
+    versions = engine.summary_history("s")
+
+    assert outcome.kind == "compressed", outcome.detail
+    assert calls.calls == Counter(commit_compaction_with=1)
+    assert store.lease_owner("s") is None
+    assert [(v.version, v.summary) for v in versions] == [(1, "Summary one.")]
+    assert versions[0].folded(saved[0].id)
+    assert not versions[0].folded(saved[-1].id)
+    # the next compression takes the lease and appends the next version
+    _fill(store, "s", 8)
+    assert engine.compress("s").result(timeout=30).kind == "compressed"
+    assert [v.version for v in engine.summary_history("s")] == [1, 2]
+
+
+def test_a_store_without_the_capability_gets_the_same_from_separate_calls(
+    store, make_engine
+):
+    calls = Calls(store, attaching=False)
+    saved = _fill(store, "s", 14)
+    engine = make_engine(calls, ScriptedSummarizer("Summary one."), config=CONFIG)
+
+    outcome = engine.compress("s").result(timeout=30)
+    versions = engine.summary_history("s")
+
+    assert outcome.kind == "compressed", outcome.detail
+    # the summary, then the lineage, then the release
+    assert calls.calls == Counter(commit_compaction=2, release_lease=1)
+    assert store.lease_owner("s") is None
+    assert [(v.version, v.summary) for v in versions] == [(1, "Summary one.")]
+    assert versions[0].folded(saved[0].id)
+
+
+def test_a_lineage_changed_meanwhile_is_left_alone_and_the_summary_commits(
+    store, make_engine
+):
+    calls = Calls(store)
+    _fill(store, "s", 14)
+    engine = make_engine(calls, ScriptedSummarizer("Summary one."), config=CONFIG)
+    foreign = {"generation": "someone else's", "versions": []}
+    calls.before_commit.append(
+        lambda: store.save_metadata("summary.versions", "s", foreign)
+    )
+
+    outcome = engine.compress("s").result(timeout=30)
+
+    assert outcome.kind == "compressed", outcome.detail
+    assert engine.summary("s").text == "Summary one."
+    assert store.get_metadata("summary.versions", "s") == foreign
+    assert store.lease_owner("s") is None
