@@ -105,6 +105,32 @@ def test_a_lease_and_the_fence_survive_a_server_restart(pg_cluster, mode):  # no
         store.close()
 
 
+def _wait_until_the_pool_reconnects(store, timeout_s: float = 60.0) -> None:
+    """Wait until the store answers again after a restart.
+
+    psycopg_pool reconnects with a doubling delay (1, 2, 4 s...) while the server is
+    down, so its first connection after a restart may come several seconds later,
+    more on a loaded machine: longer than the store's 3 s ``timeout_s``.
+    """
+    import threading
+    import time
+
+    from memory_summary import StoreError
+
+    def answers() -> bool:
+        try:
+            store.count_history(SID)
+        except StoreError:
+            return False
+        return True
+
+    pause = threading.Event()  # never set: spaces the attempts
+    deadline = time.monotonic() + timeout_s
+    while not answers():
+        assert time.monotonic() < deadline, "the store never answered again"
+        pause.wait(0.2)
+
+
 def test_an_engine_reclaims_its_own_lease_after_a_restart_mid_compression(pg_cluster):  # noqa: F811
     import threading
 
@@ -126,6 +152,7 @@ def test_an_engine_reclaims_its_own_lease_after_a_restart_mid_compression(pg_clu
             first = running.result(timeout=60)
             pg_cluster.start()
             orphaned = [owner for _, owner in raw_leases_in(pg_cluster.dsn, "reclaim")]
+            _wait_until_the_pool_reconnects(store)
 
             second = engine.compress(SID).result(timeout=60)
 
