@@ -21,6 +21,7 @@ EXPECTED = (
     "growth",
     "stores",
     "engine_cpu",
+    "contention",
     "facts",
     "aio_stall",
     "masking",
@@ -348,6 +349,30 @@ def _hostile_text(results: list[object]) -> list[str]:
     return problems
 
 
+CONTENTION_CALLS = ("turn_after", "build_prompt", "save_message")
+
+
+def _contention(results: list[object]) -> list[str]:
+    """Return the problems of contention's rows: each store's calls, all measured."""
+    problems = []
+    for row in results:
+        if not isinstance(row, dict) or "store" not in row:
+            return ["contention: a row is not a store's"]
+        label = f"contention {row['store']}"
+        for call in CONTENTION_CALLS:
+            stats = row.get(call)
+            if not isinstance(stats, dict) or any(
+                k not in stats for k in ("count", "p50_us", "p99_us", "max_us")
+            ):
+                problems.append(f"{label}: no {call} percentiles")
+            elif call == "turn_after" and stats["count"] != row.get("turns"):
+                problems.append(f"{label}: {stats['count']} turn_after of a chat")
+    stores = [r.get("store") for r in results if isinstance(r, dict)]
+    if not {"InMemoryStore", "SqliteStore"} <= set(stores):
+        problems.append(f"contention: stores {stores} lack the embedded ones")
+    return problems
+
+
 def _selected(directory: Path) -> tuple[str, ...]:
     manifest = directory / "run.json"
     if not manifest.exists():
@@ -378,6 +403,8 @@ def check(directory: Path) -> list[str]:
             problems.append(f"{name}: missing, negative or NaN figures")
         if name == "engine_cpu":
             problems += _engine_cpu(results, payload.get("quick") is True)
+        if name == "contention":
+            problems += _contention(results)
         if name == "facts":
             problems += _facts(results, payload.get("quick") is True)
         if name == "aio_stall":

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import aio_stall
+import contention
 import cost
 import engine_cpu
 import engine_load
@@ -34,6 +35,7 @@ BENCHMARKS = {
     "growth": engine_load.growth,
     "stores": stores.run,
     "engine_cpu": engine_cpu.run,
+    "contention": contention.run,
     "facts": facts.run,
     "aio_stall": aio_stall.run,
     "masking": masking.run,
@@ -57,6 +59,8 @@ def _write_manifest(out: Path, selected: list[str], quick: bool) -> None:
 def _rows(name: str, results: list[dict]) -> list[dict]:
     if name == "engine_cpu":
         return engine_cpu.rows(results)
+    if name == "contention":
+        return contention.rows(results)
     if name == "facts":
         return facts.rows(results)
     if name == "quality":
