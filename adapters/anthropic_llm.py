@@ -30,6 +30,8 @@ from memory_summary.domain import (
     SummaryReply,
     TokenUsage,
 )
+from memory_summary.domain.measure import KNOWN_CONTEXT_TOKENS as KNOWN_CONTEXT_TOKENS
+from memory_summary.domain.measure import known_context_tokens
 
 from .anthropic_errors import retry_pause_s, translated
 from .sdk_stream import SDKStream, deadline_at
@@ -43,32 +45,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "claude-haiku-4-5"
-
-# Context windows of current Claude models, longest prefix first; tokens. Every
-# Claude model since Claude 3 has a 200k window (1M is a beta you name explicitly).
-KNOWN_CONTEXT_TOKENS: tuple[tuple[str, int], ...] = (
-    ("claude-opus-4", 200_000),
-    ("claude-sonnet-4", 200_000),
-    ("claude-haiku-4", 200_000),
-    ("claude-3-7-sonnet", 200_000),
-    ("claude-3-5-sonnet", 200_000),
-    ("claude-3-5-haiku", 200_000),
-    ("claude-3", 200_000),
-    ("claude", 200_000),
-)
-
-
-def known_context_tokens(model: str) -> int | None:
-    """Return the context window of a Claude model, matched by name prefix.
-
-    >>> known_context_tokens("claude-sonnet-4-5-20250929"), known_context_tokens("x")
-    (200000, None)
-    """
-    name = model.lower().rsplit("/", 1)[-1]
-    for prefix, tokens in KNOWN_CONTEXT_TOKENS:
-        if name.startswith(prefix):
-            return tokens
-    return None
 
 
 def request_payload(

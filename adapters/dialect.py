@@ -70,6 +70,8 @@ _TEMPLATES = {
     f"WHERE {_ACTIVE} ORDER BY id DESC LIMIT 1{{lock_rows}}",
     "delete_message": "DELETE FROM {t}messages WHERE session_id = ? AND id = ?",
     "count_active": f"SELECT count(*) FROM {{t}}messages WHERE {_ACTIVE}",
+    "active_span": "SELECT count(*), min(id), max(id), coalesce(sum(id), 0) "
+    f"FROM {{t}}messages WHERE {_ACTIVE}",
     "oldest_active": f"SELECT {SELECT_COLUMNS} FROM {{t}}messages WHERE {_ACTIVE} "
     "AND id > ? ORDER BY id LIMIT ?",
     "archived_range": f"SELECT {SELECT_COLUMNS} FROM {{t}}messages "

@@ -14,7 +14,13 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar
 
-from memory_summary.domain import AttachedRecord, CommitResult, Message
+from memory_summary.domain import (
+    NO_SPAN,
+    ActiveSpan,
+    AttachedRecord,
+    CommitResult,
+    Message,
+)
 
 from .fence import CommitsWithMore, attach_prelude, commit_prelude, fence_reason
 from .memory_history import MemoryHistory, MemorySession
@@ -142,6 +148,17 @@ class InMemoryStore(MemoryHistory, MemoryRecords, CommitsWithMore):
             window = _newest(session.active() if session else [], limit)
             record = self._metadata.get((namespace, session_id))
         return window, None if record is None else json_copy(record)  # type: ignore[return-value]
+
+    def active_span(self, session_id: str) -> ActiveSpan:
+        """Return the session's ``ActiveSpan`` (see ``SpanningStore``)."""
+        check_key("session_id", session_id)
+        with self._lock:
+            session = self._sessions.get(session_id)
+            active = session.active() if session else []
+        if not active:
+            return NO_SPAN
+        ids = [message.id or 0 for message in active]
+        return ActiveSpan(len(ids), ids[0], ids[-1], sum(ids))
 
     def count_history(self, session_id: str) -> int:
         check_key("session_id", session_id)

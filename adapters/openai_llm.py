@@ -28,6 +28,8 @@ from memory_summary.domain import (
     SummarizerError,
     SummaryReply,
 )
+from memory_summary.domain.measure import KNOWN_CONTEXT_TOKENS as KNOWN_CONTEXT_TOKENS
+from memory_summary.domain.measure import known_context_tokens
 
 from .openai_errors import rejects_stream_options, retry_pause_s, translated
 from .openai_stream import OpenAIChatStream, token_usage
@@ -41,26 +43,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Context windows of well-known models, longest prefix first; used when neither the
-# configuration nor the endpoint's model listing says. Tokens.
-KNOWN_CONTEXT_TOKENS: tuple[tuple[str, int], ...] = (
-    ("gpt-4.1", 1_047_576),
-    ("gpt-4o", 128_000),
-    ("gpt-4-turbo", 128_000),
-    ("gpt-4-32k", 32_768),
-    ("gpt-4", 8_192),
-    ("gpt-3.5-turbo", 16_385),
-    ("gpt-5", 400_000),
-    ("o1-mini", 128_000),
-    ("o1", 200_000),
-    ("o3", 200_000),
-    ("o4-mini", 200_000),
-    ("claude", 200_000),
-    ("deepseek", 128_000),
-    ("qwen2.5", 32_768),
-    ("llama-3.1", 131_072),
-    ("llama3.1", 131_072),
-)
 _LISTING_KEYS = (
     "max_model_len",
     "context_length",
@@ -71,15 +53,6 @@ _STREAM_USAGE: Mapping[str, object] = {"stream_options": {"include_usage": True}
 DISABLE_THINKING_FIELDS: Mapping[str, object] = {
     "chat_template_kwargs": {"enable_thinking": False},  # vLLM / SGLang chat templates
 }
-
-
-def known_context_tokens(model: str) -> int | None:
-    """Return the context window of a well-known model, matched by name prefix."""
-    name = model.lower().rsplit("/", 1)[-1]
-    for prefix, tokens in sorted(KNOWN_CONTEXT_TOKENS, key=lambda p: -len(p[0])):
-        if name.startswith(prefix):
-            return tokens
-    return None
 
 
 class OpenAIChatLLM(SDKSummarizer[openai.Timeout]):

@@ -175,6 +175,30 @@ local b = redis.call('GET', KEYS[2]) or '0'
 return redis.call('ZCOUNT', KEYS[1], '(' .. b, '+inf') + redis.call('ZCARD', KEYS[3])
 """
 
+# KEYS: history, boundary, instructions. Returns {count, first id, last id} of the
+# active rows, ids as strings ('' when none is active); members are not copied whole.
+ACTIVE_SPAN = """
+local b = redis.call('GET', KEYS[2]) or '0'
+local above = redis.call('ZCOUNT', KEYS[1], '(' .. b, '+inf')
+local kept = redis.call('ZCARD', KEYS[3])
+local function score(key, first)
+  local got
+  if first then
+    got = redis.call('ZRANGE', KEYS[key], 0, 0, 'WITHSCORES')
+  else
+    got = redis.call('ZRANGE', KEYS[key], -1, -1, 'WITHSCORES')
+  end
+  return got[2]
+end
+local first, last = '', ''
+if kept > 0 then first = score(3, true) elseif above > 0 then
+  first = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. b, '+inf', 'WITHSCORES',
+    'LIMIT', 0, 1)[2]
+end
+if above > 0 then last = score(1, false) elseif kept > 0 then last = score(3, false) end
+return {above + kept, first, last}
+"""
+
 # KEYS: history, boundary, instructions. ARGV: limit, after id.
 OLDEST_ACTIVE = """
 local rows = redis.call(

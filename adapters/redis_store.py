@@ -26,12 +26,15 @@ import logging
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
+from decimal import Decimal
 from typing import Any, ClassVar
 
 import redis
 
 from memory_summary.domain import (
     NAMESPACE,
+    NO_SPAN,
+    ActiveSpan,
     AttachedRecord,
     CommitResult,
     Message,
@@ -67,6 +70,11 @@ _SCRIPTS = {  # the Lua scripts, by name (not the helpers they share)
     **{name: v for name, v in vars(lua).items() if name.isupper() and name[0] != "_"},
     **redis_history.SCRIPTS,
 }
+
+
+def _score_id(score: bytes | str) -> int:
+    text = score.decode() if isinstance(score, bytes) else score
+    return int(Decimal(text))
 
 
 def _ms(seconds: float) -> int:
@@ -284,6 +292,20 @@ class RedisStore(RedisHistory, RedisMetadata, CommitsWithMore):
         rows = self._rows(raw)
         rows.reverse()
         return rows
+
+    def active_span(self, session_id: str) -> ActiveSpan:
+        """Return the session's ``ActiveSpan``, without its id sum.
+
+        Every write is one script with its ids taken inside it, so no id lands
+        below another already visible: the count and the ends tell a change.
+        """
+        check_key("session_id", session_id)
+        count, first, last = self._script(
+            "ACTIVE_SPAN", session_id, self._history_keys(session_id), []
+        )
+        if not int(count):
+            return NO_SPAN
+        return ActiveSpan(int(count), _score_id(first), _score_id(last), None)
 
     def count_history(self, session_id: str) -> int:
         check_key("session_id", session_id)

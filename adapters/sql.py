@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar, TypeAlias
 
 from memory_summary.domain import (
+    NO_SPAN,
+    ActiveSpan,
     AttachedRecord,
     CommitResult,
     Message,
@@ -206,6 +208,16 @@ class SqlStore(SqlHistory, SqlRecords, CommitsWithMore):
             self._q["count_active"], (session_id,), "count_history", session_id
         )
         return int(rows[0][0])
+
+    def active_span(self, session_id: str) -> ActiveSpan:
+        check_key("session_id", session_id)
+        rows = self._driver.read(
+            self._q["active_span"], (session_id,), "active_span", session_id
+        )
+        count, first, last, total = rows[0]
+        if not count:
+            return NO_SPAN
+        return ActiveSpan(int(count), int(first), int(last), int(total))
 
     def get_oldest_history(
         self, session_id: str, limit: int, after_id: int | None = None

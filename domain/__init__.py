@@ -86,6 +86,8 @@ from .openai_format import OPENAI_EXTRAS, OpenAIMessage
 from .pins import PinScan, extract_pins, pinned_section, scan_pins, with_pins
 from .plan import CompressionPlan, injection_budget_tokens, plan_compression
 from .ports import (
+    NO_SPAN,
+    ActiveSpan,
     Archive,
     AttachedRecord,
     AttachingStore,
@@ -98,6 +100,7 @@ from .ports import (
     MetadataPages,
     PoppingStore,
     SearchableStore,
+    SpanningStore,
     StoredHit,
     StreamingSummarizer,
     Summarizer,
@@ -155,6 +158,7 @@ __all__ = [
     "MASKED_KIND",
     "MODEL_RESPONSE",
     "NAMESPACE",
+    "NO_SPAN",
     "NO_USAGE",
     "OPENAI_EXTRAS",
     "QUARANTINE_NAMESPACE",
@@ -162,6 +166,7 @@ __all__ = [
     "SKIP_REASONS",
     "SUMMARY_KIND",
     "Accepted",
+    "ActiveSpan",
     "AnthropicSystem",
     "Archive",
     "AttachedRecord",
@@ -216,6 +221,7 @@ __all__ = [
     "SessionState",
     "SkipReason",
     "Skipped",
+    "SpanningStore",
     "StoreError",
     "StoreUnavailable",
     "StoredHit",

@@ -25,6 +25,43 @@ guarded compression kept."""
 MIN_GUARD_TOKENS = 256
 
 
+KNOWN_CONTEXT_TOKENS: tuple[tuple[str, int], ...] = (
+    # Context windows of well-known chat models, matched by the longest prefix of
+    # the name; tokens. Every Claude model since Claude 3 has a 200k window.
+    ("gpt-4.1", 1_047_576),
+    ("gpt-4o", 128_000),
+    ("gpt-4-turbo", 128_000),
+    ("gpt-4-32k", 32_768),
+    ("gpt-4", 8_192),
+    ("gpt-3.5-turbo", 16_385),
+    ("gpt-5", 400_000),
+    ("o1-mini", 128_000),
+    ("o1", 200_000),
+    ("o3", 200_000),
+    ("o4-mini", 200_000),
+    ("claude", 200_000),
+    ("deepseek", 128_000),
+    ("qwen2.5", 32_768),
+    ("llama-3.1", 131_072),
+    ("llama3.1", 131_072),
+)
+
+
+def known_context_tokens(model: str) -> int | None:
+    """Return the context window of a well-known model, matched by name prefix.
+
+    Used when neither the configuration (``context_window``) nor an endpoint says.
+
+    >>> known_context_tokens("gpt-4o-2024-08-06"), known_context_tokens("mystery")
+    (128000, None)
+    """
+    name = model.lower().rsplit("/", 1)[-1]
+    for prefix, tokens in sorted(KNOWN_CONTEXT_TOKENS, key=lambda p: -len(p[0])):
+        if name.startswith(prefix):
+            return tokens
+    return None
+
+
 def message_tokens(message: Message, count: Callable[[str], int]) -> int:
     """Return what ``message`` costs in a request: its text, its calls, the template.
 

@@ -292,6 +292,82 @@ class WindowReadingStore(CompressionStore, Protocol):
 
 
 @attrs.frozen
+class ActiveSpan:
+    """What tells a session's active messages apart cheaply, without reading them.
+
+    Message ids only grow, so a set of active messages that changed (a save, a pop, a
+    compression's archive, a clear, another process's write) changes its span: the
+    engine keeps a session's prepared request and reads the history again only when
+    the span is not the one its own saves lead to (``Conversation``).
+
+    Attributes:
+        count: how many messages are active.
+        first_id: the oldest active id (None when none is).
+        last_id: the newest active id (None when none is).
+        id_sum: the sum of the active ids (0 when none is), or None from a store
+            whose writes are atomic scripts, whose ids never land out of order (a
+            sum only tells apart a late insert that meets an archive of as many).
+    """
+
+    count: int
+    first_id: int | None
+    last_id: int | None
+    id_sum: int | None
+
+    def matches(self, expected: ActiveSpan) -> bool:
+        """Tell whether this span read from the store is the ``expected`` one.
+
+        >>> ActiveSpan(2, 4, 5, None).matches(ActiveSpan(2, 4, 5, 9))
+        True
+        """
+        return (
+            self.count == expected.count
+            and self.first_id == expected.first_id
+            and self.last_id == expected.last_id
+            and (
+                self.id_sum is None
+                or expected.id_sum is None
+                or self.id_sum == expected.id_sum
+            )
+        )
+
+    def after_saving(self, ids: Sequence[int]) -> ActiveSpan:
+        """Return the span once messages with ``ids`` (all newer) are saved.
+
+        >>> ActiveSpan(2, 4, 5, 9).after_saving([7, 8])
+        ActiveSpan(count=4, first_id=4, last_id=8, id_sum=24)
+        """
+        if not ids:
+            return self
+        return ActiveSpan(
+            self.count + len(ids),
+            ids[0] if self.first_id is None else self.first_id,
+            ids[-1],
+            None if self.id_sum is None else self.id_sum + sum(ids),
+        )
+
+
+NO_SPAN = ActiveSpan(0, None, None, 0)
+"""The span of a session with no active message."""
+
+
+@runtime_checkable
+class SpanningStore(MemoryStore, Protocol):
+    """A store that tells a session's ``ActiveSpan`` in one cheap read.
+
+    An optional capability (every store this library ships has it): without it a
+    ``Conversation`` reads the session's active history on every ``prepare``.
+    """
+
+    def active_span(self, session_id: str) -> ActiveSpan:
+        """Return the count, first and last id and id sum of the active messages.
+
+        The messages ``get_history`` returns, read in one statement or one lock.
+        """
+        ...
+
+
+@attrs.frozen
 class AttachedRecord:
     """A second record to write with a compression's commit, fenced on its own.
 

@@ -77,6 +77,7 @@ from memory_summary.domain.prompt import checked_instructions
 from memory_summary.domain.recall import HistoryEntry, SearchHit, SummaryVersion
 from memory_summary.domain.recall_tools import tool_definitions
 
+from .conversation import Conversation, Transcripts
 from .history import HistoryAccess
 from .injected_prompts import InjectedPrompts
 from .process_identity import is_dead_owner, new_generation, owner_id
@@ -239,6 +240,7 @@ class SummaryEngine:
             calls,
             lambda: self._core.closed,
         )
+        self._transcripts = Transcripts()
         self._warmed = threading.Event()
         self._core.on_start(self._warm_up)
 
@@ -285,6 +287,38 @@ class SummaryEngine:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+    def conversation(
+        self,
+        session_id: str,
+        *,
+        model: str | None = None,
+        answer_recall_tools: bool = True,
+    ) -> Conversation:
+        """Return the handle of one session's turns: ``prepare``, ``record``, ``add``.
+
+        A plain chat server's turn is two calls::
+
+            chat = engine.conversation("alice", model="gpt-4o")
+            request = chat.prepare("Where were we?", system="Be brief.")
+            chat.record(client.chat.completions.create(model="gpt-4o",
+                                                       messages=request))
+
+        ``prepare`` saves the user's message and returns the request with the
+        summary injected (OpenAI dicts, Anthropic's ``system``/``messages`` or the
+        Responses API's items); ``record`` saves the reply, reports its usage and
+        the turn (compressing in the background when due) and answers the model's
+        recall tool calls; ``add`` saves tool results. Making a handle does no
+        I/O. See ``memory_summary.conversation``.
+
+        Raises:
+            ValueError: an invalid ``session_id`` or ``model``.
+        """
+        _check_session_id(session_id)
+        _check_model(model)
+        return Conversation(
+            self, session_id, model=model, answer_recall_tools=answer_recall_tools
+        )
 
     def turn_after(
         self, session_id: str, outcome: str = "replied", model: str | None = None
@@ -578,6 +612,17 @@ class SummaryEngine:
         messages are untouched.
         """
         text, covered = self._injected(session_id, model)
+        return self._assembled(messages, text, covered, repair, placement)
+
+    def _assembled(
+        self,
+        messages: Iterable[Message],
+        text: str | None,
+        covered: int | None,
+        repair: Repair,
+        placement: Placement,
+    ) -> list[Message]:
+        """Return ``assemble``'s request for a summary text already read."""
         paired = repair_pairs(without_covered(messages, covered), repair)
         return assemble_messages(
             mask_tool_results(
@@ -654,6 +699,7 @@ class SummaryEngine:
         ):
             forget_archive(session_id)
         self._prompts.forget(session_id)
+        self._transcripts.drop(session_id)
         self._facts.pop(session_id)
         log.info("session %s: forgotten (%d messages)", session_id, deleted)
         return deleted

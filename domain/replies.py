@@ -1,0 +1,255 @@
+"""A chat model's reply as a host holds it, read into a stored message and its usage.
+
+``Conversation.record`` takes what the host's SDK returned: an OpenAI
+``ChatCompletion`` or its message, an Anthropic ``Message``, either as a dict, or a
+``Message``. This module reads it, without importing any SDK (pydantic objects are read
+through ``model_dump``), into the assistant ``Message`` to store, the model that wrote
+it and the tokens the request held, which the engine turns into the session's context
+ratio:
+
+- OpenAI: ``usage.prompt_tokens`` (cached tokens are part of it).
+- Anthropic: ``input_tokens`` plus ``cache_creation_input_tokens`` and
+  ``cache_read_input_tokens``; with ``usage.iterations`` (server-side compaction),
+  the last iteration's, never their sum (the earlier ones read the context before it
+  was compacted).
+
+A reply with neither text nor a tool call is refused (``MessageError``): storing it
+would give the model an empty turn to read back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import attrs
+
+from .anthropic_format import messages_from_anthropic
+from .content import content_text
+from .errors import MessageError
+from .model import Message
+from .openai_format import openai_mapping
+
+__all__ = ["ReadReply", "host_messages", "read_reply", "read_usage_tokens"]
+
+
+@attrs.frozen
+class ReadReply:
+    """What ``read_reply`` found in a reply.
+
+    Attributes:
+        message: the assistant message to store (no id yet).
+        model: the model the reply names, or None.
+        context_tokens: the tokens the request held, as the provider reported them,
+            or None when the reply carries no usage.
+    """
+
+    message: Message
+    model: str | None
+    context_tokens: int | None
+
+
+def _mapping(value: object, where: str) -> Mapping[str, object]:
+    try:
+        return openai_mapping(value)
+    except MessageError:
+        raise MessageError(
+            where,
+            f"cannot read a {type(value).__name__}; allowed: an OpenAI ChatCompletion "
+            "or its message, an Anthropic Message, either as a dict, or a Message",
+        ) from None
+
+
+def _count(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return 0
+    return value
+
+
+def _anthropic_tokens(usage: Mapping[str, object]) -> int:
+    return (
+        _count(usage.get("input_tokens"))
+        + _count(usage.get("cache_creation_input_tokens"))
+        + _count(usage.get("cache_read_input_tokens"))
+    )
+
+
+def read_usage_tokens(usage: object) -> int | None:
+    """Return the tokens a request held from a usage object, or None when unknown.
+
+    ``usage`` is an int (tokens), OpenAI's usage (``prompt_tokens``) or Anthropic's
+    (input plus cache tokens; the last of ``iterations`` when present), as a dict or
+    an SDK object.
+
+    Raises:
+        MessageError: ``usage`` is none of these.
+
+    >>> read_usage_tokens({"prompt_tokens": 1200, "completion_tokens": 80})
+    1200
+    >>> read_usage_tokens({"input_tokens": 10, "cache_read_input_tokens": 900,
+    ...     "iterations": [{"input_tokens": 180000}, {"input_tokens": 30000}]})
+    30000
+    """
+    if usage is None:
+        return None
+    if isinstance(usage, int) and not isinstance(usage, bool):
+        if usage < 0:
+            raise MessageError("usage", f"{usage} is negative; allowed: tokens >= 0")
+        return usage
+    data = _mapping(usage, "usage")
+    iterations = data.get("iterations")
+    if isinstance(iterations, Sequence) and not isinstance(iterations, str):
+        steps = [openai_mapping(step) for step in iterations if step is not None]
+        if steps:
+            return _anthropic_tokens(steps[-1])
+    if "prompt_tokens" in data:
+        return _count(data.get("prompt_tokens"))
+    if "input_tokens" in data:
+        return _anthropic_tokens(data)
+    raise MessageError(
+        "usage",
+        "holds neither prompt_tokens (OpenAI) nor input_tokens (Anthropic); allowed: "
+        "a provider's usage, an int of tokens or None",
+    )
+
+
+def _model(data: Mapping[str, object]) -> str | None:
+    model = data.get("model")
+    return model if isinstance(model, str) and model else None
+
+
+def _openai_reply(data: Mapping[str, object]) -> ReadReply:
+    choices = data.get("choices")
+    if not isinstance(choices, Sequence) or isinstance(choices, str) or not choices:
+        raise MessageError("choices", "a ChatCompletion without a choice")
+    choice = _mapping(choices[0], "choices[0]")
+    message = _assistant(
+        Message.from_openai(_mapping(choice.get("message"), "message"))
+    )
+    usage = data.get("usage")
+    return ReadReply(
+        message, _model(data), None if usage is None else read_usage_tokens(usage)
+    )
+
+
+def _anthropic_reply(data: Mapping[str, object]) -> ReadReply:
+    turn = messages_from_anthropic(
+        None, [{"role": "assistant", "content": data.get("content")}]
+    )
+    if len(turn) != 1:
+        raise MessageError("content", "an Anthropic reply holds one assistant turn")
+    usage = data.get("usage")
+    return ReadReply(
+        _assistant(turn[0]),
+        _model(data),
+        None if usage is None else read_usage_tokens(usage),
+    )
+
+
+def _assistant(message: Message) -> Message:
+    if message.role != "assistant":
+        raise MessageError("role", f"a reply is the assistant's, got {message.role!r}")
+    if (
+        not message.tool_calls
+        and not message.refusal
+        and not content_text(message.content).strip()
+    ):
+        raise MessageError(
+            "content",
+            "the reply is empty (no text and no tool call): nothing to store",
+        )
+    return message
+
+
+def read_reply(reply: object) -> ReadReply:
+    """Return the stored message, model and request tokens of a chat model's reply.
+
+    Raises:
+        MessageError: ``reply`` is not a reply this module reads, is not the
+            assistant's, or is empty (no text, no tool call, no refusal).
+
+    >>> got = read_reply({"model": "gpt-4o", "choices": [{"message": {
+    ...     "role": "assistant", "content": "Hi!"}}], "usage": {"prompt_tokens": 42}})
+    >>> got.message.content, got.model, got.context_tokens
+    ('Hi!', 'gpt-4o', 42)
+    >>> read_reply({"type": "message", "role": "assistant", "model": "claude-x",
+    ...     "content": [{"type": "text", "text": "Hello."}],
+    ...     "usage": {"input_tokens": 5, "cache_read_input_tokens": 95}}).context_tokens
+    100
+    """
+    if isinstance(reply, Message):
+        return ReadReply(_assistant(reply), None, None)
+    data = _mapping(reply, "reply")
+    if "choices" in data:
+        return _openai_reply(data)
+    if data.get("type") == "message" or (
+        data.get("role") == "assistant" and _is_anthropic(data)
+    ):
+        return _anthropic_reply(data)
+    if "role" in data:
+        return ReadReply(_assistant(Message.from_openai(data)), _model(data), None)
+    raise MessageError(
+        "reply",
+        "has no choices, no role and is no Anthropic message; allowed: an OpenAI "
+        "ChatCompletion or its message, an Anthropic Message, either as a dict, or a "
+        "Message",
+    )
+
+
+_ANTHROPIC_ONLY = frozenset(
+    {
+        "tool_use",
+        "tool_result",
+        "thinking",
+        "redacted_thinking",
+        "server_tool_use",
+        "web_search_tool_result",
+        "compaction",
+        "document",
+    }
+)
+"""Block types only Anthropic's format has: a dict holding one is Anthropic's."""
+
+
+def _is_anthropic(data: Mapping[str, object]) -> bool:
+    content = data.get("content")
+    return (
+        isinstance(content, Sequence)
+        and not isinstance(content, str)
+        and any(
+            isinstance(block, Mapping) and block.get("type") in _ANTHROPIC_ONLY
+            for block in content
+        )
+    )
+
+
+def host_messages(items: Sequence[object]) -> list[Message]:
+    """Return messages a host produced as ``Message``s, in order.
+
+    Each item is a ``Message``, an OpenAI chat message (dict or pydantic) or an
+    Anthropic message dict; a dict is Anthropic's when its content holds a block only
+    Anthropic has (``tool_result``, ``tool_use``, ``thinking``, ...), so one Anthropic
+    user turn of tool results becomes one ``tool`` message per result.
+
+    Raises:
+        MessageError: an item is malformed; the field names its index.
+
+    >>> [(m.role, m.tool_call_id) for m in host_messages([
+    ...     {"role": "tool", "tool_call_id": "c1", "content": "42"},
+    ...     {"role": "user", "content": [
+    ...         {"type": "tool_result", "tool_use_id": "t1", "content": "7"}]}])]
+    [('tool', 'c1'), ('tool', 't1')]
+    """
+    result: list[Message] = []
+    for index, item in enumerate(items):
+        try:
+            if isinstance(item, Message):
+                result.append(item)
+                continue
+            data = _mapping(item, "message")
+            if _is_anthropic(data):
+                result.extend(messages_from_anthropic(None, [data]))
+            else:
+                result.append(Message.from_openai(data))
+        except MessageError as exc:
+            raise MessageError(f"messages[{index}].{exc.field}", exc.problem) from exc
+    return result

@@ -1,0 +1,421 @@
+"""One session's turn in two calls: ``prepare`` the request, ``record`` the reply.
+
+``SummaryEngine.conversation(session_id)`` returns a ``Conversation``: a light handle
+(making one does no I/O) that stores what the turn adds and builds each request with
+the summary injected, so a plain chat server's turn is::
+
+    chat = engine.conversation("alice")
+    request = chat.prepare("What did we decide?", system="You are helpful.")
+    reply = client.chat.completions.create(model="gpt-4o", messages=request)
+    chat.record(reply)  # saves it, reads its usage, compresses in the background
+
+A turn's work does not grow with the active history: the engine keeps each recently
+prepared session's active messages and their OpenAI dicts (``Transcripts``), appends
+what the handle saves, and reads the history again only when the store's
+``ActiveSpan`` is not the one its own saves lead to (a compression committed, another
+writer saved or popped). The OpenAI request of a session whose history is plain
+(no stored instruction, every tool call answered in order, no masking) is built from
+those dicts as they are; any other request goes through ``assemble``, the same rules
+either way.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
+
+import attrs
+
+from memory_summary.domain import (
+    SUMMARY_KIND,
+    ActiveSpan,
+    AnthropicSystem,
+    Message,
+    MessageError,
+    ToolCall,
+    anthropic_pairs,
+    assemble_messages,
+    messages_to_anthropic,
+    repair_pairs,
+    summary_message,
+)
+from memory_summary.domain.measure import known_context_tokens, usage_ratio
+from memory_summary.domain.recall_tools import TOOL_NAMES as RECALL_TOOL_NAMES
+from memory_summary.domain.replies import host_messages, read_reply, read_usage_tokens
+from memory_summary.integrations.batch import save_batch
+
+if TYPE_CHECKING:
+    from .engine import SummaryEngine
+
+__all__ = ["TRANSCRIPT_SESSIONS", "Conversation", "Recorded", "RequestFormat"]
+
+RequestFormat = Literal["openai", "anthropic", "responses"]
+_FORMATS = ("openai", "anthropic", "responses")
+TRANSCRIPT_SESSIONS = 1024
+"""How many sessions' active messages the engine keeps for ``prepare`` (the most
+recently prepared; a session it dropped is read again on its next turn)."""
+
+
+@attrs.frozen
+class Recorded:
+    """What ``Conversation.record`` stored, and what is left for the host.
+
+    Attributes:
+        reply: the model's reply as stored (with its id).
+        answered: the recall tool results the library answered and stored, in the
+            order of the reply's calls.
+        pending: the reply's tool calls the host must run, then ``add`` their
+            results and ``prepare`` the next request.
+    """
+
+    reply: Message
+    answered: tuple[Message, ...] = ()
+    pending: tuple[ToolCall, ...] = ()
+
+    @property
+    def needs_model(self) -> bool:
+        """Tell whether the model must be asked again before the turn ends.
+
+        True when the reply called tools: the library's (answered here) or the
+        host's (``pending``, to answer with ``add``).
+        """
+        return bool(self.reply.tool_calls)
+
+
+@attrs.define
+class _Transcript:
+    """A session's active messages as the engine last knew them.
+
+    ``dicts`` are ``messages`` in OpenAI's format; ``plain`` says the OpenAI
+    request can be built from them as they are (no stored instruction or summary,
+    every tool call answered right after it, in order); ``open_calls`` are the
+    newest assistant's calls still unanswered.
+    """
+
+    span: ActiveSpan
+    messages: list[Message]
+    dicts: list[dict[str, object]]
+    plain: bool = True
+    open_calls: set[str] = attrs.field(factory=set)
+    lock: threading.Lock = attrs.field(factory=threading.Lock)
+
+    @classmethod
+    def of(cls, messages: list[Message]) -> _Transcript:
+        ids = [message.id or 0 for message in messages]
+        span = (
+            ActiveSpan(len(ids), ids[0], ids[-1], sum(ids))
+            if ids
+            else ActiveSpan(0, None, None, 0)
+        )
+        made = cls(span, [], [])
+        made.extend(messages, counted=False)
+        if made.plain:  # repair must agree: the tracking could miss a case
+            repaired = repair_pairs(messages, True)
+            made.plain = len(repaired) == len(messages) and all(
+                a is b for a, b in zip(repaired, messages, strict=True)
+            )
+        return made
+
+    def extend(self, saved: Sequence[Message], *, counted: bool = True) -> None:
+        """Append messages the store just saved (``counted``: move the span)."""
+        for message in saved:
+            self.messages.append(message)
+            self.dicts.append(message.to_openai())
+            self._track(message)
+        if counted:
+            self.span = self.span.after_saving([m.id or 0 for m in saved])
+
+    def _track(self, message: Message) -> None:
+        if message.role in ("system", "developer") or message.kind == SUMMARY_KIND:
+            self.plain = False
+        elif message.role == "tool":
+            if message.tool_call_id in self.open_calls:
+                self.open_calls.discard(message.tool_call_id)
+            else:
+                self.plain = False
+        else:
+            if self.open_calls:
+                self.plain = False  # an earlier call was never answered
+            self.open_calls = {call.id for call in message.tool_calls}
+
+
+class Transcripts:
+    """The active messages of the most recently prepared sessions, bounded."""
+
+    def __init__(self, capacity: int = TRANSCRIPT_SESSIONS) -> None:
+        self._capacity = capacity
+        self._lock = threading.Lock()
+        self._items: OrderedDict[str, _Transcript] = OrderedDict()
+
+    def get(self, session_id: str) -> _Transcript | None:
+        with self._lock:
+            found = self._items.get(session_id)
+            if found is not None:
+                self._items.move_to_end(session_id)
+            return found
+
+    def put(self, session_id: str, transcript: _Transcript) -> None:
+        with self._lock:
+            self._items[session_id] = transcript
+            self._items.move_to_end(session_id)
+            while len(self._items) > self._capacity:
+                self._items.popitem(last=False)
+
+    def drop(self, session_id: str) -> None:
+        with self._lock:
+            self._items.pop(session_id, None)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._items)
+
+
+def _user_message(user: object) -> Message:
+    if isinstance(user, str):
+        if not user.strip():
+            raise MessageError("user", "is empty; allowed: the user's text")
+        return Message("user", user)
+    (message,) = host_messages([user])[:1] or (None,)
+    if message is None or message.role != "user":
+        role = None if message is None else message.role
+        raise MessageError("user", f"must be the user's message, got role {role!r}")
+    return message
+
+
+def _check_format(format: object) -> RequestFormat:
+    if format not in _FORMATS:
+        raise ValueError(
+            f"format={format!r} is invalid; allowed: 'openai' / 'anthropic' / "
+            "'responses'"
+        )
+    return format  # type: ignore[return-value]
+
+
+class Conversation:
+    """One session of a chat server, a turn at a time (``SummaryEngine.conversation``).
+
+    Making one does no I/O; make one per request or keep it. Each call runs on the
+    caller's thread and never waits for a summarizer; ``AsyncSummaryEngine`` gives
+    the same calls as awaitables, one worker-thread hop each.
+
+    Args:
+        engine: the engine that owns the session.
+        session_id: the session.
+        model: the chat model the session talks to: the summary is cut to its
+            budget in that model's encoding, and a reply's usage becomes a context
+            ratio with its window. None: the model a reply names.
+        answer_recall_tools: answer the model's calls of the library's recall tools
+            (``search_history``, ``read_history``) in ``record``; False leaves
+            every tool call to the host.
+    """
+
+    def __init__(
+        self,
+        engine: SummaryEngine,
+        session_id: str,
+        *,
+        model: str | None = None,
+        answer_recall_tools: bool = True,
+    ) -> None:
+        self._engine = engine
+        self.session_id = session_id
+        self.model = model
+        self._answer_recall = answer_recall_tools
+
+    def __repr__(self) -> str:
+        return f"Conversation({self.session_id!r}, model={self.model!r})"
+
+    # -- the turn
+
+    def prepare(
+        self,
+        user: str | Message | object | None = None,
+        *,
+        system: str | AnthropicSystem = None,
+        format: RequestFormat = "openai",
+    ) -> list[dict[str, object]] | dict[str, object]:
+        """Save the user's message (when given) and return the request to send.
+
+        Args:
+            user: the user's new message: text, a ``Message`` or an OpenAI (or
+                Anthropic) user message dict; None sends the history as it is (the
+                next call of a tool loop).
+            system: the host's system prompt; never stored. The summary is merged
+                into it (after it, so a prompt cache keeps its prefix).
+            format: ``"openai"``: chat completion dicts ``[system with the summary,
+                *history]``; ``"anthropic"``: ``{"system": ..., "messages": [...]}``
+                to pass as ``client.messages.create(model=..., max_tokens=...,
+                **request)``; ``"responses"``: the Responses API's input items.
+
+        Nothing is saved when the message is malformed or the store fails; the
+        request is built after the save, from what the store holds.
+
+        Raises:
+            MessageError: ``user`` is not a user message.
+            ValueError: an unknown ``format``.
+            StoreError: the store failed (the message was not saved).
+            EngineClosed: after ``stop()``.
+        """
+        engine = self._engine
+        engine._core.check_open()
+        kind = _check_format(format)
+        message = None if user is None else _user_message(user)
+        head = _system_message(system)
+        transcript = self._transcript()
+        with transcript.lock:
+            self._sync(transcript)
+            text, covered = engine._injected(self.session_id, self.model)
+            if message is not None:
+                saved = engine.memory.save_message(self.session_id, message)
+                transcript.extend([saved])
+            if kind == "openai" and self._is_plain(transcript, covered):
+                return self._plain_request(head, text, transcript)
+            history = list(transcript.messages)
+        return self._request(kind, head, text, covered, history)
+
+    def record(self, reply: object, *, usage: object = None) -> Recorded:
+        """Save the model's reply; report its usage; answer the library's tool calls.
+
+        ``reply`` is what the host holds: an OpenAI ``ChatCompletion`` or its
+        message, an Anthropic ``Message``, either as a dict, or a ``Message``.
+        Its usage (or ``usage``: the provider's usage object or an int of tokens)
+        over the model's window (``context_window``, else the well-known windows)
+        is reported as ``token_usage`` does, and the turn as ``turn_after``
+        does: a compression, when due, runs in the background. Recall tool calls
+        are answered and their results saved with the reply, in one batch.
+
+        Raises:
+            MessageError: ``reply`` cannot be read, is not the assistant's or is
+                empty (no text, no tool call); nothing is saved.
+            StoreError: the store failed; nothing of the turn was saved.
+            EngineClosed: after ``stop()``.
+        """
+        engine = self._engine
+        engine._core.check_open()
+        read = read_reply(reply)
+        tokens = read.context_tokens if usage is None else read_usage_tokens(usage)
+        model = self.model or read.model
+        ours, pending = self._split_calls(read.message.tool_calls)
+        answers = [engine.call_recall_tool(self.session_id, call) for call in ours]
+        saved = self._save([read.message, *answers])
+        engine.turn_after(self.session_id, model=model)
+        window = engine.config.window_for(model) or (
+            known_context_tokens(model) if model else None
+        )
+        if tokens is not None and window:
+            engine.token_usage(self.session_id, usage_ratio(tokens, window))
+        return Recorded(saved[0], tuple(saved[1:]), tuple(pending))
+
+    def add(self, *messages: object) -> list[Message]:
+        """Save messages the host produced (tool results, any other); return them.
+
+        Each is a ``Message``, an OpenAI chat message or an Anthropic message dict
+        (a user turn of ``tool_result`` blocks becomes one tool message each). All
+        are checked before any is saved, and saved in one batch.
+
+        Raises:
+            MessageError: a message is malformed; nothing is saved.
+            StoreError: the store failed; nothing is saved.
+        """
+        self._engine._core.check_open()
+        return self._save(host_messages(messages))
+
+    # -- the parts
+
+    def _split_calls(
+        self, calls: Sequence[ToolCall]
+    ) -> tuple[list[ToolCall], list[ToolCall]]:
+        if not self._answer_recall:
+            return [], list(calls)
+        ours = [call for call in calls if call.name in RECALL_TOOL_NAMES]
+        return ours, [call for call in calls if call.name not in RECALL_TOOL_NAMES]
+
+    def _save(self, messages: list[Message]) -> list[Message]:
+        if not messages:
+            return []
+        engine = self._engine
+        transcript = engine._transcripts.get(self.session_id)
+        if transcript is None:
+            return save_batch(engine.memory, self.session_id, messages)
+        with transcript.lock:
+            saved = save_batch(engine.memory, self.session_id, messages)
+            transcript.extend(saved)
+        return saved
+
+    def _transcript(self) -> _Transcript:
+        transcripts = self._engine._transcripts
+        found = transcripts.get(self.session_id)
+        if found is None:
+            found = _Transcript.of(self._engine.memory.get_history(self.session_id))
+            transcripts.put(self.session_id, found)
+        return found
+
+    def _sync(self, transcript: _Transcript) -> None:
+        """Read the history again unless the store holds what the saves led to."""
+        store = self._engine.memory
+        span = getattr(store, "active_span", None)
+        if callable(span) and span(self.session_id).matches(transcript.span):
+            return
+        fresh = _Transcript.of(store.get_history(self.session_id))
+        transcript.span, transcript.messages = fresh.span, fresh.messages
+        transcript.dicts, transcript.plain = fresh.dicts, fresh.plain
+        transcript.open_calls = fresh.open_calls
+
+    def _is_plain(self, transcript: _Transcript, covered: int | None) -> bool:
+        if not transcript.plain or self._engine.config.mask_tool_results_after:
+            return False
+        first = transcript.messages[0].id if transcript.messages else None
+        return covered is None or first is None or first > covered
+
+    def _plain_request(
+        self, head: Message | None, text: str | None, transcript: _Transcript
+    ) -> list[dict[str, object]]:
+        lead = assemble_messages(
+            [] if head is None else [head],
+            None if text is None else summary_message(text),
+            "merge",
+        )
+        return [m.to_openai() for m in lead] + list(map(dict.copy, transcript.dicts))
+
+    def _request(
+        self,
+        kind: RequestFormat,
+        head: Message | None,
+        text: str | None,
+        covered: int | None,
+        history: list[Message],
+    ) -> list[dict[str, object]] | dict[str, object]:
+        given = history if head is None else [head, *history]
+        engine = self._engine
+        if kind == "anthropic":
+            assembled = engine._assembled(given, text, covered, False, "merge")
+            system, messages = messages_to_anthropic(
+                anthropic_pairs(assembled, True), alternate=True
+            )
+            request: dict[str, object] = {"messages": messages}
+            if system is not None:
+                request["system"] = system
+            return request
+        assembled = engine._assembled(given, text, covered, True, "merge")
+        if kind == "responses":
+            from memory_summary.integrations.agents_items import items_of
+
+            return items_of(assembled)
+        return [message.to_openai() for message in assembled]
+
+
+def _system_message(system: object) -> Message | None:
+    if system is None:
+        return None
+    if isinstance(system, str):
+        return Message("system", system) if system else None
+    if isinstance(system, Sequence):  # Anthropic's system blocks
+        from memory_summary.domain import messages_from_anthropic
+
+        return messages_from_anthropic(system, [])[0]
+    raise MessageError(
+        "system",
+        f"must be text or Anthropic system blocks, got {type(system).__name__}",
+    )
