@@ -31,6 +31,7 @@ from memory_summary.domain import (
 )
 
 from .aio_store import AsyncStore
+from .conversation import Conversation, Recorded, RequestFormat
 from .engine import Scope, SummaryEngine
 
 
@@ -87,6 +88,24 @@ class AsyncSummaryEngine:
     async def pop_message(self, session_id: str) -> Message | None:
         """Take back the newest active message, off the loop (``pop_message``)."""
         return await self.memory.pop_message(session_id)
+
+    def conversation(
+        self,
+        session_id: str,
+        *,
+        model: str | None = None,
+        answer_recall_tools: bool = True,
+    ) -> AsyncConversation:
+        """Return the awaitable handle of one session's turns (no I/O to make one).
+
+        See ``SummaryEngine.conversation``: ``prepare``, ``record`` and ``add``
+        each run in one worker-thread hop.
+        """
+        return AsyncConversation(
+            self.engine.conversation(
+                session_id, model=model, answer_recall_tools=answer_recall_tools
+            )
+        )
 
     def turn_after(
         self, session_id: str, outcome: str = "replied", model: str | None = None
@@ -291,3 +310,43 @@ class AsyncSummaryEngine:
                 **options,
             )
         )
+
+
+class AsyncConversation:
+    """``Conversation`` with awaitable calls, each one worker-thread hop.
+
+    ``prepare`` saves, reads and assembles in that one hop; ``record`` saves the
+    reply, answers recall tools and reports the turn in it; ``add`` saves in it.
+    """
+
+    def __init__(self, conversation: Conversation) -> None:
+        self.conversation = conversation
+        self.session_id = conversation.session_id
+        self.model = conversation.model
+
+    def __repr__(self) -> str:
+        return f"Async{self.conversation!r}"
+
+    async def prepare(
+        self,
+        user: str | Message | object | None = None,
+        *,
+        system: str | AnthropicSystem = None,
+        format: RequestFormat = "openai",
+    ) -> list[dict[str, object]] | dict[str, object]:
+        """Save the user's message and return the request (``Conversation.prepare``)."""
+        return await asyncio.to_thread(
+            functools.partial(
+                self.conversation.prepare, user, system=system, format=format
+            )
+        )
+
+    async def record(self, reply: object, *, usage: object = None) -> Recorded:
+        """Save the reply, report the turn (``Conversation.record``)."""
+        return await asyncio.to_thread(
+            functools.partial(self.conversation.record, reply, usage=usage)
+        )
+
+    async def add(self, *messages: object) -> list[Message]:
+        """Save messages the host produced (``Conversation.add``)."""
+        return await asyncio.to_thread(self.conversation.add, *messages)
