@@ -84,10 +84,10 @@ def _child(case: str, operations: int) -> dict[str, object]:
 
             async def awaited() -> None:
                 for n in range(operations):
-                    await engine.save_message(f"s{n % 10}", message)
-                    await engine.get_history(f"s{n % 10}", limit=50)
+                    await engine.memory.save_message(f"s{n % 10}", message)
+                    await engine.memory.get_history(f"s{n % 10}", limit=50)
                     if n % 5 == 0:
-                        await engine.pop_message(f"s{n % 10}")
+                        await engine.memory.pop_message(f"s{n % 10}")
 
             async def blocking() -> None:
                 for n in range(operations):

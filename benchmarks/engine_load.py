@@ -115,7 +115,7 @@ def scale(quick: bool) -> list[dict]:
                     "reaping": reaping,
                     "sessions": sessions,
                     "recently_active": active_window,
-                    "live_actors": engine.live_actors(),
+                    "live_actors": engine.stats().live_actors,
                     "threads_added": threading.active_count() - threads_before,
                     "rss_added_mib": round(_rss_mib() - rss_before, 1),
                 }

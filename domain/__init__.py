@@ -57,6 +57,7 @@ from .folding import (
 )
 from .health import (
     BreakerState,
+    EngineStats,
     Health,
     LastFailure,
     SummarizerCheck,
@@ -188,6 +189,7 @@ __all__ = [
     "Content",
     "ContentPart",
     "EngineClosed",
+    "EngineStats",
     "Event",
     "FenceReason",
     "FoldChunk",

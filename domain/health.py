@@ -90,6 +90,26 @@ class Health:
 
 
 @attrs.frozen
+class EngineStats:
+    """What the engine is doing now (``SummaryEngine.stats()``); no store read.
+
+    Attributes:
+        summarizer: how the session's summaries' origin is reported (the model, or
+            a non-LLM summarizer's label).
+        queue_depth: compression work queued or running (what ``wait_idle``
+            awaits): triggers not yet handled plus sessions compressing.
+        live_actors: session actors alive (idle ones are reaped).
+        transcripts: sessions whose active messages the engine keeps for
+            ``Conversation.prepare``.
+    """
+
+    summarizer: str
+    queue_depth: int
+    live_actors: int
+    transcripts: int
+
+
+@attrs.frozen
 class SummarizerCheck:
     """Whether the summarizer answered a one-line request (``check_summarizer``).
 

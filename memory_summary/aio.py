@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import warnings
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from memory_summary.domain import (
     AnthropicSystem,
     ClearResult,
+    EngineStats,
     Event,
+    Health,
     HistoryEntry,
     Message,
     OpenAIMessage,
@@ -26,13 +29,32 @@ from memory_summary.domain import (
     Placement,
     Repair,
     SearchHit,
+    SummarizerCheck,
     SummarizerUsage,
+    SummaryRecord,
     SummaryVersion,
 )
 
 from .aio_store import AsyncStore
 from .conversation import Conversation, Recorded, RequestFormat
 from .engine import Scope, SummaryEngine
+
+NOT_AWAITABLE = frozenset(
+    {"conversation", "live_actors", "queue_depth", "recall_tools", "subscribe"}
+    | {"token_usage", "turn_after"}
+)
+"""``SummaryEngine`` methods whose twins here are plain calls: they never wait (a
+trigger, a definition, a handle, a counter), so they run on the loop directly."""
+SYNC_ONLY = frozenset({"__enter__", "__exit__"})
+"""``SummaryEngine`` names without a twin: ``async with`` replaces ``with``."""
+
+
+def _deprecated(name: str, instead: str) -> None:
+    warnings.warn(
+        f"AsyncSummaryEngine.{name} is deprecated; use {instead}",
+        DeprecationWarning,
+        stacklevel=3,
+    )
 
 
 class AsyncSummaryEngine:
@@ -76,18 +98,60 @@ class AsyncSummaryEngine:
         await self.stop()
 
     async def save_message(self, session_id: str, message: Message) -> Message:
-        """Store a message off the loop; return it with its id (``save_message``)."""
+        """Deprecated: ``conversation(session_id).add`` or ``memory.save_message``."""
+        _deprecated("save_message()", "conversation(sid).add() / memory.save_message")
         return await self.memory.save_message(session_id, message)
 
     async def get_history(
         self, session_id: str, limit: int | None = None
     ) -> list[Message]:
-        """Return the session's active messages, oldest first, read off the loop."""
+        """Deprecated: ``memory.get_history`` (the store's own call, off the loop)."""
+        _deprecated("get_history()", "memory.get_history()")
         return await self.memory.get_history(session_id, limit)
 
     async def pop_message(self, session_id: str) -> Message | None:
-        """Take back the newest active message, off the loop (``pop_message``)."""
+        """Deprecated: ``memory.pop_message`` (the store's own call, off the loop)."""
+        _deprecated("pop_message()", "memory.pop_message()")
         return await self.memory.pop_message(session_id)
+
+    async def summary(self, session_id: str) -> SummaryRecord | None:
+        """Return the session's summary record (``SummaryEngine.summary``)."""
+        return await asyncio.to_thread(self.engine.summary, session_id)
+
+    async def health(self, session_id: str | None = None) -> Health:
+        """Return breakers, failures and gaps (``SummaryEngine.health``)."""
+        return await asyncio.to_thread(self.engine.health, session_id)
+
+    async def check_summarizer(self, timeout: float = 30.0) -> SummarizerCheck:
+        """Ask the summary model for a one-word reply (``check_summarizer``)."""
+        return await asyncio.to_thread(self.engine.check_summarizer, timeout)
+
+    async def stats(self, session_id: str = "") -> EngineStats:
+        """Return the summarizer, queue and actors (``SummaryEngine.stats``).
+
+        In a worker thread: resolving a model for the first time may ask its
+        endpoint.
+        """
+        return await asyncio.to_thread(self.engine.stats, session_id)
+
+    async def usage_by_session(self) -> dict[str, SummarizerUsage]:
+        """Return every session's summarizer usage (one scan of the store)."""
+        return await asyncio.to_thread(self.engine.usage_by_session)
+
+    async def summarizer_label(self, session_id: str = "") -> str:
+        """Deprecated: ``(await stats(session_id)).summarizer``."""
+        _deprecated("summarizer_label()", "stats(session_id).summarizer")
+        return (await self.stats(session_id)).summarizer
+
+    def queue_depth(self) -> int:
+        """Deprecated: ``engine.stats().queue_depth``."""
+        _deprecated("queue_depth()", "stats().queue_depth")
+        return self.engine._core.pending()
+
+    def live_actors(self) -> int:
+        """Deprecated: ``engine.stats().live_actors``."""
+        _deprecated("live_actors()", "stats().live_actors")
+        return self.engine._core.live_actors()
 
     def conversation(
         self,

@@ -90,15 +90,15 @@ class _Transcript:
 
     ``dicts`` are ``messages`` in OpenAI's format; ``plain`` says the OpenAI
     request can be built from them as they are (no stored instruction or summary,
-    every tool call answered right after it, in order); ``open_calls`` are the
-    newest assistant's calls still unanswered.
+    every tool call answered right after it, in the calls' order); ``open_calls``
+    are the newest assistant's calls still unanswered, in order.
     """
 
     span: ActiveSpan
     messages: list[Message]
     dicts: list[dict[str, object]]
     plain: bool = True
-    open_calls: set[str] = attrs.field(factory=set)
+    open_calls: list[str] = attrs.field(factory=list)
     lock: threading.Lock = attrs.field(factory=threading.Lock)
 
     @classmethod
@@ -131,14 +131,14 @@ class _Transcript:
         if message.role in ("system", "developer") or message.kind == SUMMARY_KIND:
             self.plain = False
         elif message.role == "tool":
-            if message.tool_call_id in self.open_calls:
-                self.open_calls.discard(message.tool_call_id)
+            if self.open_calls and self.open_calls[0] == message.tool_call_id:
+                del self.open_calls[0]
             else:
-                self.plain = False
+                self.plain = False  # repair would move it next to its call
         else:
             if self.open_calls:
                 self.plain = False  # an earlier call was never answered
-            self.open_calls = {call.id for call in message.tool_calls}
+            self.open_calls = [call.id for call in message.tool_calls]
 
 
 class Transcripts:

@@ -303,7 +303,7 @@ def run_demo(
                 )
                 context = engine.assemble(store.get_history(sid), sid)
                 tokens_with += sum(count(m.text) + 4 for m in context)
-            label = engine.summarizer_label()
+            label = engine.stats().summarizer
     finally:
         stop.set()
         if display.is_alive():

@@ -14,6 +14,7 @@ import logging
 import math
 import threading
 import time
+import warnings
 from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FuturesTimeout
@@ -44,6 +45,7 @@ from memory_summary.domain import (
     ClearResult,
     Compressing,
     CompressionStore,
+    EngineStats,
     Event,
     Health,
     LastFailure,
@@ -103,6 +105,14 @@ _REQUIRED = (
     "lease_owner",
     "break_lease",
 )
+
+
+def _deprecated(name: str, instead: str) -> None:
+    warnings.warn(
+        f"SummaryEngine.{name} is deprecated; use {instead}",
+        DeprecationWarning,
+        stacklevel=3,
+    )
 
 
 def _check_session_id(session_id: object) -> str:
@@ -855,23 +865,43 @@ class SummaryEngine:
             time.time(),
         )
 
-    def summarizer_label(self, session_id: str = "") -> str:
-        """Return how summaries' origin is reported (model, or a non-LLM's label)."""
+    def stats(self, session_id: str = "") -> EngineStats:
+        """Return what the engine is doing now: its summarizer, queue and actors.
+
+        ``summarizer`` is the label of the summary model ``session_id`` resolves to
+        (the default one for ``""``); resolving a model for the first time may ask
+        its endpoint for its context length. Nothing else reads the store: see
+        ``health()`` for breakers and failures, ``usage()`` for tokens.
+
+        Example:
+            >>> from memory_summary.adapters import InMemoryStore
+            >>> SummaryEngine(InMemoryStore()).stats().queue_depth
+            0
+        """
         resolved = self._resolver.resolution(self._facts.model(session_id))
-        return (
+        label = (
             resolved.label if isinstance(resolved, ResolvedModel) else resolved.reason
         )
+        return EngineStats(
+            summarizer=label,
+            queue_depth=self._core.pending(),
+            live_actors=self._core.live_actors(),
+            transcripts=len(self._transcripts),
+        )
+
+    def summarizer_label(self, session_id: str = "") -> str:
+        """Deprecated: ``stats(session_id).summarizer``."""
+        _deprecated("summarizer_label()", "stats(session_id).summarizer")
+        return self.stats(session_id).summarizer
 
     def queue_depth(self) -> int:
-        """Return the compression work queued or running (what ``wait_idle`` awaits).
-
-        Triggers sent but not yet handled by their session actor, plus sessions that
-        are compressing: how far behind the engine is.
-        """
+        """Deprecated: ``stats().queue_depth``."""
+        _deprecated("queue_depth()", "stats().queue_depth")
         return self._core.pending()
 
     def live_actors(self) -> int:
-        """Return how many session actors are alive (idle ones are reaped)."""
+        """Deprecated: ``stats().live_actors``."""
+        _deprecated("live_actors()", "stats().live_actors")
         return self._core.live_actors()
 
     # -- Anthropic's Messages format ---------------------------------------------------

@@ -251,12 +251,12 @@ class Instrumentation:
     def _observe_actors(self, options: CallbackOptions) -> Iterable[Observation]:
         if self._closed:
             return []
-        return [Observation(self._engine.live_actors())]
+        return [Observation(self._engine.stats().live_actors)]
 
     def _observe_queue(self, options: CallbackOptions) -> Iterable[Observation]:
         if self._closed:
             return []
-        return [Observation(self._engine.queue_depth())]
+        return [Observation(self._engine.stats().queue_depth)]
 
     def close(self) -> None:
         """Stop recording: unsubscribe, end open spans, report no more gauges."""

@@ -45,12 +45,12 @@ def test_save_read_and_pop_are_awaited_off_the_loop_thread(store):
 
     async def main():
         async with AsyncSummaryEngine(SummaryEngine(recorder)) as engine:
-            first = await engine.save_message("s1", Message("user", "one"))
-            second = await engine.save_message("s1", Message("assistant", "two"))
-            history = await engine.get_history("s1")
-            popped = await engine.pop_message("s1")
-            after = await engine.get_history("s1", limit=5)
-            nothing = await engine.pop_message("s2")
+            first = await engine.memory.save_message("s1", Message("user", "one"))
+            second = await engine.memory.save_message("s1", Message("assistant", "two"))
+            history = await engine.memory.get_history("s1")
+            popped = await engine.memory.pop_message("s1")
+            after = await engine.memory.get_history("s1", limit=5)
+            nothing = await engine.memory.pop_message("s2")
             full = await engine.memory.get_full_history("s1")
             count = await engine.memory.count_history("s1")
             return (

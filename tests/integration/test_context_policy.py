@@ -299,10 +299,10 @@ def test_the_injected_summary_is_cut_in_the_encoding_of_the_target_model(store):
     with SummaryEngine(store, config=config) as engine:
         budget = 819  # the offline summarizer's 16384 x 0.05
         engine.turn_after("s", model="gpt-4o")
-        engine.summarizer_label("s")  # resolves the session's model, synchronously
+        engine.stats("s")  # resolves the session's model, synchronously
         for_4o = engine.build_prompt("s")
         engine.turn_after("s", model="gpt-4")  # the session switches model
-        engine.summarizer_label("s")
+        engine.stats("s")
         for_4 = engine.build_prompt("s")
         for_llama = engine.assemble([Message("user", "hi")], "s", model="llama-3-8b")
 

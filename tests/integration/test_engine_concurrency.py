@@ -257,11 +257,11 @@ def test_stop_leaves_no_engine_threads_behind(store, make_engine, prefix):
     before = set(threading.enumerate())
     engine = make_engine(store, HeldSummarizer(held=False))
     spawn_actors(engine, store, [f"{prefix}{i}" for i in range(50)])
-    assert engine.live_actors() == 50
+    assert engine.stats().live_actors == 50
 
     assert engine.stop(timeout=WAIT_S)
 
-    assert engine.live_actors() == 0
+    assert engine.stats().live_actors == 0
     assert eventually(lambda: not new_threads(before)), new_threads(before)
 
 
@@ -300,11 +300,11 @@ def test_idle_actors_are_reaped_and_respawned_on_demand(store, make_engine, pref
     engine = make_engine(store, HeldSummarizer(held=False), config=config)
     spawn_actors(engine, store, [f"{prefix}{i}" for i in range(30)])
 
-    assert eventually(lambda: engine.live_actors() == 0)
+    assert eventually(lambda: engine.stats().live_actors == 0)
 
     fill(store, f"{prefix}0", 40)
     assert engine.compress(f"{prefix}0").result(timeout=WAIT_S).kind == "compressed"
-    assert engine.live_actors() == 1
+    assert engine.stats().live_actors == 1
 
 
 def test_a_busy_actor_is_never_reaped(store, make_engine, held, sid, prefix):
@@ -320,9 +320,9 @@ def test_a_busy_actor_is_never_reaped(store, make_engine, held, sid, prefix):
     for idle in (f"{prefix}a", f"{prefix}b"):
         fill(store, idle, 2)
         assert engine.compress(idle).result(timeout=WAIT_S).kind == "skipped"
-        assert eventually(lambda: engine.live_actors() == 1), engine.live_actors()
+        assert eventually(lambda: engine.stats().live_actors == 1), engine.stats()
     second = engine.compress(sid)  # reaches the same, still living actor
-    assert engine.live_actors() == 1
+    assert engine.stats().live_actors == 1
     held.release_all()
 
     assert first.result(timeout=WAIT_S).kind == "compressed"

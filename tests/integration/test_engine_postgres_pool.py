@@ -85,7 +85,7 @@ def test_turns_far_below_the_threshold_start_no_actor_and_stop_holds(pg_store):
     for sid in sessions:
         engine.turn_after(sid)
     assert engine.wait_idle(timeout=BOUND_S)
-    idle_actors = engine.live_actors()
+    idle_actors = engine.stats().live_actors
     engine.turn_after("busy")  # at the threshold: it still compresses
     assert engine.wait_idle(timeout=BOUND_S)
     grown = [t.name for t in threading.enumerate() if t.ident not in before]

@@ -173,7 +173,7 @@ def test_gauges_report_live_actors_and_queue_depth(store, make_engine, telemetry
 
     (actors,) = points(reader, "memory_summary.actors.live")
     (depth,) = points(reader, "memory_summary.queue.depth")
-    assert actors[1].value == engine.live_actors() == 1
+    assert actors[1].value == engine.stats().live_actors == 1
     assert depth[1].value >= 1
     gate.set()
     pending.result(timeout=10)

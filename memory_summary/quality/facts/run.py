@@ -133,7 +133,7 @@ def run_facts(
         with SummaryEngine(store, llm, config=settings) as engine:
             engine.subscribe(events.on_event)
             budget = injection_budget_tokens(settings, engine.llm.context_length(None))
-            label = engine.summarizer_label()
+            label = engine.stats().summarizer
             for index in range(conversations):
                 conversation = (generator or generate_conversation)(seed, locale, index)
                 result = _drive(engine, store, conversation, events, budget)
