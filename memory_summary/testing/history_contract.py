@@ -105,6 +105,48 @@ class HistoryContract:
         assert store.get_full_history(sid) == saved
         assert store.get_metadata("summary", sid) == {"generation": "g1", "text": "s"}
 
+    def test_the_active_span_is_the_span_of_get_history(
+        self, store: Any, sid: str
+    ) -> None:
+        if not callable(getattr(store, "active_span", None)):
+            pytest.skip("the store tells no ActiveSpan (an optional capability)")
+
+        def span_of_history() -> tuple[int, int | None, int | None, int]:
+            ids = [m.id for m in store.get_history(sid)]
+            return (len(ids), min(ids, default=None), max(ids, default=None), sum(ids))
+
+        def matches() -> bool:
+            span = store.active_span(sid)
+            count, first, last, total = span_of_history()
+            return (span.count, span.first_id, span.last_id) == (
+                count,
+                first,
+                last,
+            ) and (span.id_sum is None or span.id_sum == total)
+
+        assert store.active_span(sid).count == 0
+        saved = save(store, sid, 6)
+        store.save_message(sid, Message("system", "a host instruction"))
+        saved += save(store, sid, 6, start=6)
+        save(store, "another session", 3)
+        assert matches()
+        before = store.active_span(sid)
+        store.commit_compaction(
+            sid,
+            namespace="summary",
+            record={"generation": "g1", "text": "s"},
+            expect_generation=None,
+            through_id=saved[4].id,
+            expect_archived=5,
+        )
+        assert matches()
+        assert store.active_span(sid) != before
+        store.pop_message(sid)
+        assert matches()
+        store.clear_session(sid)
+        assert matches()
+        assert store.active_span(sid).count == 0
+
     def test_a_commit_without_through_id_only_replaces_the_record(
         self, store: Any, sid: str
     ) -> None:
