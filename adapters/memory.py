@@ -150,15 +150,19 @@ class InMemoryStore(MemoryHistory, MemoryRecords, CommitsWithMore):
         return window, None if record is None else json_copy(record)  # type: ignore[return-value]
 
     def active_span(self, session_id: str) -> ActiveSpan:
-        """Return the session's ``ActiveSpan`` (see ``SpanningStore``)."""
+        """Return the session's ``ActiveSpan``, without its id sum.
+
+        See ``SpanningStore``.
+        """
         check_key("session_id", session_id)
         with self._lock:
             session = self._sessions.get(session_id)
-            active = session.active() if session else []
-        if not active:
-            return NO_SPAN
-        ids = [message.id or 0 for message in active]
-        return ActiveSpan(len(ids), ids[0], ids[-1], sum(ids))
+            if session is None or not session.active_count():
+                return NO_SPAN
+            first, last = session.active_ends()
+            # Ids are taken under this lock as a message is kept: none lands below
+            # one already seen, so the count and the ends tell every change.
+            return ActiveSpan(session.active_count(), first, last, None)
 
     def count_history(self, session_id: str) -> int:
         check_key("session_id", session_id)

@@ -65,6 +65,15 @@ class MemorySession:
         """Return the active messages, oldest first."""
         return [*self.kept, *self.messages[self.first_active :]]
 
+    def active_ends(self) -> tuple[int | None, int | None]:
+        """Return the oldest and newest active ids (None, None when none is)."""
+        above = len(self.messages) > self.first_active
+        first = self.kept[0] if self.kept else None
+        if first is None and above:
+            first = self.messages[self.first_active]
+        last = self.messages[-1] if above else (self.kept[-1] if self.kept else None)
+        return (None if first is None else first.id, None if last is None else last.id)
+
     def active_count(self) -> int:
         """Return the number of active messages."""
         return len(self.kept) + len(self.messages) - self.first_active

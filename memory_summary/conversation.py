@@ -250,7 +250,10 @@ class Conversation:
                 **request)``; ``"responses"``: the Responses API's input items.
 
         Nothing is saved when the message is malformed or the store fails; the
-        request is built after the save, from what the store holds.
+        request is built after the save, from what the store holds. The list is
+        the caller's; the history's dicts in it are shared with the next turns'
+        requests (building them anew would cost every turn the whole history):
+        send them as they are, or copy one (``dict(message)``) to change it.
 
         Raises:
             MessageError: ``user`` is not a user message.
@@ -377,7 +380,7 @@ class Conversation:
             None if text is None else summary_message(text),
             "merge",
         )
-        return [m.to_openai() for m in lead] + list(map(dict.copy, transcript.dicts))
+        return [m.to_openai() for m in lead] + transcript.dicts  # a new list
 
     def _request(
         self,

@@ -106,11 +106,11 @@ class HandleAgainstAssemble(RuleBasedStateMachine):
         assert request == [message.to_openai() for message in expected]
 
     @invariant()
-    def requests_are_copies(self):
+    def a_request_list_is_the_callers(self):
         if hasattr(self, "chat"):
             first = self.chat.prepare(system=self.system)
-            for message in first:
-                message["content"] = "changed by the host"
+            first.append({"role": "assistant", "content": "appended by the host"})
+            first.pop(0)
             self.check(self.chat.prepare(system=self.system))
 
 
