@@ -74,17 +74,19 @@ class AnthropicLLM(SDKSummarizer[anthropic.Timeout]):
     """Summarizes with Claude through the Messages API.
 
     Args:
-        model: the default model (``$ANTHROPIC_MODEL``, else ``DEFAULT_MODEL``).
+        model: the default model (``$ANTHROPIC_MODEL``, else ``DEFAULT_MODEL``:
+            ``"claude-haiku-4-5"``).
         api_key: the key (``$ANTHROPIC_API_KEY``).
         base_url: the endpoint (``$ANTHROPIC_BASE_URL``, else Anthropic's).
         timeout_s: the timeout of one request (a call's ``timeout_s`` lowers it).
         max_retries: retries on 429, 529, 5xx, 408/409 and connection errors, with
             backoff; all of them fit in a call's ``timeout_s``.
-        connect_timeout_s: the timeout of opening a connection.
+        connect_timeout_s: the timeout of opening a connection (default 5 s).
         context_tokens: the context window, per model (a mapping) or for all (an
             int); else the known Claude windows (``KNOWN_CONTEXT_TOKENS``).
         max_reply_chars: the longest reply read, in characters (default
-            ``REPLY_CHARS_PER_TOKEN`` x ``max_tokens``, at least ``MIN_REPLY_CHARS``).
+            ``REPLY_CHARS_PER_TOKEN`` x ``max_tokens``, at least ``MIN_REPLY_CHARS``:
+            8 x ``max_tokens``, at least 4096).
         extra_body: more request fields, sent as given.
 
     Example:
@@ -223,6 +225,15 @@ class AnthropicStream(SDKStream["RawMessageStreamEvent"]):
     event raises: ``SummarizerContextError`` for a prompt too long, else
     ``SummarizerError`` (overloaded included). A stream that ends without
     ``message_stop`` raises ``SummarizerError``.
+
+    Built by ``AnthropicLLM.stream()``; a host only iterates and closes it.
+
+    Args:
+        open_stream: sends the request and returns the SDK's stream (called on the
+            first ``next()``).
+        deadline: the ``time.monotonic()`` instant the whole answer must be read
+            by, or None for no bound.
+        max_chars: the longest reply read; the stream ends there, cut.
     """
 
     _input_tokens = 0

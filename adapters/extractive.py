@@ -90,8 +90,9 @@ class ExtractiveSummarizer:
     r"""A summarizer that keeps the most salient fragments, within ``max_tokens``.
 
     Args:
-        count_tokens: the counter ``max_tokens`` is measured with; the default, UTF-8
-            length, is an upper bound of every tokenizer's count.
+        count_tokens: the counter ``max_tokens`` is measured with; the default
+            (``utf8_bytes``, the UTF-8 length) is an upper bound of every tokenizer's
+            count.
         context_tokens: the input size it reports as its context length.
 
     >>> summarizer = ExtractiveSummarizer()
@@ -113,6 +114,7 @@ class ExtractiveSummarizer:
         self._counts: dict[str, int] = {}
 
     def context_length(self, model: str | None = None) -> int | None:
+        """Return ``context_tokens``, whatever the model."""
         return self._context_tokens
 
     def complete(
@@ -123,6 +125,13 @@ class ExtractiveSummarizer:
         max_tokens: int,
         temperature: float = 0.0,
     ) -> str:
+        """Return the facts of the summarizer request in ``messages``, within budget.
+
+        Reads the engine's request (the previous summary, the conversation, the
+        host's instructions) and keeps the most salient fragments, merged with the
+        previous summary's, that fit ``max_tokens``. ``model`` and ``temperature``
+        change nothing: the same request gives the same summary.
+        """
         request = next((m.text for m in reversed(messages) if m.role == "user"), "")
         system = next((m.text for m in messages if m.role == "system"), "")
         request, instructions = instructions_of(normalize_text(request))

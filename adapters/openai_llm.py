@@ -59,20 +59,24 @@ class OpenAIChatLLM(SDKSummarizer[openai.Timeout]):
     """Summarizes with the chat completions API of an OpenAI-compatible endpoint.
 
     Args:
-        model: the default model (``$OPENAI_MODEL`` when omitted).
+        model: the default model (``$OPENAI_MODEL`` when omitted, else
+            ``"gpt-4o-mini"``).
         base_url: the endpoint (``$OPENAI_BASE_URL``, else OpenAI's).
         api_key: the key (``$OPENAI_API_KEY``; a placeholder for local endpoints).
         timeout_s: the timeout of one request (a call's ``timeout_s`` lowers it).
         max_retries: retries on connection errors, 408/409/429 and 5xx, with backoff;
             all of them fit in a call's ``timeout_s``.
-        connect_timeout_s: the timeout of opening a connection.
+        connect_timeout_s: the timeout of opening a connection (default 5 s).
         context_tokens: the context window, per model (a mapping) or for all (an int);
             overrides the endpoint listing and the known-model table.
-        disable_thinking: send ``DISABLE_THINKING_FIELDS`` to turn provider
+        disable_thinking: send ``DISABLE_THINKING_FIELDS`` (vLLM's and SGLang's
+            ``chat_template_kwargs={"enable_thinking": False}``) to turn provider
             "thinking" off (summaries are mechanical); ``extra_body`` adds any fields.
+        extra_body: more request fields, sent as given (they win over
+            ``DISABLE_THINKING_FIELDS`` when both name a field).
         max_reply_chars: the longest reply read, in characters; the rest is not read
             (default ``REPLY_CHARS_PER_TOKEN`` x ``max_tokens``, at least
-            ``MIN_REPLY_CHARS``).
+            ``MIN_REPLY_CHARS``: 8 x ``max_tokens``, at least 4096).
 
     Example:
         >>> llm = OpenAIChatLLM("qwen2.5-7b", base_url="http://127.0.0.1:8000/v1")

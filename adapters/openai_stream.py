@@ -29,6 +29,15 @@ class OpenAIChatStream(SDKStream["ChatCompletionChunk"]):
     ``next()`` blocked on another thread (say, on a server's keep-alive comments)
     fails at once, and the server sees the client leave and stops generating.
 
+    Built by ``OpenAIChatLLM.stream()``; a host only iterates and closes it.
+
+    Args:
+        open_stream: sends the request and returns the SDK's stream (called on the
+            first ``next()``).
+        deadline: the ``time.monotonic()`` instant the whole answer must be read
+            by, or None for no bound.
+        max_chars: the longest reply read; the stream ends there, cut.
+
     Example:
         >>> from memory_summary.adapters import OpenAIChatLLM
         >>> pieces = OpenAIChatLLM("m", base_url="http://127.0.0.1:9/v1").stream(

@@ -233,7 +233,9 @@ class PostgresStore(SqlStore):
     Args:
         dsn: the connection string; default ``$MEMORY_SUMMARY_PG_DSN``.
         schema: the PostgreSQL schema holding the tables (created if missing).
-        min_size, max_size: the connection pool's bounds.
+        min_size: the fewest connections the pool keeps open.
+        max_size: the most connections the pool opens (operations beyond wait
+            for one, up to ``timeout_s``).
         timeout_s: how long to wait for a connection.
         create: create the schema and tables when missing (the default); False
             opens only a schema that already holds this library's store and raises
@@ -327,7 +329,13 @@ def _check_installed(driver: PostgresDriver, schema: str) -> None:
 
 
 class PostgresArchive(SqlArchive):
-    """The archive in the store's own schema: separators commit with the compression."""
+    """The archive in the store's own schema: separators commit with the compression.
+
+    Args:
+        store: the ``PostgresStore`` whose schema holds the archive messages; pass
+            the same store to the engine, so a compression's separator commits in
+            its own transaction.
+    """
 
     def __init__(self, store: PostgresStore) -> None:
         super().__init__(store)

@@ -87,11 +87,14 @@ class RedisStore(RedisHistory, RedisMetadata, CommitsWithMore):
     Args:
         url: the server (``redis://host:port/db``); by default
             ``$MEMORY_SUMMARY_REDIS_URL`` or ``redis://127.0.0.1:6379/0``.
-        prefix: begins every key the store writes; give each tenant its own.
+        prefix: begins every key the store writes (default ``"memory-summary:"``);
+            give each tenant its own.
         session_ttl_s: when set, a session idle that long (no message saved,
             popped, trimmed or compacted) expires: its messages and its records in
             ``session_namespaces`` (its summary) go together.
-        session_namespaces: metadata namespaces whose key is a session id.
+        session_namespaces: metadata namespaces whose key is a session id, which
+            ``session_ttl_s`` covers (default ``("summary",)``: the summaries);
+            other namespaces never expire.
         timeout_s: connect and socket timeout of each command.
         client: a ``redis.Redis`` of your own (then ``url`` and ``timeout_s`` are
             not used, and ``close()`` leaves it open).

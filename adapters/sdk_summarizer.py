@@ -75,6 +75,12 @@ class SDKSummarizer(Generic[_Timeout]):
         self._context_tokens = context_tokens
 
     def context_length(self, model: str | None = None) -> int | None:
+        """Return ``model``'s context window in tokens (default: the adapter's model).
+
+        ``context_tokens`` when it was given (for all models, or this one), else what
+        the provider is known to offer; None when unknown (the engine then assumes
+        4096 tokens).
+        """
         name = model or self.model
         if isinstance(self._context_tokens, int):
             return self._context_tokens

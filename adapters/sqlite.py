@@ -294,6 +294,11 @@ class SqliteStore(SqlStore):
 class SqliteArchive(SqlArchive):
     """The archive in the store's own database: separators commit with the compaction.
 
+    Args:
+        store: the ``SqliteStore`` whose database holds the archive messages; pass
+            the same store to the engine, so a compression's separator commits in
+            its own transaction.
+
     >>> store = SqliteStore(":memory:")
     >>> archive = SqliteArchive(store)
     >>> archive.store is store

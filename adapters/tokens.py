@@ -39,6 +39,10 @@ def encoding_name_for(model: str | None, fallback: str = DEFAULT_FALLBACK) -> st
     gpt-4o, gpt-4.1, gpt-5 and the o-series map to o200k_base; gpt-4 and gpt-3.5 to
     cl100k_base. Models tiktoken does not know (Llama, Qwen, ...) use ``fallback``.
 
+    Args:
+        model: the chat model's name; None gives ``fallback``.
+        fallback: the encoding of every model tiktoken does not know.
+
     >>> encoding_name_for("gpt-4o-mini")
     'o200k_base'
     >>> encoding_name_for("gpt-3.5-turbo")
@@ -60,6 +64,14 @@ class TiktokenCounter:
     """Counts tokens exactly in one model's encoding.
 
     Special-token text such as ``<|endoftext|>`` in user input counts as plain text.
+
+    Args:
+        encoding: the tiktoken encoding, ``"o200k_base"`` (the default) or
+            ``"cl100k_base"``; its vocabulary ships with the library (offline).
+            ``for_model`` picks the one of a model.
+
+    Raises:
+        TokenizerError: an encoding other than those two.
 
     >>> TiktokenCounter.for_model("gpt-4o").count("hello world")
     2
@@ -322,6 +334,15 @@ def counter_factory(
     Models whose tokenizer is not known exactly (``is_exact_for``) count in
     ``fallback`` scaled up by ``margin``, so budgets and limits stay safe for a
     tokenizer that needs more tokens than tiktoken's; each such model is logged once.
+
+    Args:
+        fallback: the encoding of the models tiktoken does not know, ``"o200k_base"``
+            (the default) or ``"cl100k_base"``.
+        margin: the share those models' counts are scaled up by (0.15: 15 % more;
+            the engine passes its config's ``token_safety_margin``).
+
+    Raises:
+        TokenizerError: ``fallback`` is not one of the two encodings.
     """
     if fallback not in ENCODINGS:
         raise TokenizerError(

@@ -52,9 +52,14 @@ def cli_options() -> list[str]:
     raise AssertionError("no CLI_OPTIONS in the sources")
 
 
+def row_start(name: str) -> str:
+    """Return how the table row of field ``name`` begins: its anchor, then its name."""
+    return f'| <a id="{name}"></a>`{name}`'
+
+
 def test_every_config_field_has_a_row_and_a_variable():
     for field in attrs.fields(SummaryConfig):
-        assert f"| `{field.name}`" in PAGE, field.name
+        assert row_start(field.name) in PAGE, field.name
         assert f"`MEMORY_SUMMARY_{field.name.upper()}`" in PAGE, field.name
     for field in attrs.fields(LLMRef):
         assert f"`{field.name}`" in PAGE, field.name
@@ -84,3 +89,20 @@ def test_the_page_names_no_variable_the_code_lacks():
     on_page = set(re.findall(r"`(" + VARIABLE.pattern + r")`", PAGE))
 
     assert sorted(on_page - known) == []
+
+
+def test_every_config_field_has_its_own_anchor():
+    """``configuration.md#threshold`` lands on the field's row, and on nothing else."""
+    anchors = re.findall(r'<a id="([^"]+)"></a>', PAGE)
+    headings = {
+        re.sub(r"[^a-z0-9_ -]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
+        for line in PAGE.splitlines()
+        if line.startswith("#")
+    }
+    fields = [field.name for field in attrs.fields(SummaryConfig)]
+
+    assert sorted(anchors) == sorted(fields)  # one each, and none for a field gone
+    for name in fields:
+        assert PAGE.count(f'id="{name}"') == 1, name
+        assert name not in headings, name
+        assert f"[`{name}`](#{name})" in PAGE, f"the variables table links {name}"
