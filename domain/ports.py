@@ -424,7 +424,7 @@ class BatchSavingStore(MemoryStore, Protocol):
     An optional capability (every store this library ships has it): integrations
     that store a batch of items (the Agents SDK's ``add_items``) need it to be
     atomic, and a store without it gets each message checked first, then saved one
-    by one (``memory_summary.integrations.batch.save_batch``).
+    by one (``memory_summary.batch.save_batch``).
     """
 
     def save_messages(

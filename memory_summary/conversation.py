@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Iterable, Sequence
+from typing import Literal, Protocol
 
 import attrs
 
@@ -32,8 +32,12 @@ from memory_summary.domain import (
     SUMMARY_KIND,
     ActiveSpan,
     AnthropicSystem,
+    CompressionStore,
     Message,
     MessageError,
+    Placement,
+    Repair,
+    SummaryConfig,
     ToolCall,
     anthropic_pairs,
     assemble_messages,
@@ -44,10 +48,41 @@ from memory_summary.domain import (
 from memory_summary.domain.measure import known_context_tokens, usage_ratio
 from memory_summary.domain.recall_tools import TOOL_NAMES as RECALL_TOOL_NAMES
 from memory_summary.domain.replies import host_messages, read_reply, read_usage_tokens
-from memory_summary.integrations.batch import save_batch
 
-if TYPE_CHECKING:
-    from .engine import SummaryEngine
+from .batch import save_batch
+from .response_items import items_of
+
+
+class TurnHost(Protocol):
+    """What a ``Conversation`` uses of its ``SummaryEngine`` (which satisfies it)."""
+
+    memory: CompressionStore
+    config: SummaryConfig
+    _transcripts: Transcripts
+
+    def _check_open(self) -> None: ...
+
+    def _injected(
+        self, session_id: str, model: str | None
+    ) -> tuple[str | None, int | None]: ...
+
+    def _assembled(
+        self,
+        messages: Iterable[Message],
+        text: str | None,
+        covered: int | None,
+        repair: Repair,
+        placement: Placement,
+    ) -> list[Message]: ...
+
+    def call_recall_tool(self, session_id: str, tool_call: object) -> Message: ...
+
+    def turn_after(
+        self, session_id: str, outcome: str = ..., model: str | None = ...
+    ) -> None: ...
+
+    def token_usage(self, session_id: str, usage_ratio: float) -> None: ...
+
 
 __all__ = ["TRANSCRIPT_SESSIONS", "Conversation", "Recorded", "RequestFormat"]
 
@@ -213,7 +248,7 @@ class Conversation:
 
     def __init__(
         self,
-        engine: SummaryEngine,
+        engine: TurnHost,
         session_id: str,
         *,
         model: str | None = None,
@@ -262,7 +297,7 @@ class Conversation:
             EngineClosed: after ``stop()``.
         """
         engine = self._engine
-        engine._core.check_open()
+        engine._check_open()
         kind = _check_format(format)
         message = None if user is None else _user_message(user)
         head = _system_message(system)
@@ -296,7 +331,7 @@ class Conversation:
             EngineClosed: after ``stop()``.
         """
         engine = self._engine
-        engine._core.check_open()
+        engine._check_open()
         read = read_reply(reply)
         tokens = read.context_tokens if usage is None else read_usage_tokens(usage)
         model = self.model or read.model
@@ -322,7 +357,7 @@ class Conversation:
             MessageError: a message is malformed; nothing is saved.
             StoreError: the store failed; nothing is saved.
         """
-        self._engine._core.check_open()
+        self._engine._check_open()
         return self._save(host_messages(messages))
 
     # -- the parts
@@ -403,8 +438,6 @@ class Conversation:
             return request
         assembled = engine._assembled(given, text, covered, True, "merge")
         if kind == "responses":
-            from memory_summary.integrations.agents_items import items_of
-
             return items_of(assembled)
         return [message.to_openai() for message in assembled]
 

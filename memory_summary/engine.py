@@ -254,6 +254,9 @@ class SummaryEngine:
         self._warmed = threading.Event()
         self._core.on_start(self._warm_up)
 
+    def _check_open(self) -> None:
+        self._core.check_open()
+
     def _warm_up(self) -> None:
         """Resolve the default summary model (context length, tokenizer) off-thread."""
         try:

@@ -61,10 +61,9 @@ except ImportError as exc:  # the extra is missing
 import attrs
 
 from memory_summary.aio import AsyncSummaryEngine
+from memory_summary.batch import save_batch
 from memory_summary.domain import Message, ToolCall, mask_tool_results
 from memory_summary.engine import SummaryEngine
-
-from .batch import save_batch
 
 __all__ = ["LANGCHAIN_ID", "RecallTool", "SummaryMiddleware", "recall_tools"]
 

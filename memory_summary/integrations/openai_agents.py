@@ -42,6 +42,7 @@ except ImportError as exc:  # the extra is missing
     ) from exc
 
 from memory_summary.aio import AsyncSummaryEngine
+from memory_summary.batch import save_batch
 from memory_summary.domain import (
     Message,
     PoppingStore,
@@ -51,9 +52,14 @@ from memory_summary.domain import (
 from memory_summary.engine import SummaryEngine
 
 # The item conversion stays importable from here, where it was before it moved.
-from .agents_items import ITEM_KIND, Item, batch_messages, items_of, summary_item
-from .agents_items import item_message as item_message
-from .batch import save_batch
+from memory_summary.response_items import (
+    ITEM_KIND,
+    Item,
+    batch_messages,
+    items_of,
+    summary_item,
+)
+from memory_summary.response_items import item_message as item_message
 
 if TYPE_CHECKING:
     from agents import TResponseInputItem

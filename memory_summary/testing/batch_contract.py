@@ -2,7 +2,7 @@
 
 Part of ``contract.StoreContract``. A store without ``save_messages`` skips these
 tests: the capability is optional, and callers fall back to checking every message
-first and saving them one by one (``memory_summary.integrations.batch``).
+first and saving them one by one (``memory_summary.batch``).
 """
 
 from __future__ import annotations

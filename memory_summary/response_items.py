@@ -1,5 +1,7 @@
-"""SDK items as stored messages and back, for ``openai_agents.SummarySession``.
+"""Responses API items as stored messages and back.
 
+Used by ``openai_agents.SummarySession`` and ``Conversation.prepare(format=
+"responses")``.
 The mapping is the one ``openai_agents``' module docstring describes: a ``message``
 item becomes a message of its role, a tool call and its output an assistant call and
 a tool answer, any other item a ``system`` message of kind ``ITEM_KIND``; each item is
