@@ -138,7 +138,10 @@ class TermIndex:
 
     def add(self, doc_id: int, terms: Iterable[str]) -> None:
         """Index the document ``doc_id`` under ``terms`` (repeats count)."""
-        counts = Counter(terms)
+        self.add_counted(doc_id, Counter(terms))
+
+    def add_counted(self, doc_id: int, counts: Mapping[str, int]) -> None:
+        """Index the document ``doc_id`` under its terms' ``counts`` (term -> tf)."""
         for term, tf in counts.items():
             self.postings.setdefault(term, {})[doc_id] = tf
         length = sum(counts.values())
