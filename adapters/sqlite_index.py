@@ -44,14 +44,20 @@ def _byte(at: int) -> str:
 # A message's length in terms, read from FTS5's own record of it: the ``sz`` blob of
 # ``message_index_docsize`` holds each column's size as a varint (big-endian groups
 # of 7 bits, the high bit set on every byte but the last): ``session`` (1, one byte)
-# then ``terms``. Four bytes reach 268 million terms.
-_LENGTH = (
-    f"CASE WHEN {_byte(0)} < 128 THEN {_byte(0)} "
-    f"WHEN {_byte(1)} < 128 THEN (({_byte(0)} & 127) << 7) | {_byte(1)} "
+# then ``terms``. Under 128 terms (two bytes in all, the usual case) the second byte
+# is the length, read as an ASCII character; else up to four bytes (268 million
+# terms) are decoded from their hex text.
+_LONG_LENGTH = (
+    f"CASE WHEN {_byte(1)} < 128 THEN (({_byte(0)} & 127) << 7) | {_byte(1)} "
     f"WHEN {_byte(2)} < 128 THEN (({_byte(0)} & 127) << 14) "
     f"| (({_byte(1)} & 127) << 7) | {_byte(2)} "
     f"ELSE (({_byte(0)} & 127) << 21) | (({_byte(1)} & 127) << 14) "
     f"| (({_byte(2)} & 127) << 7) | {_byte(3)} END"
+)
+_LENGTH = (
+    "CASE WHEN length(d.sz) = 2 THEN "
+    "coalesce(unicode(CAST(substr(d.sz, 2, 1) AS TEXT)), 0) "
+    f"ELSE (SELECT {_LONG_LENGTH} FROM (SELECT hex(substr(d.sz, 2, 4)) AS h)) END"
 )
 
 
@@ -65,7 +71,7 @@ def statistics_sql(terms: int) -> str:
     archived or not, the statistics are the whole session's).
     """
     count = (
-        "(SELECT count(*) FROM message_index i JOIN messages m ON m.id = i.rowid "
+        "(SELECT count(*) FROM message_index i CROSS JOIN messages m ON m.id = i.rowid "
         "AND m.session_id = ?1 WHERE message_index MATCH ?{at} "
         "AND i.rowid BETWEEN (SELECT low FROM span) AND (SELECT high FROM span))"
     )
@@ -74,8 +80,8 @@ def statistics_sql(terms: int) -> str:
         "WITH span AS (SELECT (SELECT min(id) FROM messages WHERE session_id = ?1) "
         "AS low, (SELECT max(id) FROM messages WHERE session_id = ?1) AS high), "
         f"size AS (SELECT count(*) AS documents, coalesce(sum({_LENGTH}), 0) AS total "
-        "FROM (SELECT hex(substr(d.sz, 2, 4)) AS h FROM messages m "
-        "JOIN message_index_docsize d ON d.id = m.id WHERE m.session_id = ?1)) "
+        "FROM messages m JOIN message_index_docsize d ON d.id = m.id "
+        "WHERE m.session_id = ?1) "
         f"SELECT size.documents, size.total, span.low, span.high, {counts} "
         "FROM size, span"
     )
