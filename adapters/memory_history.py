@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import threading
+from collections import Counter
 from collections.abc import Sequence
 
 import attrs
@@ -39,27 +40,30 @@ class MemorySession:
     first_active: int = 0
     kept: list[Message] = attrs.Factory(list)
     index: TermIndex = attrs.Factory(TermIndex)  # every message, active and archived
-    terms: dict[int, list[str]] = attrs.Factory(dict)
-    unindexed: list[Message] = attrs.Factory(list)  # saved since the last search
+    terms: dict[int, list[str]] = attrs.Factory(dict)  # each indexed id's terms
+    unindexed: dict[int, Message] = attrs.Factory(dict)  # saved since the last search
 
     def append(self, row: Message) -> None:
-        """Keep a saved row; its terms wait for the next search (``indexed``)."""
+        """Keep a saved row; its terms wait for the next search (``take_in``)."""
         self.messages.append(row)
-        self.unindexed.append(row)
+        self.unindexed[row.id] = row  # type: ignore[index]
 
-    def indexed(self) -> TermIndex:
-        """Return the index with every saved message in it (the pending ones added).
+    def pending(self) -> list[Message]:
+        """Return the saved messages not indexed yet, oldest first."""
+        return list(self.unindexed.values())
 
-        Saving only queues a message: its terms are computed on the first search
-        after it, so a session nobody searches never pays for its index.
+    def take_in(self, counted: Sequence[tuple[int, Counter[str]]]) -> None:
+        """Index the messages whose terms were counted (``count_terms``).
+
+        Saving only queues a message: its terms are counted on the first search
+        after it, outside the store's lock, so a session nobody searches never pays
+        for its index. A message popped or forgotten since it was counted is no
+        longer pending and stays out.
         """
-        for message in self.unindexed:
-            row_id: int = message.id  # type: ignore[assignment]
-            terms = message_terms(message)
-            self.index.add(row_id, terms)
-            self.terms[row_id] = terms
-        self.unindexed.clear()
-        return self.index
+        for row_id, counts in counted:
+            if self.unindexed.pop(row_id, None) is not None:
+                self.index.add_counted(row_id, counts)
+                self.terms[row_id] = list(counts)
 
     def active(self) -> list[Message]:
         """Return the active messages, oldest first."""
@@ -105,14 +109,7 @@ class MemorySession:
         if popped is None:
             return None
         row_id: int = popped.id  # type: ignore[assignment]
-        pending = self.unindexed
-        at = next(
-            (i for i in range(len(pending) - 1, -1, -1) if pending[i].id == row_id),
-            None,
-        )
-        if at is not None:
-            del pending[at]  # never indexed: nothing to take out
-        else:
+        if self.unindexed.pop(row_id, None) is None:  # else never indexed
             self.index.remove(row_id, self.terms.pop(row_id, ()))
         return popped
 
@@ -143,11 +140,16 @@ class MemorySession:
     def search(
         self, terms: Sequence[str], limit: int, *, archived_only: bool
     ) -> list[StoredHit]:
-        """Return the best ``limit`` matches of ``terms`` and their context."""
+        """Return the best ``limit`` matches of ``terms`` and their context.
+
+        Indexes what is still pending first (``MemoryHistory`` counts it outside the
+        store's lock beforehand; this is what was saved since).
+        """
+        self.take_in(count_terms(self.pending()))
         allowed = None
         if archived_only:
             allowed = {m.id for m in self.archived()}
-        matches = self.indexed().search(list(terms), CANDIDATES, allowed)  # type: ignore[arg-type]
+        matches = self.index.search(list(terms), CANDIDATES, allowed)  # type: ignore[arg-type]
         messages = self.messages
         scored = dict(matches)
         positions: dict[int, int] = {}
@@ -167,6 +169,11 @@ class MemorySession:
                 reach[row_id] = messages[later].id if later < len(messages) else None
         found = with_context(list(scored.items()), reach, limit)
         return [self.hit(positions[row_id], score) for row_id, score in found]
+
+
+def count_terms(messages: Sequence[Message]) -> list[tuple[int, Counter[str]]]:
+    """Return each message's id and the counts of the terms it is indexed under."""
+    return [(m.id, Counter(message_terms(m))) for m in messages]  # type: ignore[misc]
 
 
 class _Ids:
@@ -199,11 +206,21 @@ class MemoryHistory:
         """Return the best matches of ``terms``; see ``SearchableStore``."""
         check_key("session_id", session_id)
         check_limit(limit)
-        with self._lock:
-            session = self._sessions.get(session_id)
-            if session is None or not limit:
-                return []
-            return session.search(terms, limit, archived_only=archived_only)
+        while True:
+            with self._lock:
+                session = self._sessions.get(session_id)
+                if session is None or not limit:
+                    return []
+                pending = session.pending()
+                if not pending:
+                    return session.search(terms, limit, archived_only=archived_only)
+            # One session's indexing (a 35 MB session: about two minutes) holds no
+            # lock: every other session, and this one's saves, go on meanwhile.
+            counted = count_terms(pending)
+            with self._lock:
+                session = self._sessions.get(session_id)
+                if session is not None:
+                    session.take_in(counted)
 
     def read_messages(
         self, session_id: str, around_id: int, *, before: int, after: int

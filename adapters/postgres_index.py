@@ -41,13 +41,17 @@ class PostgresIndex:
             f"INSERT INTO {tables}message_terms (id, session_id, length, terms, tsv) "
             "VALUES (%s, %s, %s, %s, array_to_tsvector(%s::text[]))"
         )
-        # Each term's count in the session, then each seed term's newest matches
-        # (domain.ranking): the database returns a bounded set of rows to score.
-        self._counts = (
-            "SELECT q.term, (SELECT count(*) FROM "
+        # The session's size and each term's count in it, in one statement (one
+        # snapshot: a pop or a forget between two reads gave a term more messages
+        # than the session); then each seed term's newest matches (domain.ranking):
+        # the database returns a bounded set of rows to score.
+        self._statistics = (
+            "WITH size AS (SELECT count(*) AS documents, coalesce(sum(length), 0) "
+            f"AS total FROM {tables}message_terms WHERE session_id = %s) "
+            "SELECT size.documents, size.total, q.term, (SELECT count(*) FROM "
             f"{tables}message_terms s WHERE s.tsv @@ q.query::tsquery "
             "AND s.session_id = %s) "
-            "FROM unnest(%s::text[], %s::text[]) AS q(term, query)"
+            "FROM size CROSS JOIN unnest(%s::text[], %s::text[]) AS q(term, query)"
         )
         self._newest = (
             f"SELECT t.id, t.terms, t.length FROM {tables}message_terms t "
@@ -63,10 +67,6 @@ class PostgresIndex:
             "ORDER BY s.id DESC LIMIT %s)"
         )
         self._archived = f"JOIN {tables}messages m ON m.id = s.id AND m.archived "
-        self._size = (
-            f"SELECT count(*), coalesce(sum(length), 0) FROM {tables}message_terms "
-            "WHERE session_id = %s"
-        )
         self._window = (
             "SELECT m.id FROM unnest(%s::bigint[], %s::bigint[]) AS r(lo, hi) "
             f"JOIN {tables}messages m ON m.session_id = %s "
@@ -142,11 +142,11 @@ class PostgresIndex:
     ) -> Matches:
         terms = list(dict.fromkeys(terms))
         queries = [term_query(term) for term in terms]
-        counts = read(self._counts, (session_id, terms, queries))
-        matching = {str(term): int(n) for term, n in counts if n}
+        rows = read(self._statistics, (session_id, session_id, terms, queries))
+        matching = {str(row[2]): int(row[3]) for row in rows if row[3]}
         if not matching:
             return []
-        documents, total = read(self._size, (session_id,))[0]
+        documents, total = rows[0][0], rows[0][1]
         terms = informative(terms, matching, int(documents))
         seeds = [term_query(term) for term in seed_terms(terms, matching)]
         seed = self._seed.format(join=self._archived if archived_only else "")

@@ -21,6 +21,8 @@ Layout (``P`` is the store's prefix; a session id, namespace or key never holds 
   are postings ``term NUL id NUL tf`` (a term's postings are one lex range);
 - ``P e:<sid>``: a hash, message id -> its index entry (to unindex it when popped);
 - ``P w:<sid>``: the number of terms of all the session's messages (BM25 lengths);
+- ``P t:<token>``: the first id a save gave its batch, kept ``REPLAY_S`` seconds so
+  that the save, resent after a lost reply, returns it instead of storing twice;
 - ``P r:<namespace>NUL<key>``: a metadata record, JSON text (NUL: the byte 0);
 - ``P x:<namespace>``: the namespace's keys, a sorted set of score 0 (code-point
   order: byte order of UTF-8);
@@ -94,21 +96,27 @@ end
 """
 
 # KEYS: counter, history, sessions, boundary, instructions, postings, entries, words,
-# session records...
-# ARGV: sid, ttl ms (0: none), then per message: its row without the id (JSON after
-# "["), its index entry. Returns the first id; the messages get consecutive ids
-# and nothing lands in between. The index changes in the same step.
+# session records..., then the save's token key.
+# ARGV: sid, ttl ms (0: none), how long the token is kept (ms), then per message:
+# its row without the id (JSON after "["), its index entry. Returns the first id;
+# the messages get consecutive ids and nothing lands in between. The index changes
+# in the same step. The token makes a save safe to resend: a save whose reply was
+# lost (a socket timeout, a dropped connection) is sent again with its token, and
+# the script returns the first id it gave instead of storing the batch twice.
 SAVE = (
     _postings
     + """
-local n = (#ARGV - 2) / 2
+local token = KEYS[#KEYS]
+local done = redis.call('GET', token)
+if done then return tonumber(done) end
+local n = (#ARGV - 3) / 2
 local first = redis.call('INCRBY', KEYS[1], n) - n + 1
 local words = 0
 for i = 1, n do
   local id = string.format('%d', first + i - 1)
-  redis.call('ZADD', KEYS[2], id, '[' .. id .. ',' .. ARGV[2 * i + 1])
-  redis.call('HSET', KEYS[7], id, ARGV[2 * i + 2])
-  local members, length = postings(id, ARGV[2 * i + 2])
+  redis.call('ZADD', KEYS[2], id, '[' .. id .. ',' .. ARGV[2 * i + 2])
+  redis.call('HSET', KEYS[7], id, ARGV[2 * i + 3])
+  local members, length = postings(id, ARGV[2 * i + 3])
   local scored = {}
   for _, member in ipairs(members) do
     scored[#scored + 1] = 0
@@ -122,8 +130,9 @@ redis.call('ZADD', KEYS[3], 0, ARGV[1])
 local ttl = tonumber(ARGV[2])
 if ttl > 0 then
   redis.call('PEXPIRE', KEYS[2], ttl)
-  for i = 4, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
+  for i = 4, #KEYS - 1 do redis.call('PEXPIRE', KEYS[i], ttl) end
 end
+redis.call('SET', token, first, 'PX', ARGV[3])
 return first
 """
 )

@@ -65,6 +65,10 @@ log = logging.getLogger(__name__)
 URL_VARIABLE = "MEMORY_SUMMARY_REDIS_URL"
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
 DEFAULT_PREFIX = "memory-summary:"
+SAVE_ATTEMPTS = 3
+"""A save whose reply is lost is sent this many times in all (``_save``)."""
+REPLAY_S = 300.0
+"""How long the server remembers a save's token, and the ids it gave."""
 _MAX_TTL_MS = 2**40  # about 35 years: PEXPIRE must not overflow the server's clock
 _SCRIPTS = {  # the Lua scripts, by name (not the helpers they share)
     **{name: v for name, v in vars(lua).items() if name.isupper() and name[0] != "_"},
@@ -132,7 +136,8 @@ class RedisStore(RedisHistory, RedisMetadata, CommitsWithMore):
         self._ttl = "0" if session_ttl_s is None else str(_ms(session_ttl_s))
         self._session_namespaces = tuple(session_namespaces)
         self._owns_client = client is None
-        # No automatic retries: a write resent after a lost reply could apply twice.
+        # No automatic retries: a write resent after a lost reply could apply twice
+        # (a save alone is resent, with a token that makes it apply once: ``_save``).
         # A connection the server closed (a restart) is replaced before it is used.
         self._client = client or redis.Redis.from_url(
             self.url,
@@ -209,23 +214,48 @@ class RedisStore(RedisHistory, RedisMetadata, CommitsWithMore):
             pairs += [row[1:], index_entry(message_terms(message))]
         if not pairs:
             return []
-        first = int(
-            self._script(
-                "SAVE",
-                session_id,
-                [
-                    self.prefix + "id",
-                    self._key("h", session_id),
-                    self.prefix + "sessions",
-                    *self._session_keys(session_id),
-                ],
-                [session_id, self._ttl, *pairs],
-            )
-        )
+        keys = [
+            self.prefix + "id",
+            self._key("h", session_id),
+            self.prefix + "sessions",
+            *self._session_keys(session_id),
+            self._key("t", new_token()),
+        ]
+        first = int(self._save(session_id, keys, [session_id, self._ttl, *pairs]))
         return [
             stored_message(message, first + offset)
             for offset, message in enumerate(messages)
         ]
+
+    def _save(self, session_id: str, keys: list[str], args: list[str]) -> Any:
+        """Run SAVE; resend it, with its token, while its reply is lost.
+
+        A socket timeout or a dropped connection does not tell whether the server
+        stored the batch (a long script finishes after the client gave up): the
+        token in ``keys`` makes the resent script return the ids it gave instead of
+        storing twice. After ``SAVE_ATTEMPTS`` lost replies the error is raised and
+        says the batch may be stored.
+        """
+        script = self._scripts["SAVE"]
+        args = [*args[:2], str(_ms(REPLAY_S)), *args[2:]]
+        lost: redis.RedisError | None = None
+        for attempt in range(1, SAVE_ATTEMPTS + 1):
+            if lost is not None:
+                log.warning(
+                    "save_messages for %r: %s; resending it with its token "
+                    "(attempt %d of %d)",
+                    session_id,
+                    lost,
+                    attempt,
+                    SAVE_ATTEMPTS,
+                )
+            reply, lost = _attempt(script, session_id, keys, args)
+            if lost is None:
+                return reply
+        raise StoreError(
+            f"save_messages failed for {session_id!r}: {lost} (no reply after "
+            f"{SAVE_ATTEMPTS} attempts: the messages may be stored)"
+        ) from lost
 
     def _rows(self, raw: Sequence[bytes]) -> list[Message]:
         if not raw:
@@ -554,3 +584,18 @@ class RedisStore(RedisHistory, RedisMetadata, CommitsWithMore):
         check_key("owner", owner)
         key = self._key("l", session_id)
         return bool(self._script("DROP_LEASE", session_id, [key], ["owner", owner]))
+
+
+def _attempt(
+    script: Any, session_id: str, keys: list[str], args: list[str]
+) -> tuple[Any, redis.RedisError | None]:
+    """Run SAVE once: (its reply, None), or (None, the error) when the reply was lost.
+
+    Any other error is a ``StoreError``: the server refused the script.
+    """
+    try:
+        return script(keys=keys, args=args), None
+    except (redis.TimeoutError, redis.ConnectionError) as exc:
+        return None, exc
+    except redis.RedisError as exc:
+        raise StoreError(f"save_messages failed for {session_id!r}: {exc}") from exc

@@ -18,11 +18,14 @@ each joined to its message's ``session_id``; PostgreSQL filters a term's rows on
 ever returned.
 
 Both bound the candidates as ``domain.ranking`` does (the rarest terms' newest
-matches) and score them here with the reference formula:
+matches) and score them here with the reference formula and the session's own
+statistics, as every store does, read in one statement (one snapshot):
 
-- SQLite with FTS5's statistics, which are the whole database's (its row count and
-  total length from FTS5's averages record, each term's count from ``fts5vocab``).
-- PostgreSQL with the session's own statistics, as the in-memory store does.
+- SQLite: the session's indexed messages and their lengths from FTS5's per-row sizes
+  (``message_index_docsize``), each term's count by walking its rows in the
+  session's id span;
+- PostgreSQL: the session's ``message_terms`` rows (count, summed ``length``) and
+  each term's count among them.
 
 This module holds the ``SearchIndex`` protocol the SQL core calls and names the rest:
 ``index_terms`` (what both share), ``sqlite_index`` and ``postgres_index``.

@@ -33,31 +33,58 @@ from .message_rows import SELECT_COLUMNS, row_message
 log = logging.getLogger(__name__)
 
 
-def _fts5_totals(rows: list[Any]) -> tuple[int, int]:
-    """Return FTS5's row count and the total length of the ``terms`` column.
+def _byte(at: int) -> str:
+    """SQL: the ``at``-th byte (0-based) of the hex text ``h``, as an integer."""
+    digits = "'0123456789ABCDEF'"
+    high = f"instr({digits}, substr(h, {2 * at + 1}, 1))"
+    low = f"instr({digits}, substr(h, {2 * at + 2}, 1))"
+    return f"(({high} - 1) * 16 + {low} - 1)"
 
-    They are FTS5's "averages" record (rowid 1 of its ``_data`` table): varints, the
-    row count then each column's total size (``session``, ``terms``).
+
+# A message's length in terms, read from FTS5's own record of it: the ``sz`` blob of
+# ``message_index_docsize`` holds each column's size as a varint (big-endian groups
+# of 7 bits, the high bit set on every byte but the last): ``session`` (1, one byte)
+# then ``terms``. Under 128 terms (two bytes in all, the usual case) the second byte
+# is the length, read as an ASCII character; else up to four bytes (268 million
+# terms) are decoded from their hex text.
+_LONG_LENGTH = (
+    f"CASE WHEN {_byte(1)} < 128 THEN (({_byte(0)} & 127) << 7) | {_byte(1)} "
+    f"WHEN {_byte(2)} < 128 THEN (({_byte(0)} & 127) << 14) "
+    f"| (({_byte(1)} & 127) << 7) | {_byte(2)} "
+    f"ELSE (({_byte(0)} & 127) << 21) | (({_byte(1)} & 127) << 14) "
+    f"| (({_byte(2)} & 127) << 7) | {_byte(3)} END"
+)
+_LENGTH = (
+    "CASE WHEN length(d.sz) = 2 THEN "
+    "coalesce(unicode(CAST(substr(d.sz, 2, 1) AS TEXT)), 0) "
+    f"ELSE (SELECT {_LONG_LENGTH} FROM (SELECT hex(substr(d.sz, 2, 4)) AS h)) END"
+)
+
+
+def statistics_sql(terms: int) -> str:
+    """Return the statement of a search's statistics, all from one snapshot.
+
+    Parameters: the session id, then each term's MATCH expression. Returns one row:
+    the session's indexed messages, their total length, its lowest and highest
+    message id, then each term's count in the session (``domain.ranking``: every
+    store counts in the session, so other sessions never change what is found;
+    archived or not, the statistics are the whole session's).
     """
-    if not rows or rows[0][0] is None:
-        return 0, 0
-    block, at = bytes(rows[0][0]), 0
-    values: list[int] = []
-    while at < len(block) and len(values) < 3:
-        value = 0
-        for _ in range(8):
-            byte = block[at]
-            at += 1
-            value = (value << 7) | (byte & 0x7F)
-            if not byte & 0x80:
-                break
-        else:
-            value = (value << 8) | block[at]
-            at += 1
-        values.append(value)
-    if len(values) < 3:
-        return 0, 0
-    return values[0], values[2]
+    count = (
+        "(SELECT count(*) FROM message_index i CROSS JOIN messages m ON m.id = i.rowid "
+        "AND m.session_id = ?1 WHERE message_index MATCH ?{at} "
+        "AND i.rowid BETWEEN (SELECT low FROM span) AND (SELECT high FROM span))"
+    )
+    counts = ", ".join(count.format(at=at + 2) for at in range(terms))
+    return (
+        "WITH span AS (SELECT (SELECT min(id) FROM messages WHERE session_id = ?1) "
+        "AS low, (SELECT max(id) FROM messages WHERE session_id = ?1) AS high), "
+        f"size AS (SELECT count(*) AS documents, coalesce(sum({_LENGTH}), 0) AS total "
+        "FROM messages m JOIN message_index_docsize d ON d.id = m.id "
+        "WHERE m.session_id = ?1) "
+        f"SELECT size.documents, size.total, span.low, span.high, {counts} "
+        "FROM size, span"
+    )
 
 
 _PAGE = (
@@ -199,10 +226,6 @@ class SqliteIndex:
         )
         self._newest = newest.format(archived="")
         self._newest_archived = newest.format(archived=" AND m.archived = 1")
-        self._span = (  # two subqueries: each an index seek
-            "SELECT (SELECT min(id) FROM messages WHERE session_id = ?), "
-            "(SELECT max(id) FROM messages WHERE session_id = ?)"
-        )
         self._terms = (
             "SELECT rowid, terms FROM message_index WHERE rowid IN "
             "(SELECT value FROM json_each(?))"
@@ -361,21 +384,14 @@ class SqliteIndex:
         archived_only: bool,
     ) -> Matches:
         self.catch_up()
-        # FTS5's statistics are the whole database's: so is what counts as frequent.
-        documents, total = _fts5_totals(
-            read("SELECT block FROM message_index_data WHERE id = 1", ())
-        )
-        counts = read(
-            "SELECT term, doc FROM message_vocab WHERE term IN "
-            "(SELECT value FROM json_each(?))",
-            (json.dumps(list(terms)),),
-        )
-        matching = {str(t): int(n) for t, n in counts}
+        # The session's statistics, as every store counts them, in one statement:
+        # one snapshot, whatever a pop or a catch-up commits meanwhile.
+        terms = list(dict.fromkeys(terms))
+        row = read(statistics_sql(len(terms)), (session_id, *map(fts5_term, terms)))[0]
+        documents, total, low, high = (int(v or 0) for v in row[:4])
+        matching = {t: int(n) for t, n in zip(terms, row[4:], strict=True) if n}
         terms = informative(terms, matching, documents)
-        if not terms:
-            return []
-        low, high = read(self._span, (session_id, session_id))[0]
-        if low is None:
+        if not terms or low == 0:
             return []
         newest = self._newest_archived if archived_only else self._newest
         ids: set[int] = set()

@@ -2,9 +2,10 @@
 
 1. BM25 over the terms of ``domain.recall``, with SQLite FTS5's ``bm25()`` formula
    (k1 = 1.2, b = 0.75, idf = ln((N - n + 0.5) / (n + 0.5)), floored at 1e-6), so
-   the in-memory store and SQLite rank alike. A query's terms are OR'ed: a message
-   matches when it holds any of them. The in-memory store counts N, n and the average
-   length in the session; SQLite in the whole database.
+   every store ranks alike. A query's terms are OR'ed: a message matches when it
+   holds any of them. Every store counts N, n and the average length in the session
+   (its messages, active and archived), so what other sessions hold never changes
+   how a session's messages rank, or whether they are found.
    A term found in half the messages or more is left out of the query (its weight
    is nil; ``informative``).
 2. Context: the best ``CANDIDATES`` messages, and the neighbours of the best
@@ -50,7 +51,14 @@ PER_TERM = 100
 
 
 def idf(documents: int, matching: int) -> float:
-    """Return FTS5's inverse document frequency of a term found in ``matching`` docs."""
+    """Return FTS5's inverse document frequency of a term found in ``matching`` docs.
+
+    ``matching`` is taken as at most ``documents`` (and ``documents`` as at least 0):
+    statistics a store read while the session changed must not reach ``log`` with a
+    negative ratio.
+    """
+    documents = max(documents, 0)
+    matching = min(max(matching, 0), documents)
     value = math.log((documents - matching + 0.5) / (matching + 0.5))
     return value if value > 0 else MIN_IDF
 
@@ -130,7 +138,10 @@ class TermIndex:
 
     def add(self, doc_id: int, terms: Iterable[str]) -> None:
         """Index the document ``doc_id`` under ``terms`` (repeats count)."""
-        counts = Counter(terms)
+        self.add_counted(doc_id, Counter(terms))
+
+    def add_counted(self, doc_id: int, counts: Mapping[str, int]) -> None:
+        """Index the document ``doc_id`` under its terms' ``counts`` (term -> tf)."""
         for term, tf in counts.items():
             self.postings.setdefault(term, {})[doc_id] = tf
         length = sum(counts.values())

@@ -12,7 +12,14 @@ messages and rank them alike (``domain.ranking`` is the reference ranking):
   character alone, so a one-character query finds it;
 - a term is at most ``MAX_TERM_CHARS`` characters (longer words are cut), holds only
   letters and digits (no quote, operator or SQL metacharacter survives), and a query
-  keeps its first ``MAX_QUERY_TERMS`` distinct terms.
+  keeps its first ``MAX_QUERY_TERMS`` distinct terms;
+- a message is indexed under its terms up to its first ``MAX_INDEXED_TERMS``
+  distinct ones, or fewer if their UTF-8 text passes ``MAX_INDEXED_BYTES``
+  (``indexed_terms``): a tool result listing 400,000 hashes is stored whole, and
+  found by the words of its first few hundred kilobytes. Every store indexes the same
+  prefix, so the bound keeps each message's index work (a PostgreSQL ``tsvector``
+  is capped at 1 MB; a Redis script blocks its server while it runs) small, and
+  never refuses a message.
 
 A message's searchable text is its text content (text and refusal parts, file names),
 its refusal, its tool calls' names and arguments, and its ``name`` (say, the speaker);
@@ -25,7 +32,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 import attrs
 import snowballstemmer
@@ -37,6 +44,10 @@ MAX_TERM_CHARS = 40
 MAX_QUERY_TERMS = 32
 MAX_QUERY_CHARS = 100_000
 """A longer query is refused: nobody types it, and reading it costs time."""
+MAX_INDEXED_TERMS = 10_000
+"""A message is indexed under its terms up to its first this many distinct ones."""
+MAX_INDEXED_BYTES = 512 * 1024
+"""... and up to where its distinct terms' UTF-8 text would pass this many bytes."""
 
 _STOP_WORDS = """
     a about above after again against all am an and any are as at be because been
@@ -63,6 +74,7 @@ _CJK = re.compile(
     "\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f]+"
 )
 _NOT_TEXT = re.compile("[\ud800-\udfff\x00]")
+_EAGER_CHARS = 65_536  # a text at most this long is read whole (text_terms)
 _NEW_STEMMER = type(snowballstemmer.stemmer("english"))
 
 
@@ -186,19 +198,32 @@ def text_terms(text: str) -> list[str]:
         return list(map(_stem, runs))
     terms: list[str] = []
     for run in runs:
-        if run.isascii():
-            terms.append(_stem(run[:MAX_TERM_CHARS]))
-            continue
-        end = 0
-        for cjk in _CJK.finditer(run):
-            if cjk.start() > end:
-                terms.append(_stem(run[end : cjk.start()][:MAX_TERM_CHARS]))
-            terms.extend(_bigrams(cjk.group()))
-            terms.extend(cjk.group())
-            end = cjk.end()
-        if end < len(run):
-            terms.append(_stem(run[end:][:MAX_TERM_CHARS]))
+        terms.extend(_run_terms(run))
     return terms
+
+
+def _run_terms(run: str) -> Iterator[str]:
+    """Yield the terms of one run of letters and digits (normalized, case-folded)."""
+    if run.isascii():
+        yield _stem(run[:MAX_TERM_CHARS])
+        return
+    end = 0
+    for cjk in _CJK.finditer(run):
+        if cjk.start() > end:
+            yield _stem(run[end : cjk.start()][:MAX_TERM_CHARS])
+        yield from _bigrams(cjk.group())
+        yield from cjk.group()
+        end = cjk.end()
+    if end < len(run):
+        yield _stem(run[end:][:MAX_TERM_CHARS])
+
+
+def _lazy_terms(text: str) -> Iterator[str]:
+    """Yield ``text_terms(text)`` one by one: a bounded reader stems no more."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", _NOT_TEXT.sub(" ", text))
+    for match in _WORD.finditer(text.casefold()):
+        yield from _run_terms(match.group())
 
 
 def message_text(message: Message) -> str:
@@ -231,9 +256,50 @@ def _part_text(part: Mapping[str, object]) -> str:
     return ""
 
 
+def indexed_terms(terms: Iterable[str]) -> list[str]:
+    """Return the terms a document of ``terms`` is indexed under: a bounded prefix.
+
+    The prefix ends before the first term that would make the distinct terms more
+    than ``MAX_INDEXED_TERMS`` or their UTF-8 text more than ``MAX_INDEXED_BYTES``;
+    repeats of a term inside it count (BM25's term frequencies and length).
+
+    >>> indexed_terms(["a", "b", "a"])
+    ['a', 'b', 'a']
+    >>> len(indexed_terms([f"w{i}" for i in range(20_000)])) == MAX_INDEXED_TERMS
+    True
+    """
+    # A term is at most MAX_TERM_CHARS characters of at most 4 bytes each.
+    if (
+        isinstance(terms, list)
+        and len(terms) <= MAX_INDEXED_TERMS
+        and (
+            len(terms) * MAX_TERM_CHARS * 4 <= MAX_INDEXED_BYTES
+            or sum(map(len, terms)) * 4 <= MAX_INDEXED_BYTES
+        )
+    ):
+        return terms
+    kept: list[str] = []
+    seen: set[str] = set()
+    size = 0
+    for term in terms:
+        if term not in seen:
+            size += len(term) if term.isascii() else len(term.encode("utf-8"))
+            if len(seen) == MAX_INDEXED_TERMS or size > MAX_INDEXED_BYTES:
+                break
+            seen.add(term)
+        kept.append(term)
+    return kept
+
+
 def message_terms(message: Message) -> list[str]:
-    """Return the terms a stored message is indexed under."""
-    return text_terms(message_text(message))
+    """Return the terms a stored message is indexed under (``indexed_terms``).
+
+    A long text is read lazily: the words past the bound are never stemmed.
+    """
+    text = message_text(message)
+    if len(text) <= _EAGER_CHARS:
+        return indexed_terms(text_terms(text))
+    return indexed_terms(_lazy_terms(text))
 
 
 def query_terms(query: object) -> tuple[str, ...]:

@@ -186,6 +186,32 @@ class SearchContract(StoreFixtures):
             assert _ids(_search(store, sid, query)) == expected, query
         assert _ids(_search(store, sid, "common rare"))[0] == saved[3].id
 
+    def test_statistics_are_the_sessions_own_whatever_other_sessions_hold(
+        self, store: Any, sid: str
+    ) -> None:
+        # "common" fills another session: counted over the whole store, it would be
+        # in over half the messages and dropped from the query, and this session's
+        # message holding it (no neighbour of a match) would never be found. Long
+        # messages (200 and 20,000 terms) check each store counts lengths alike.
+        _save(store, f"{sid}-other", *(f"common filler {i}" for i in range(20)))
+        texts = [
+            "common ground",
+            "pad " * 200,
+            "filler " * 20_000,
+            "more padding here",
+            "rare zebra",
+            "rare zebra again",
+        ]
+        saved = _save(store, sid, *texts)
+        documents = [(m.id, message_terms(m)) for m in saved]
+
+        assert _ids(_search(store, sid, "common rare"))[0] == saved[0].id
+        for query in ("common rare", "zebra common", "pad rare", "filler zebra"):
+            ranked = reference_search(documents, query_terms(query), 10)  # type: ignore[arg-type]
+            found = [(h.message.id, h.score) for h in _search(store, sid, query)]
+            assert [i for i, _ in found] == [i for i, _ in ranked], query
+            assert [s for _, s in found] == pytest.approx([s for _, s in ranked])
+
     def test_limit_bounds_the_hits(self, store: Any, sid: str) -> None:
         _save(store, sid, *[f"zebra {i}" for i in range(12)])
 

@@ -94,3 +94,14 @@ def test_numbers_skip_the_stemmer_which_would_leave_them_as_they_are(number):
     assert text_terms(f"order {number}")[-1] == stemmer.stemWord(
         unicodedata.normalize("NFKC", number).casefold()
     )
+
+
+@given(st.integers(-5, 50), st.integers(-5, 80))
+def test_idf_is_finite_whatever_statistics_a_racing_store_read(
+    documents: int, matching: int
+) -> None:
+    # A session popped or forgotten between two statistics reads gives n > N.
+    value = ranking.idf(documents, matching)
+
+    assert math.isfinite(value)
+    assert value >= ranking.MIN_IDF

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+from unittest import mock
+
 from memory_summary import Message
-from memory_summary.adapters import InMemoryStore
-from memory_summary.domain.recall import query_terms
+from memory_summary.adapters import InMemoryStore, memory_history
+from memory_summary.domain.recall import message_terms, query_terms
 
 
 def ids(store: InMemoryStore, word: str) -> list[int | None]:
@@ -33,3 +36,88 @@ def test_saving_does_not_index_until_a_search() -> None:
     assert session.terms == {}
     assert ids(store, "dates")[0] == 2
     assert not session.unindexed
+
+
+class _HeldIndexing:
+    """Counting the terms of a message holding ``word`` waits until released."""
+
+    def __init__(self, word: str) -> None:
+        self.word = word
+        self.counting = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, message: Message) -> list[str]:
+        if self.word in str(message.content):
+            self.counting.set()
+            assert self.release.wait(60), "never released"
+        return message_terms(message)
+
+
+def _search_in_thread(store: InMemoryStore, word: str) -> tuple[threading.Thread, list]:
+    found: list = []
+
+    def run() -> None:
+        found.append(ids(store, word))
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, found
+
+
+def test_indexing_a_session_at_its_first_search_holds_no_store_wide_lock() -> None:
+    store = InMemoryStore()
+    store.save_message("s", Message("user", "a huge tool result, zebra"))
+    store.save_message("other", Message("user", "apples"))
+    held = _HeldIndexing("zebra")
+
+    with mock.patch.object(memory_history, "message_terms", held):
+        search, found = _search_in_thread(store, "zebra")
+        assert held.counting.wait(60)
+        try:
+            # While the session's terms are counted, the store serves everyone:
+            # another session's save, read and search, and this session's save.
+            done = threading.Event()
+
+            def others() -> None:
+                store.save_message("other", Message("user", "pears"))
+                assert len(store.get_history("other")) == 2
+                assert ids_in(store, "other", "pears")[0] == 3
+                store.save_message("s", Message("user", "zebra again"))
+                done.set()
+
+            worker = threading.Thread(target=others, daemon=True)
+            worker.start()
+            blocked = not done.wait(30)
+        finally:
+            held.release.set()
+        search.join(60)
+        worker.join(60)
+
+    assert not blocked, "the store was locked while one session was indexed"
+    assert found == [[4, 1]]  # the message saved meanwhile is found too
+
+
+def test_a_message_popped_while_its_terms_are_counted_is_never_indexed() -> None:
+    store = InMemoryStore()
+    store.save_message("s", Message("user", "apples"))
+    store.save_message("s", Message("user", "zebra to pop"))
+    held = _HeldIndexing("zebra")
+
+    with mock.patch.object(memory_history, "message_terms", held):
+        search, found = _search_in_thread(store, "zebra")
+        assert held.counting.wait(60)
+        popped = store.pop_message("s")
+        held.release.set()
+        search.join(60)
+
+    assert popped is not None
+    assert popped.id == 2
+    assert found == [[]]
+    assert ids(store, "zebra") == []
+    assert ids(store, "apples") == [1]
+
+
+def ids_in(store: InMemoryStore, sid: str, word: str) -> list[int | None]:
+    return [
+        h.message.id for h in store.search_messages(sid, query_terms(word), limit=5)
+    ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from unittest import mock
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -68,3 +69,48 @@ def test_threads_stemming_at_once_each_get_their_own_words_stems() -> None:
         sys.setswitchinterval(interval)
 
     assert (wrong, errors) == ([], [])
+
+
+_INDEX_TERMS = st.lists(
+    st.one_of(
+        st.sampled_from(["a", "zebra", "北京", "𐌰" * MAX_TERM_CHARS, "x" * 40]),
+        st.integers(0, 10**9).map(str),
+    ),
+    max_size=60,
+)
+
+
+@given(_INDEX_TERMS, st.integers(1, 8), st.integers(1, 200))
+def test_indexed_terms_are_the_longest_prefix_inside_both_bounds(
+    terms: list[str], max_terms: int, max_bytes: int
+) -> None:
+    def fits(prefix: list[str]) -> bool:
+        distinct = set(prefix)
+        size = sum(len(t.encode("utf-8")) for t in distinct)
+        return len(distinct) <= max_terms and size <= max_bytes
+
+    with (
+        mock.patch.object(recall, "MAX_INDEXED_TERMS", max_terms),
+        mock.patch.object(recall, "MAX_INDEXED_BYTES", max_bytes),
+    ):
+        kept = recall.indexed_terms(terms)
+
+    assert kept == terms[: len(kept)]
+    assert fits(kept)
+    assert len(kept) == len(terms) or not fits(terms[: len(kept) + 1])
+
+
+def test_a_message_of_400k_distinct_words_is_indexed_under_a_bounded_prefix() -> None:
+    # 400k distinct numbers (numbers skip the stemmer), then hashes past the bound.
+    text = " ".join(map(str, range(400_000))) + " ab12cd" * 10
+    stems = mock.Mock(wraps=recall._stem)
+
+    with mock.patch.object(recall, "_stem", stems):
+        terms = recall.message_terms(recall.Message("tool", text, tool_call_id="c"))
+
+    assert terms == [str(i) for i in range(recall.MAX_INDEXED_TERMS)]
+    assert stems.call_count == recall.MAX_INDEXED_TERMS + 1  # read lazily
+    long_text = "Ünïcode 北京 " + " ".join(f"w{i}x" for i in range(20_000))
+    assert recall.message_terms(
+        recall.Message("user", long_text)
+    ) == recall.indexed_terms(text_terms(long_text))
