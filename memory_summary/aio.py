@@ -29,6 +29,7 @@ from memory_summary.domain import (
     SummarizerUsage,
     SummaryVersion,
 )
+from memory_summary.domain.capabilities import store_capabilities
 
 from .aio_store import AsyncStore
 from .engine import Scope, SummaryEngine
@@ -51,7 +52,7 @@ class AsyncSummaryEngine:
 
     def __init__(self, engine: SummaryEngine) -> None:
         self.engine = engine
-        self._local = bool(getattr(engine.memory, "counts_locally", False))
+        self._local = store_capabilities(engine.memory).counts_locally
         self.memory = AsyncStore(engine.memory)
         """The engine's store: each call awaitable, off the loop (``AsyncStore``)."""
 
