@@ -141,20 +141,12 @@ class Compressor:
         factory=dict, init=False
     )
 
-    attaching: bool = attrs.field(init=False)
-    """The store commits the lineage and the lease's release with a compression."""
-
-    @attaching.default
-    def _attaching_default(self) -> bool:
-        return isinstance(self.store, AttachingStore)
-
-    @property
-    def archive_shares_store(self) -> bool:
-        """Tell whether separators can commit with the compression itself."""
-        return (
-            self.archive is not None
-            and getattr(self.archive, "store", None) is self.store
-        )
+    attaching: bool = False
+    """The store commits the lineage and the lease's release with a compression
+    (``StoreCapabilities.attaching``, decided when the engine is wired)."""
+    archive_shares_store: bool = False
+    """Separators commit with the compression itself: the archive lives in the
+    store's own database (``ArchiveCapabilities.shares_store``)."""
 
     def run(self, request: CompressionRequest) -> CompressionFinished:
         """Compress one session once; never raises (failures are outcomes)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator
+from typing import cast
 
 from memory_summary.domain import (
     NAMESPACE,
@@ -23,6 +24,11 @@ from memory_summary.domain import (
     Unreadable,
     WindowReadingStore,
     read_record,
+)
+from memory_summary.domain.capabilities import (
+    StoreCapabilities,
+    has_capability,
+    store_capabilities,
 )
 
 log = logging.getLogger(__name__)
@@ -38,8 +44,11 @@ class RecordReader:
     is a fresh random token per commit, so it names one record's content.
     """
 
-    def __init__(self, store: CompressionStore) -> None:
+    def __init__(
+        self, store: CompressionStore, can: StoreCapabilities | None = None
+    ) -> None:
         self._store = store
+        self._can = store_capabilities(store) if can is None else can
         self._lock = threading.Lock()
         self._reported: set[str] = set()
         self._known: dict[str, SummaryRecord] = {}
@@ -68,7 +77,9 @@ class RecordReader:
         (``StoreError``) still raises.
         """
         try:
-            window, data = read_window(self._store, session_id, limit=limit)
+            window, data = read_window(
+                self._store, session_id, limit=limit, one_read=self._can.reads_window
+            )
         except MalformedRecord as exc:
             self._unreadable(session_id, str(exc), True)
             return None, self._store.get_history(session_id, limit=limit)
@@ -99,7 +110,7 @@ class RecordReader:
         key; unreadable records are skipped (logged once), never raised.
         """
         store = self._store
-        if not isinstance(store, MetadataPages):
+        if not self._can.pages_metadata:
             for session_id in store.list_metadata(NAMESPACE):
                 record = self.read(session_id)
                 if record is not None:
@@ -107,7 +118,9 @@ class RecordReader:
             return
         after: str | None = None
         while True:
-            page = store.metadata_page(NAMESPACE, after_key=after, limit=PAGE_SIZE)
+            page = cast(MetadataPages, store).metadata_page(
+                NAMESPACE, after_key=after, limit=PAGE_SIZE
+            )
             for session_id, data in page:
                 found = (
                     Unreadable("not a JSON object")
@@ -150,17 +163,27 @@ class RecordReader:
 
 
 def read_window(
-    store: CompressionStore, session_id: str, *, limit: int, namespace: str = NAMESPACE
+    store: CompressionStore,
+    session_id: str,
+    *,
+    limit: int,
+    namespace: str = NAMESPACE,
+    one_read: bool | None = None,
 ) -> tuple[list[Message], dict[str, object] | None]:
     """Return the session's newest ``limit`` active messages and its stored record.
 
     One round trip on a ``WindowReadingStore`` (every shipped store), the two calls
-    otherwise.
+    otherwise; ``one_read`` is that capability as decided when wiring (None: decide
+    now, ``domain.capabilities``).
 
     Raises:
         MalformedRecord: the record cannot be decoded (as ``get_metadata``).
     """
-    if isinstance(store, WindowReadingStore):
-        return store.read_window(session_id, limit=limit, namespace=namespace)
+    if one_read is None:
+        one_read = has_capability(store, WindowReadingStore)
+    if one_read:
+        return cast(WindowReadingStore, store).read_window(
+            session_id, limit=limit, namespace=namespace
+        )
     window = store.get_history(session_id, limit=limit)
     return window, store.get_metadata(namespace, session_id)

@@ -21,16 +21,18 @@ import attrs
 from memory_summary.domain import (
     Backoff,
     Message,
-    StreamingSummarizer,
     Summarizer,
     SummarizerError,
     SummarizerTimeout,
     SummaryConfig,
     SummaryReply,
     TokenUsage,
-    UsageReportingSummarizer,
     backoff_failed,
     backoff_is_due,
+)
+from memory_summary.domain.capabilities import (
+    SummarizerCapabilities,
+    summarizer_capabilities,
 )
 
 log = logging.getLogger(__name__)
@@ -182,12 +184,17 @@ def _join_before(
     return "".join(joined)[:cap]
 
 
-def label_for(llm: Summarizer, model: str | None) -> str:
-    """Return how a summary's origin is reported: a non-LLM's label, else the model."""
-    label = getattr(llm, "label", None)
-    if isinstance(label, str):
-        return label
-    return model or str(getattr(llm, "model", None) or type(llm).__name__)
+def label_for(
+    llm: Summarizer, model: str | None, can: SummarizerCapabilities | None = None
+) -> str:
+    """Return how a summary's origin is reported: a non-LLM's label, else the model.
+
+    ``can``: what ``llm`` can do, as decided when wiring (None: decide now).
+    """
+    can = summarizer_capabilities(llm) if can is None else can
+    if can.label is not None:
+        return can.label
+    return model or can.model or type(llm).__name__
 
 
 def _takes_timeout(llm: Summarizer, streams: bool) -> bool:
@@ -225,12 +232,22 @@ class ModelResolver:
         self._usage_tokens = estimate_tokens if config.context_window is None else None
         self._default = default
         self._providers = dict(providers)
+        # What each summarizer can do, decided once (domain.capabilities)
+        self._can = {
+            id(llm): summarizer_capabilities(llm)
+            for llm in (default, *self._providers.values())
+        }
         self._count_tokens_for = count_tokens_for
         self._clock = clock
         self._lock = threading.Lock()
         self._cache: dict[tuple[int, str | None], ResolvedModel] = {}
         self._fallbacks: dict[tuple[int, str | None], ResolvedModel] = {}
         self._backoffs: dict[tuple[int, str | None], Backoff] = {}
+
+    def capabilities(self, llm: Summarizer) -> SummarizerCapabilities:
+        """Return what ``llm`` (the default or a provider's) can do."""
+        can = self._can.get(id(llm))
+        return summarizer_capabilities(llm) if can is None else can
 
     def _target(
         self, session_model: str | None
@@ -303,19 +320,16 @@ class ModelResolver:
         except Exception as exc:  # noqa: BLE001 - an unknown length has a fallback (4096)
             log.warning("context_length(%s) failed, assuming unknown: %s", model, exc)
             length, failed = None, True
-        token_model = model or getattr(llm, "model", None)
-        streams = isinstance(llm, StreamingSummarizer)
+        can = self.capabilities(llm)
         resolved = ResolvedModel(
             llm=llm,
             model=model,
-            label=label_for(llm, model),
+            label=label_for(llm, model, can),
             context_length=length,
-            count_tokens=self._count_tokens_for(
-                token_model if isinstance(token_model, str) else None
-            ),
-            streams=streams,
-            takes_timeout=_takes_timeout(llm, streams),
-            reports_usage=isinstance(llm, UsageReportingSummarizer),
+            count_tokens=self._count_tokens_for(model or can.model),
+            streams=can.streams,
+            takes_timeout=_takes_timeout(llm, can.streams),
+            reports_usage=can.reports_usage,
             usage_tokens=self._usage_tokens,
         )
         with self._lock:

@@ -130,15 +130,23 @@ class SqliteDriver:
                 isolation_level=None,  # autocommit: we open transactions ourselves
                 check_same_thread=False,
             )
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"cannot open SQLite database {self.path!r}: {exc}"
+            ) from exc
+        try:
             if not self._memory:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
             conn.create_function(_CLOCK_FUNCTION, 0, time.time)
-        except sqlite3.Error as exc:
-            raise StoreError(
-                f"cannot open SQLite database {self.path!r}: {exc}"
-            ) from exc
+        except BaseException as exc:
+            conn.close()  # never left to the collector (ResourceWarning on 3.13)
+            if isinstance(exc, sqlite3.Error):
+                raise StoreError(
+                    f"cannot open SQLite database {self.path!r}: {exc}"
+                ) from exc
+            raise
         return conn
 
     def _take(self) -> sqlite3.Connection:
@@ -152,6 +160,8 @@ class SqliteDriver:
     def _take_or_wait(self) -> sqlite3.Connection:
         deadline = time.monotonic() + self._busy_timeout_s
         with self._freed:
+            if self._closed:  # close() may have run since _take looked
+                raise StoreError(f"SqliteStore {self.path!r} is closed")
             if len(self._all) < self._size:
                 conn = self._connect()
                 self._all.append(conn)
@@ -226,13 +236,20 @@ class SqliteDriver:
                 self._give(conn)
 
     def close(self) -> None:
+        """Close every connection, also one a thread still holds; refuse new ones."""
         with self._freed:
             self._closed = True
-            for conn in self._all:
-                conn.close()
-            self._all.clear()
+            conns, self._all = self._all, []
             self._idle.clear()
             self._freed.notify_all()
+        failed: sqlite3.Error | None = None
+        for conn in conns:  # each one, even when another fails to close
+            try:
+                conn.close()
+            except sqlite3.Error as exc:  # noqa: PERF203 - and close the others
+                failed = exc
+        if failed is not None:
+            raise StoreError(f"closing SQLite database {self.path!r}: {failed}")
 
 
 class SqliteStore(SqlStore):
@@ -282,6 +299,7 @@ class SqliteStore(SqlStore):
                 search=search,
             )
         except BaseException:
+            search.close()
             driver.close()
             raise
 

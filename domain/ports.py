@@ -195,6 +195,17 @@ CompactionStore = CompressionStore
 
 
 @runtime_checkable
+class LocallyCountingStore(Protocol):
+    """A store that says whether ``count_history`` is a cheap local read.
+
+    ``counts_locally`` true (``InMemoryStore``): the engine counts a turn below the
+    threshold on the host's thread; false or absent: on its own gate threads.
+    """
+
+    counts_locally: bool
+
+
+@runtime_checkable
 class PoppingStore(CompressionStore, Protocol):
     """A compression store that can also take back its newest active message.
 
@@ -475,6 +486,23 @@ class StreamingSummarizer(Summarizer, Protocol):
         ...
 
 
+@runtime_checkable
+class LabelledSummarizer(Summarizer, Protocol):
+    """A summarizer that is not an LLM model and names itself (``"extractive"``).
+
+    A summary's origin is reported as ``label``; for others, the model's name.
+    """
+
+    label: str
+
+
+@runtime_checkable
+class ModelNamingSummarizer(Summarizer, Protocol):
+    """A summarizer that names its default model (for its tokenizer and reports)."""
+
+    model: str | None
+
+
 @attrs.frozen
 class SummaryReply:
     """A summarizer's answer and, when its provider reported it, the call's usage."""
@@ -525,3 +553,23 @@ class Archive(Protocol):
     def save_message(self, session_id: str, message: Message) -> object:
         """Store one archive message (the compression separator)."""
         ...
+
+
+@runtime_checkable
+class ForgettingArchive(Archive, Protocol):
+    """An archive that can erase a session's messages (``SummaryEngine.forget``)."""
+
+    def forget_session(self, session_id: str) -> int:
+        """Delete the session's archive messages; return how many."""
+        ...
+
+
+@runtime_checkable
+class StoreArchive(Archive, Protocol):
+    """An archive kept in a store's own database (``SqliteArchive``, ...).
+
+    When ``store`` is the engine's store, a compression's separator commits in the
+    compression's last transaction, and ``forget_session`` of the store erases it.
+    """
+
+    store: object

@@ -34,6 +34,7 @@ from memory_summary.domain import (
     SummaryRecord,
     SummaryVersion,
 )
+from memory_summary.domain.capabilities import store_capabilities
 
 from .aio_store import AsyncStore
 from .conversation import Conversation, Recorded, RequestFormat
@@ -74,7 +75,7 @@ class AsyncSummaryEngine:
 
     def __init__(self, engine: SummaryEngine) -> None:
         self.engine = engine
-        self._local = bool(getattr(engine.memory, "counts_locally", False))
+        self._local = store_capabilities(engine.memory).counts_locally
         self.memory = AsyncStore(engine.memory)
         """The engine's store: each call awaitable, off the loop (``AsyncStore``)."""
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from typing import cast
 
 from memory_summary.adapters.message_rows import message_values
 from memory_summary.domain import BatchSavingStore, MemoryStore, Message
+from memory_summary.domain.capabilities import has_capability
 
 __all__ = ["save_batch"]
 
@@ -29,8 +31,8 @@ def save_batch(
         StoreError: a message is refused; nothing of the batch was saved (on a store
             without ``save_messages``: unless the store itself failed midway).
     """
-    if isinstance(store, BatchSavingStore):
-        return store.save_messages(session_id, messages)
+    if has_capability(store, BatchSavingStore):
+        return cast(BatchSavingStore, store).save_messages(session_id, messages)
     for message in messages:
         message_values(message)  # refuses what a shipped store would, before any save
     with _ONE_AT_A_TIME:

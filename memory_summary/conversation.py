@@ -24,7 +24,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from typing import Literal, Protocol
+from typing import Literal, Protocol, cast
 
 import attrs
 
@@ -37,6 +37,7 @@ from memory_summary.domain import (
     MessageError,
     Placement,
     Repair,
+    SpanningStore,
     SummaryConfig,
     ToolCall,
     anthropic_pairs,
@@ -45,6 +46,7 @@ from memory_summary.domain import (
     repair_pairs,
     summary_message,
 )
+from memory_summary.domain.capabilities import StoreCapabilities
 from memory_summary.domain.measure import known_context_tokens, usage_ratio
 from memory_summary.domain.recall_tools import TOOL_NAMES as RECALL_TOOL_NAMES
 from memory_summary.domain.replies import host_messages, read_reply, read_usage_tokens
@@ -59,6 +61,7 @@ class TurnHost(Protocol):
     memory: CompressionStore
     config: SummaryConfig
     _transcripts: Transcripts
+    _store_can: StoreCapabilities
 
     def _check_open(self) -> None: ...
 
@@ -393,8 +396,9 @@ class Conversation:
     def _sync(self, transcript: _Transcript) -> None:
         """Read the history again unless the store holds what the saves led to."""
         store = self._engine.memory
-        span = getattr(store, "active_span", None)
-        if callable(span) and span(self.session_id).matches(transcript.span):
+        if self._engine._store_can.spans and cast(SpanningStore, store).active_span(
+            self.session_id
+        ).matches(transcript.span):
             return
         fresh = _Transcript.of(store.get_history(self.session_id))
         transcript.span, transcript.messages = fresh.span, fresh.messages

@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FuturesTimeout
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from memory_summary.actors.breakers import BreakerBox
 from memory_summary.actors.compression import Compressor
@@ -47,6 +47,7 @@ from memory_summary.domain import (
     CompressionStore,
     EngineStats,
     Event,
+    ForgettingArchive,
     Health,
     LastFailure,
     Message,
@@ -73,6 +74,11 @@ from memory_summary.domain import (
     summary_message,
     total_usage,
 )
+from memory_summary.domain.capabilities import (
+    archive_capabilities,
+    missing_members,
+    store_capabilities,
+)
 from memory_summary.domain.injection import without_covered
 from memory_summary.domain.lineage import VERSIONS_NAMESPACE
 from memory_summary.domain.prompt import checked_instructions
@@ -92,19 +98,6 @@ _IGNORED_OUTCOMES = frozenset({"aborted", "error"})
 _REASONS = ("manual", "auto", "overflow")
 START_RESOLVE_S = 0.5
 """How long start() waits for the summary model to resolve (bounded: see start)."""
-_REQUIRED = (
-    "count_history",
-    "get_oldest_history",
-    "get_archived",
-    "commit_compaction",
-    "forget_session",
-    "quarantine_metadata",
-    "acquire_lease",
-    "renew_lease",
-    "release_lease",
-    "lease_owner",
-    "break_lease",
-)
 
 
 def _deprecated(name: str, instead: str) -> None:
@@ -177,7 +170,7 @@ class SummaryEngine:
         llms: Mapping[str, Summarizer] | None = None,
         count_tokens_for: Callable[[str | None], Callable[[str], int]] | None = None,
     ) -> None:
-        missing = [n for n in _REQUIRED if not callable(getattr(memory, n, None))]
+        missing = missing_members(memory, CompressionStore)
         if missing:
             raise TypeError(
                 f"memory store {type(memory).__name__} lacks {', '.join(missing)}; the "
@@ -194,7 +187,10 @@ class SummaryEngine:
         # The tokenizer loads on the first summary, on a worker thread, not here.
         self.llm = llm or ExtractiveSummarizer(lambda text: counter(None)(text))
         self.archive = archive
-        self._counts_locally = bool(getattr(memory, "counts_locally", False))
+        # What the store and the archive can do, decided once (domain.capabilities)
+        self._store_can = store_capabilities(memory)
+        self._archive_can = archive_capabilities(archive, memory)
+        self._counts_locally = self._store_can.counts_locally
         self._facts = SessionMemory()  # bounded: least recent go first
         self._resolver = ModelResolver(
             self.config,
@@ -203,8 +199,8 @@ class SummaryEngine:
             counter,
             estimate_tokens=None if count_tokens_for else estimate_tokens,
         )
-        self._records = RecordReader(memory)
-        self._history = HistoryAccess(memory, self.config)
+        self._records = RecordReader(memory, self._store_can)
+        self._history = HistoryAccess(memory, self.config, self._store_can)
         events = EventBus()
         self._breakers = BreakerBox(self.config)
         self._last_failure: LastFailure | None = None
@@ -233,6 +229,8 @@ class SummaryEngine:
             context=self._context,
             is_dead_owner=is_dead_owner,
             archive=archive,
+            attaching=self._store_can.attaching,
+            archive_shares_store=self._archive_can.shares_store,
         )
         self._core = ThreadRuntime(
             self.config,
@@ -280,8 +278,7 @@ class SummaryEngine:
         the engine (without the wait).
         """
         if not self._core.closed:
-            model = getattr(self.llm, "model", None)
-            self._counter(model if isinstance(model, str) else None)
+            self._counter(self._resolver.capabilities(self.llm).model)
         self._core.start()
         self._warmed.wait(START_RESOLVE_S)
         return self
@@ -706,11 +703,8 @@ class SummaryEngine:
             session_id,
             namespaces=(NAMESPACE, QUARANTINE_NAMESPACE, VERSIONS_NAMESPACE),
         )
-        forget_archive = getattr(self.archive, "forget_session", None)
-        if callable(forget_archive) and getattr(self.archive, "store", None) is not (
-            self.memory
-        ):
-            forget_archive(session_id)
+        if self._archive_can.forgets and not self._archive_can.shares_store:
+            cast(ForgettingArchive, self.archive).forget_session(session_id)
         self._prompts.forget(session_id)
         self._transcripts.drop(session_id)
         self._facts.pop(session_id)

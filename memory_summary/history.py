@@ -9,6 +9,7 @@ terms), so a store never sees the raw text.
 from __future__ import annotations
 
 import logging
+from typing import cast
 
 from memory_summary.domain import (
     HistoryNotFound,
@@ -19,6 +20,7 @@ from memory_summary.domain import (
     StoredHit,
     SummaryConfig,
 )
+from memory_summary.domain.capabilities import StoreCapabilities, store_capabilities
 from memory_summary.domain.lineage import (
     VERSIONS_NAMESPACE,
     Lineage,
@@ -45,20 +47,26 @@ MAX_RANGE = 1000
 class HistoryAccess:
     """The history search and reads of one engine's store."""
 
-    def __init__(self, store: MemoryStore, config: SummaryConfig) -> None:
+    def __init__(
+        self,
+        store: MemoryStore,
+        config: SummaryConfig,
+        can: StoreCapabilities | None = None,
+    ) -> None:
         self._store = store
         self._config = config
+        self._can = store_capabilities(store) if can is None else can
 
     def _searchable(self) -> SearchableStore:
         store = self._store
-        if not isinstance(store, SearchableStore):
+        if not self._can.searchable:
             raise RecallUnsupported(
                 f"memory store {type(store).__name__} cannot search its history: it "
                 "needs search_messages, read_messages and read_message_range "
                 "(SearchableStore; every store this library ships has them, "
                 "memory_summary.testing.SearchContract checks your own)"
             )
-        return store
+        return cast(SearchableStore, store)
 
     def lineage(self, session_id: str) -> Lineage:
         """Return the session's stored lineage (empty when none or unreadable)."""

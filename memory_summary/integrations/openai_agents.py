@@ -49,6 +49,7 @@ from memory_summary.domain import (
     ToolCall,
     mask_tool_results,
 )
+from memory_summary.domain.capabilities import missing_members
 from memory_summary.engine import SummaryEngine
 
 # The item conversion stays importable from here, where it was before it moved.
@@ -120,10 +121,11 @@ class SummarySession:
         )
         self.session_settings = session_settings
         store = self.engine.memory
-        if not callable(getattr(store, "pop_message", None)):
+        missing = missing_members(store, PoppingStore)
+        if missing:
             raise TypeError(
-                f"memory store {type(store).__name__} lacks pop_message, which "
-                "SummarySession.pop_item needs (see PoppingStore)"
+                f"memory store {type(store).__name__} lacks {', '.join(missing)}, "
+                "which SummarySession.pop_item needs (see PoppingStore)"
             )
         self._store = cast(PoppingStore, store)
 

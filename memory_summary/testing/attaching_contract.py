@@ -12,7 +12,7 @@ lease dropped.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -22,6 +22,7 @@ from memory_summary.domain import (
     CommitResult,
     StoreError,
 )
+from memory_summary.domain.capabilities import has_capability
 
 from .fencing_contract import NS, snapshot, start_compressing
 
@@ -30,9 +31,9 @@ SIDE = "lineage"
 
 
 def _attaching(store: Any) -> AttachingStore:
-    if not isinstance(store, AttachingStore):
+    if not has_capability(store, AttachingStore):
         pytest.skip(f"{type(store).__name__} has no commit_compaction_with (optional)")
-    return store
+    return cast(AttachingStore, store)
 
 
 def _commit(store: Any, sid: str, **overrides: Any) -> CommitResult:

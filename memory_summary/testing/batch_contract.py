@@ -9,20 +9,21 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from memory_summary import Message, StoreError
 from memory_summary.domain import BatchSavingStore
+from memory_summary.domain.capabilities import has_capability
 
 from .hostile_contract import HOSTILE_IDS
 
 
 def _batching(store: Any) -> BatchSavingStore:
-    if not isinstance(store, BatchSavingStore):
+    if not has_capability(store, BatchSavingStore):
         pytest.skip(f"{type(store).__name__} has no save_messages (optional)")
-    return store
+    return cast(BatchSavingStore, store)
 
 
 class BatchContract:

@@ -7,6 +7,7 @@ would.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -161,7 +162,8 @@ def run_sql(store: object, sql: str, params: tuple[object, ...] = ()) -> list[tu
     """
     kind = kind_of(store)
     if kind == "sqlite":
-        with sqlite3.connect(store.path, isolation_level=None) as conn:  # type: ignore[attr-defined]
+        path: str = store.path  # type: ignore[attr-defined]
+        with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as conn:
             cursor = conn.execute(sql.replace("{t}", ""), params)
             return cursor.fetchall() if cursor.description else []
     if kind == "postgres":

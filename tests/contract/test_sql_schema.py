@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import sqlite3
 import threading
@@ -37,7 +38,7 @@ def test_released_postgres_migration_1_is_unchanged():
 
 def test_a_version_1_sqlite_file_is_migrated_and_keeps_its_data(tmp_path):
     path = tmp_path / "v1.sqlite3"
-    with sqlite3.connect(path) as conn:
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
         conn.executescript(sqlite.MIGRATIONS[0])
         conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
         conn.execute("INSERT INTO schema_version (version) VALUES (1)")

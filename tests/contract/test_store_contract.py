@@ -8,6 +8,7 @@ subclass a store written elsewhere uses. Below them: what only the SQL faces hav
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sqlite3
 
@@ -93,7 +94,7 @@ def test_reopening_keeps_data_and_schema_version(kind, tmp_path, sid):
 def test_a_database_from_a_newer_release_is_refused(tmp_path):
     path = tmp_path / "newer.sqlite3"
     SqliteStore(path).close()
-    with sqlite3.connect(path) as conn:
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
         conn.execute("INSERT INTO schema_version (version) VALUES (99)")
 
     with pytest.raises(StoreError, match="schema version 99, newer than"):

@@ -8,6 +8,7 @@ message.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 
 import pytest
@@ -199,7 +200,7 @@ def _version_3_sqlite(path) -> None:
 
     from memory_summary.adapters import sqlite
 
-    with sqlite3.connect(path) as conn:
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
         for migration in sqlite.MIGRATIONS:
             conn.executescript(migration)
         conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")

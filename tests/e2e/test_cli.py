@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -257,7 +258,7 @@ def test_inspect_and_compress_survive_a_corrupt_summary_record(tmp_path, raw):
     for i in range(30):
         store.save_message("s1", Message("user", f"Question {i} about the weather."))
     store.close()
-    with sqlite3.connect(db) as conn:
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
         conn.execute(
             "INSERT INTO metadata (namespace, key, data) VALUES ('summary', 's1', ?)",
             (raw,),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import subprocess
 import sys
@@ -47,7 +48,7 @@ def test_meaningless_or_conflicting_arguments_are_usage_errors(tmp_path, argv, s
 
 
 def foreign_database(path) -> None:
-    with sqlite3.connect(path) as conn:
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
         conn.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, total REAL)")
         conn.execute("INSERT INTO orders (total) VALUES (9.5)")
     conn.close()
@@ -86,7 +87,7 @@ def test_force_replaces_a_foreign_database_and_the_demo_replaces_its_own(tmp_pat
 
     assert forced.returncode == 0, forced.stderr
     assert again.returncode == 0, again.stderr
-    with sqlite3.connect(db) as conn:
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
     conn.close()
     assert "orders" not in tables

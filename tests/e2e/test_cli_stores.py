@@ -8,6 +8,7 @@ release: all exit 3, as the same mistakes with ``--db`` do.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from uuid import uuid4
 
@@ -101,7 +102,7 @@ def test_a_dsn_that_leads_nowhere_exits_3_with_one_message(dsn):
 def test_a_sqlite_database_of_a_newer_release_exits_3(tmp_path):
     path = tmp_path / "newer.sqlite3"
     SqliteStore(path).close()
-    with sqlite3.connect(path) as conn:
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
         conn.execute("INSERT INTO schema_version (version) VALUES (99)")
     conn.close()
 

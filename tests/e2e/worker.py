@@ -21,6 +21,7 @@ which it passes as ``$PGAPPNAME``.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import re
 import sys
@@ -73,7 +74,7 @@ def open_store(kind: str, target: str, name: str):
         store = SqliteStore(target)
 
         def record(session, start, end):
-            with sqlite3.connect(target, timeout=10) as conn:
+            with contextlib.closing(sqlite3.connect(target, timeout=10)) as conn, conn:
                 conn.execute(
                     "CREATE TABLE IF NOT EXISTS intervals (session TEXT, worker TEXT, "
                     "start REAL, stop REAL)"

@@ -7,6 +7,7 @@ records of foreign or corrupt shape, bad summarizer replies, outages and hung ca
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Sequence
 
@@ -183,7 +184,7 @@ def test_undecodable_rows_from_a_foreign_writer_are_quarantined(tmp_path, make_e
     path = tmp_path / "foreign.sqlite3"
     store = SqliteStore(path)
     for key, raw in [("s1", "{not json"), ("s2", '"a string"'), ("s3", "42")]:
-        with sqlite3.connect(path) as conn:
+        with contextlib.closing(sqlite3.connect(path)) as conn, conn:
             conn.execute(
                 "INSERT INTO metadata (namespace, key, data) VALUES (?, ?, ?)",
                 (NAMESPACE, key, raw),

@@ -8,6 +8,7 @@ missing from a search, a message indexed twice, or a cleared message left in FTS
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sqlite3
 import threading
@@ -22,7 +23,7 @@ from memory_summary.domain.recall import query_terms
 
 def _counts(path) -> tuple[int, int, int, int]:
     """Return (messages, FTS5 rows, index_state.rows, index_state.last_id)."""
-    with sqlite3.connect(path) as conn:
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
         messages = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
         indexed = conn.execute("SELECT count(*) FROM message_index").fetchone()[0]
         rows, last = conn.execute("SELECT rows, last_id FROM index_state").fetchone()
@@ -48,7 +49,7 @@ def test_a_save_stores_no_terms_and_the_index_takes_rows_in_on_its_thread(tmp_pa
         assert store._index.wait_idle(timeout=60)
 
         assert _counts(path) == (CATCH_UP_EVERY, CATCH_UP_EVERY, CATCH_UP_EVERY, 256)
-        with sqlite3.connect(path) as conn:
+        with contextlib.closing(sqlite3.connect(path)) as conn, conn:
             stored_terms = conn.execute(
                 "SELECT count(*) FROM messages WHERE search_terms IS NOT NULL"
             ).fetchone()[0]
@@ -143,7 +144,7 @@ def test_rows_written_with_their_terms_are_taken_in_with_those(tmp_path):
     """A 0.2 writer stored each message's terms in its row: the batch uses them."""
     path = tmp_path / "h.sqlite3"
     SqliteStore(path).close()
-    with sqlite3.connect(path) as conn:
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
         conn.execute(
             "INSERT INTO messages (session_id, role, content, search_terms) "
             "VALUES ('s', 'user', 'what the row says', 'qzfromtermsx')"

@@ -1,0 +1,151 @@
+"""What a store, a summarizer and an archive can do, decided by one rule.
+
+Every optional capability is a Protocol of ``ports``. An object has it when it has
+every member the Protocol declares, its base Protocols' included: each method
+callable, each attribute present. The names come from the Protocol itself and are
+looked up on the object (``getattr``), so a delegating wrapper (``__getattr__``)
+has what it delegates to, on every Python; ``isinstance`` against a
+runtime-checkable Protocol looks members up statically from Python 3.12 and would
+miss them. The engine decides once, when it is wired; its parts read the decision.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from .ports import (
+    AttachingStore,
+    ForgettingArchive,
+    LabelledSummarizer,
+    LocallyCountingStore,
+    MetadataPages,
+    ModelNamingSummarizer,
+    SearchableStore,
+    SpanningStore,
+    StoreArchive,
+    StreamingSummarizer,
+    UsageReportingSummarizer,
+    WindowReadingStore,
+)
+
+_ABSENT = object()
+
+
+def protocol_members(protocol: type) -> tuple[tuple[str, bool], ...]:
+    """Return the (name, is_method) members ``protocol`` declares, bases' first.
+
+    Methods are the functions its classes define, attributes the names they
+    annotate; private and dunder names are not members.
+    """
+    found: dict[str, bool] = {}
+    for cls in reversed(protocol.__mro__):
+        if not getattr(cls, "_is_protocol", False):
+            continue
+        namespace = vars(cls)
+        for name in namespace.get("__annotations__", {}):
+            if not name.startswith("_"):
+                found.setdefault(name, False)
+        for name, value in namespace.items():
+            if not name.startswith("_") and callable(value):
+                found[name] = True
+    return tuple(found.items())
+
+
+def missing_members(obj: object, protocol: type) -> list[str]:
+    """Return the members of ``protocol`` that ``obj`` lacks, in declaration order."""
+    missing = []
+    for name, is_method in protocol_members(protocol):
+        value = getattr(obj, name, _ABSENT)
+        if value is _ABSENT or (is_method and not callable(value)):
+            missing.append(name)
+    return missing
+
+
+def has_capability(obj: object, protocol: type) -> bool:
+    """Tell whether ``obj`` has every member of ``protocol`` (see the module)."""
+    return not missing_members(obj, protocol)
+
+
+@attrs.frozen
+class StoreCapabilities:
+    """The optional capabilities of a store, decided once (``store_capabilities``)."""
+
+    attaching: bool = False
+    """``AttachingStore``: the lineage and the lease's release commit with it."""
+    reads_window: bool = False
+    """``WindowReadingStore``: a compression's inputs in one round trip."""
+    pages_metadata: bool = False
+    """``MetadataPages``: a namespace is read page by page."""
+    searchable: bool = False
+    """``SearchableStore``: the history can be searched and read back."""
+    counts_locally: bool = False
+    """``LocallyCountingStore`` saying true: counts run on the host's thread."""
+    spans: bool = False
+    """``SpanningStore``: a ``Conversation`` reads no history it already holds."""
+
+
+def store_capabilities(store: object) -> StoreCapabilities:
+    """Return what ``store`` can do beyond ``CompressionStore``."""
+    return StoreCapabilities(
+        attaching=has_capability(store, AttachingStore),
+        reads_window=has_capability(store, WindowReadingStore),
+        pages_metadata=has_capability(store, MetadataPages),
+        searchable=has_capability(store, SearchableStore),
+        counts_locally=has_capability(store, LocallyCountingStore)
+        and getattr(store, "counts_locally") is True,  # noqa: B009 - declared above
+        spans=has_capability(store, SpanningStore),
+    )
+
+
+@attrs.frozen
+class ArchiveCapabilities:
+    """What an engine's archive can do, decided once (``archive_capabilities``)."""
+
+    forgets: bool = False
+    """``ForgettingArchive``: ``forget`` erases the session's archive messages too."""
+    shares_store: bool = False
+    """``StoreArchive`` of the engine's own store: separators commit with it."""
+
+
+def archive_capabilities(archive: object, store: object) -> ArchiveCapabilities:
+    """Return what ``archive`` (None: no archive) can do next to ``store``."""
+    if archive is None:
+        return ArchiveCapabilities()
+    shares = has_capability(archive, StoreArchive) and (
+        getattr(archive, "store") is store  # noqa: B009 - declared above
+    )
+    return ArchiveCapabilities(
+        forgets=has_capability(archive, ForgettingArchive), shares_store=shares
+    )
+
+
+@attrs.frozen
+class SummarizerCapabilities:
+    """What a summarizer can do, decided once (``summarizer_capabilities``)."""
+
+    streams: bool = False
+    """``StreamingSummarizer``."""
+    reports_usage: bool = False
+    """``UsageReportingSummarizer``."""
+    label: str | None = None
+    """A ``LabelledSummarizer``'s label (a summary's origin), else None."""
+    model: str | None = None
+    """A ``ModelNamingSummarizer``'s default model, else None."""
+
+
+def summarizer_capabilities(llm: object) -> SummarizerCapabilities:
+    """Return what ``llm`` can do beyond ``Summarizer``."""
+    label: Any = getattr(llm, "label", None)
+    model: Any = getattr(llm, "model", None)
+    return SummarizerCapabilities(
+        streams=has_capability(llm, StreamingSummarizer),
+        reports_usage=has_capability(llm, UsageReportingSummarizer),
+        label=label
+        if has_capability(llm, LabelledSummarizer) and isinstance(label, str)
+        else None,
+        model=model
+        if has_capability(llm, ModelNamingSummarizer) and isinstance(model, str)
+        else None,
+    )

@@ -1,0 +1,201 @@
+"""Every SQLite connection the library opens is closed, on every path.
+
+Each connection opened during a test is tracked: closing it is recorded, and one
+the collector takes while still open is a leak. That holds on every Python; from
+3.13 such a connection also raises ``ResourceWarning: unclosed database``, which
+the suite turns into an error wherever the collector happens to run, so each
+test also asserts that no such warning is raised.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import io
+import sqlite3
+import threading
+import warnings
+import weakref
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory_summary import Message, StoreError, SummaryConfig
+from memory_summary.adapters import SqliteArchive, SqliteStore
+from memory_summary.cli import main
+from memory_summary.domain import StoreUnavailable
+from memory_summary.testing.fakes import ScriptedSummarizer
+
+
+class Tracker:
+    """Tracks the connections ``sqlite3.connect`` opens while it is installed."""
+
+    def __init__(self) -> None:
+        self.opened = 0
+        self.alive: list[weakref.ref[sqlite3.Connection]] = []
+        self.open_ids: set[int] = set()
+        self.leaked = 0  # collected while still open
+        self.lock = threading.Lock()
+
+    def connect(self, real: Any, *args: Any, **kwargs: Any) -> sqlite3.Connection:
+        tracker = self
+
+        class Tracked(sqlite3.Connection):
+            def close(self) -> None:
+                with tracker.lock:
+                    tracker.open_ids.discard(id(self))
+                super().close()
+
+        kwargs["factory"] = Tracked
+        conn = real(*args, **kwargs)
+        with self.lock:
+            self.opened += 1
+            self.open_ids.add(id(conn))
+            self.alive.append(weakref.ref(conn))
+        weakref.finalize(conn, self._collected, id(conn))
+        return conn
+
+    def _collected(self, ident: int) -> None:
+        with self.lock:
+            if ident in self.open_ids:
+                self.open_ids.discard(ident)
+                self.leaked += 1
+
+    def still_open(self) -> int:
+        with self.lock:
+            return len(self.open_ids)
+
+
+@pytest.fixture
+def tracker(monkeypatch) -> Iterator[Tracker]:
+    """Track every connection; fail on one left open or an unclosed-database warning."""
+    tracked = Tracker()
+    real = sqlite3.connect
+    monkeypatch.setattr(
+        sqlite3, "connect", lambda *a, **kw: tracked.connect(real, *a, **kw)
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        yield tracked
+        gc.collect()
+    unclosed = [str(w.message) for w in caught if w.category is ResourceWarning]
+    assert unclosed == []
+    assert tracked.leaked == 0
+
+
+def _fill(store: SqliteStore, sid: str, count: int) -> None:
+    for i in range(count):
+        store.save_message(sid, Message("user", f"message {i} about herons"))
+
+
+def test_close_closes_every_pooled_connection(tracker, tmp_path):
+    store = SqliteStore(tmp_path / "s.sqlite3", pool_size=4)
+    inside = threading.Barrier(4)
+
+    def hold_one() -> None:
+        with _holding(store, inside):
+            pass
+
+    threads = [threading.Thread(target=hold_one) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    _fill(store, "s", 300)  # past CATCH_UP_EVERY: the index thread runs
+    store.search_messages("s", ["heron"], limit=3)
+    opened = tracker.opened
+
+    store.close()
+
+    assert opened >= 4  # the four threads each held one at once
+    assert tracker.still_open() == 0
+
+
+@contextlib.contextmanager
+def _holding(store: SqliteStore, inside: threading.Barrier) -> Iterator[None]:
+    """Hold a pooled connection until four threads hold one each."""
+    driver: Any = store._driver
+    conn = driver._take()
+    try:
+        inside.wait(10)
+        yield
+    finally:
+        driver._give(conn)
+
+
+def test_a_file_that_is_not_a_database(tracker, tmp_path):
+    path = tmp_path / "garbage.sqlite3"
+    path.write_bytes(b"not a database, " * 512)
+
+    with pytest.raises(StoreError, match="not a database"):
+        SqliteStore(path)
+
+    assert tracker.opened >= 1
+    assert tracker.still_open() == 0
+
+
+def test_a_schema_from_a_newer_release(tracker, tmp_path):
+    path = tmp_path / "newer.sqlite3"
+    SqliteStore(path).close()
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
+        conn.execute("INSERT INTO schema_version (version) VALUES (999)")
+
+    with pytest.raises(StoreUnavailable, match="newer"):
+        SqliteStore(path)
+
+    assert tracker.still_open() == 0
+
+
+def test_a_store_used_after_close_opens_nothing(tracker, tmp_path):
+    store = SqliteStore(tmp_path / "s.sqlite3")
+    store.close()
+    opened = tracker.opened
+
+    with pytest.raises(StoreError, match="closed"):
+        store.get_history("s")
+
+    assert tracker.opened == opened
+    assert tracker.still_open() == 0
+
+
+def test_an_engine_stopped_then_its_store_closed(tracker, tmp_path, make_engine):
+    store = SqliteStore(tmp_path / "s.sqlite3")
+    _fill(store, "s", 30)
+    engine = make_engine(
+        store,
+        ScriptedSummarizer(
+            "The user wrote thirty messages about herons and their habits."
+        ),
+        config=SummaryConfig(threshold=10, keep_recent=4),
+        archive=SqliteArchive(store),
+    )
+
+    assert engine.compress("s").result(timeout=30).kind == "compressed"
+    assert engine.stop(timeout=10)
+    store.close()
+
+    assert tracker.still_open() == 0
+
+
+def _cli(*argv: str) -> int:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        return main(list(argv))
+
+
+def test_the_cli_closes_what_it_opens(tracker, tmp_path: Path):
+    path = tmp_path / "s.sqlite3"
+    store = SqliteStore(path)
+    _fill(store, "s", 5)
+    store.close()
+    garbage = tmp_path / "garbage.sqlite3"
+    garbage.write_bytes(b"not a database, " * 512)
+
+    assert _cli("sessions", "--db", str(path)) == 0
+    assert _cli("sessions", "--db", str(garbage)) != 0
+    assert _cli("sessions", "--db", str(tmp_path / "absent.sqlite3")) != 0
+
+    assert tracker.opened >= 2
+    assert tracker.still_open() == 0
