@@ -267,8 +267,8 @@ def tool_text(text: str, cap_tokens: int, count_tokens: Callable[[str], int]) ->
     ``PROBE_CHARS_PER_TOKEN`` characters), so the tokenizer never reads more than
     that however long the text a model or a store gave.
 
-    >>> tool_text("one two three", 2, lambda s: len(s.split()))
-    'one […]'
+    >>> tool_text("abcdefghij", 8, len)
+    'abcd […]'
     """
     return truncate_to_tokens(
         _within_sight(text, cap_tokens), cap_tokens, count_tokens, CUT_MARK
