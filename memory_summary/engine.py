@@ -573,17 +573,18 @@ class SummaryEngine:
         an ``id`` and the host's instructions (system/developer) are always kept.
 
         With ``mask_tool_results_after`` set, tool results older than that many
-        user turns are replaced by a one-line stub (``domain.masking``); the stored
-        messages are untouched.
+        user turns are replaced by a one-line stub (``domain.masking``), their age
+        read from ``messages`` as given (before pair repair moves a result next to
+        its call); the stored messages are untouched.
         """
         text, covered = self._injected(session_id, model)
-        paired = repair_pairs(without_covered(messages, covered), repair)
+        masked = mask_tool_results(  # a result's age: as the host gave the history
+            without_covered(messages, covered),
+            self.config.mask_tool_results_after,
+            locale=self.config.locale,
+        )
         return assemble_messages(
-            mask_tool_results(
-                paired,
-                self.config.mask_tool_results_after,
-                locale=self.config.locale,
-            ),
+            repair_pairs(masked, repair),
             None if text is None else summary_message(text),
             placement,
         )

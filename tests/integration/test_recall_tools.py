@@ -127,6 +127,7 @@ def test_a_masked_result_is_read_back_by_its_tool_call_id(store, make_engine):
     store.save_message("s", Message("assistant", None, tool_calls=[tool_call]))
     body = "disk full on /dev/sda1\n" * 100
     store.save_message("s", Message("tool", body, tool_call_id="call_logs"))
+    store.save_message("s", Message("assistant", "The disk is full."))
     store.save_message("s", Message("user", "And now?"))
     request = engine.assemble_openai(messages_to_openai(store.get_history("s")), "s")
     stub = request[2]["content"]
