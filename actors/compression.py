@@ -217,11 +217,21 @@ class Compressor:
             self.emit(event)
 
     def plan(
-        self, resolved: ResolvedModel, reason: Reason, keep: Sequence[Message]
+        self,
+        resolved: ResolvedModel,
+        reason: Reason,
+        keep: Sequence[Message],
+        instructions: str,
     ) -> CompressionPlan:
-        """Return the compression plan, cached per model, reason and task state."""
+        """Return the plan, cached per model, reason, task state and instructions."""
         todo = latest_todo_call(keep, self.config.todo_tool_names)
-        key = (resolved.context_length, reason, todo, resolved.count_tokens)
+        key = (
+            resolved.context_length,
+            reason,
+            todo,
+            instructions,
+            resolved.count_tokens,
+        )
         plan = self._plans.get(key)
         if plan is None:
             plan = plan_compression(
@@ -230,6 +240,7 @@ class Compressor:
                 reason=reason,
                 keep=keep,
                 count_tokens=resolved.count_tokens,
+                instructions=instructions,
             )
             if len(self._plans) >= _PLAN_CACHE_SIZE:
                 self._plans.clear()
@@ -309,8 +320,10 @@ class _Run:
         self._lease = lease
         c.leases.hold(self._sid, lease, c.lease_ttl_s)
 
-        def plan(reason: Reason, keep: Sequence[Message]) -> CompressionPlan:
-            return c.plan(resolved, reason, keep)
+        def plan(
+            reason: Reason, keep: Sequence[Message], instructions: str
+        ) -> CompressionPlan:
+            return c.plan(resolved, reason, keep, instructions)
 
         return Began(
             SummaryModel(

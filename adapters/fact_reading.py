@@ -14,6 +14,7 @@ from memory_summary.domain.config import Locale
 from memory_summary.domain.injection import TRUNCATION_SUFFIXES
 from memory_summary.domain.prompt import FENCE_TAGS, NEUTRAL_OPEN
 from memory_summary.domain.render import LABEL_ROLES
+from memory_summary.domain.text import INVISIBLE
 
 from .dialogue import compacted, is_chatter, session_date
 from .fitting import (
@@ -94,6 +95,7 @@ def _fact(
 _FENCE_ONLY = re.compile(
     rf"^{NEUTRAL_OPEN}\s*/?\s*(?:{'|'.join(FENCE_TAGS)})\s*>$", re.IGNORECASE
 )
+_HIDDEN = re.compile(f"[{INVISIBLE}]+")
 
 
 def _fragment(sentence: str, limit: int = LINE_CHARS) -> str:
@@ -103,7 +105,7 @@ def _fragment(sentence: str, limit: int = LINE_CHARS) -> str:
     of the weightiest kind it holds.
     """
     text = " ".join(sentence.split())
-    if _FENCE_ONLY.match(text):  # a disarmed fence tag quoted in a message: no fact
+    if _FENCE_ONLY.match(_HIDDEN.sub("", text)):  # a disarmed fence tag: no fact
         return ""
     if len(text) <= limit:
         return text

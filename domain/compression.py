@@ -64,6 +64,7 @@ from .compression_state import (
     closing_events,
     current_plan,
     figure_cost,
+    host_instructions,
     kept_tokens,
     outcome_of,
     previous_text,
@@ -86,7 +87,7 @@ from .measure import guard_after
 from .model import Message
 from .pins import with_pins
 from .ports import SummaryReply
-from .prompt import joined_instructions, summary_request
+from .prompt import summary_request
 from .reason import is_forced, is_pressed
 from .summary import SummaryRecord, drop_unsummarized_through, resummarized_record
 from .summary import trimmed_record as _trimmed_record
@@ -157,7 +158,9 @@ def step(state: CompressionState, observation: Observation) -> Step:
                 and record.unsummarized
                 and state.reason != "overflow"
             ):
-                plan = summary_model(state).plan(state.reason, ())
+                plan = summary_model(state).plan(
+                    state.reason, (), host_instructions(state)
+                )
                 return _recover_next(attrs.evolve(state, phase="recover", plan=plan))
             if window is not None:  # read with the record: nothing changed since
                 return _window(attrs.evolve(state, phase="window"), window)
@@ -237,7 +240,7 @@ def _window(state: CompressionState, seen: WindowRead) -> Step:
     cost, estimated = figure_cost(state)
     window_tokens = tuple((stored_id(m), cost(m)) for m in foldable_history(seen.tail))
     instruction_tokens = sum(map(cost, split.instructions))
-    plan = summary_model(state).plan(state.reason, split.keep)
+    plan = summary_model(state).plan(state.reason, split.keep, host_instructions(state))
     state = attrs.evolve(
         state,
         phase="fold",
@@ -400,9 +403,7 @@ def _take(state: CompressionState, effects: Effects) -> Step:
             todo=current_plan(state).todo,
             system=current_plan(state).system,
             locale=state.setting.config.locale,
-            instructions=joined_instructions(
-                state.setting.config.summary_instructions, state.setting.instructions
-            ),
+            instructions=host_instructions(state),
         )
     )
     state = attrs.evolve(state, request=request)

@@ -78,7 +78,10 @@ class SummaryModel:
 
     label: str
     count_tokens: Callable[[str], int] = attrs.field(eq=False)
-    plan: Callable[[Reason, Sequence[Message]], CompressionPlan] = attrs.field(eq=False)
+    plan: Callable[[Reason, Sequence[Message], str], CompressionPlan] = attrs.field(
+        eq=False
+    )
+    """``(reason, kept messages, the host's instructions) -> plan``."""
     estimate_usage: Callable[[str], int] | None = attrs.field(default=None, eq=False)
     """Counts a call's usage when the provider reports none and no budget reads it
     (an estimate, never fewer); None counts it exactly with ``count_tokens``."""

@@ -26,6 +26,7 @@ from .measure import LoopGuard, message_tokens
 from .model import Message
 from .plan import CompressionPlan
 from .ports import FenceReason
+from .prompt import joined_instructions
 from .reason import Reason, is_forced
 from .summary import SummaryRecord
 from .truncate import truncate_to_tokens
@@ -198,6 +199,14 @@ def current_plan(state: CompressionState) -> CompressionPlan:
     if state.plan is None:  # pragma: no cover - set when a phase starts
         raise ValueError("no plan yet")
     return state.plan
+
+
+def host_instructions(state: CompressionState) -> str:
+    """Return the host's words for this compression: the config's, then the call's."""
+    setting = state.setting
+    return joined_instructions(
+        setting.config.summary_instructions, setting.instructions
+    )
 
 
 def stored_id(message: Message) -> int:

@@ -41,7 +41,7 @@ def injection_text(
     summary: str,
     *,
     locale: Locale,
-    budget_tokens: int | None,
+    budget_tokens: int,
     count_tokens: Callable[[str], int],
     recall_hint: bool = False,
     ceiling: Callable[[str], int] | None = None,
@@ -51,12 +51,11 @@ def injection_text(
     Always counted with ``count_tokens``, the encoding of the model the text is sent
     to: a count stored in another encoding never lets a summary skip the cut. The
     header is kept; the summary is cut on a character boundary and marked with the
-    locale's truncation suffix. ``budget_tokens=None`` injects it whole: only for a
-    summary known to fit (``fits_as_committed``) while the budget is not known yet.
-    With ``recall_hint`` the line after the header tells the model that older turns
-    can be looked up with the recall tools. ``ceiling``: a cheap count that
-    ``count_tokens`` never exceeds (UTF-8 bytes, for a byte-level BPE): a text whose
-    ceiling fits is injected whole without running the tokenizer, as it would be.
+    locale's truncation suffix. With ``recall_hint`` the line after the header tells
+    the model that older turns can be looked up with the recall tools. ``ceiling``:
+    a cheap count that ``count_tokens`` never exceeds (UTF-8 bytes, for a byte-level
+    BPE): a text whose ceiling fits is injected whole without running the tokenizer,
+    as it would be.
 
     >>> injection_text("Alice likes tea.", locale="en", budget_tokens=512,
     ...     count_tokens=len, recall_hint=True).splitlines()[1][:30]
@@ -64,8 +63,6 @@ def injection_text(
     """
     hint = RECALL_HINTS[locale] + "\n" if recall_hint else ""
     full = HEADERS[locale] + "\n" + hint + summary
-    if budget_tokens is None:
-        return full
     if ceiling is not None and ceiling(full) <= budget_tokens:
         return full
     return truncate_to_tokens(

@@ -89,18 +89,38 @@ def _has_media(message: Message) -> bool:
 
 
 def old_tool_results(messages: Sequence[Message], after_user_turns: int) -> list[int]:
-    """Return the indexes of tool results followed by >= ``after_user_turns`` users.
+    """Return the indexes of tool results ``after_user_turns`` user turns old or more.
 
-    A tool result belongs to the user turn it was produced in; it is old once
-    ``after_user_turns`` user messages came after it.
+    A user turn is what the user side sends between two replies of the model: a run
+    of messages without an assistant message that holds a user message (however
+    many, with the tool results beside them). A tool result belongs to the run it
+    stands in, so user text beside it (Anthropic's ``[tool_result, text]`` turn, in
+    either order) or stored before the model replied to it (a result that arrived
+    after the user's latest message) is of its own turn: the model has not answered
+    it yet. It is old once ``after_user_turns`` later runs hold a user message. The
+    age is read from ``messages`` as given: judge it before pair repair moves a
+    result next to its call.
+
+    >>> from memory_summary.domain import ToolCall
+    >>> call = Message("assistant", None, [ToolCall("c1", "grep", "{}")])
+    >>> result = Message("tool", "found", tool_call_id="c1")
+    >>> old_tool_results([call, result, Message("user", "also this")], 1)
+    []
+    >>> old_tool_results([call, result, Message("assistant", "ok"),
+    ...     Message("user", "next")], 1)
+    [1]
     """
     found: list[int] = []
-    users_after = 0
+    turns_after = 0
+    run_has_user = False
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
-        if message.role == "user":
-            users_after += 1
-        elif message.role == "tool" and users_after >= after_user_turns:
+        if message.role == "assistant":
+            turns_after += run_has_user
+            run_has_user = False
+        elif message.role == "user":
+            run_has_user = True
+        elif message.role == "tool" and turns_after >= after_user_turns:
             found.append(index)
     found.reverse()
     return found
@@ -114,14 +134,15 @@ def mask_tool_results(
 ) -> list[Message]:
     """Return ``messages`` with old tool results replaced by one-line stubs.
 
-    ``after_user_turns=None`` masks nothing. A result is masked when at least
-    ``after_user_turns`` user messages follow it and the stub is shorter than its
+    ``after_user_turns=None`` masks nothing. A result is masked when it is at least
+    ``after_user_turns`` user turns old (``old_tool_results``: counted from the
+    model's first reply after it) and the stub is shorter than its
     text (or it holds media: an image costs hundreds of tokens); a stub keeps the
     message's role, ``tool_call_id``, name, id and metadata, so pairing holds.
 
     >>> history = [Message("user", "find it"),
     ...     Message("tool", "x" * 500, tool_call_id="c1", name="grep", id=3),
-    ...     Message("user", "thanks")]
+    ...     Message("assistant", "found it"), Message("user", "thanks")]
     >>> mask_tool_results(history, 1)[1].content
     '[tool result masked: grep, 500 chars; read_history(around_id=3) shows it]'
     """

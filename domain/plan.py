@@ -15,7 +15,7 @@ from .budget import summary_budget_tokens as _budget
 from .config import SummaryConfig
 from .injection import HEADERS
 from .model import Message, ToolCall
-from .prompt import latest_todo_call, system_prompt
+from .prompt import latest_todo_call, summary_request, system_prompt
 from .reason import Reason
 
 
@@ -53,12 +53,17 @@ def plan_compression(
     reason: Reason,
     keep: Sequence[Message],
     count_tokens: Callable[[str], int],
+    instructions: str = "",
 ) -> CompressionPlan:
     """Return the plan of one compression.
 
-    The summarizer's context must hold the system prompt, the task state, the previous
+    The summarizer's context must hold the system prompt, the task state, the host's
+    ``instructions`` for this compression (``summary_instructions`` and the
+    compression's own, joined) with the notice that introduces them, the previous
     summary (at most one budget: it is cut to it), the transcript and the answer (one
-    budget). A tiny context still carries ``MIN_INPUT_TOKENS`` of transcript a call.
+    budget): everything a request holds but the transcript and the previous summary
+    is counted as the request says it. A tiny context still carries
+    ``MIN_INPUT_TOKENS`` of transcript a call.
 
     >>> from memory_summary.domain import SummaryConfig
     >>> plan = plan_compression(SummaryConfig(), context_length=128_000,
@@ -76,12 +81,18 @@ def plan_compression(
         reason=reason,
     )
     todo = latest_todo_call(keep, config.todo_tool_names)
-    todo_tokens = count_tokens(f"{todo.name}({todo.arguments})") if todo else 0
+    framing = summary_request(  # all but the transcript and the previous summary
+        (),
+        previous_summary=None,
+        todo=todo,
+        system=system,
+        locale=config.locale,
+        instructions=instructions,
+    )
     room = (
         context_tokens(context_length)
         - 2 * budget  # the previous summary and the answer
-        - count_tokens(system)
-        - todo_tokens
+        - sum(count_tokens(message.text) for message in framing)
         - FRAMING_TOKENS
     )
     return CompressionPlan(

@@ -10,8 +10,9 @@ section only when it has content)::
 
 The tags are a stable format: the offline extractive summarizer parses them. They are
 fences: the text inside them is data, and no text inside can open or close one (any
-tag of these names inside a section is neutralized, ``<`` becoming ``‹``), so a message
-can neither hide later messages nor pose as the previous summary.
+tag of these names inside a section is neutralized, ``<`` becoming ``‹``, also with
+invisible characters anywhere in it: ``text.INVISIBLE``), so a message can neither
+hide later messages nor pose as the previous summary.
 
 ``host_instructions`` carries the host's own words for this compression
 (``SummaryConfig.summary_instructions``, ``compress(..., instructions=...)``): what
@@ -27,21 +28,25 @@ from collections.abc import Sequence
 from .config import MAX_INSTRUCTIONS_CHARS, Locale
 from .model import Message, ToolCall
 from .reason import Reason, is_pressed
+from .text import INVISIBLE
 
 PREVIOUS_TAG = "previous_summary"
 CONVERSATION_TAG = "conversation"
 TASK_STATE_TAG = "current_task_state"
 INSTRUCTIONS_TAG = "host_instructions"
 FENCE_TAGS = (PREVIOUS_TAG, CONVERSATION_TAG, TASK_STATE_TAG, INSTRUCTIONS_TAG)
-_INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
+_GAP = f"[\\s{INVISIBLE}]*"
+_HIDDEN = f"[{INVISIBLE}]*"
+
+
+def _tag_name(tag: str) -> str:
+    """Return a pattern of ``tag`` with invisible characters anywhere inside it."""
+    return _HIDDEN.join(re.escape(char) for char in tag)
+
+
 _FENCE = re.compile(  # <, or a full-width or small look-alike, before a fence tag
-    "[<\uff1c\ufe64](?=[\\s"
-    + _INVISIBLE
-    + "]*[/\uff0f]?[\\s"
-    + _INVISIBLE
-    + "]*(?:"
-    + "|".join(FENCE_TAGS)
-    + r")(?![\w-]))",
+    f"[<\uff1c\ufe64](?={_GAP}[/\uff0f]?{_GAP}"
+    f"(?:{'|'.join(map(_tag_name, FENCE_TAGS))}){_HIDDEN}(?:[^\\w-]|\\Z))",
     re.IGNORECASE,
 )
 NEUTRAL_OPEN = "\u2039"

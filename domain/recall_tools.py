@@ -20,7 +20,8 @@ import attrs
 from .config import Locale
 from .model import Message
 from .render import render_message, result_names, tool_names_by_call_id
-from .truncate import truncate_to_tokens
+from .text import cut_chars
+from .truncate import PROBE_CHARS_PER_TOKEN, truncate_to_tokens
 
 SEARCH_TOOL = "search_history"
 READ_TOOL = "read_history"
@@ -32,6 +33,10 @@ MAX_AROUND = 20
 DEFAULT_AROUND = 3
 MIN_ENTRY_TOKENS = 40
 """Each hit or turn of a result gets at least this many tokens of the cap."""
+CUT_MARK = " […]"
+"""Ends a line or a tool message cut to fit the cap."""
+_FIT_TRIES = 4
+"""Layouts tried before the last resort (a plain cut of the whole text)."""
 
 JsonSchema = dict[str, object]
 
@@ -153,7 +158,7 @@ def parse_recall_call(name: str, arguments: str) -> RecallRequest | ToolError:
     """
     if name not in TOOL_NAMES:
         return ToolError(
-            f"Error: unknown tool {_short(name)!r}; the recall tools are "
+            f"Error: unknown tool {short_text(name)!r}; the recall tools are "
             f"{SEARCH_TOOL} and {READ_TOOL}."
         )
     try:
@@ -203,7 +208,7 @@ def _read(data: Mapping[str, object]) -> ReadRequest:
 
 
 def _no_unknown_keys(data: Mapping[str, object], known: Sequence[str]) -> None:
-    unknown = sorted(_short(str(key)) for key in data if key not in known)
+    unknown = sorted(short_text(str(key)) for key in data if key not in known)
     if unknown:
         raise _BadArgument(
             f"unknown argument(s) {', '.join(unknown)}; allowed: {', '.join(known)}."
@@ -217,14 +222,15 @@ def _integer(
     if isinstance(value, float) and value.is_integer():
         value = int(value)  # JSON schema's integer: 3.0 is one
     if isinstance(value, bool) or not isinstance(value, int):
-        given = _short(json.dumps(value, ensure_ascii=False))
+        given = short_text(json.dumps(value, ensure_ascii=False))
         raise _BadArgument(f"{key} must be an integer (a JSON number), not {given}.")
     if not low <= value <= high:
         raise _BadArgument(f"{key} must be between {low} and {high}, not {value}.")
     return value
 
 
-def _short(text: str, chars: int = 60) -> str:
+def short_text(text: str, chars: int = 60) -> str:
+    """Return ``text`` cut to ``chars`` characters, marked: for echoing model input."""
     return text if len(text) <= chars else text[:chars] + "…"
 
 
@@ -253,50 +259,134 @@ def _where(entry: Entry) -> str:
     return "archived" if version is None else f"archived, summary v{version}"
 
 
+def tool_text(text: str, cap_tokens: int, count_tokens: Callable[[str], int]) -> str:
+    """Return ``text`` within ``cap_tokens``, cut with a visible mark when it is not.
+
+    Every tool message goes through here, an error as much as a result. The text is
+    first cut to what the cap could show at all (``cap_tokens`` x
+    ``PROBE_CHARS_PER_TOKEN`` characters), so the tokenizer never reads more than
+    that however long the text a model or a store gave.
+
+    >>> tool_text("abcdefghij", 8, len)
+    'abcd […]'
+    """
+    return truncate_to_tokens(
+        _within_sight(text, cap_tokens), cap_tokens, count_tokens, CUT_MARK
+    )
+
+
+def _within_sight(text: str, cap_tokens: int) -> str:
+    """Return ``text`` cut to ``cap_tokens`` x ``PROBE_CHARS_PER_TOKEN`` characters.
+
+    No token spans that many characters, so a longer text could not be shown whole
+    within the cap anyway; a cut one is marked (``cut_chars``).
+    """
+    return cut_chars(text, max(cap_tokens, 1) * PROBE_CHARS_PER_TOKEN)
+
+
 def _shares(costs: Sequence[int], available: int) -> list[int]:
     """Return each entry's share of ``available`` tokens (water-filling).
 
     Entries smaller than an even split get what they cost; the rest split what is
-    left evenly, so one huge entry cannot crowd out the others.
+    left evenly, so one huge entry cannot crowd out the others. Each gets at least
+    ``MIN_ENTRY_TOKENS`` when ``available`` holds that many for all (the shares then
+    sum to at most ``available``), else an even split of it.
     """
+    floor = min(MIN_ENTRY_TOKENS, available // max(len(costs), 1))
     shares = [0] * len(costs)
     left = available
     order = sorted(range(len(costs)), key=costs.__getitem__)
     for rank, index in enumerate(order):
         fair = left // (len(costs) - rank)
-        shares[index] = max(min(costs[index], fair), MIN_ENTRY_TOKENS)
+        shares[index] = max(min(costs[index], fair), floor)
         left -= shares[index]
     return shares
+
+
+def _shown(count: int, anchor: int, kept: int) -> tuple[int, int]:
+    """Return the ``kept`` nearest ``anchor``, ``[start, stop)`` of ``count``."""
+    start = min(max(anchor - (kept - 1) // 2, 0), count - kept)
+    return start, start + kept
+
+
+def _notes(earlier: int, later: int) -> tuple[list[str], list[str]]:
+    """Return the lines that count the entries left out before and after the shown."""
+    return (
+        [f"[{earlier} earlier cut to fit]"] if earlier else [],
+        [f"[{later} more cut to fit]"] if later else [],
+    )
+
+
+def _layout(
+    lines: Sequence[str],
+    costs: Sequence[int],
+    title: Callable[[int, int], str],
+    room_tokens: int,
+    count_tokens: Callable[[str], int],
+    anchor: int,
+) -> str:
+    """Return the title, the entries nearest ``anchor`` and notes, in ``room_tokens``.
+
+    As many entries are shown as can each have ``MIN_ENTRY_TOKENS`` beside the title
+    and the notes that count the others (the anchor at least); each is cut to its
+    share of the rest.
+    """
+    count = len(lines)
+    for kept in range(count, 0, -1):
+        start, stop = _shown(count, anchor, kept)
+        before, after = _notes(start, count - stop)
+        notes = sum(count_tokens(note) + 1 for note in (*before, *after))
+        head = title(start, stop)
+        if count_tokens(head) + notes + kept * MIN_ENTRY_TOKENS <= room_tokens:
+            break
+    else:  # even the anchor alone is short of room: the title gives way
+        head = truncate_to_tokens(
+            head, room_tokens - notes - MIN_ENTRY_TOKENS, count_tokens, CUT_MARK
+        )
+    reserve = count_tokens(head) + notes
+    shares = _shares(costs[start:stop], room_tokens - reserve)
+    shown = [
+        line
+        if cost <= share
+        else truncate_to_tokens(line, share - 1, count_tokens, CUT_MARK)
+        for line, cost, share in zip(
+            lines[start:stop], costs[start:stop], shares, strict=True
+        )
+    ]
+    return "\n".join([head, *before, *shown, *after])
 
 
 def _entries_text(
     heads: Sequence[str],
     bodies: Sequence[str],
-    title: str,
+    title: Callable[[int, int], str],
     cap_tokens: int,
     count_tokens: Callable[[str], int],
+    anchor: int = 0,
 ) -> str:
-    """Return ``title`` and one line per entry within ``cap_tokens``.
+    """Return a title and one line per entry within ``cap_tokens``.
 
-    Entries that fit their share stay whole; longer ones are cut to it (at least
-    ``MIN_ENTRY_TOKENS``); entries that no longer fit are counted in a last line.
+    ``title(start, stop)`` names the entries shown. The entry at ``anchor`` (the one
+    asked for) is always shown; when not every entry can have ``MIN_ENTRY_TOKENS``,
+    those farthest from it are left out and counted in a note (``[2 earlier cut to
+    fit]`` after the title, ``[3 more cut to fit]`` at the end). Entries that fit
+    their share stay whole; longer ones are cut to it. The tokenizer reads at most
+    ``cap_tokens`` x ``PROBE_CHARS_PER_TOKEN`` characters of an entry, however long
+    its message: the cost is bounded by what can be shown.
     """
-    lines = [f"{head} {body}" for head, body in zip(heads, bodies, strict=True)]
-    used = count_tokens(title)
+    lines = [
+        _within_sight(f"{head} {body}", cap_tokens)
+        for head, body in zip(heads, bodies, strict=True)
+    ]
     costs = [count_tokens(line) + 1 for line in lines]  # + its newline
-    shares = _shares(costs, cap_tokens - used)
-    out = [title]
-    for index, line in enumerate(lines):
-        if costs[index] > shares[index]:
-            line = truncate_to_tokens(line, shares[index] - 1, count_tokens, " […]")
-        cost = count_tokens("\n" + line)
-        left = len(lines) - index
-        if used + cost + count_tokens(f"\n[{left} more cut to fit]") > cap_tokens:
-            out.append(f"[{left} more cut to fit]")
-            break
-        out.append(line)
-        used += cost
-    return truncate_to_tokens("\n".join(out), cap_tokens, count_tokens, " […]")
+    room = cap_tokens
+    for _ in range(_FIT_TRIES):
+        text = _layout(lines, costs, title, room, count_tokens, anchor)
+        over = count_tokens(text) - cap_tokens
+        if over <= 0:
+            return text
+        room -= over  # tokens merged across a line break: give up as many
+    return truncate_to_tokens(text, cap_tokens, count_tokens, CUT_MARK)
 
 
 def search_result_text(
@@ -310,14 +400,14 @@ def search_result_text(
     """Return what ``search_history`` tells the model: hits, best first, in the cap."""
     if not hits:
         if locale == "zh":
-            return f"本对话中没有消息匹配 {_short(query)!r}。"
-        return f"No message of this conversation matches {_short(query)!r}."
+            return f"本对话中没有消息匹配 {short_text(query)!r}。"
+        return f"No message of this conversation matches {short_text(query)!r}."
     names = result_names([hit.message for hit in hits])
     title = (
-        f"{len(hits)} 条消息匹配 {_short(query)!r}，按相关度排序；"
+        f"{len(hits)} 条消息匹配 {short_text(query)!r}，按相关度排序；"
         f"{READ_TOOL}(around_id=...) 可查看其前后的对话。"
         if locale == "zh"
-        else f"{len(hits)} message(s) match {_short(query)!r}, best first. "
+        else f"{len(hits)} message(s) match {short_text(query)!r}, best first. "
         f"{READ_TOOL}(around_id=...) shows the turns around one."
     )
     heads = [
@@ -327,7 +417,9 @@ def search_result_text(
         render_message(hit.message, names[i], locale=locale, cut=2000)
         for i, hit in enumerate(hits)
     ]
-    return _entries_text(heads, bodies, title, cap_tokens, count_tokens)
+    return _entries_text(
+        heads, bodies, lambda _start, _stop: title, cap_tokens, count_tokens
+    )
 
 
 def read_result_text(
@@ -337,26 +429,31 @@ def read_result_text(
     count_tokens: Callable[[str], int],
     locale: Locale = "en",
     context: Sequence[Message] = (),
+    around_id: int | None = None,
 ) -> str:
     """Return what ``read_history`` tells the model: the turns in order, in the cap.
 
     ``context`` holds messages read around the entries (not shown) whose tool
-    calls name the results among the entries.
+    calls name the results among the entries. The entry of ``around_id`` (the one
+    asked for; the first when None or not among them) is always shown: when the cap
+    cannot hold every turn, those farthest from it are left out and counted.
     """
     if not entries:
         return "那里没有消息。" if locale == "zh" else "No messages there."
     messages = [entry.message for entry in entries]
     calls = tool_names_by_call_id(context)
     names = [{**calls, **found} for found in result_names(messages)]
-    first, last = messages[0].id, messages[-1].id
-    title = (
-        f"本对话中 id 为 {first} 至 {last} 的消息，按顺序："
-        if locale == "zh"
-        else f"Messages {first} to {last} of this conversation, in order:"
-    )
+    anchor = next((i for i, m in enumerate(messages) if m.id == around_id), 0)
+
+    def title(start: int, stop: int) -> str:
+        first, last = messages[start].id, messages[stop - 1].id
+        if locale == "zh":
+            return f"本对话中 id 为 {first} 至 {last} 的消息，按顺序："
+        return f"Messages {first} to {last} of this conversation, in order:"
+
     heads = [f"[id {e.message.id}, {_where(e)}]" for e in entries]
     bodies = [
         render_message(m, names[i], locale=locale, cut=4000)
         for i, m in enumerate(messages)
     ]
-    return _entries_text(heads, bodies, title, cap_tokens, count_tokens)
+    return _entries_text(heads, bodies, title, cap_tokens, count_tokens, anchor)

@@ -23,7 +23,7 @@ import attrs
 
 from .config import Locale
 from .model import Message
-from .text import cut_chars
+from .text import INVISIBLE, cut_chars
 
 UNKNOWN_TOOL = "?"
 
@@ -93,7 +93,6 @@ def _alternation(labels: Iterable[str]) -> str:
     return "|".join(re.escape(label) for label in labels)
 
 
-INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
 _SPEAKERS = _alternation(
     label
     for labels in LABELS.values()

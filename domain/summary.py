@@ -43,9 +43,6 @@ NAMESPACE = "summary"
 QUARANTINE_NAMESPACE = "summary.quarantine"
 MAX_INT = 2**63 - 1  # the largest id a SQL BIGINT holds
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}\Z")
-COMMITTED_CHARS_PER_TOKEN = 16
-"""No token of a supported encoding spans more characters: a committed record's text is
-never longer than its token count times this."""
 
 IdRange: TypeAlias = tuple[int, int]
 """Inclusive message ids ``(first_id, last_id)``."""
@@ -356,20 +353,4 @@ def resummarized_record(
         model=model,
         generation=generation,
         updated_at=now,
-    )
-
-
-def fits_as_committed(record: SummaryRecord) -> bool:
-    """Tell whether ``record`` is a summary an engine committed, within its budget.
-
-    Every commit checks the summary against the budget of its summary model and
-    stamps a ``generation``; the original plugin's records and rows written by other
-    programs carry none. The token count must also be consistent with the text (no
-    token spans more than ``COMMITTED_CHARS_PER_TOKEN`` characters), which bounds
-    what a malformed row could make the engine inject.
-    """
-    return (
-        record.generation is not None
-        and record.tokens > 0
-        and len(record.text) <= record.tokens * COMMITTED_CHARS_PER_TOKEN
     )

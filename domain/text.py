@@ -19,6 +19,19 @@ import unicodedata
 REPLACEMENT = "\ufffd"
 ELLIPSIS = "\u2026"
 
+INVISIBLE = (
+    "\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160"
+    "\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164"
+    "\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb\U000110bd\U000110cd"
+    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e0fff"
+)
+"""The characters that show nothing, as a regex character-class body (with ranges):
+every format character (category Cf: soft hyphen, zero-width space and joiners, bidi
+marks, embeddings, overrides and isolates, invisible operators, the Mongolian vowel
+separator, tag characters...), the combining grapheme joiner, the variation
+selectors, the Hangul fillers and the other default-ignorable code points. A tag or a
+label with them mixed in reads as the tag or the label to a model."""
 _SURROGATE_OR_NUL = re.compile("[\ud800-\udfff\x00]")
 _ZWJ = "\u200d"
 

@@ -271,9 +271,8 @@ class SummaryEngine:
         length resolves on an engine thread; start() waits for it at most
         ``START_RESOLVE_S`` (0.5 s), so a local summarizer or a configured length is
         known when it returns, and an endpoint that must be asked never delays it
-        longer. Until the length is known, ``build_prompt`` injects a summary an
-        engine committed whole (it fit its budget when written) and cuts any other
-        to the 512-token floor, counted in UTF-8 bytes (which never undercount).
+        longer. Until the length is known, ``build_prompt`` cuts the summary to the
+        512-token floor, in the encoding of the model the request goes to.
         ``AsyncSummaryEngine`` runs this off the event loop. A first send also starts
         the engine (without the wait).
         """
@@ -562,9 +561,9 @@ class SummaryEngine:
         (summary model's context length x ``summary_token_ratio``, floor 512),
         counted in the encoding of the model it is sent to: ``model``, else the
         model the session's last ``turn_after`` named, else the summary model's.
-        While that length is not known yet, a summary an engine committed is
-        injected whole (it fit its budget when it was written). It
-        is cached per session, summary and encoding, so a call that finds the same
+        While that length is not known, the budget is the seed's fallback (4096 x
+        ratio, floor 512), whatever count the summary was committed with. It is
+        cached per session, summary and encoding, so a call that finds the same
         summary does no tokenizer work; it never does network I/O.
         """
         return self._injected(session_id, model)[0]
@@ -618,8 +617,9 @@ class SummaryEngine:
         an ``id`` and the host's instructions (system/developer) are always kept.
 
         With ``mask_tool_results_after`` set, tool results older than that many
-        user turns are replaced by a one-line stub (``domain.masking``); the stored
-        messages are untouched.
+        user turns are replaced by a one-line stub (``domain.masking``), their age
+        read from ``messages`` as given (before pair repair moves a result next to
+        its call); the stored messages are untouched.
         """
         text, covered = self._injected(session_id, model)
         return self._assembled(messages, text, covered, repair, placement)
@@ -633,13 +633,13 @@ class SummaryEngine:
         placement: Placement,
     ) -> list[Message]:
         """Return ``assemble``'s request for a summary text already read."""
-        paired = repair_pairs(without_covered(messages, covered), repair)
+        masked = mask_tool_results(  # a result's age: as the host gave the history
+            without_covered(messages, covered),
+            self.config.mask_tool_results_after,
+            locale=self.config.locale,
+        )
         return assemble_messages(
-            mask_tool_results(
-                paired,
-                self.config.mask_tool_results_after,
-                locale=self.config.locale,
-            ),
+            repair_pairs(masked, repair),
             None if text is None else summary_message(text),
             placement,
         )

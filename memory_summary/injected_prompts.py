@@ -3,8 +3,10 @@
 Building it never blocks on I/O: the summary model's context length comes from what
 the resolver already knows (``peek``); when it must still be asked, that happens on
 the summarizer-call pool, once at a time per model, while the prompt is built with
-what is known (a summary an engine committed whole, or the 512-token floor counted
-in UTF-8 bytes, which never undercount).
+what is known. Whatever is known, the text fits its budget in the encoding of the
+model the request goes to (seed: the 4096-token fallback, floor 512, while the
+length is unknown): no stored count, made in another encoding or under another
+budget, lets a summary skip the cut.
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ from collections.abc import Callable
 
 from memory_summary.actors.summary_model import ModelResolver
 from memory_summary.actors.workers import WorkerPool
+from memory_summary.adapters.tokens import token_ceiling
 from memory_summary.domain import (
     SummaryConfig,
     SummaryRecord,
-    fits_as_committed,
     injection_budget_tokens,
     injection_text,
 )
@@ -27,11 +29,6 @@ log = logging.getLogger(__name__)
 
 PROMPT_CACHE_SIZE = 50_000
 """Sessions whose injected text is cached; the cache is dropped whole when full."""
-
-
-def _utf8_bytes(text: str) -> int:
-    """Count UTF-8 bytes: never fewer than tokens, a safe count before a tokenizer."""
-    return len(text.encode("utf-8"))
 
 
 class InjectedPrompts:
@@ -61,13 +58,13 @@ class InjectedPrompts:
         self._counter = counter
         self._calls = calls
         self._closed = closed
-        self._cache: dict[str, tuple[str, int | None, object, str]] = {}
+        self._cache: dict[str, tuple[str, int, object, str]] = {}
         self._resolving: set[str | None] = set()
         self._lock = threading.Lock()
 
     def text(self, session_id: str, model: str | None, record: SummaryRecord) -> str:
         """Return the injected text of ``record``, cut to the budget of ``model``."""
-        budget, count = self._budget(session_id, model, record)
+        budget, count = self._budget(session_id, model)
         cached = self._cache.get(session_id)
         if (
             cached is not None
@@ -98,27 +95,27 @@ class InjectedPrompts:
         self._cache.clear()
 
     def _budget(
-        self, session_id: str, model: str | None, record: SummaryRecord
-    ) -> tuple[int | None, Callable[[str], int]]:
-        """Return the budget and the chat model's counter, without blocking on I/O.
+        self, session_id: str, model: str | None
+    ) -> tuple[int, Callable[[str], int]]:
+        """Return the budget and the request model's counter, without blocking on I/O.
 
-        Until the summary model's context length is known, a summary an engine
-        committed (``fits_as_committed``) gets no cut (budget None): it was checked
-        against its budget when it was written. Any other gets the 512-token floor.
+        A summary model not resolved yet and one resolved without a context length
+        are one case: the seed's fallback (4096 tokens x ratio, floor 512). The
+        session's model may have changed since the summary was committed (its stored
+        count is in another model's encoding, against another budget), so every
+        summary is cut in the encoding of the model the request goes to.
         """
         session_model = self._chat_model(session_id)
         resolved = self._resolver.peek(session_model)
         if self._resolver.is_due(session_model):
             self._resolve_later(session_model)
         length = None if resolved is None else resolved.context_length
-        budget: int | None = injection_budget_tokens(self._config, length)
-        if length is None and fits_as_committed(record):
-            budget = None
+        budget = injection_budget_tokens(self._config, length)
         chat = model or session_model
         if chat is not None:
             return budget, self._counter(chat)
         if resolved is None:
-            return budget, _utf8_bytes
+            return budget, token_ceiling  # no tokenizer yet: never undercounts
         return budget, resolved.count_tokens
 
     def _resolve_later(self, model: str | None) -> None:

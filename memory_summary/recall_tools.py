@@ -34,6 +34,8 @@ from memory_summary.domain.recall_tools import (
     parse_recall_call,
     read_result_text,
     search_result_text,
+    short_text,
+    tool_text,
 )
 
 log = logging.getLogger(__name__)
@@ -104,11 +106,16 @@ def recall_tool_message(
     tool_call: object,
     count_tokens: Callable[[str], int],
 ) -> Message:
-    """Run one recall tool call for ``session_id``; return the tool message."""
+    """Run one recall tool call for ``session_id``; return the tool message.
+
+    Its text, an error's as much as a result's, is within
+    ``recall_result_max_tokens``, whatever the model sent (an id, a name, a query).
+    """
+    cap = engine.config.recall_result_max_tokens
     call_id, call = recall_tool_call(tool_call)
     if isinstance(call, str):
-        return Message("tool", call, tool_call_id=call_id)
-    text = _answer(engine, session_id, call, count_tokens)
+        return Message("tool", tool_text(call, cap, count_tokens), tool_call_id=call_id)
+    text = tool_text(_answer(engine, session_id, call, count_tokens), cap, count_tokens)
     return Message("tool", text, tool_call_id=call.id, name=call.name)
 
 
@@ -142,7 +149,7 @@ def _answer(
         if around is None:
             return (
                 f"Error: {READ_TOOL}: no tool result of this conversation answers "
-                f"tool_call_id {parsed.tool_call_id!r}."
+                f"tool_call_id {short_text(parsed.tool_call_id or '')!r}."
             )
         # One more before: the call that names a first tool result, not shown.
         read = engine.read_history(
@@ -156,6 +163,7 @@ def _answer(
             count_tokens=count_tokens,
             locale=locale,
             context=[e.message for e in read],
+            around_id=around,
         )
     except RecallUnsupported:
         return f"Error: {call.name}: this history cannot be searched."

@@ -104,13 +104,14 @@ class World:
     def model(self) -> SummaryModel:
         config, length = self.config, self.context_length
 
-        def plan(reason, keep):
+        def plan(reason, keep, instructions=""):
             return plan_compression(
                 config,
                 context_length=length,
                 reason=reason,
                 keep=keep,
                 count_tokens=count,
+                instructions=instructions,
             )
 
         return SummaryModel("fake-model", count, plan, self.estimate_usage)

@@ -11,8 +11,8 @@ import asyncio
 
 import pytest
 
-from memory_summary import SummaryEngine
-from memory_summary.adapters import OpenAIChatLLM
+from memory_summary import Message, SummaryEngine
+from memory_summary.adapters import OpenAIChatLLM, TiktokenCounter
 from memory_summary.aio import AsyncSummaryEngine
 from memory_summary.domain import ConfigError, SummaryConfig
 from memory_summary.domain.config import MAX_INSTRUCTIONS_CHARS
@@ -21,6 +21,7 @@ from tests.integration.conversation import fill
 from tests.openai_server import Behaviour, OpenAICompatibleServer
 
 BOUND_S = 20.0
+O200K = TiktokenCounter("o200k_base").count
 REPLY = (
     "Facts:\n- The user and the assistant exchanged numbered messages, from message 0 "
     "on, each naming its session s1; nothing else was said, decided or asked."
@@ -151,3 +152,36 @@ def test_the_offline_summarizer_keeps_a_line_naming_an_instructed_term(store):
 
     assert "parking" not in plain
     assert "parking spot" in told
+
+
+def test_a_request_with_the_longest_instructions_fits_a_4096_token_summarizer(
+    server, store
+):
+    server.then(Behaviour(text=REPLY))
+    llm = OpenAIChatLLM(
+        "gpt-4o-mini",
+        base_url=server.base_url,
+        api_key="k",
+        max_retries=0,
+        context_tokens=4096,
+    )
+    config = SummaryConfig(
+        summary_instructions=("Keep every order number. " * 80)[:MAX_INSTRUCTIONS_CHARS]
+    )
+    for i in range(40):
+        store.save_message(
+            "s1", Message("user" if i % 2 == 0 else "assistant", f"order {i} " * 120)
+        )
+    once = ("Keep each invoice total and its currency. " * 50)[:MAX_INSTRUCTIONS_CHARS]
+
+    try:
+        with SummaryEngine(store, llm, config=config) as engine:
+            outcome = engine.compress("s1", instructions=once).result(timeout=BOUND_S)
+    finally:
+        llm.close()
+
+    assert outcome.kind == "compressed"
+    for body in server.requests:
+        sent = sum(O200K(m["content"]) for m in body["messages"])
+        assert INSTRUCTIONS_NOTICES["en"] in body["messages"][0]["content"]
+        assert sent + body["max_tokens"] <= 4096

@@ -1,8 +1,9 @@
 """Resolving the summary model: bounded at start, backed off during an outage.
 
 While the model cannot be resolved, ``build_prompt`` neither starts a thread nor asks
-the endpoint per call; a summary the engine committed is injected whole before the
-model resolves.
+the endpoint per call; whatever is known of the model, the injected text fits its
+budget (the seed's floor while the length is unknown) in the encoding of the model
+the request goes to.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import threading
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memory_summary import (
     LLMRef,
@@ -20,9 +23,12 @@ from memory_summary import (
 )
 from memory_summary.actors.summary_model import ModelResolver
 from memory_summary.adapters import InMemoryStore, counter_factory
-from memory_summary.domain import NAMESPACE
+from memory_summary.domain import NAMESPACE, injection_budget_tokens
 from memory_summary.domain.backoff import MAX_DELAY_S
+from memory_summary.domain.budget import MIN_SUMMARY_TOKENS
 from memory_summary.domain.injection import TRUNCATION_SUFFIXES
+from memory_summary.injected_prompts import InjectedPrompts
+from memory_summary.testing.strategies import clean_texts
 
 LOCAL_LOOKUP_S = 0.05  # well inside start()'s bound of 0.5 s
 SUMMARY = "会话摘要：用户在规划去成都的旅行，预算一万元，偏好火锅和熊猫基地。" * 30
@@ -128,7 +134,7 @@ def test_a_failed_lookup_is_retried_after_a_doubling_bounded_delay():
     assert resolver.peek(None) is not None  # build_prompt gets the fallback at once
 
 
-# -- a freshly started engine injects what it committed, whole -------------------------
+# -- the budget holds whatever is known of the model --------------------------------
 
 
 class SlowEndpoint:
@@ -150,17 +156,19 @@ class SlowEndpoint:
         return "A summary."
 
 
-def committed(store, session_id: str = "s") -> SummaryRecord:
-    """Store a summary as an engine commits it: counted, within its budget, fenced."""
-    tokens = counter_factory()("gpt-4o-mini")(SUMMARY)
+def committed(
+    store, session_id: str = "s", text: str = SUMMARY, model: str = "gpt-4o-mini"
+) -> SummaryRecord:
+    """Store a summary as an engine commits it: counted in ``model``'s encoding."""
+    tokens = counter_factory()(model)(text)
     record = SummaryRecord(
-        SUMMARY, covered_through_id=None, tokens=tokens, generation="g1"
+        text, covered_through_id=None, tokens=tokens, generation="g1"
     )
     store.save_metadata(NAMESPACE, session_id, record.to_mapping())
     return record
 
 
-def test_a_committed_summary_is_injected_whole_before_the_model_resolves(store):
+def test_a_committed_summary_gets_the_floor_before_the_model_resolves(store):
     committed(store)
     llm = SlowEndpoint()
     try:
@@ -171,8 +179,95 @@ def test_a_committed_summary_is_injected_whole_before_the_model_resolves(store):
         llm.answer.set()
 
     assert text is not None
-    assert text.endswith(SUMMARY)
-    assert TRUNCATION_SUFFIXES["en"] not in text
+    assert counter_factory()("gpt-4o-mini")(text) <= MIN_SUMMARY_TOKENS
+    assert text.endswith(TRUNCATION_SUFFIXES["en"])
+
+
+def test_a_summary_committed_under_gpt_4o_is_cut_in_gpt_4s_encoding(store):
+    summary = SUMMARY[: len(SUMMARY) // 30] * 17
+    record = committed(store, text=summary, model="gpt-4o")
+    assert record.tokens < MIN_SUMMARY_TOKENS < counter_factory()("gpt-4")(summary)
+    llm = SlowEndpoint()
+    config = SummaryConfig(summary_model_mode="session")
+    try:
+        with SummaryEngine(store, llm, config=config) as engine:
+            text = engine.build_prompt("s", model="gpt-4")
+    finally:
+        llm.answer.set()
+
+    assert text is not None
+    assert counter_factory()("gpt-4")(text) <= MIN_SUMMARY_TOKENS
+    assert text.endswith(TRUNCATION_SUFFIXES["en"])
+
+
+class LengthEndpoint:
+    """A summarizer that knows one context length (or None) for every model."""
+
+    model = "gpt-4o-mini"
+
+    def __init__(self, length: int | None) -> None:
+        self.length = length
+
+    def context_length(self, model: str | None = None) -> int | None:
+        return self.length
+
+    def complete(self, messages, **kwargs) -> str:
+        return "A summary."
+
+
+class HeldPool:
+    """A summarizer-call pool that never runs what it gets: nothing resolves."""
+
+    def __init__(self) -> None:
+        self.submitted: list[object] = []
+
+    def submit(self, work) -> None:
+        self.submitted.append(work)
+
+
+MODELS = [None, "gpt-4o", "gpt-4o-mini", "gpt-4", "gpt-3.5-turbo", "llama-3.1-8b"]
+COUNTER = counter_factory(margin=0.15)
+
+
+@given(
+    summary=st.tuples(clean_texts(), st.integers(1, 40)).map(lambda p: p[0] * p[1]),
+    committed_under=st.sampled_from(MODELS),
+    mode=st.sampled_from(["global", "session"]),
+    resolved_for=st.sampled_from(["nothing", *MODELS]),
+    session_model=st.sampled_from(MODELS),
+    request_model=st.sampled_from(MODELS),
+    length=st.one_of(st.none(), st.integers(1, 300_000)),
+    ratio=st.floats(0.01, 1.0),
+)
+def test_the_injected_text_fits_its_budget_in_the_requests_encoding(
+    summary,
+    committed_under,
+    mode,
+    resolved_for,
+    session_model,
+    request_model,
+    length,
+    ratio,
+):
+    count = COUNTER(committed_under)
+    record = SummaryRecord(
+        summary, covered_through_id=None, tokens=max(count(summary), 1), generation="g"
+    )
+    config = SummaryConfig(summary_model_mode=mode, summary_token_ratio=ratio)
+    resolver = ModelResolver(config, LengthEndpoint(length), {}, COUNTER)
+    if resolved_for != "nothing":  # resolved earlier: maybe for the session's old model
+        resolver.resolution(resolved_for)
+    prompts = InjectedPrompts(
+        config, resolver, lambda _: session_model, COUNTER, HeldPool(), lambda: False
+    )
+    known = resolved_for != "nothing" and (
+        mode == "global" or resolved_for == session_model
+    )
+
+    text = prompts.text("s", request_model, record)
+
+    budget = injection_budget_tokens(config, length if known else None)
+    assert COUNTER(request_model or session_model)(text) <= budget
 
 
 def test_a_summary_no_engine_committed_still_gets_the_floor_before_it_resolves(store):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -126,6 +127,7 @@ def test_a_masked_result_is_read_back_by_its_tool_call_id(store, make_engine):
     store.save_message("s", Message("assistant", None, tool_calls=[tool_call]))
     body = "disk full on /dev/sda1\n" * 100
     store.save_message("s", Message("tool", body, tool_call_id="call_logs"))
+    store.save_message("s", Message("assistant", "The disk is full."))
     store.save_message("s", Message("user", "And now?"))
     request = engine.assemble_openai(messages_to_openai(store.get_history("s")), "s")
     stub = request[2]["content"]
@@ -150,6 +152,75 @@ def test_the_result_never_exceeds_the_cap(store, make_engine):
     assert O200K(searched.text) <= 300
     assert O200K(read.text) <= 300
     assert "quota report" in searched.text
+
+
+@every_store
+def test_the_asked_message_is_shown_when_every_turn_must_be_cut(store, make_engine):
+    engine = make_engine(store).start()
+    for i in range(40):
+        store.save_message("s", Message("user", f"quota report {i}: " + "ok " * 3000))
+    ids = [m.id for m in store.get_history("s")]
+
+    read = engine.call_recall_tool(
+        "s", call("read_history", {"around_id": ids[-1], "before": 3, "after": 0})
+    )
+    searched = engine.call_recall_tool(
+        "s", call("search_history", {"query": "quota report", "limit": 5})
+    )
+
+    assert [line.split(",")[0] for line in read.text.splitlines()[1:]] == [
+        f"[id {i}" for i in ids[-4:]
+    ]
+    assert O200K(read.text) <= 1500
+    assert len(re.findall(r"^\[id \d+, ", searched.text, re.MULTILINE)) == 5
+    assert "cut to fit" not in searched.text
+    assert O200K(searched.text) <= 1500
+
+
+def test_an_unknown_tool_call_id_is_answered_within_the_cap(store, engine_on):
+    wanted = "call_" + "x7" * 30_000
+
+    message = engine_on.call_recall_tool(
+        "alice", call("read_history", {"tool_call_id": wanted})
+    )
+
+    assert message.text.startswith("Error: read_history: no tool result")
+    assert O200K(message.text) <= 1500
+
+
+huge = st.tuples(
+    st.sampled_from(["x", "ab ", "漢", "👩‍👩‍👧", "\ud800", "{", '"']),
+    st.integers(1, 20_000),
+).map(lambda pair: pair[0] * pair[1])
+values = st.one_of(
+    huge, texts(100), st.integers(-(2**70), 2**70), st.booleans(), st.none()
+)
+keys = st.one_of(
+    st.sampled_from(
+        ["query", "limit", "archived_only", "around_id", "tool_call_id", "before"]
+    ),
+    huge,
+)
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    name=st.one_of(st.sampled_from(["search_history", "read_history"]), huge),
+    arguments=st.one_of(
+        st.dictionaries(keys, values, max_size=4).map(json.dumps), huge
+    ),
+    call_id=st.one_of(st.just("c1"), huge),
+)
+def test_every_tool_message_error_or_not_fits_the_cap(
+    store, make_engine, name, arguments, call_id
+):
+    engine = make_engine(store, config=SummaryConfig(recall_result_max_tokens=100))
+    store.save_message("s", Message("user", "quota " * 2000))
+
+    message = engine.call_recall_tool("s", call(name, arguments, call_id))
+
+    assert message.role == "tool"
+    assert O200K(message.text) <= 100
 
 
 def test_tool_call_shapes_the_host_may_pass(store, engine_on):

@@ -16,10 +16,13 @@ import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory_summary.domain import SummaryConfig, foldable_history
+from memory_summary.domain import Message, SummaryConfig, foldable_history
+from memory_summary.domain.budget import context_tokens
 from memory_summary.domain.compression import closing_events
+from memory_summary.domain.compression_io import Summarize
+from memory_summary.domain.config import MAX_INSTRUCTIONS_CHARS
 from memory_summary.testing.strategies import histories
-from tests.compression_world import ANSWERS, World, run, setting_for
+from tests.compression_world import ANSWERS, World, count, run, setting_for
 
 KIND_CODES = {
     "compressed": {"summary_written"},
@@ -107,3 +110,42 @@ def test_one_compression_keeps_every_promise(case):
     if outcome.kind == "fenced":  # nothing is committed after a fence
         assert len(world.commits) == world.fence_commit
     assert state.calls <= world.calls
+
+
+instruction_texts = st.tuples(
+    st.sampled_from(["Keep every order number. ", "保留所有订单号。", "k"]),
+    st.integers(0, MAX_INSTRUCTIONS_CHARS),
+).map(lambda pair: (pair[0] * pair[1])[:MAX_INSTRUCTIONS_CHARS])
+long_histories = st.lists(st.integers(1, 12_000), min_size=3, max_size=30).map(
+    lambda sizes: [
+        Message("user" if i % 2 == 0 else "assistant", f"turn {i} " + "x" * size)
+        for i, size in enumerate(sizes)
+    ]
+)
+
+
+@given(
+    messages=st.one_of(histories(max_size=60), long_histories),
+    # 4,096 and up: the longest instructions, the prompt, two budgets and the
+    # 256-token floor of transcript a call carries (MIN_INPUT_TOKENS) fit together
+    context_length=st.sampled_from([None, 4096, 8192]),
+    configured=instruction_texts,
+    given_now=instruction_texts,
+    locale=st.sampled_from(["en", "zh"]),
+    reason=st.sampled_from(["turn", "manual", "auto"]),
+)
+def test_every_summarizer_request_fits_the_context_with_its_max_tokens(
+    messages, context_length, configured, given_now, locale, reason
+):
+    config = SummaryConfig(
+        threshold=2, keep_recent=1, locale=locale, summary_instructions=configured
+    )
+    stored = [attrs.evolve(m, id=i + 1) for i, m in enumerate(messages)]
+    world = World(config, stored, context_length=context_length)
+
+    run(world, setting_for(config, reason, instructions=given_now))
+
+    requests = [a for a in world.actions if isinstance(a, Summarize)]
+    for action in requests:
+        sent = sum(count(message.text) for message in action.request)
+        assert sent + action.max_tokens <= context_tokens(context_length)

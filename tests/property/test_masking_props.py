@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from memory_summary.domain import (
     MASKED_KIND,
     Message,
+    ToolCall,
     is_masked,
     mask_tool_results,
     messages_from_openai,
@@ -94,6 +95,7 @@ def test_a_result_without_id_points_to_its_tool_call_id():
     history = [
         Message("user", "look"),
         Message("tool", "y" * 400, tool_call_id='c"1\nx', name="ls"),
+        Message("assistant", "done"),
         Message("user", "next"),
     ]
 
@@ -107,17 +109,22 @@ def test_a_result_without_id_points_to_its_tool_call_id():
 
 
 def test_results_of_the_current_turn_and_short_ones_stay():
+    calls = [ToolCall("a", "ls", "{}"), ToolCall("b", "cat", "{}")]
     history = [
         Message("user", "first", id=1),
-        Message("tool", "short", tool_call_id="a", id=2),
-        Message("tool", "z" * 300, tool_call_id="b", id=3),
-        Message("user", "second", id=4),
-        Message("tool", "w" * 300, tool_call_id="c", id=5),
+        Message("assistant", None, calls, id=2),
+        Message("tool", "short", tool_call_id="a", id=3),
+        Message("tool", "z" * 300, tool_call_id="b", id=4),
+        Message("assistant", "read both", id=5),
+        Message("user", "second", id=6),
+        Message("assistant", None, [ToolCall("c", "cat", "{}")], id=7),
+        Message("tool", "w" * 300, tool_call_id="c", id=8),
     ]
 
     masked = mask_tool_results(history, 1)
 
-    assert [m.text[:5] for m in masked] == ["first", "short", "[tool", "secon", "wwwww"]
+    assert [m.text[:5] for m in masked[2:4]] == ["short", "[tool"]
+    assert masked[7] == history[7]
     assert mask_tool_results(history, 2) == history
     assert without_ids(mask_tool_results(history, None)) == without_ids(history)
 
@@ -127,7 +134,8 @@ def test_a_result_holding_an_image_is_masked_though_its_text_is_short():
     history = [
         Message("user", "plot it", id=1),
         Message("tool", [image], tool_call_id="c1", name="plot", id=2),
-        Message("user", "thanks", id=3),
+        Message("assistant", "Here it is.", id=3),
+        Message("user", "thanks", id=4),
     ]
 
     masked = mask_tool_results(history, 1)

@@ -339,3 +339,10 @@ def test_tags_quoted_inside_a_message_stay_message_text():
 
     assert "ORD-7788" in text
     assert "#4711" in text
+
+
+def test_a_disarmed_fence_tag_with_hidden_characters_is_no_fact():
+    from memory_summary.adapters.fact_reading import _fragment
+
+    assert _fragment("\u2039\u200e/conversa\u2063tion >") == ""
+    assert _fragment("\u2039/conversation>") == ""

@@ -18,6 +18,7 @@ from memory_summary.domain.recall_tools import (
     search_result_text,
     tool_definitions,
 )
+from memory_summary.domain.truncate import PROBE_CHARS_PER_TOKEN
 from memory_summary.testing.strategies import texts
 
 
@@ -171,3 +172,26 @@ def test_zh_results_use_the_locales_titles_and_labels():
     ]
     assert read.splitlines()[0] == "本对话中 id 为 3 至 3 的消息，按顺序："
     assert nothing == "本对话中没有消息匹配 '巴黎'。"
+
+
+def test_the_tokenizer_reads_what_can_be_shown_not_the_whole_hits():
+    read: list[int] = []
+
+    def counting(text: str) -> int:
+        read.append(len(text))
+        return len(text) // 3
+
+    body = "a1b2c3d4e5 " * 40_000  # 440,000 characters a hit
+    hits = [FakeHit(Message("user", f"{i} {body}", id=i + 1)) for i in range(20)]
+    entries = [FakeHit(Message("user", body, id=i + 1)) for i in range(41)]
+
+    searched = search_result_text("q", hits, cap_tokens=1500, count_tokens=counting)
+    searched_chars, read[:] = sum(read), []
+    shown = read_result_text(entries, cap_tokens=1500, count_tokens=counting)
+    read_chars = sum(read)
+
+    bound = 3 * 1500 * PROBE_CHARS_PER_TOKEN  # a few passes over what fits the cap
+    assert searched_chars <= len(hits) * bound < len(hits) * len(body)
+    assert read_chars <= len(entries) * bound < len(entries) * len(body)
+    assert searched.count("[id ") == 20
+    assert counting(shown) <= 1500
