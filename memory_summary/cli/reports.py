@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable, Mapping
 
 from rich.table import Table
 
 from memory_summary.stats import collect_stats, stats_json, stats_table, usage_line
+from memory_summary.terminal_text import json_shown, shown
 
 from . import arg_types
-from .console import table_console
+from .console import print_table, table_console
 from .exits import EXIT_OK
 from .options import add_store_options, open_store
 
@@ -24,12 +24,13 @@ def run_stats(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.json:
-        print(json.dumps(stats_json(stats), indent=2, ensure_ascii=False))
+        print(json_shown(stats_json(stats)))
         return EXIT_OK
     if not stats.sessions:
         print("no summary record yet: nothing was compressed")
         return EXIT_OK
-    table_console().print(stats_table(stats, limit=args.limit))
+    console = table_console()
+    print_table(console, stats_table(stats, limit=args.limit))
     print(usage_line(stats.total))
     return EXIT_OK
 
@@ -51,15 +52,15 @@ def run_sessions(args: argparse.Namespace) -> int:
     found = found[: args.limit]
     if args.json:
         rows = [{"session_id": s, "active": a, "archived": r} for s, a, r in found]
-        print(json.dumps({"sessions": rows}, ensure_ascii=False, indent=2))
+        print(json_shown({"sessions": rows}))
         return EXIT_OK
     table = Table(box=None, padding=(0, 1))
     table.add_column("session", no_wrap=True)
     table.add_column("active", justify="right")
     table.add_column("archived", justify="right")
     for sid, active, archived in found:
-        table.add_row(sid, f"{active:,}", f"{archived:,}")
-    table_console().print(table)
+        table.add_row(shown(sid), f"{active:,}", f"{archived:,}")
+    print_table(table_console(), table)
     more = " (--limit reached)" if len(found) == args.limit else ""
     print(f"{len(found)} sessions{more}")
     return EXIT_OK

@@ -9,9 +9,10 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING
 
 from memory_summary.stats import usage_line
+from memory_summary.terminal_text import shown
 
 from . import arg_types
-from .console import history_table, table_console
+from .console import history_table, print_table, table_console
 from .exits import EXIT_FAILED, EXIT_OK, UnknownSession
 from .invocation import invocation
 from .options import (
@@ -54,7 +55,7 @@ def run_inspect(args: argparse.Namespace) -> int:
     finally:
         store.close()
     archived = len(full) - len(active)
-    print(f"session {args.session}: {len(active)} active, {archived} archived")
+    print(f"session {shown(args.session)}: {len(active)} active, {archived} archived")
     if record is None:
         print("summary: none")
     else:
@@ -62,11 +63,11 @@ def run_inspect(args: argparse.Namespace) -> int:
             f"summary: covers messages through id {record.covered_through_id}, "
             f"generation {record.generation or '-'}, "
             f"{record.tokens} tokens, {record.compressions} summarizer call(s), "
-            f"by {record.model}"
+            f"by {shown(record.model or '-')}"
         )
         print(usage_line(record.usage))
         for line in record.text.splitlines():
-            print(f"  | {line}")
+            print(f"  | {shown(line)}")
     pending = record.unsummarized if record is not None else ()
     if pending:
         ranges = ", ".join(f"{first}-{last}" for first, last in pending)
@@ -77,7 +78,8 @@ def run_inspect(args: argparse.Namespace) -> int:
         )
     print()
     console = table_console()
-    console.print(history_table(active[-args.limit :], min(console.width, 200)))
+    width = console.width if console.is_terminal else None
+    print_table(console, history_table(active[-args.limit :], width))
     return EXIT_OK
 
 
@@ -103,7 +105,7 @@ def run_compress(args: argparse.Namespace) -> int:
     finally:
         store.close()
     print(
-        f"session {args.session}: {outcome.kind} ({outcome.detail}); "
+        f"session {shown(args.session)}: {outcome.kind} ({shown(outcome.detail)}); "
         f"archived {outcome.archived}, folded {outcome.summarized}"
     )
     return EXIT_OK if outcome.ok else EXIT_FAILED
@@ -126,9 +128,8 @@ def run_clear(args: argparse.Namespace) -> int:
     if not results:
         print("skipped: --types does not include summary")
     for result in results:
-        print(
-            f"{result.source}: {'ok' if result.success else 'FAILED'}: {result.message}"
-        )
+        status = "ok" if result.success else "FAILED"
+        print(f"{shown(result.source)}: {status}: {shown(result.message)}")
     return EXIT_OK if all(r.success for r in results) else EXIT_FAILED
 
 
