@@ -102,8 +102,13 @@ def _usage_json(usage: SummarizerUsage) -> dict[str, object]:
     return {**usage.to_mapping(), "source": usage.source}
 
 
-def stats_json(stats: UsageStats) -> dict[str, object]:
-    """Return the stats as JSON-compatible data (every session, then the total)."""
+def stats_json(stats: UsageStats, *, limit: int | None = None) -> dict[str, object]:
+    """Return the stats as JSON-compatible data: the sessions, then the total.
+
+    ``limit`` keeps the costliest sessions only; the total counts all of them
+    (``session_count``), and ``sessions_shown`` says how many are listed.
+    """
+    listed = stats.sessions if limit is None else stats.sessions[:limit]
     return {
         "sessions": [
             {
@@ -115,9 +120,13 @@ def stats_json(stats: UsageStats) -> dict[str, object]:
                 "unsummarized": s.unsummarized,
                 "model": s.model,
             }
-            for s in stats.sessions
+            for s in listed
         ],
-        "total": {**_usage_json(stats.total), "session_count": len(stats.sessions)},
+        "total": {
+            **_usage_json(stats.total),
+            "session_count": len(stats.sessions),
+            "sessions_shown": len(listed),
+        },
     }
 
 
