@@ -3,14 +3,19 @@
 Transient: 408, 409, 429, 5xx (529 overloaded included) and error bodies of type
 ``overloaded_error``, ``rate_limit_error`` or ``api_error`` (an ``error`` event inside
 a 200 stream carries only its body), and connection errors; ``retry-after`` is honoured
-up to a minute, else exponential backoff with jitter, as the SDK's own. A prompt too
-long is ``SummarizerContextError``; a timeout ``SummarizerTimeout``; the rest
-``SummarizerError``, overload named as such.
+up to a minute, else exponential backoff with jitter, as the SDK's own. A request longer
+than the model's context (a 413, a ``request_too_large`` error, or a 400 worded as
+Anthropic, Bedrock or Vertex word it: "prompt is too long: N tokens > M maximum",
+"input length and `max_tokens` exceed context limit: N + M > L", "Input is too long
+for requested model") is ``SummarizerContextError``, so the engine folds a smaller
+chunk; a timeout ``SummarizerTimeout``; the rest ``SummarizerError``, overload named
+as such.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 
 import anthropic
@@ -26,7 +31,26 @@ from .retry import RETRY_STATUSES, backoff_s, retry_after_s
 log = logging.getLogger(__name__)
 
 _RETRY_ERROR_TYPES = frozenset({"overloaded_error", "rate_limit_error", "api_error"})
-_CONTEXT_WORDING = ("prompt is too long", "context window", "context length")
+# How Anthropic's API (and Bedrock's and Vertex's faces of it) words "the request does
+# not fit the model's context". Not "max_tokens: N > M, which is the maximum allowed
+# number of output tokens": that one is about the reply alone, and no smaller chunk
+# helps it.
+_CONTEXT_WORDING = re.compile(
+    "|".join(
+        (
+            r"prompt is too long",  # "...: 212043 tokens > 200000 maximum"
+            r"exceeds? (the )?context limit",  # "input length and `max_tokens` ..."
+            r"exceeds? (the )?(model's )?(maximum )?context (window|length)",
+            r"input is too long",  # Bedrock: "Input is too long for requested model."
+            r"too many (input )?tokens",
+            r"context window",
+            r"context length",
+        )
+    ),
+    re.IGNORECASE,
+)
+# 200: an ``error`` event inside a stream is raised with the stream's own status
+_CONTEXT_STATUSES = frozenset({200, 400, 413, 422})
 
 
 def _error_type(exc: anthropic.AnthropicError) -> str | None:
@@ -57,21 +81,30 @@ def retry_pause_s(exc: anthropic.AnthropicError, attempt: int) -> float:
     return backoff_s(attempt)
 
 
+def _is_context_error(exc: anthropic.AnthropicError, kind: str | None) -> bool:
+    """Tell whether ``exc`` says the request is longer than the model's context."""
+    if isinstance(exc, anthropic.APIConnectionError):  # timeouts included
+        return False
+    status = getattr(exc, "status_code", None)
+    if status == 413 or kind == "request_too_large":
+        return True
+    if status is not None and status not in _CONTEXT_STATUSES:
+        return False
+    if kind not in (None, "invalid_request_error"):
+        return False
+    return bool(_CONTEXT_WORDING.search(str(exc)))
+
+
 def translated(exc: anthropic.AnthropicError) -> SummarizerError:
     """Return the engine's error for an SDK error; log the provider's message."""
     log.warning("Anthropic API failed: %s: %s", type(exc).__name__, exc)
     if isinstance(exc, anthropic.APITimeoutError):
         return SummarizerTimeout(f"the Anthropic API timed out: {exc}")
     kind = _error_type(exc)
-    status = getattr(exc, "status_code", None)
-    wording = str(exc).lower()
-    if status == 413 or (
-        kind == "invalid_request_error"
-        and any(words in wording for words in _CONTEXT_WORDING)
-    ):
+    if _is_context_error(exc, kind):
         return SummarizerContextError(
             f"the request exceeds the summarizer model's context window: {exc}"
         )
-    if status == 529 or kind == "overloaded_error":
+    if getattr(exc, "status_code", None) == 529 or kind == "overloaded_error":
         return SummarizerError(f"the Anthropic API is overloaded: {exc}")
     return SummarizerError(f"{type(exc).__name__}: {exc}")

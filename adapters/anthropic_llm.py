@@ -7,12 +7,18 @@ Every call is bounded as ``OpenAIChatLLM``'s are (one stream core, ``SDKStream``
 ``timeout_s`` caps the whole call, retries included; the stream's deadline closes its
 socket, which also stops the server generating. Retries (429, 529 overloaded, 5xx,
 408/409, connection errors; ``retry-after`` honoured) happen here, only while they fit
-in the deadline. ``max_tokens`` is the summary budget the engine passes. Usage comes
+in the deadline. ``max_tokens`` is the summary budget the engine passes; a reply the
+API stopped at it (``stop_reason`` ``"max_tokens"``) is refused with
+``SummarizerError``, one stopped at the context window
+(``"model_context_window_exceeded"``) with ``SummarizerContextError``, and a
+``"refusal"`` with ``SummarizerError``: a summary cut short is never kept. Usage comes
 from the message's ``usage`` (``message_start``, then ``message_delta``): input tokens
-include the tokens read from and written to the prompt cache. Thinking is never
-requested: summaries are mechanical. ``temperature`` is not sent: the SDK (2.x) no
-longer takes it and current Claude models fix their sampling; a model that accepts it
-gets it through ``extra_body={"temperature": ...}``.
+include the tokens read from and written to the prompt cache; a reply whose usage is
+missing or null (gateways and local servers send it so) has none, and the engine
+counts its tokens. A 200 answer that is not a message is a ``SummarizerError``.
+Thinking is never requested: summaries are mechanical. ``temperature`` is not sent:
+the SDK (2.x) no longer takes it and current Claude models fix their sampling; a model
+that accepts it gets it through ``extra_body={"temperature": ...}``.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import anthropic
 
 from memory_summary.domain import (
     Message,
+    SummarizerContextError,
     SummarizerError,
     SummaryReply,
     TokenUsage,
@@ -34,7 +41,7 @@ from memory_summary.domain.measure import KNOWN_CONTEXT_TOKENS as KNOWN_CONTEXT_
 from memory_summary.domain.measure import known_context_tokens
 
 from .anthropic_errors import retry_pause_s, translated
-from .sdk_stream import SDKStream, deadline_at
+from .sdk_stream import SDKStream, cut_at_max_tokens, deadline_at
 from .sdk_summarizer import CONNECT_TIMEOUT_S, SDKRetry, SDKSummarizer
 from .sdk_summarizer import MIN_REPLY_CHARS as MIN_REPLY_CHARS
 from .sdk_summarizer import REPLY_CHARS_PER_TOKEN as REPLY_CHARS_PER_TOKEN
@@ -174,12 +181,23 @@ class AnthropicLLM(SDKSummarizer[anthropic.Timeout]):
     ) -> SummaryReply:
         """Return the answer with the usage Anthropic reported."""
         arguments = self._arguments(messages, model, max_tokens, temperature)
-        response = self._retried(
-            lambda timeout: self._client.messages.create(**arguments, timeout=timeout),
-            deadline_at(timeout_s),
-        )
-        text = "".join(block.text for block in response.content if block.type == "text")
-        return SummaryReply(self._capped(text, max_tokens), token_usage(response.usage))
+        try:
+            response = self._retried(
+                lambda timeout: self._client.messages.create(
+                    **arguments, timeout=timeout
+                ),
+                deadline_at(timeout_s),
+            )
+        except ValueError as exc:  # the SDK's JSON decoding of a 200's body
+            raise SummarizerError(
+                f"the Anthropic API answered with a body that is not JSON: {exc}"
+            ) from exc
+        text = message_text(response)
+        refused = stop_error(getattr(response, "stop_reason", None))
+        if refused is not None:
+            raise refused
+        usage = token_usage(getattr(response, "usage", None))
+        return SummaryReply(self._capped(text, max_tokens), usage)
 
     def stream(
         self,
@@ -224,7 +242,11 @@ class AnthropicStream(SDKStream["RawMessageStreamEvent"]):
     ``message_delta`` carry the usage, ``message_stop`` ends the answer. An ``error``
     event raises: ``SummarizerContextError`` for a prompt too long, else
     ``SummarizerError`` (overloaded included). A stream that ends without
-    ``message_stop`` raises ``SummarizerError``.
+    ``message_stop`` raises ``SummarizerError``, and so does one whose
+    ``message_delta`` says it stopped short (``stop_error``). The usage is known once
+    the input counts (``message_start``, or a ``message_delta`` that sends them) and
+    the final output count (``message_delta``) came; a gateway that leaves them out
+    or sends them null gives None, and the engine counts the tokens.
 
     Built by ``AnthropicLLM.stream()``; a host only iterates and closes it.
 
@@ -236,36 +258,52 @@ class AnthropicStream(SDKStream["RawMessageStreamEvent"]):
         max_chars: the longest reply read; the stream ends there, cut.
     """
 
-    _input_tokens = 0
+    _input_tokens: int | None = None
     _cache_read = 0
     _cache_write = 0
+    _output_tokens: int | None = None
 
     def _read(self, event: RawMessageStreamEvent) -> str:
-        if event.type == "message_start":
-            start = event.message.usage
-            self._input_tokens = _count(start.input_tokens)
-            self._cache_read = _count(start.cache_read_input_tokens)
-            self._cache_write = _count(start.cache_creation_input_tokens)
-            self._note_usage(_count(start.output_tokens))
-        elif event.type == "message_delta":
-            usage = event.usage  # cumulative counts; input ones only when they change
-            if usage.input_tokens is not None:
-                self._input_tokens = _count(usage.input_tokens)
-            if usage.cache_read_input_tokens is not None:
-                self._cache_read = _count(usage.cache_read_input_tokens)
-            if usage.cache_creation_input_tokens is not None:
-                self._cache_write = _count(usage.cache_creation_input_tokens)
-            self._note_usage(_count(usage.output_tokens))
-        elif event.type == "message_stop":
+        # the SDK builds events without validating them: any field may be missing
+        kind = getattr(event, "type", None)
+        if kind == "message_start":
+            self._note_counts(getattr(getattr(event, "message", None), "usage", None))
+        elif kind == "message_delta":
+            # cumulative counts; the input ones only when they change
+            self._note_counts(getattr(event, "usage", None), final=True)
+            self._unfinished = stop_error(
+                getattr(getattr(event, "delta", None), "stop_reason", None)
+            )
+        elif kind == "message_stop":
             self._finished = True
-        elif event.type == "content_block_delta" and event.delta.type == "text_delta":
-            return event.delta.text
+        elif kind == "content_block_delta":
+            delta = getattr(event, "delta", None)
+            text = getattr(delta, "text", None)
+            if getattr(delta, "type", None) == "text_delta" and isinstance(text, str):
+                return text
         return ""
 
-    def _note_usage(self, output_tokens: int) -> None:
+    def _note_counts(self, usage: object, *, final: bool = False) -> None:
+        """Keep the counts ``usage`` reports; the usage is known once both sides are."""
+        if usage is None:
+            return
+        input_tokens = getattr(usage, "input_tokens", None)
+        if input_tokens is not None:
+            self._input_tokens = _count(input_tokens)
+        read = getattr(usage, "cache_read_input_tokens", None)
+        if read is not None:
+            self._cache_read = _count(read)
+        write = getattr(usage, "cache_creation_input_tokens", None)
+        if write is not None:
+            self._cache_write = _count(write)
+        output_tokens = getattr(usage, "output_tokens", None)
+        if final and output_tokens is not None:
+            self._output_tokens = _count(output_tokens)
+        if self._input_tokens is None or self._output_tokens is None:
+            return
         self._usage = TokenUsage(
             self._input_tokens + self._cache_read + self._cache_write,
-            output_tokens,
+            self._output_tokens,
             cache_read_tokens=self._cache_read,
             cache_write_tokens=self._cache_write,
         )
@@ -283,9 +321,50 @@ def _count(value: object) -> int:
     return 0
 
 
+def stop_error(reason: object) -> SummarizerError | None:
+    """Return the error for a reply that stopped short of a whole summary, or None.
+
+    >>> stop_error("end_turn") is None, type(stop_error("max_tokens")).__name__
+    (True, 'SummarizerError')
+    """
+    if reason == "max_tokens":
+        return cut_at_max_tokens(reason)
+    if reason == "model_context_window_exceeded":
+        return SummarizerContextError(
+            "the reply reached the end of the summarizer model's context window: "
+            "a summary cut short is not kept"
+        )
+    if reason == "refusal":
+        return SummarizerError("the summarizer model refused to answer")
+    return None
+
+
+def message_text(response: object) -> str:
+    """Return the text of a Messages API answer; refuse what is not a message."""
+    content = getattr(response, "content", None)
+    if not isinstance(content, list):
+        raise SummarizerError(
+            "the Anthropic API answered with something that is not a message: "
+            f"{type(response).__name__} {str(response)[:200]!r}"
+        )
+    return "".join(
+        text
+        for block in content
+        if getattr(block, "type", None) == "text"
+        and isinstance(text := getattr(block, "text", None), str)
+    )
+
+
 def token_usage(usage: object) -> TokenUsage | None:
-    """Return a response's ``usage`` as ours: input counts the cached tokens too."""
+    """Return a response's ``usage`` as ours: input counts the cached tokens too.
+
+    None when it is missing or reports no input or no output count.
+    """
     if usage is None:
+        return None
+    if getattr(usage, "input_tokens", None) is None:
+        return None
+    if getattr(usage, "output_tokens", None) is None:
         return None
     read = _count(getattr(usage, "cache_read_input_tokens", None))
     write = _count(getattr(usage, "cache_creation_input_tokens", None))

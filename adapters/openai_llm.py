@@ -6,7 +6,9 @@ Configuration comes from the arguments or, as the openai client does, from
 Every call is bounded: ``timeout_s`` caps the whole call, retries included; the connect
 timeout is short; a stream can be closed from another thread (the engine does so at its
 deadline), which also stops the server generating; a reply far past ``max_tokens`` is
-cut off instead of read whole.
+cut off instead of read whole. A reply the endpoint stopped at ``max_tokens``
+(``finish_reason`` ``"length"``) is refused with ``SummarizerError``, streamed or not:
+a summary cut short is never kept.
 
 Streams ask for the provider's token usage (``stream_options={"include_usage":
 true}``, answered by a last chunk with no choices); an endpoint that rejects the
@@ -33,7 +35,7 @@ from memory_summary.domain.measure import known_context_tokens
 
 from .openai_errors import rejects_stream_options, retry_pause_s, translated
 from .openai_stream import OpenAIChatStream, token_usage
-from .sdk_stream import deadline_at
+from .sdk_stream import cut_at_max_tokens, deadline_at
 from .sdk_summarizer import CONNECT_TIMEOUT_S, SDKRetry, SDKSummarizer
 from .sdk_summarizer import MIN_REPLY_CHARS as MIN_REPLY_CHARS
 from .sdk_summarizer import REPLY_CHARS_PER_TOKEN as REPLY_CHARS_PER_TOKEN
@@ -192,6 +194,8 @@ class OpenAIChatLLM(SDKSummarizer[openai.Timeout]):
         )
         if not response.choices:
             raise SummarizerError("the endpoint returned no choices")
+        if response.choices[0].finish_reason == "length":
+            raise cut_at_max_tokens("length")
         text = self._capped(response.choices[0].message.content or "", max_tokens)
         return SummaryReply(text, token_usage(response.usage))
 

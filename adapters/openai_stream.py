@@ -9,7 +9,7 @@ import openai
 from memory_summary.domain import SummarizerContextError, SummarizerError, TokenUsage
 
 from .openai_errors import translated
-from .sdk_stream import SDKStream
+from .sdk_stream import SDKStream, cut_at_max_tokens
 
 if TYPE_CHECKING:
     from openai.types import CompletionUsage
@@ -23,7 +23,9 @@ class OpenAIChatStream(SDKStream["ChatCompletionChunk"]):
     raises ``SummarizerError`` when the stream breaks or was closed,
     ``SummarizerTimeout`` at its deadline and ``SummarizerContextError`` when the
     endpoint refuses the prompt as too long. A reply past ``max_chars`` ends early,
-    cut to ``max_chars``, and its connection is closed.
+    cut to ``max_chars``, and its connection is closed. A reply the endpoint stopped
+    at ``max_tokens`` (``finish_reason`` ``"length"``) raises ``SummarizerError`` at
+    its end: a summary cut short is not kept.
 
     ``close()`` is idempotent and thread-safe: it shuts the connection down, so a
     ``next()`` blocked on another thread (say, on a server's keep-alive comments)
@@ -58,6 +60,8 @@ class OpenAIChatStream(SDKStream["ChatCompletionChunk"]):
         self._finished = self._finished or any(
             choice.finish_reason is not None for choice in event.choices
         )
+        if any(choice.finish_reason == "length" for choice in event.choices):
+            self._unfinished = cut_at_max_tokens("length")
         return "".join(
             choice.delta.content
             for choice in event.choices

@@ -22,7 +22,7 @@ import psycopg
 import psycopg_pool
 from psycopg.pq import TransactionStatus
 
-from memory_summary.domain import StoreError, StoreUnavailable
+from memory_summary.domain import ConfigError, StoreError, StoreUnavailable
 
 from .dialect import Dialect
 from .driver import Executor, store_error
@@ -241,6 +241,12 @@ class PostgresStore(SqlStore):
             opens only a schema that already holds this library's store and raises
             ``StoreUnavailable`` otherwise, creating nothing (tools that only read).
 
+    Raises:
+        ConfigError: ``schema`` is not a name this store uses (``[a-z_][a-z0-9_]*``,
+            at most 63 characters); nothing was connected to.
+        StoreUnavailable: the database cannot be reached, or (``create=False``) the
+            schema is missing or holds no store of this library.
+
     Example:
         >>> dsn = "host=127.0.0.1 dbname=test user=postgres"
         >>> store = PostgresStore(dsn)  # doctest: +SKIP
@@ -260,7 +266,7 @@ class PostgresStore(SqlStore):
         if not dsn:
             raise StoreError(f"PostgresStore needs a DSN argument or ${DSN_VARIABLE}")
         if not _SCHEMA_NAME.match(schema):
-            raise StoreError(f"schema={schema!r} is invalid; allowed: [a-z_][a-z0-9_]*")
+            raise ConfigError("schema", schema, _schema_names_allowed(schema))
         self.schema = schema
         driver = PostgresDriver(
             dsn,
@@ -304,6 +310,15 @@ class PostgresStore(SqlStore):
         """Drop the schema and everything in it (tests and tear-downs)."""
         with self._driver.transaction("drop_schema", self.schema) as tx:
             tx.execute(f'DROP SCHEMA IF EXISTS "{self.schema}" CASCADE', ())
+
+
+def _schema_names_allowed(schema: str) -> str:
+    """Say which schema names are allowed, with the nearest one to ``schema``."""
+    allowed = "a name of [a-z_][a-z0-9_]*, at most 63 characters"
+    near = re.sub(r"[^a-z0-9_]", "_", schema.strip().lower())[:63]
+    if near and not near[0].isdigit() and _SCHEMA_NAME.match(near):
+        return f"{allowed} (did you mean {near!r}?)"
+    return allowed
 
 
 def _check_installed(driver: PostgresDriver, schema: str) -> None:

@@ -6,6 +6,10 @@ first ``next()``; a deadline closes it; a reply past its character cap is cut an
 connection closed; ``close()`` from another thread wakes a reader blocked on the
 socket. A provider's face subclasses it and says how to read one event (``_read``),
 how to word its errors (``_translate``) and what an early end means (``_ended_early``).
+A stream the provider finished but said it stopped short (at ``max_tokens``, say:
+``_unfinished``) raises at its end: a cut summary is never taken for a whole one. An
+event ``_read`` cannot read (a gateway's shape) raises ``SummarizerError`` and closes
+the stream.
 """
 
 from __future__ import annotations
@@ -48,6 +52,14 @@ EventT = TypeVar("EventT")
 def deadline_at(timeout_s: float | None) -> float | None:
     """Return the monotonic deadline ``timeout_s`` from now, or None."""
     return None if timeout_s is None else time.monotonic() + timeout_s
+
+
+def cut_at_max_tokens(reason: str) -> SummarizerError:
+    """Return the error for a reply the provider stopped at its ``max_tokens``."""
+    return SummarizerError(
+        f"the summarizer stopped its reply at max_tokens (finish reason {reason!r}): "
+        "a summary cut short is not kept"
+    )
 
 
 def abort(sdk_stream: ClosableSDKStream) -> None:
@@ -97,6 +109,9 @@ class SDKStream(Generic[EventT]):
         self._events: Iterator[object] | None = None
         self._chars = 0
         self._finished = False  # the provider said the answer is complete
+        # the provider said it stopped the answer short (at max_tokens, say): raised
+        # at the end, whatever text came before
+        self._unfinished: SummarizerError | None = None
         self._usage: TokenUsage | None = None
 
     # -- what a provider's face says -------------------------------------------------
@@ -144,7 +159,19 @@ class SDKStream(Generic[EventT]):
 
     def __next__(self) -> str:
         while True:
-            text = self._read(self._next_event())
+            event = self._next_event()
+            try:
+                text = self._read(event)
+            except Exception as exc:  # an event that is not what the provider documents
+                sdk_stream = self._end()
+                if sdk_stream is not None:
+                    abort(sdk_stream)
+                if isinstance(exc, SummarizerError):
+                    raise
+                raise SummarizerError(
+                    f"the summary stream sent an event that cannot be read: "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
             if text:
                 return self._within_cap(text)
 
@@ -161,6 +188,8 @@ class SDKStream(Generic[EventT]):
             self._end()
             self._raise_if_closed(None)  # a shut-down socket may read as a clean end
             if self._finished:
+                if self._unfinished is not None:
+                    raise self._unfinished from None
                 raise
             raise self._ended_early() from None
         # close() on another thread may surface any driver error here

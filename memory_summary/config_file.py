@@ -1,9 +1,14 @@
 """Reading ``SummaryConfig`` from a TOML file and ``MEMORY_SUMMARY_*`` variables.
 
 A file holds the fields at its top level or under a ``[memory_summary]`` table, with
-snake_case or the seed's camelCase keys. An environment variable
-``MEMORY_SUMMARY_<FIELD>`` (for example ``MEMORY_SUMMARY_KEEP_RECENT=10``) overrides the
-file; its value is read as TOML (``10``, ``0.5``, ``"zh"``), or as a bare string.
+snake_case or the seed's camelCase keys; with both, they merge, and a field set in
+both places is an error (never one silently winning). Beside a ``[memory_summary]``
+table, a top-level key that is no field is the host's own and ignored, unless it is a
+near miss of a field's name (``keepRecnt``), which is an error with the name
+suggested; without the table, every top-level key that is not a table is a field.
+An environment variable ``MEMORY_SUMMARY_<FIELD>`` (for example
+``MEMORY_SUMMARY_KEEP_RECENT=10``) overrides the file; its value is read as TOML
+(``10``, ``0.5``, ``"zh"``), or as a bare string.
 
 Command-line defaults live in a ``[memory_summary.cli]`` table (``db``, ``sessions``,
 ``base_url``, ...) and in ``MEMORY_SUMMARY_CLI_<OPTION>`` variables; the command line
@@ -90,27 +95,56 @@ def raise_all(errors: list[ConfigError]) -> None:
 
 
 def read_toml(path: str | Path) -> dict[str, object]:
-    """Return the config mapping of a TOML file.
+    """Return the config mapping of a TOML file: its fields, wherever they are.
 
     Raises:
-        ConfigError: the file is missing or is not valid TOML.
+        ConfigError: the file is missing or is not valid TOML, ``memory_summary`` is
+            not a table, a field is set both at the top level and in the table, or a
+            top-level key beside the table is a near miss of a field (all at once).
     """
-    data = _read(path)
-    table = _table(data)
-    # At the top level, a table that is not a field (a host's own settings) is not
-    # ours; fields that take a mapping (context_window, summary_llm) are.
-    return {
-        k: v
-        for k, v in table.items()
-        if TABLE in data or k in KNOWN_KEYS or not isinstance(v, dict)
-    }
+    entries, errors = file_entries(_read(path))
+    raise_all(errors)
+    return dict(entries)
 
 
-def _table(data: dict[str, object]) -> dict[str, object]:
-    table = data.get(TABLE, data)
-    if not isinstance(table, dict):
-        raise ConfigError(TABLE, table, "a table of configuration fields")
-    return {k: v for k, v in table.items() if k != CLI_TABLE}
+def file_entries(
+    data: Mapping[str, object],
+) -> tuple[list[tuple[str, object]], list[ConfigError]]:
+    """Return a TOML document's config entries (key, value) and the errors found.
+
+    The ``[memory_summary]`` table's fields and the top level's merge; the
+    ``[memory_summary.cli]`` table is the command line's (``cli_defaults``).
+    """
+    table = data.get(TABLE)
+    if table is not None and not isinstance(table, dict):
+        return [], [ConfigError(TABLE, table, "a table of configuration fields")]
+    entries = [(k, v) for k, v in (table or {}).items() if k != CLI_TABLE]
+    errors: list[ConfigError] = []
+    in_table = {CAMEL_TO_FIELD.get(k, k): k for k, _ in entries}
+    for key, value in data.items():
+        if key == TABLE:
+            continue
+        name = CAMEL_TO_FIELD.get(key, key)
+        if name in in_table:
+            errors.append(
+                ConfigError(
+                    key,
+                    value,
+                    f"one place: it is also set in [{TABLE}] "
+                    f"(as {in_table[name]!r}); keep one",
+                )
+            )
+        elif key in KNOWN_KEYS:  # a field at the top level: merged
+            entries.append((key, value))
+        elif table is None:
+            # no table: the top level is ours, but a host's own tables
+            if not isinstance(value, dict) and key != CLI_TABLE:
+                entries.append((key, value))
+        elif not isinstance(value, dict):
+            near = difflib.get_close_matches(key, KNOWN_KEYS, n=1, cutoff=0.8)
+            if near:  # beside the table, a typo of a field is no host's setting
+                errors.append(_unknown_key(key, value))
+    return entries, errors
 
 
 def _read(path: str | Path) -> dict[str, object]:
@@ -212,7 +246,11 @@ def load_config(
     environ = os.environ if environ is None else environ
     errors = unknown_variables(environ, cli_options)
     values: dict[str, object] = {}
-    for key, value in (read_toml(path) if path is not None else {}).items():
+    entries: list[tuple[str, object]] = []
+    if path is not None:
+        entries, file_errors = file_entries(_read(path))
+        errors += file_errors
+    for key, value in entries:
         name = CAMEL_TO_FIELD.get(key, key)
         if name in values:
             errors.append(

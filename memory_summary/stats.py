@@ -2,8 +2,10 @@
 
 ``collect_stats`` reads every summary record of a store (page by page, unreadable ones
 skipped) and returns plain values; ``stats_table``, ``stats_json`` and ``usage_line``
-render them. The totals are the ones ``SummaryEngine.usage()`` returns: they live in
-the summary records, so a ``clear`` or ``forget`` of a session drops its share.
+render them (the table shows stored text through ``terminal_text.shown``: a session
+id cannot drive the terminal). The totals are the ones ``SummaryEngine.usage()``
+returns: they live in the summary records, so a ``clear`` or ``forget`` of a session
+drops its share.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from memory_summary.domain import (
     SummaryRecord,
     total_usage,
 )
+from memory_summary.terminal_text import shown
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -99,8 +102,13 @@ def _usage_json(usage: SummarizerUsage) -> dict[str, object]:
     return {**usage.to_mapping(), "source": usage.source}
 
 
-def stats_json(stats: UsageStats) -> dict[str, object]:
-    """Return the stats as JSON-compatible data (every session, then the total)."""
+def stats_json(stats: UsageStats, *, limit: int | None = None) -> dict[str, object]:
+    """Return the stats as JSON-compatible data: the sessions, then the total.
+
+    ``limit`` keeps the costliest sessions only; the total counts all of them
+    (``session_count``), and ``sessions_shown`` says how many are listed.
+    """
+    listed = stats.sessions if limit is None else stats.sessions[:limit]
     return {
         "sessions": [
             {
@@ -112,9 +120,13 @@ def stats_json(stats: UsageStats) -> dict[str, object]:
                 "unsummarized": s.unsummarized,
                 "model": s.model,
             }
-            for s in stats.sessions
+            for s in listed
         ],
-        "total": {**_usage_json(stats.total), "session_count": len(stats.sessions)},
+        "total": {
+            **_usage_json(stats.total),
+            "session_count": len(stats.sessions),
+            "sessions_shown": len(listed),
+        },
     }
 
 
@@ -122,7 +134,7 @@ def stats_table(stats: UsageStats, *, limit: int | None = None) -> Table:
     """Return a table: the ``limit`` costliest sessions, then the total of all."""
     from rich.table import Table  # the CLI's table library, loaded when rendering
 
-    shown = stats.sessions if limit is None else stats.sessions[:limit]
+    listed = stats.sessions if limit is None else stats.sessions[:limit]
     table = Table(
         title="summarizer usage per session",
         title_justify="left",
@@ -131,20 +143,20 @@ def stats_table(stats: UsageStats, *, limit: int | None = None) -> Table:
         show_footer=True,
     )
     total = stats.total
-    hidden = len(stats.sessions) - len(shown)
+    hidden = len(stats.sessions) - len(listed)
     footer = f"all {len(stats.sessions)}" + (f" ({hidden} not shown)" if hidden else "")
     rows = [
         (
-            s.session_id,
+            shown(s.session_id),
             f"{s.usage.calls:,}",
             f"{s.usage.input_tokens:,}",
             f"{s.usage.output_tokens:,}",
-            s.usage.source or "-",
+            shown(s.usage.source or "-"),
             f"{s.usage.summarizer_s:.1f}",
             f"{s.summarized:,}",
             f"{s.summary_tokens:,}",
         )
-        for s in shown
+        for s in listed
     ]
     columns = (
         ("session", footer),

@@ -7,7 +7,9 @@ requests and their headers are recorded. A stream is the API's SSE event sequenc
 reason and output usage), ``message_stop``. Faults: HTTP errors in the API's error
 shape (529 overloaded, 400 prompt too long...), an ``error`` event inside the stream,
 a connection cut midway, a stream without ``message_stop``, and pings or text that
-never end until the client leaves (recorded in ``disconnected``).
+never end until the client leaves (recorded in ``disconnected``). What gateways and
+local servers send too: a ``message_start`` without usage, a ``message_delta`` whose
+usage is null, a 200 answer whose body is not JSON; and a reply cut at ``max_tokens``.
 """
 
 from __future__ import annotations
@@ -53,6 +55,11 @@ class Behaviour:
     input_tokens: int = 120
     cache_read: int = 0
     cache_write: int = 0
+    stop_reason: str = "end_turn"  # "max_tokens": the reply was cut at its budget
+    start_usage: bool = True  # False: message_start's message has no usage
+    delta_usage: object = "counts"  # message_delta's usage: the counts, or as given
+    raw_body: bytes | None = None  # a 200 answer's body sent as is (not JSON)
+    raw_type: str = "application/json"  # the Content-Type sent with raw_body
 
 
 class AnthropicServer:
@@ -139,6 +146,13 @@ class AnthropicServer:
                 if body.get("stream"):
                     self._stream(behaviour, body)
                     return
+                if behaviour.raw_body is not None:
+                    self.send_response(200)
+                    self.send_header("Content-Type", behaviour.raw_type)
+                    self.send_header("Content-Length", str(len(behaviour.raw_body)))
+                    self.end_headers()
+                    self.wfile.write(behaviour.raw_body)
+                    return
                 self._json(
                     200,
                     {
@@ -147,7 +161,7 @@ class AnthropicServer:
                         "role": "assistant",
                         "model": body.get("model"),
                         "content": [{"type": "text", "text": behaviour.text}],
-                        "stop_reason": "end_turn",
+                        "stop_reason": behaviour.stop_reason,
                         "stop_sequence": None,
                         "usage": {
                             **_input_usage(behaviour),
@@ -192,7 +206,16 @@ class AnthropicServer:
                             "content": [],
                             "stop_reason": None,
                             "stop_sequence": None,
-                            "usage": {**_input_usage(behaviour), "output_tokens": 1},
+                            **(
+                                {
+                                    "usage": {
+                                        **_input_usage(behaviour),
+                                        "output_tokens": 1,
+                                    }
+                                }
+                                if behaviour.start_usage
+                                else {}
+                            ),
                         },
                     },
                 )
@@ -234,8 +257,15 @@ class AnthropicServer:
                         "message_delta",
                         {
                             "type": "message_delta",
-                            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                            "usage": {"output_tokens": len(words)},
+                            "delta": {
+                                "stop_reason": behaviour.stop_reason,
+                                "stop_sequence": None,
+                            },
+                            "usage": (
+                                {"output_tokens": len(words)}
+                                if behaviour.delta_usage == "counts"
+                                else behaviour.delta_usage
+                            ),
                         },
                     )
                     self._event("message_stop", {"type": "message_stop"})

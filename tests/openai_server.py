@@ -94,6 +94,7 @@ class Behaviour:
     report_usage: bool = True  # False: never report usage, even when asked
     reject_stream_options: bool = False  # a 400 for a request with stream_options
     usage: object = None  # the "usage" of a reply not streamed (None: counted words)
+    finish_reason: str = "stop"  # "length": the reply was cut at max_tokens
 
 
 REJECTED_STREAM_OPTIONS = {
@@ -239,7 +240,7 @@ class OpenAICompatibleServer:
                         "choices": [
                             {
                                 "index": 0,
-                                "finish_reason": "stop",
+                                "finish_reason": behaviour.finish_reason,
                                 "message": {
                                     "role": "assistant",
                                     "content": behaviour.text,
@@ -258,7 +259,11 @@ class OpenAICompatibleServer:
                 return len(data)
 
             def _event(
-                self, body: dict[str, object], text: str | None, finish: bool
+                self,
+                body: dict[str, object],
+                text: str | None,
+                finish: bool,
+                finish_reason: str = "stop",
             ) -> int:
                 delta = {} if text is None else {"content": text}
                 event: dict[str, object] = {
@@ -270,7 +275,7 @@ class OpenAICompatibleServer:
                         {
                             "index": 0,
                             "delta": delta,
-                            "finish_reason": "stop" if finish else None,
+                            "finish_reason": finish_reason if finish else None,
                         }
                     ],
                 }
@@ -321,7 +326,7 @@ class OpenAICompatibleServer:
                 if behaviour.stream_error is not None:
                     self._chunk(f"data: {json.dumps(behaviour.stream_error)}\n\n")
                 elif behaviour.finish:
-                    self._event(body, None, finish=True)
+                    self._event(body, None, True, behaviour.finish_reason)
                     if behaviour.report_usage and _asks_usage(body):
                         self._usage_event(body, len(pieces))
                 self._chunk("data: [DONE]\n\n")

@@ -64,6 +64,23 @@ def seconds(text: str) -> float:
     return value
 
 
+MAX_BUDGET_FACTOR = 1000.0  # past it the summary budget is the whole context anyway
+
+
+def budget_factor(text: str) -> float:
+    """Parse a summary budget multiple: a finite number in (0, MAX_BUDGET_FACTOR]."""
+    allowed = f"a number > 0 and <= {MAX_BUDGET_FACTOR:g}"
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number; allowed: {allowed}"
+        ) from None
+    if not math.isfinite(value) or not 0 < value <= MAX_BUDGET_FACTOR:
+        raise argparse.ArgumentTypeError(f"{text} is out of range; allowed: {allowed}")
+    return value
+
+
 def session_id(text: str) -> str:
     """Parse a session id: non-empty, valid Unicode (no undecodable bytes)."""
     if not text:

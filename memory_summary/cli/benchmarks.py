@@ -171,7 +171,7 @@ def add_quality_parser(
     )
     quality.add_argument(
         "--budget-factors",
-        type=float,
+        type=arg_types.budget_factor,
         nargs="+",
         default=[1, 4],
         help="summary budgets as multiples of the configured one (1 4)",

@@ -11,8 +11,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memory_summary.config_file import DSN_VARIABLE, load_config
-from memory_summary.domain import Summarizer, SummaryConfig
+from memory_summary.config_file import (
+    DSN_VARIABLE,
+    cli_defaults,
+    load_config,
+    raise_all,
+)
+from memory_summary.domain import ConfigError, Summarizer, SummaryConfig
 from memory_summary.sqlite_file import check_store_database
 
 from . import arg_types
@@ -141,3 +146,27 @@ CLI_OPTIONS: dict[str, type] = {
     "model": str,
     "timeout": float,
 }
+
+
+def checked_cli_defaults(config_path: str | Path | None) -> dict[str, object]:
+    """Return the command-line defaults of a config file and the environment.
+
+    The file's ``[memory_summary.cli]`` table and the ``MEMORY_SUMMARY_CLI_*``
+    variables, checked as the options themselves check a value: every command and
+    ``config check`` use this one check.
+
+    Raises:
+        ConfigError: an unknown option (with the closest one suggested), a wrong type
+            or an out-of-range value (all of them at once).
+    """
+    defaults = cli_defaults(config_path, CLI_OPTIONS)
+    errors: list[ConfigError] = []
+    for name, value in defaults.items():
+        check = CHECKS.get(name, arg_types.text_option)
+        try:
+            arg_types.check_default(name, value, check)
+        except argparse.ArgumentTypeError as exc:
+            allowed = str(exc).rpartition("allowed: ")[2]
+            errors.append(ConfigError(f"cli.{name}", value, allowed))
+    raise_all(errors)
+    return defaults

@@ -7,16 +7,15 @@ from collections.abc import Mapping, Sequence
 from typing import NoReturn
 
 from memory_summary import __version__
-from memory_summary.config_file import cli_defaults, load_config, raise_all
+from memory_summary.config_file import load_config
 from memory_summary.domain import ConfigError
 from memory_summary.domain.errors import ConfigErrors
 
-from . import arg_types
 from .benchmarks import add_facts_parser, add_quality_parser
 from .config import add_config_parser
 from .demo import add_demo_parser
 from .exits import EXIT_CONFIG, EXIT_USAGE, errors_of, report_error
-from .options import CHECKS, CLI_OPTIONS
+from .options import CLI_OPTIONS, checked_cli_defaults
 from .reports import add_sessions_parser, add_stats_parser
 from .store import add_store_parsers
 
@@ -50,26 +49,6 @@ def build_parser(
     return parser
 
 
-def _checked_defaults(config_path: str | None) -> dict[str, object]:
-    """Return the command-line defaults of the config file and environment.
-
-    Raises:
-        ConfigError: an unknown option, a wrong type or an out-of-range value (all
-            of them at once).
-    """
-    defaults = cli_defaults(config_path, CLI_OPTIONS)
-    errors: list[ConfigError] = []
-    for name, value in defaults.items():
-        check = CHECKS.get(name, arg_types.text_option)
-        try:
-            arg_types.check_default(name, value, check)
-        except argparse.ArgumentTypeError as exc:
-            allowed = str(exc).rpartition("allowed: ")[2]
-            errors.append(ConfigError(f"cli.{name}", value, allowed))
-    raise_all(errors)
-    return defaults
-
-
 def _with_field_errors(exc: ConfigError, config_path: str | None) -> ConfigError:
     """Return ``exc`` joined by the config fields' own errors: all are reported."""
     errors = list(errors_of(exc))
@@ -101,7 +80,7 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace | int:
     except _UsageError:  # the full parser below says what is wrong
         config_path = None
     try:
-        defaults = _checked_defaults(config_path)
+        defaults = checked_cli_defaults(config_path)
     except ConfigError as exc:
         report_error(_with_field_errors(exc, config_path))
         return EXIT_CONFIG

@@ -8,10 +8,13 @@ from collections.abc import Mapping
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING
 
+from memory_summary.domain import find_safe_cut
+from memory_summary.domain.cut import group_starts
 from memory_summary.stats import usage_line
+from memory_summary.terminal_text import shown
 
 from . import arg_types
-from .console import history_table, table_console
+from .console import history_table, print_table, table_console
 from .exits import EXIT_FAILED, EXIT_OK, UnknownSession
 from .invocation import invocation
 from .options import (
@@ -23,7 +26,10 @@ from .options import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from memory_summary.adapters.sql import SqlStore
+    from memory_summary.domain import Message, SummaryConfig
     from memory_summary.engine import SummaryEngine
 
 
@@ -54,7 +60,7 @@ def run_inspect(args: argparse.Namespace) -> int:
     finally:
         store.close()
     archived = len(full) - len(active)
-    print(f"session {args.session}: {len(active)} active, {archived} archived")
+    print(f"session {shown(args.session)}: {len(active)} active, {archived} archived")
     if record is None:
         print("summary: none")
     else:
@@ -62,11 +68,11 @@ def run_inspect(args: argparse.Namespace) -> int:
             f"summary: covers messages through id {record.covered_through_id}, "
             f"generation {record.generation or '-'}, "
             f"{record.tokens} tokens, {record.compressions} summarizer call(s), "
-            f"by {record.model}"
+            f"by {shown(record.model or '-')}"
         )
         print(usage_line(record.usage))
         for line in record.text.splitlines():
-            print(f"  | {line}")
+            print(f"  | {shown(line)}")
     pending = record.unsummarized if record is not None else ()
     if pending:
         ranges = ", ".join(f"{first}-{last}" for first, last in pending)
@@ -77,7 +83,8 @@ def run_inspect(args: argparse.Namespace) -> int:
         )
     print()
     console = table_console()
-    console.print(history_table(active[-args.limit :], min(console.width, 200)))
+    width = console.width if console.is_terminal else None
+    print_table(console, history_table(active[-args.limit :], width))
     return EXIT_OK
 
 
@@ -95,18 +102,57 @@ def run_compress(args: argparse.Namespace) -> int:
                 outcome = engine.compress(args.session).result(timeout=args.timeout)
             except (TimeoutError, FutureTimeout):
                 print(
-                    f"memory-summary: compress: session {args.session} did not finish "
-                    f"within --timeout {args.timeout:g} s",
+                    f"memory-summary: compress: session {shown(args.session)} did not "
+                    f"finish within --timeout {args.timeout:g} s",
                     file=sys.stderr,
                 )
                 return EXIT_FAILED
+        detail = outcome.detail
+        if outcome.code == "nothing_to_fold":
+            detail = nothing_to_fold(store.get_history(args.session), config)
     finally:
         store.close()
     print(
-        f"session {args.session}: {outcome.kind} ({outcome.detail}); "
+        f"session {shown(args.session)}: {outcome.kind} ({shown(detail)}); "
         f"archived {outcome.archived}, folded {outcome.summarized}"
     )
     return EXIT_OK if outcome.ok else EXIT_FAILED
+
+
+def nothing_to_fold(history: Sequence[Message], config: SummaryConfig) -> str:
+    """Say why no message of ``history`` (a session's active one) could be folded.
+
+    The compression's outcome says ``nothing_to_fold``; this names what holds the
+    messages: ``keep_recent`` (or ``keep_recent_tokens``) alone, or a tool-call group
+    (an assistant's calls and their results, never split) that reaches from the
+    oldest messages into the kept ones.
+    """
+    messages = [m for m in history if not m.is_instruction]  # context, never folded
+    keep = max(config.keep_recent, 1)
+    said = "nothing to compress"
+    if len(messages) <= keep:
+        return (
+            f"{said}: {len(messages)} active message(s), and keep_recent keeps the "
+            f"newest {config.keep_recent}"
+        )
+    first_kept = len(messages) - keep
+    if find_safe_cut(messages, keep) > 0:
+        return (
+            f"{said}: keep_recent_tokens={config.keep_recent_tokens} keeps every "
+            "active message"
+        )
+    starts = group_starts(messages)
+    start = starts[first_kept]
+    members = [i for i, s in enumerate(starts) if s == start]
+    if start == 0 and len(members) > 1:
+        return (
+            f"{said}: messages {messages[0].id} to {messages[members[-1]].id} are one "
+            f"tool-call group (an assistant's tool calls and their {len(members) - 1} "
+            f"result(s)) that reaches into the newest {config.keep_recent} messages "
+            "kept (keep_recent); a group is never split, so it folds once newer "
+            "messages push all of it out of the kept part"
+        )
+    return f"{said}: no cut before the newest {config.keep_recent} messages is safe"
 
 
 def run_clear(args: argparse.Namespace) -> int:
@@ -126,9 +172,8 @@ def run_clear(args: argparse.Namespace) -> int:
     if not results:
         print("skipped: --types does not include summary")
     for result in results:
-        print(
-            f"{result.source}: {'ok' if result.success else 'FAILED'}: {result.message}"
-        )
+        status = "ok" if result.success else "FAILED"
+        print(f"{shown(result.source)}: {status}: {shown(result.message)}")
     return EXIT_OK if all(r.success for r in results) else EXIT_FAILED
 
 
@@ -162,7 +207,14 @@ def add_store_parsers(
     add_llm_options(compress, given)
     compress.set_defaults(run=run_compress)
 
-    clear = commands.add_parser("clear", help="clear summaries (one session or --all)")
+    clear = commands.add_parser(
+        "clear",
+        help="clear summaries (one session or --all)",
+        description="Delete the summary record of one session (or of every one with "
+        "--all): the summary, its earlier versions and the summarizer usage it "
+        "carried, which stats reports. The active history and the archive stay; the "
+        "next compression starts a new summary from the active messages.",
+    )
     which = clear.add_mutually_exclusive_group(required=True)
     which.add_argument("session", nargs="?", type=arg_types.session_id)
     which.add_argument("--all", action="store_true", help="every session's summary")

@@ -8,6 +8,7 @@ whose answers the history holds, the share each kept text contains: at the end
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -95,15 +96,19 @@ def run_quality(
         progress: called with one line per replayed conversation.
 
     Raises:
-        ConfigError: no conversation, or a budget factor that is not positive.
+        ConfigError: no conversation, or a budget factor that is not a finite
+            positive number.
     """
     if not conversations:
         raise ConfigError("conversations", 0, "at least one conversation")
     if not budget_factors or any(
-        isinstance(f, bool) or not isinstance(f, (int, float)) or f <= 0
+        isinstance(f, bool)
+        or not isinstance(f, (int, float))
+        or not math.isfinite(f)
+        or f <= 0
         for f in budget_factors
     ):
-        raise ConfigError("budget_factors", list(budget_factors), "numbers > 0")
+        raise ConfigError("budget_factors", list(budget_factors), "finite numbers > 0")
     base = config or SummaryConfig()
     runs = []
     label = ""
@@ -112,13 +117,14 @@ def run_quality(
             base, summary_token_ratio=min(base.summary_token_ratio * factor, 1.0)
         )
         snapshots: list[list[Snapshot]] = []
-        calls, cpu_s, budget = 0, 0.0, 0
+        calls, failures, cpu_s, budget = 0, 0, 0.0, 0
         for conversation in conversations:
             snaps, timed, budget = replay(
                 conversation, config=settings, llm=llm, dates=dates
             )
             snapshots.append(snaps)
             calls, cpu_s, label = calls + timed.calls, cpu_s + timed.cpu_s, timed.label
+            failures += timed.failures
             if progress is not None:
                 progress(
                     f"quality: x{factor:g} {conversation.sample_id}: "
@@ -138,6 +144,7 @@ def run_quality(
                 "budget_factor": factor,
                 "budget_tokens": budget,
                 "summarizer_calls": calls,
+                "summarizer_failures": failures,
                 "cpu_ms_per_call": round(1000 * cpu_s / calls, 3) if calls else 0.0,
                 **summarize_run(scored),
             }

@@ -2,7 +2,10 @@
 
 Reads LoCoMo conversations from ``--data`` (default: ``default_locomo_path``), or
 replays conversations the project generates (``--generated N``), and prints the
-benchmark's table (``benchmark.table_rows``) or its JSON report.
+benchmark's table (``benchmark.table_rows``) or its JSON report. Exits as every
+command does: 3 for data that cannot be replayed (a missing or unreadable file, not
+JSON, not LoCoMo's shape, no conversation), 4 when the summarizer failed every call
+of a run (the figures then measure trimming only; the report is still printed).
 """
 
 from __future__ import annotations
@@ -10,7 +13,9 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
+from memory_summary.cli.exits import EXIT_CONFIG, EXIT_FAILED, EXIT_OK
 from memory_summary.domain import Summarizer, SummaryConfig
 
 from .benchmark import run_quality, table_rows
@@ -19,7 +24,7 @@ from .locomo import parse_locomo as _parse
 from .synthetic import generate_dialogue
 from .text_table import render_table
 
-EXIT_OK, EXIT_FAILED, EXIT_SKIPPED = 0, 1, 0
+EXIT_SKIPPED = EXIT_OK  # no data found where none was named: nothing to measure
 
 
 def run_command(
@@ -52,14 +57,23 @@ def run_command(
             return EXIT_SKIPPED
         try:
             conversations = load_locomo(path)
-        except (OSError, LocomoError) as exc:
+        except OSError as exc:
+            print(
+                f"memory-summary: quality: cannot read {path}: {exc.strerror or exc}",
+                file=sys.stderr,
+            )
+            return EXIT_CONFIG
+        except LocomoError as exc:
             print(f"memory-summary: quality: {exc}", file=sys.stderr)
-            return EXIT_FAILED
+            return EXIT_CONFIG
         source = str(path)
     conversations = conversations[:limit] if limit else conversations
     if not conversations:
-        print("memory-summary: quality: no conversation to replay", file=sys.stderr)
-        return EXIT_FAILED
+        print(
+            f"memory-summary: quality: {source}: no conversation to replay",
+            file=sys.stderr,
+        )
+        return EXIT_CONFIG
 
     def progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
@@ -82,4 +96,27 @@ def run_command(
             f"{report['threshold']}, keep_recent {report['keep_recent']}"
         )
         print(render_table(table_rows(report), indent=""))
-    return EXIT_OK
+    return _judged(report["runs"])
+
+
+def _judged(runs: list[dict[str, Any]]) -> int:
+    """Say on stderr which runs lost summarizer calls; 4 when one lost every call."""
+    code = EXIT_OK
+    for run in runs:
+        calls, failures = run["summarizer_calls"], run["summarizer_failures"]
+        if not failures:
+            continue
+        what = f"x{run['budget_factor']:g}: {failures} of {calls} summarizer call(s)"
+        if failures == calls:
+            print(
+                f"memory-summary: quality: {what} failed, every one (the summarizer "
+                "failed; see the log): the figures measure trimming only",
+                file=sys.stderr,
+            )
+            code = EXIT_FAILED
+        else:
+            print(
+                f"memory-summary: quality: {what} failed (trimmed instead)",
+                file=sys.stderr,
+            )
+    return code

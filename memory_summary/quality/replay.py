@@ -48,12 +48,13 @@ WAIT_IDLE_S = 900.0
 
 
 class TimedSummarizer:
-    """Wraps a summarizer and adds up the CPU time its ``complete`` calls take."""
+    """Wraps a summarizer: adds up its ``complete`` calls, failures and CPU time."""
 
     def __init__(self, inner: Summarizer) -> None:
         self.inner = inner
         self.label = str(getattr(inner, "label", type(inner).__name__))
         self.calls = 0
+        self.failures = 0  # calls that raised: the engine trimmed instead
         self.cpu_s = 0.0
         self._lock = threading.Lock()
 
@@ -62,12 +63,16 @@ class TimedSummarizer:
 
     def complete(self, messages: Sequence[Message], **options: Any) -> str:
         started = time.thread_time()
+        failed = True
         try:
-            return self.inner.complete(messages, **options)
+            reply = self.inner.complete(messages, **options)
+            failed = False
+            return reply
         finally:
             spent = time.thread_time() - started
             with self._lock:
                 self.calls += 1
+                self.failures += failed
                 self.cpu_s += spent
 
 
@@ -120,8 +125,10 @@ def replay(
 ) -> tuple[list[Snapshot], TimedSummarizer, int]:
     """Drive one conversation through an engine; return its snapshots.
 
-    Returns the snapshots (one per checkpoint), the timed summarizer (its calls and
-    CPU seconds) and the summary budget in tokens.
+    Returns the snapshots (one per checkpoint, whatever the length: checkpoints that
+    fall on one message share its snapshot, and a conversation with no turn keeps
+    nothing at any), the timed summarizer (its calls, failures and CPU seconds) and
+    the summary budget in tokens.
     """
     counter = counter_factory()
     count = counter(None)
@@ -129,7 +136,7 @@ def replay(
     messages = conversation.messages(dates=dates)
     texts = [m.text for m in messages]
     said = [turn.said for turn in conversation.turns]  # the history, undated
-    marks = sorted({max(1, round(len(messages) * share)) for share in checkpoints})
+    marks = [max(1, round(len(messages) * share)) for share in checkpoints]
     store = InMemoryStore()
     sid = conversation.sample_id
     snapshots: list[Snapshot] = []
@@ -144,19 +151,18 @@ def replay(
                 continue
             active = [m.text for m in store.get_history(sid)]
             folded = texts[: seen - len(active)]
-            snapshots.append(
-                Snapshot(
-                    seen=seen,
-                    history="\n".join(said[:seen]),
-                    summary=engine.build_prompt(sid) or "",
-                    active="\n".join(active),
-                    lead=_cut_tokens(folded, budget, count, tail=False),
-                    tail=_cut_tokens(folded, budget, count, tail=True),
-                    keep_last="\n".join(
-                        texts[max(0, seen - config.keep_recent) : seen]
-                    ),
-                )
+            snapshot = Snapshot(
+                seen=seen,
+                history="\n".join(said[:seen]),
+                summary=engine.build_prompt(sid) or "",
+                active="\n".join(active),
+                lead=_cut_tokens(folded, budget, count, tail=False),
+                tail=_cut_tokens(folded, budget, count, tail=True),
+                keep_last="\n".join(texts[max(0, seen - config.keep_recent) : seen]),
             )
+            snapshots += [snapshot] * marks.count(seen)  # short: marks coincide
+    if not messages:  # nothing said, nothing kept
+        snapshots = [Snapshot(0, "", "", "", "", "", "")] * len(marks)
     return snapshots, timed, budget
 
 

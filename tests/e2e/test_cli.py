@@ -321,3 +321,42 @@ def test_facts_prints_json_and_rejects_bad_input():
     assert result.stderr == ""
     assert run("facts", "--conversations", "0").returncode == 2
     assert run("facts", "--locale", "fr").returncode == 2
+
+
+def test_compress_says_why_a_tool_group_holds_every_message(tmp_path):
+    from memory_summary import Message, ToolCall
+    from memory_summary.adapters import SqliteStore
+
+    db = tmp_path / "chat.sqlite3"
+    config = tmp_path / "keep4.toml"
+    config.write_text("[memory_summary]\nthreshold = 5\nkeep_recent = 4\n")
+    store = SqliteStore(db)
+    try:
+        calls = tuple(ToolCall(f"c{i}", "look", f'{{"q": {i}}}') for i in range(8))
+        store.save_message("g", Message("assistant", "", tool_calls=calls))
+        for i in range(8):
+            store.save_message(
+                "g", Message("tool", f"result {i}", tool_call_id=f"c{i}")
+            )
+        store.save_message("g", Message("user", "thanks"))
+    finally:
+        store.close()
+
+    result = run("compress", "g", "--db", str(db), "--config", str(config))
+
+    assert result.returncode == 0, result.stderr
+    assert "skipped (nothing to compress: messages 1 to 9 are one tool-call group" in (
+        result.stdout
+    )
+    assert "8 result(s)" in result.stdout
+    assert "newest 4 messages kept (keep_recent)" in result.stdout
+
+
+def test_compress_says_when_keep_recent_keeps_every_message(tmp_path):
+    db = str(tmp_path / "demo.sqlite3")
+    assert run("demo", "--sessions", "1", "--turns", "3", "--db", db).returncode == 0
+
+    result = run("compress", "s0", "--db", db)
+
+    assert result.returncode == 0, result.stderr
+    assert "active message(s), and keep_recent keeps the newest 20" in result.stdout

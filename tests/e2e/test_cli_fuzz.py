@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import shutil
 from pathlib import Path
@@ -49,6 +50,10 @@ SENSIBLE: dict[str, tuple[str, ...]] = {
     "--context-tokens": ("1", "4096"),
     # a server is not fuzzed: connecting takes the driver's timeout
     "--dsn": ("",),
+    "--data": ("short.json", "bad.json", "empty.json", "notes.txt", "none.json", "dir"),
+    "--budget-factors": ("1", "4", "0.5", "inf", "1e400"),
+    "--conversations": ("1", "2", "1001"),
+    "--dates": ("session", "every", "none", "x"),
 }
 FLAGS = ("--quiet", "--force", "--json", "--all", "--help", "--version", "--bogus")
 OPTIONS = {
@@ -57,6 +62,17 @@ OPTIONS = {
     "compress": ("--timeout", "--db", "--schema", "--config"),
     "clear": ("--types", "--db", "--schema", "--config", "--all"),
     "stats": ("--limit", "--db", "--schema", "--config", "--json"),
+    "sessions": ("--limit", "--db", "--schema", "--config", "--json"),
+    # --data is always given: the default path is a dataset's, not fuzzed
+    "quality": (
+        "--data",
+        "--budget-factors",
+        "--conversations",
+        "--dates",
+        "--json",
+        "--quiet",
+        "--config",
+    ),
     "config": ("--json",),
     # --conversations is always given and always out of range: a real facts run
     # takes seconds, the other paths are what is fuzzed here.
@@ -85,6 +101,8 @@ def argument_lists(draw: st.DrawFn) -> list[str]:
         argv += draw(st.lists(values("--config"), max_size=1))
     elif command == "facts":
         argv += ["--conversations", draw(st.sampled_from(("0", "-1", "x", "")))]
+    elif command == "quality":
+        argv += ["--data", draw(values("--data"))]
     for _ in range(draw(st.integers(0, 3))):
         option = draw(st.sampled_from(OPTIONS[command]))
         if option in FLAGS:
@@ -132,7 +150,28 @@ def _fresh(workdir: Path) -> Path:
         encoding="utf-8",
     )
     (here / "bad.toml").write_text("threshold = = 1\n", encoding="utf-8")
+    (here / "short.json").write_text(json.dumps([SHORT_CHAT]), encoding="utf-8")
+    (here / "bad.json").write_text('[{"conversation": 3}]', encoding="utf-8")
+    (here / "empty.json").write_text("", encoding="utf-8")
     return here
+
+
+# A LoCoMo conversation of two turns: quality replays it in a blink.
+SHORT_CHAT = {
+    "sample_id": "short",
+    "conversation": {
+        "speaker_a": "Ana",
+        "speaker_b": "Ben",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [
+            {"speaker": "Ana", "dia_id": "D1:1", "text": "I adopted a cat, Juniper."},
+            {"speaker": "Ben", "dia_id": "D1:2", "text": "Lovely name!"},
+        ],
+    },
+    "qa": [
+        {"question": "Cat?", "answer": "Juniper", "evidence": ["D1:1"], "category": 4}
+    ],
+}
 
 
 ENVIRONMENT = {

@@ -47,5 +47,82 @@ def test_without_data_it_skips_with_a_message_and_bad_data_fails(tmp_path):
 
     assert skipped.returncode == 0
     assert "no LoCoMo data" in skipped.stderr
-    assert bad.returncode == 1
+    assert bad.returncode == 3  # bad input, as documented
     assert "list of conversations" in bad.stderr
+
+
+def _short(turns: int, sample_id: str = "short") -> dict:
+    """Return a well-formed LoCoMo conversation of ``turns`` turns in one session."""
+    dialogue = generate_dialogue(3, 0)
+    said = dialogue["conversation"]["session_1"][:turns]
+    return {
+        "sample_id": sample_id,
+        "conversation": {
+            "speaker_a": dialogue["conversation"]["speaker_a"],
+            "speaker_b": dialogue["conversation"]["speaker_b"],
+            "session_1_date_time": dialogue["conversation"]["session_1_date_time"],
+            "session_1": said,
+        },
+        "qa": dialogue["qa"],
+    }
+
+
+def test_conversations_of_fewer_than_four_turns_are_replayed(tmp_path):
+    data = tmp_path / "short.json"
+    chats = [_short(n, f"c{n}") for n in (0, 1, 2, 3)] + [generate_dialogue(3, 1)]
+    data.write_text(json.dumps(chats), encoding="utf-8")
+
+    result = run(
+        "quality", "--data", str(data), "--budget-factors", "1", "--json", "--quiet",
+        cwd=tmp_path,
+    )  # fmt: skip
+
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    report = json.loads(result.stdout)
+    assert report["conversations"] == ["c0", "c1", "c2", "c3", chats[-1]["sample_id"]]
+    assert list(report["runs"][0]["checkpoints"]) == ["25%", "50%", "75%", "100%"]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [None, "", "{not json", "[]", '{"not": "a list"}', '[{"conversation": 3}]', "dir"],
+    ids=["missing", "empty", "not-json", "no-conversation", "not-a-list", "bad-shape",
+         "a-directory"],
+)  # fmt: skip
+def test_data_that_cannot_be_replayed_is_bad_input_exit_3(tmp_path, content):
+    data = tmp_path / "data.json"
+    if content == "dir":
+        data.mkdir()
+    elif content is not None:
+        data.write_text(content, encoding="utf-8")
+
+    result = run("quality", "--data", str(data), "--quiet", cwd=tmp_path)
+
+    assert result.returncode == 3, (result.stdout, result.stderr)
+    assert result.stderr.startswith("memory-summary: quality: ")
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_a_summarizer_that_fails_every_call_exits_4(tmp_path):
+    result = run(
+        "quality", "--generated", "1", "--budget-factors", "1", "--quiet",
+        "--base-url", "http://127.0.0.1:1/v1", "--model", "m",
+        cwd=tmp_path, env={"OPENAI_API_KEY": "k"},
+    )  # fmt: skip
+
+    assert result.returncode == 4, (result.stdout, result.stderr)
+    assert "summarizer failed" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("factor", ["0", "-1", "nan", "inf", "x", "1e400"])
+def test_a_budget_factor_that_is_no_budget_is_a_usage_error(tmp_path, factor):
+    result = run(
+        "quality", "--generated", "1", "--budget-factors", "1", factor, cwd=tmp_path
+    )
+
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "--budget-factors" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
 import subprocess
 import sys
@@ -259,3 +260,66 @@ def test_dsn_selects_postgresql_for_every_store_command(tmp_path):
     assert cleared.returncode == 0, cleared.stderr
     assert "cleared 1 summaries" in cleared.stdout
     assert sqlite_wins.returncode == 3  # --db beats the variable: no such file
+
+
+def test_top_level_fields_beside_a_cli_table_are_used_by_check_and_commands(tmp_path):
+    db = tmp_path / "chat.sqlite3"
+    assert (
+        run("demo", "--sessions", "1", "--turns", "3", "--db", str(db)).returncode == 0
+    )
+    config = tmp_path / "chat.toml"
+    config.write_text(
+        f"threshold = 50\nkeep_recent = 40\n\n[memory_summary.cli]\ndb = {str(db)!r}\n",
+        encoding="utf-8",
+    )
+
+    checked = run("config", "check", str(config), "--json")
+    shown = run("config", "check", str(config))
+    compressed = run("compress", "s0", "--config", str(config))
+
+    assert checked.returncode == 0, checked.stderr
+    values = json.loads(checked.stdout)
+    assert (values["threshold"], values["keep_recent"]) == (50, 40)
+    assert f'db                        "{db}"' in shown.stdout
+    assert compressed.returncode == 0, compressed.stderr  # the db of the cli table
+    assert "keep_recent keeps the newest 40" in compressed.stdout  # top level
+
+
+@pytest.mark.parametrize(
+    "cli_table",
+    [
+        "sesions = 3\n",
+        "turns = 'many'\n",
+        "workers = 0\n",
+        "timeout = -1\n",
+        "db = ''\n",
+        "sesions = 3\nturns = 'many'\n",
+    ],
+    ids=["typo", "type", "range", "negative", "empty", "several"],
+)
+def test_config_check_refuses_the_cli_table_as_the_commands_do(tmp_path, cli_table):
+    config = tmp_path / "chat.toml"
+    config.write_text(f"[memory_summary.cli]\n{cli_table}", encoding="utf-8")
+
+    checked = run("config", "check", str(config))
+    command = run("stats", "--config", str(config))
+
+    assert checked.returncode == 3, checked.stdout
+    assert command.returncode == 3
+    assert checked.stderr == command.stderr  # the same errors and suggestions
+    assert checked.stderr.startswith("memory-summary: error: cli.")
+    assert "Traceback" not in checked.stderr
+
+
+def test_config_check_reports_field_and_cli_errors_at_once(tmp_path):
+    config = tmp_path / "chat.toml"
+    config.write_text(
+        "[memory_summary]\nkeepRecnt = 3\n[memory_summary.cli]\nsesions = 3\n",
+        encoding="utf-8",
+    )
+
+    checked = run("config", "check", str(config))
+
+    assert checked.returncode == 3
+    assert "did you mean 'keepRecent'?" in checked.stderr
+    assert "did you mean 'sessions'?" in checked.stderr

@@ -58,6 +58,34 @@ def test_a_mistyped_schema_is_never_created(command):
     assert _schema_tables(psycopg, dsn, schema) is None
 
 
+SCHEMA_CASES = [
+    *((command, "Bad-Schema", "bad_schema") for command in COMMANDS),
+    (("sessions",), "1abc", None),
+    (("stats",), "a" * 64, None),
+    (("stats",), "x;y", "x_y"),
+]
+
+
+@pytest.mark.parametrize(
+    ("command", "schema", "near"),
+    SCHEMA_CASES,
+    ids=[f"{c[0][0]}-{c[1][:10]}" for c in SCHEMA_CASES],
+)
+def test_a_schema_name_no_store_can_have_is_a_config_error(command, schema, near):
+    pytest.importorskip("psycopg")
+    # no server is asked: the name is refused before connecting
+    dsn = "host=127.0.0.1 port=1 dbname=test user=postgres connect_timeout=3"
+
+    result = run(*command, "--dsn", dsn, "--schema", schema)
+
+    assert result.returncode == 3, result.stderr
+    assert f"schema={schema!r} is invalid" in result.stderr
+    assert "[a-z_][a-z0-9_]*" in result.stderr
+    if near is not None:
+        assert f"did you mean {near!r}?" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 @pytest.mark.postgres
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])
 def test_another_applications_schema_is_left_alone(command):

@@ -154,6 +154,134 @@ def test_prompt_too_long_is_a_context_error(server, call):
         answer(make_llm(server), call)
 
 
+# How Anthropic words a request longer than the model's context (the API's 400s).
+CONTEXT_OVERFLOWS = [
+    "prompt is too long: 212043 tokens > 200000 maximum",
+    "input length and `max_tokens` exceed context limit: 197357 + 8192 > 200000, "
+    "decrease input length or `max_tokens` and try again",
+    "Input is too long for requested model.",
+]
+
+
+def _invalid_request(message):
+    return {
+        "type": "error",
+        "error": {"type": "invalid_request_error", "message": message},
+    }
+
+
+@pytest.mark.parametrize("call", ["complete", "stream"])
+@pytest.mark.parametrize("message", CONTEXT_OVERFLOWS)
+def test_every_context_overflow_wording_is_a_context_error(server, call, message):
+    server.then(Behaviour(status=400, error=_invalid_request(message)))
+
+    with pytest.raises(SummarizerContextError, match="context window"):
+        answer(make_llm(server), call)
+
+
+@pytest.mark.parametrize("message", CONTEXT_OVERFLOWS)
+def test_a_context_overflow_event_inside_the_stream_is_a_context_error(server, message):
+    server.then(Behaviour(text="", stream_error=_invalid_request(message)))
+
+    with pytest.raises(SummarizerContextError):
+        list(make_llm(server).stream(REQUEST, max_tokens=50, temperature=0.3))
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "max_tokens: 100000 > 64000, which is the maximum allowed number of output "
+        "tokens for claude-sonnet-4-5-20250929",
+        'messages: roles must alternate between "user" and "assistant"',
+    ],
+)
+def test_other_invalid_requests_are_not_context_errors(server, message):
+    server.then(Behaviour(status=400, error=_invalid_request(message)))
+
+    with pytest.raises(SummarizerError) as caught:
+        answer(make_llm(server), "complete")
+
+    assert not isinstance(caught.value, SummarizerContextError)
+
+
+@pytest.mark.parametrize("call", ["complete", "stream"])
+def test_a_reply_cut_at_max_tokens_is_refused_as_truncated(server, call):
+    server.then(Behaviour(text="The user asked about", stop_reason="max_tokens"))
+
+    with pytest.raises(SummarizerError, match="max_tokens") as caught:
+        answer(make_llm(server), call)
+
+    assert not isinstance(caught.value, SummarizerContextError)
+
+
+@pytest.mark.parametrize("call", ["complete", "stream"])
+@pytest.mark.parametrize("reason", ["end_turn", "stop_sequence", None])
+def test_a_reply_that_ended_by_itself_is_accepted(server, call, reason):
+    server.then(Behaviour(text="one two", stop_reason=reason))
+
+    assert answer(make_llm(server), call) == "one two"
+
+
+@pytest.mark.parametrize(
+    ("start_usage", "delta_usage"),
+    [(False, "counts"), (True, None), (False, None), (False, {}), (True, {})],
+)
+def test_a_stream_without_usage_answers_without_usage(server, start_usage, delta_usage):
+    # gateways and local servers leave usage out of message_start, or send it null:
+    # a half-known usage is none (the engine counts), never a made-up 0
+    server.then(
+        Behaviour(text="one two", start_usage=start_usage, delta_usage=delta_usage)
+    )
+    pieces = make_llm(server).stream(REQUEST, max_tokens=50, temperature=0.3)
+
+    assert "".join(pieces) == "one two"
+    assert pieces.usage is None
+
+
+def test_a_stream_whose_delta_brings_the_input_counts_has_usage(server):
+    server.then(
+        Behaviour(
+            text="one two",
+            start_usage=False,
+            delta_usage={"input_tokens": 30, "output_tokens": 2},
+        )
+    )
+    pieces = make_llm(server).stream(REQUEST, max_tokens=50, temperature=0.3)
+
+    "".join(pieces)
+
+    assert pieces.usage == TokenUsage(30, 2)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"<html>502 Bad Gateway</html>", b"", b'"a string"', b"[1, 2]", b"{}", b"null"],
+)
+@pytest.mark.parametrize("raw_type", ["application/json", "text/html"])
+def test_a_200_answer_that_is_not_a_message_is_a_summarizer_error(
+    server, body, raw_type
+):
+    server.then(Behaviour(raw_body=body, raw_type=raw_type))
+
+    with pytest.raises(SummarizerError):
+        make_llm(server).complete_with_usage(REQUEST, max_tokens=50, temperature=0.3)
+
+
+def test_a_message_without_usage_answers_without_usage(server):
+    body = (
+        b'{"id": "m", "type": "message", "role": "assistant", "model": "x",'
+        b' "content": [{"type": "text", "text": "one two"}],'
+        b' "stop_reason": "end_turn"}'
+    )
+    server.then(Behaviour(raw_body=body))
+
+    reply = make_llm(server).complete_with_usage(
+        REQUEST, max_tokens=50, temperature=0.3
+    )
+
+    assert (reply.text, reply.usage) == ("one two", None)
+
+
 def test_an_overloaded_error_event_inside_the_stream_raises(server):
     server.then(Behaviour(text="partial", stream_error=OVERLOADED))
 
@@ -298,6 +426,58 @@ def test_the_engine_degrades_to_trim_when_claude_is_overloaded(server, store):
 
     assert outcome.kind == "trimmed"
     assert store.count_history("s1") == 20
+
+
+def test_the_engine_folds_smaller_chunks_when_claude_says_the_input_is_too_long(
+    server, store
+):
+    overflow = _invalid_request(CONTEXT_OVERFLOWS[1])
+    server.then(Behaviour(status=400, error=overflow), Behaviour(text=SUMMARY))
+    fill(store, "s1", 30)
+
+    with SummaryEngine(store, make_llm(server)) as engine:
+        outcome = engine.compress("s1").result(timeout=20)
+        record = engine.summary("s1")
+
+    assert outcome.kind == "compressed"
+    assert record is not None
+    assert record.text == SUMMARY
+    first, second = (len(str(body["messages"])) for body in server.requests[:2])
+    assert second < first  # the chunk was halved, not trimmed away
+
+
+@pytest.mark.parametrize(
+    "behaviour",
+    [
+        Behaviour(text=SUMMARY, start_usage=False, delta_usage=None),
+        Behaviour(text=SUMMARY, delta_usage=None),
+    ],
+)
+def test_the_engine_summarizes_through_a_gateway_that_reports_no_usage(
+    server, store, behaviour
+):
+    server.then(behaviour)
+    fill(store, "s1", 30)
+
+    with SummaryEngine(store, make_llm(server)) as engine:
+        outcome = engine.compress("s1").result(timeout=20)
+        record = engine.summary("s1")
+
+    assert outcome.kind == "compressed"
+    assert record is not None
+    assert record.text == SUMMARY
+
+
+def test_the_engine_keeps_no_summary_cut_at_max_tokens(server, store):
+    server.then(Behaviour(text=SUMMARY, stop_reason="max_tokens"))
+    fill(store, "s1", 30)
+
+    with SummaryEngine(store, make_llm(server)) as engine:
+        outcome = engine.compress("s1").result(timeout=20)
+        record = engine.summary("s1")
+
+    assert outcome.kind == "trimmed"
+    assert record is None or record.text != SUMMARY
 
 
 def run_python(code, tmp_path):

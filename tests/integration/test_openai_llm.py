@@ -460,3 +460,19 @@ def test_a_huge_complete_reply_is_cut_to_the_cap(server):
     text = make_llm(server).complete(REQUEST, max_tokens=2000, temperature=0.3)
 
     assert len(text) == 16_000
+
+
+@pytest.mark.parametrize("call", ["complete", "stream"])
+def test_a_reply_cut_at_max_tokens_is_refused_as_truncated(server, call):
+    server.then(Behaviour(text="The user asked about", finish_reason="length"))
+    llm = make_llm(server)
+
+    def answer():
+        if call == "complete":
+            return llm.complete(REQUEST, max_tokens=50, temperature=0.3)
+        return "".join(llm.stream(REQUEST, max_tokens=50, temperature=0.3))
+
+    with pytest.raises(SummarizerError, match="max_tokens") as caught:
+        answer()
+
+    assert not isinstance(caught.value, SummarizerContextError)
