@@ -8,6 +8,8 @@ errors; and a conversation handle's turn goes through it end to end.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import pytest
@@ -257,3 +259,18 @@ def test_a_conversation_turn_runs_through_the_anthropic_sdk(claude):
         ("user", "Hi!"),
         ("assistant", "echo: Hi!"),
     ]
+
+
+def test_the_chat_model_imports_neither_pytest_nor_any_sdk():
+    probe = (
+        "import sys\n"
+        "from memory_summary.testing import ChatModelServer, ScriptedChatModel\n"
+        "heavy = ('pytest', 'hypothesis', 'openai', 'anthropic', 'fastapi')\n"
+        "print([name for name in heavy if name in sys.modules])\n"
+    )
+
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+
+    assert done.stdout.strip() == "[]"
