@@ -28,6 +28,7 @@ EXPECTED = (
     "recall",
     "hostile_text",
     "quality",
+    "chat_server",
 )
 RECALL_KEYS = {
     "evidence": ("category", "questions", "recall_at_1", "recall_at_5",
@@ -373,6 +374,69 @@ def _contention(results: list[object]) -> list[str]:
     return problems
 
 
+CHAT_SERVER_APPS = (
+    "by_hand_sync",
+    "library_sync",
+    "library_sync_llm",
+    "by_hand_async",
+    "library_async",
+    "library_async_llm",
+    "added_sync",
+    "added_sync_llm",
+    "added_async",
+    "added_async_llm",
+)
+CHAT_SERVER_KEYS = (
+    "turns",
+    "latency_ms",
+    "server_p50_ms",
+    "server_p99_ms",
+    "cpu_ms_per_turn",
+    "loop_longest_stall_ms",
+    "loop_p99_lateness_ms",
+    "compressions",
+    "wrong_replies",
+    "settled",
+)
+
+
+def _chat_server(results: list[object], quick: bool) -> list[str]:
+    """Return the problems of chat_server's rows: every app, answered, compressed."""
+    rows = {r.get("app"): r for r in results if isinstance(r, dict)}
+    if tuple(rows) != CHAT_SERVER_APPS:
+        return [f"chat_server: apps {list(rows)}, expected {list(CHAT_SERVER_APPS)}"]
+    problems = []
+    for app, row in rows.items():
+        missing = [k for k in CHAT_SERVER_KEYS if k not in row]
+        latency = row.get("latency_ms")
+        if not isinstance(latency, dict) or any(
+            k not in latency for k in ("p50_ms", "p99_ms", "max_ms")
+        ):
+            missing.append("latency_ms percentiles")
+        if missing:
+            problems.append(f"chat_server {app}: missing {', '.join(missing)}")
+            continue
+        if not row["turns"] or row["wrong_replies"] or row["settled"] is not True:
+            problems.append(f"chat_server {app}: no turns, wrong replies or unsettled")
+    if not quick:
+        problems += [
+            f"chat_server {app}: no compressions on the full run"
+            for app in CHAT_SERVER_APPS
+            if app.startswith("library")
+            if not rows[app]["compressions"]
+        ]
+    return problems
+
+
+def _is_difference(name: str, row: object) -> bool:
+    """Tell a row of differences, whose figures may be negative (chat_server's)."""
+    return (
+        name == "chat_server"
+        and isinstance(row, dict)
+        and str(row.get("app")).startswith("added_")
+    )
+
+
 def _selected(directory: Path) -> tuple[str, ...]:
     manifest = directory / "run.json"
     if not manifest.exists():
@@ -398,7 +462,7 @@ def check(directory: Path) -> list[str]:
         ):
             problems.append(f"{name}: malformed payload")
             continue
-        numbers = _numbers(results)
+        numbers = _numbers([r for r in results if not _is_difference(name, r)])
         if not numbers or any(math.isnan(n) or n < 0 for n in numbers):
             problems.append(f"{name}: missing, negative or NaN figures")
         if name == "engine_cpu":
@@ -409,6 +473,8 @@ def check(directory: Path) -> list[str]:
             problems += _facts(results, payload.get("quick") is True)
         if name == "aio_stall":
             problems += _aio_stall(results)
+        if name == "chat_server":
+            problems += _chat_server(results, payload.get("quick") is True)
         if name == "masking":
             problems += _masking(results)
         if name == "recall":

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import aio_stall
+import chat_server
 import contention
 import cost
 import engine_cpu
@@ -42,6 +43,7 @@ BENCHMARKS = {
     "recall": recall.run,
     "hostile_text": hostile_text.run,
     "quality": quality.run,
+    "chat_server": chat_server.run,
 }
 
 
@@ -61,6 +63,8 @@ def _rows(name: str, results: list[dict]) -> list[dict]:
         return engine_cpu.rows(results)
     if name == "contention":
         return contention.rows(results)
+    if name == "chat_server":
+        return chat_server.table(results)
     if name == "facts":
         return facts.rows(results)
     if name == "quality":

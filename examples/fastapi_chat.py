@@ -1,76 +1,72 @@
 """A FastAPI chat server whose conversations stay inside the model's context window.
 
-POST /chat/{session_id} with {"messages": [...]} (this turn's OpenAI-format messages)
-stores them, sends the model the summary plus the active history, stores the reply,
-reports the usage the model returned, and answers with the reply and that usage.
+POST /chat/{session_id} {"message": "..."} is one turn: the library saves the user's
+message and builds the request (the summary plus the active history), the model
+answers, the library saves the reply, reads its usage and compresses in the
+background when due. The model is OPENAI_BASE_URL's (OPENAI_API_KEY, OPENAI_MODEL);
+without it, the testing kit's scripted chat model on loopback, so it runs offline.
 
-    OPENAI_BASE_URL=http://127.0.0.1:8000/v1 OPENAI_MODEL=qwen2.5-7b-instruct \
-        uvicorn --factory examples.fastapi_chat:create_app
+    pip install 'memory-summary[openai]' fastapi uvicorn
+    uvicorn --factory fastapi_chat:create_app
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Any
+from contextlib import AsyncExitStack, asynccontextmanager
 
 from fastapi import FastAPI
 from openai import AsyncOpenAI
 from pydantic import BaseModel
 
-from memory_summary import SummaryConfig, SummaryEngine, messages_from_openai
+from memory_summary import SummaryConfig, SummaryEngine
 from memory_summary.adapters import SqliteStore
 from memory_summary.aio import AsyncSummaryEngine
+from memory_summary.testing import ChatModelServer
 
-SYSTEM = {"role": "system", "content": "You are a helpful assistant."}
+SYSTEM = "You are a helpful assistant."
 
 
 class Turn(BaseModel):
-    """One turn's request body."""
+    """One turn's request body: the user's text."""
 
-    messages: list[dict[str, Any]]  # OpenAI chat format, usually one user message
+    message: str
 
 
 def create_app(
-    db_path: str = "chat.sqlite3",
-    context_tokens: int = 8192,  # the chat model's window, for the usage ratio
-    config: SummaryConfig | None = None,
+    db_path: str = "chat.sqlite3", config: SummaryConfig | None = None
 ) -> FastAPI:
-    """Build the app; the model comes from OPENAI_BASE_URL and OPENAI_MODEL."""
+    """Build the app: history in ``db_path``, the model from OPENAI_* or scripted."""
     store = SqliteStore(db_path)
     engine = AsyncSummaryEngine(SummaryEngine(store, config=config))
-    client = AsyncOpenAI(api_key=os.environ.get("OPENAI_API_KEY", "none"))
     model = os.environ.get("OPENAI_MODEL", "gpt-4o-mini")
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with engine:  # stops the engine (and its threads) at shutdown
+        async with AsyncExitStack() as stack:
+            base_url = os.environ.get("OPENAI_BASE_URL")
+            if base_url is None:  # offline: a scripted model that echoes
+                base_url = stack.enter_context(ChatModelServer()).base_url
+            api_key = os.environ.get("OPENAI_API_KEY", "none")
+            client = AsyncOpenAI(base_url=base_url, api_key=api_key)
+            stack.push_async_callback(client.close)
+            stack.callback(store.close)
+            await stack.enter_async_context(engine)  # stopped first, at shutdown
+            app.state.client = client
             yield
-        await client.close()
-        store.close()
 
     app = FastAPI(lifespan=lifespan)
     app.state.engine = engine
 
     @app.post("/chat/{session_id}")
-    async def chat(session_id: str, turn: Turn) -> dict[str, Any]:
-        def save(messages: list[Any]) -> list[dict[str, object]]:
-            for message in messages_from_openai(messages):
-                store.save_message(session_id, message)
-            return [m.to_openai() for m in store.get_history(session_id)]
-
-        history = await asyncio.to_thread(save, turn.messages)  # SQLite: off the loop
-        request = await engine.assemble_openai([SYSTEM, *history], session_id)
-        completion = await client.chat.completions.create(model=model, messages=request)
-        reply = completion.choices[0].message
-        await asyncio.to_thread(save, [reply])
-        engine.turn_after(session_id, model=model)  # compresses in the background
-        usage = completion.usage  # the model's own count, when it reports one
-        if usage is not None:  # a nearly full window compresses before the next turn
-            engine.token_usage(session_id, usage.prompt_tokens / context_tokens)
-        reported = usage.model_dump(exclude_none=True) if usage else None
-        return {"message": reply.model_dump(exclude_none=True), "usage": reported}
+    async def chat(session_id: str, turn: Turn) -> dict[str, object]:
+        conversation = engine.conversation(session_id, model=model)
+        request = await conversation.prepare(turn.message, system=SYSTEM)
+        completion = await app.state.client.chat.completions.create(
+            model=model, messages=request
+        )
+        await conversation.record(completion)  # saves it; compresses when due
+        return {"reply": completion.choices[0].message.content}
 
     return app

@@ -28,8 +28,29 @@ Needs ``pip install 'memory-summary[testing]'`` (pytest and hypothesis); importi
   OpenAI and Anthropic summarizers run through it; ``docs/writing-a-summarizer.md``
   is the guide.
 - ``memory_summary.testing.anthropic_strategies``: Anthropic Messages-API requests.
+- ``memory_summary.testing.chat_models`` (exported here; needs neither pytest nor
+  hypothesis): ``ScriptedChatModel``, a chat model with scripted replies (texts,
+  tool calls, failures) or an echo, answering OpenAI chat completion and Anthropic
+  Messages requests in process, and ``ChatModelServer``, the same on a loopback port
+  for the real SDKs (``base_url``), so a host's tests and the guides run offline.
 """
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from .chat_models import (
+    ChatModelError,
+    ChatModelServer,
+    Failure,
+    Reply,
+    ScriptedChatModel,
+    count_tokens,
+)
+
+__all__ = [
+    "ChatModelError",
+    "ChatModelServer",
+    "Failure",
+    "Reply",
+    "ScriptedChatModel",
+    "count_tokens",
+]

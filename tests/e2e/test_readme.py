@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -165,15 +164,6 @@ def test_the_langchain_example_keeps_the_session(tmp_path):
     assert result.stdout.splitlines()[-1] == "4 messages in the session"
     assert [m["role"] for m in requests[1]] == ["user", "assistant", "user"]
     assert requests[1][0]["content"] == "Hi, I'm Alice."
-
-
-def test_the_fastapi_excerpt_is_the_example_the_tests_run():
-    example = ROOT / "examples" / "fastapi_chat.py"
-    block = next(b for b in python_blocks() if "@app.post(" in b)
-
-    assert textwrap.indent(block, "    ", lambda line: line.strip() != "") in (
-        example.read_text(encoding="utf-8")
-    )
 
 
 def test_the_openai_format_example_round_trips(tmp_path):

@@ -1,12 +1,14 @@
 """The FastAPI example (examples/fastapi_chat.py) under a real ASGI server.
 
 uvicorn serves the example on a loopback socket bound before it starts (a client
-waits in the listen backlog, no polling); the model is the OpenAI-compatible test
-server; a real HTTP client drives it.
+waits in the listen backlog, no polling); the model is the testing kit's scripted
+chat model (the example's own when OPENAI_BASE_URL is unset); a real HTTP client
+drives it, 20 sessions at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import socket
 import sys
@@ -17,15 +19,17 @@ from pathlib import Path
 
 import pytest
 
-from memory_summary import CompressRequested, SummaryConfig
-from tests.openai_server import Behaviour, OpenAICompatibleServer
+from memory_summary import Compressing, SummaryConfig
+from memory_summary.testing import ChatModelServer, Reply
 
 pytest.importorskip("fastapi")
 uvicorn = pytest.importorskip("uvicorn")
-httpx = pytest.importorskip("httpx2")
+httpx = pytest.importorskip("httpx")
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "fastapi_chat.py"
 SUMMARY_HEADER = "Summary of the earlier conversation"
+SESSIONS = 20
+TURNS = 6
 
 
 def load_example():
@@ -38,8 +42,14 @@ def load_example():
 
 
 @pytest.fixture
-def model_server(monkeypatch) -> Iterator[OpenAICompatibleServer]:
-    with OpenAICompatibleServer({"test-model": {"max_model_len": 8192}}) as server:
+def offline(monkeypatch) -> None:
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def model_server(monkeypatch) -> Iterator[ChatModelServer]:
+    with ChatModelServer() as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("OPENAI_MODEL", "test-model")
         monkeypatch.setenv("OPENAI_API_KEY", "none")
@@ -47,20 +57,18 @@ def model_server(monkeypatch) -> Iterator[OpenAICompatibleServer]:
 
 
 @contextmanager
-def serving(app) -> Iterator[httpx.Client]:
-    """Serve ``app`` with uvicorn in a thread; yield a client bound to it."""
+def serving(app) -> Iterator[str]:
+    """Serve ``app`` with uvicorn in a thread; yield its base URL."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
-    listener.listen(16)
+    listener.listen(64)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": [listener]}, daemon=True
     )
     thread.start()
-    port = listener.getsockname()[1]
     try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
-            yield client
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
     finally:
         server.should_exit = True
         thread.join(timeout=30)
@@ -68,76 +76,102 @@ def serving(app) -> Iterator[httpx.Client]:
     assert not thread.is_alive()
 
 
-def say(client, session_id: str, content: object) -> dict[str, object]:
-    turn = {"messages": [{"role": "user", "content": content}]}
-    response = client.post(f"/chat/{session_id}", json=turn)
+def say(base_url: str, session_id: str, text: str) -> str:
+    with httpx.Client(base_url=base_url, timeout=60) as client:
+        response = client.post(f"/chat/{session_id}", json={"message": text})
     assert response.status_code == 200, response.text
-    return response.json()
+    return response.json()["reply"]
 
 
-def test_the_chat_endpoint_assembles_the_summary_and_reports_usage(
-    model_server, tmp_path
+async def chat_at_once(base_url: str, sessions: int, turns: int) -> dict[str, list]:
+    """Run ``sessions`` conversations concurrently; return each one's replies."""
+    async with httpx.AsyncClient(base_url=base_url, timeout=60) as client:
+
+        async def talk(session: str) -> list[str]:
+            replies = []
+            for turn in range(turns):
+                response = await client.post(
+                    f"/chat/{session}", json={"message": f"{session} code K-{turn}"}
+                )
+                assert response.status_code == 200, response.text
+                replies.append(response.json()["reply"])
+            return replies
+
+        names = [f"s{n}" for n in range(sessions)]
+        replies = await asyncio.gather(*(talk(name) for name in names))
+    return dict(zip(names, replies, strict=True))
+
+
+def test_twenty_sessions_at_once_get_their_answers_and_are_compressed(
+    offline, tmp_path
 ):
-    usage = {"prompt_tokens": 1000, "completion_tokens": 5, "total_tokens": 1005}
-    model_server.then(Behaviour(text="Noted.", usage=usage))
+    config = SummaryConfig(threshold=6, keep_recent=2)
+    app = load_example().create_app(str(tmp_path / "chat.sqlite3"), config=config)
+    done: list[Compressing] = []
+    app.state.engine.subscribe(
+        lambda e: done.append(e) if isinstance(e, Compressing) else None
+    )
+
+    with serving(app) as base_url:
+        replies = asyncio.run(chat_at_once(base_url, SESSIONS, TURNS))
+        assert app.state.engine.engine.wait_idle(timeout=30)
+        history = app.state.engine.engine.memory.get_history("s7")
+
+    assert replies == {
+        f"s{n}": [f"echo: s{n} code K-{t}" for t in range(TURNS)]
+        for n in range(SESSIONS)
+    }
+    written = {
+        e.session_id
+        for e in done
+        if e.status == "done"
+        and e.outcome is not None
+        and e.outcome.kind == "compressed"
+    }
+    assert written == {f"s{n}" for n in range(SESSIONS)}
+    assert len(history) < 2 * TURNS  # the folded turns left the active history
+    assert history[-1].text == f"echo: s7 code K-{TURNS - 1}"
+
+
+def test_the_model_gets_the_summary_and_the_active_history(model_server, tmp_path):
+    model_server.model.then("Noted.")
     config = SummaryConfig(threshold=6, keep_recent=2)
     app = load_example().create_app(str(tmp_path / "chat.sqlite3"), config=config)
 
-    with serving(app) as client:
-        answers = [say(client, "alice", f"Remember code K-{n}.") for n in range(3)]
+    with serving(app) as base_url:
+        for n in range(3):
+            assert say(base_url, "alice", f"Remember code K-{n}.") == "Noted."
         assert app.state.engine.engine.wait_idle(timeout=10)
-        say(client, "alice", "Which codes?")
+        say(base_url, "alice", "Which codes?")
 
-    assert answers[0] == {
-        "message": {"role": "assistant", "content": "Noted."},
-        "usage": usage,
-    }
-    first, last = (r["messages"] for r in model_server.requests[::3])
+    first, last = (r["messages"] for r in model_server.model.requests[::3])
     assert first == [
         {"role": "system", "content": "You are a helpful assistant."},
         {"role": "user", "content": "Remember code K-0."},
     ]
-    assert last[0] == first[0]
-    assert last[1]["role"] == "system"
-    assert last[1]["content"].startswith(SUMMARY_HEADER)
-    assert "K-0" in last[1]["content"]
+    assert last[0]["role"] == "system"
+    assert last[0]["content"].startswith("You are a helpful assistant.")
+    assert SUMMARY_HEADER in last[0]["content"]
+    assert "K-0" in last[0]["content"]
     assert last[-1] == {"role": "user", "content": "Which codes?"}
-    assert len(last) < 2 + 7  # the folded turns left the request
+    assert len(last) < 1 + 7  # the folded turns left the request
+    assert {r["model"] for r in model_server.model.requests} == {"test-model"}
 
 
-def test_a_nearly_full_window_compresses_before_the_next_turn(model_server, tmp_path):
-    usage = {"prompt_tokens": 7000, "completion_tokens": 5, "total_tokens": 7005}
-    model_server.then(Behaviour(text="Noted.", usage=usage))
+def test_a_nearly_full_window_compresses_before_the_next_turn(
+    model_server, monkeypatch, tmp_path
+):
+    model_server.model.then(Reply("Noted.", prompt_tokens=120_000))  # of 128,000
+    monkeypatch.setenv("OPENAI_MODEL", "gpt-4o")
     config = SummaryConfig(threshold=30, keep_recent=2)
-    app = load_example().create_app(
-        str(tmp_path / "chat.sqlite3"), context_tokens=8192, config=config
-    )
-    events: list[object] = []
-    app.state.engine.subscribe(events.append)
+    app = load_example().create_app(str(tmp_path / "chat.sqlite3"), config=config)
 
-    with serving(app) as client:
+    with serving(app) as base_url:
         for n in range(2):
-            say(client, "bob", f"Remember code K-{n}.")
+            say(base_url, "bob", f"Remember code K-{n}.")
             assert app.state.engine.engine.wait_idle(timeout=10)
-        say(client, "bob", "Which codes?")
+        say(base_url, "bob", "Which codes?")
 
-    assert CompressRequested("bob", "auto", 7000 / 8192) in events
-    request = model_server.requests[-1]["messages"]
-    assert request[1]["content"].startswith(SUMMARY_HEADER)
-    assert "K-0" in request[1]["content"]
-
-
-def test_content_parts_reach_the_model_unchanged(model_server, tmp_path):
-    app = load_example().create_app(str(tmp_path / "chat.sqlite3"))
-    parts = [
-        {"type": "text", "text": "What is in this picture?"},
-        {"type": "image_url", "image_url": {"url": "https://x/cat.png"}},
-    ]
-
-    with serving(app) as client:
-        say(client, "carol", parts)
-        say(client, "carol", "And now?")
-
-    second = model_server.requests[-1]["messages"]
-    assert second[1] == {"role": "user", "content": parts}
-    assert second[2] == {"role": "assistant", "content": "a summary"}
+    request = model_server.model.requests[-1]["messages"]
+    assert SUMMARY_HEADER in request[0]["content"]
+    assert "K-0" in request[0]["content"]
