@@ -186,6 +186,14 @@ class SqliteDriver:
 
     def _give(self, conn: sqlite3.Connection) -> None:
         self._idle.append(conn)
+        if self._closed:  # closed while this one was out: close it now, here
+            try:
+                self._idle.remove(conn)
+            except ValueError:  # close() took it from the pool and closes it
+                return
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
+            return
         if self._waiting:
             with self._freed:
                 self._freed.notify()
@@ -236,11 +244,21 @@ class SqliteDriver:
                 self._give(conn)
 
     def close(self) -> None:
-        """Close every connection, also one a thread still holds; refuse new ones."""
+        """Close every idle connection and refuse new ones.
+
+        A connection a thread still holds is closed by that thread as it gives it
+        back (``_give``): closing it under a running statement could crash the
+        interpreter's sqlite3 module.
+        """
         with self._freed:
             self._closed = True
-            conns, self._all = self._all, []
-            self._idle.clear()
+            self._all = []
+            conns = []
+            while True:
+                try:
+                    conns.append(self._idle.pop())
+                except IndexError:  # noqa: PERF203 - pop, never a copy: see _give
+                    break
             self._freed.notify_all()
         failed: sqlite3.Error | None = None
         for conn in conns:  # each one, even when another fails to close
