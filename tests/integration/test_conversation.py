@@ -333,3 +333,42 @@ def test_the_async_face_mirrors_the_sync_one():
         assert asyncio.iscoroutinefunction(method) == (name not in aio.NOT_AWAITABLE), (
             name
         )
+
+
+@every_store
+def test_async_tool_and_anthropic_turns_and_refused_replies(store):
+    async def main():
+        async with AsyncSummaryEngine(
+            SummaryEngine(store, InstrumentedSummarizer(), config=CONFIG)
+        ) as engine:
+            chat = engine.conversation("kim")
+            await chat.prepare("My code is 5521.")
+            await chat.record(completion("Noted."))
+            recorded = await chat.record(
+                completion(
+                    calls=[
+                        ("c1", "search_history", {"query": "code"}),
+                        ("c2", "lookup", {"q": "x"}),
+                    ]
+                )
+            )
+            await chat.add({"role": "tool", "tool_call_id": "c2", "content": "done"})
+            with pytest.raises(MessageError):
+                await chat.record(completion(""))
+            request = await chat.prepare(format="anthropic")
+            return recorded, request
+
+    recorded, request = asyncio.run(main())
+    assert [c.id for c in recorded.pending] == ["c2"]
+    assert "5521" in recorded.answered[0].text
+    roles = [m["role"] for m in request["messages"]]
+    assert roles == ["user", "assistant", "user"]  # results answer the calls' turn
+    results = request["messages"][2]["content"]
+    assert [b["tool_use_id"] for b in results] == ["c1", "c2"]
+    assert [m.role for m in store.get_history("kim")] == [
+        "user",
+        "assistant",
+        "assistant",
+        "tool",
+        "tool",
+    ]
