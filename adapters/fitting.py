@@ -12,6 +12,7 @@ from typing import Literal
 import attrs
 
 from memory_summary.domain import cut_chars
+from memory_summary.domain.clause_fold import clause_shape
 from memory_summary.domain.config import Locale
 
 from .salience import IDENTIFYING, Role, Salience, score
@@ -139,19 +140,40 @@ def merged_facts(older: Sequence[Fact], newer: Sequence[Fact]) -> list[Fact]:
     return facts
 
 
-def _effective_scores(facts: Sequence[Fact]) -> list[int]:
-    """Return each fact's score, identifiers credited only to their first carrier."""
+def _effective_scores(facts: Sequence[Fact]) -> tuple[list[int], list[bool]]:
+    """Return each fact's score, and whether it repeats an earlier fact.
+
+    Identifiers are credited only to their first carrier. A fact of the same shape
+    as an earlier one of its speaker (``clause_shape``: the same words, other values,
+    not folded into it) that brings no identifier of its own repeats it: it scores
+    at most 1, and goes before any other fact of its score; a repeated hit of a
+    tool's list scores 0, as chatter does.
+    """
     seen: set[str] = set()
+    shapes: set[tuple[Role | None, str, str]] = set()
     scores = []
+    repeats = []
     for fact in facts:
         own = {value.casefold() for _, value in fact.salience.identifiers}
+        shape = (fact.role, fact.tool, " ".join(clause_shape(fact.text).split()))
+        named = {
+            value.casefold()
+            for kind, value in fact.salience.identifiers
+            if kind not in ("date", "quantity")
+        }
+        listing = "listing" in fact.salience.kinds  # one hit of many: never news
+        repeat = shape in shapes and (named <= seen or listing)
         if own and own <= seen:
             kinds = fact.salience.kinds - IDENTIFYING or frozenset({"plain"})
             scores.append(score(kinds, fact.role))
         else:
             scores.append(fact.salience.score)
+        if repeat:
+            scores[-1] = 0 if listing else min(scores[-1], 1)
+        repeats.append(repeat)
         seen |= own
-    return scores
+        shapes.add(shape)
+    return scores, repeats
 
 
 def _line(fact: Fact, locale: Locale) -> str:
@@ -216,10 +238,10 @@ def fitted_text(
     """
     if max_tokens <= 0 or not facts:
         return ""
-    scores = _effective_scores(facts)
+    scores, repeats = _effective_scores(facts)
     order = sorted(
         range(len(facts)),
-        key=lambda i: (scores[i], i if scores[i] < HIGH_SCORE else -i),
+        key=lambda i: (scores[i], not repeats[i], i if scores[i] < HIGH_SCORE else -i),
     )
     costs = [count_tokens(fact.text) + FACT_OVERHEAD_TOKENS for fact in facts]
     header_costs = {s: count_tokens(h + "\n") for s, h in HEADERS[locale].items()}
