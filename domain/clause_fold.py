@@ -12,8 +12,9 @@ A *clause* is one short statement (a summary's line, or one of its ``; `` items)
   characters, holding a content word, no negation, no punctuation) fold into one that
   lists the middles (``help with flights, hotel near Alfama, the tram 28
   schedule?``; ``、`` between Chinese members). The shared part must hold
-  ``MIN_ANCHOR_WORDS`` words or ``MIN_ANCHOR_CJK`` Chinese characters; two lists (or
-  a list and a clause whose middle has a comma) never merge.
+  ``MIN_ANCHOR_WORDS`` words or ``MIN_ANCHOR_CJK`` Chinese characters, and the
+  opening a word of them (what differs at the start is the sentence's head, not an
+  item); two lists (or a list and a clause whose middle has a comma) never merge.
 
 The fold is idempotent and stable across re-folding: a folded clause reads back as
 the clauses it stands for (a range as its values, a list as its members), so folding
@@ -119,8 +120,6 @@ def values_of(slot: str) -> list[str]:
         ranged = _RANGE.fullmatch(piece)
         if ranged and 0 < int(ranged[2]) - int(ranged[1]) <= MAX_RANGE:
             expanded.extend(str(n) for n in range(int(ranged[1]), int(ranged[2]) + 1))
-        elif DASH in piece:
-            expanded.extend(p for p in piece.split(DASH) if p)
         else:
             expanded.append(piece)
     return list(dict.fromkeys(expanded))
@@ -253,8 +252,10 @@ def _merged_middles(a: str, b: str, max_chars: int) -> str | None:
         return None
     anchor = [*ta[:start], *ta[len(ta) - end :]]
     words, cjk = _words(anchor)
-    if words < MIN_ANCHOR_WORDS and cjk < MIN_ANCHOR_CJK:
-        return None
+    if (words < MIN_ANCHOR_WORDS and cjk < MIN_ANCHOR_CJK) or not any(
+        _words(ta[:start])
+    ):
+        return None  # too little in common, or no common opening: no list
     separator = "、" if any(k == "cjk" for k, _ in anchor) else ", "
     members_a, members_b = _members(middle_a), _members(middle_b)
     if not members_a or not members_b or min(len(members_a), len(members_b)) > 1:
@@ -385,7 +386,7 @@ def _arguments(text: str) -> dict[str, list[str]] | None:
         match = _ARGUMENT_LINE.match(text.strip())
         if match is None:
             return None
-        return {match[1]: [v for v in match[2].split(", ") if v]}
+        return {match[1]: values_of(match[2])}
     if not isinstance(data, dict):
         return None
     return {str(key): _argument_values(value) for key, value in data.items()}
@@ -417,7 +418,7 @@ def fold_arguments(calls: Iterable[str], max_chars: int = 320) -> list[str] | No
                 for v in values
             )
     lines = [
-        f"{key}: {', '.join(dict.fromkeys(values))}"
+        f"{key}: {_render_values(list(dict.fromkeys(values)))}"
         for key, values in merged.items()
         if values
     ]
