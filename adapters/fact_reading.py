@@ -141,7 +141,7 @@ def new_facts(
     ``date``: the day the transcript starts on, until a message names another.
     """
     facts: list[Fact] = []
-    fallback: Fact | None = None
+    fallback: tuple[str, Role | None, str, str] | None = None
     labelled: dict[Locale, int] = {"en": 0, "zh": 0}
     for role, tool, body, locale in entries(conversation[:SCAN_CHARS]):
         if locale is not None:
@@ -180,10 +180,12 @@ def new_facts(
                 text = text.replace(SEPARATORS["en"], ", ").replace(
                     SEPARATORS["zh"], "\uff0c"
                 )
-            fact = _fact(text, role, _tool_name(tool) if tool else "", None, date)
+            name = _tool_name(tool) if tool else ""
             if chatter:  # no fact; a transcript of chatter only keeps its first
-                fallback = fallback or fact
-            elif not plain_taken or fact.salience.kinds - {"plain", "outcome"}:
+                fallback = fallback or (text, role, name, date)
+                continue  # read only if it is needed: salience is the costly part
+            fact = _fact(text, role, name, None, date)
+            if not plain_taken or fact.salience.kinds - {"plain", "outcome"}:
                 candidates.append(fact)  # the first fact, then telling ones
                 plain_taken = True
         best = sorted(
@@ -191,7 +193,8 @@ def new_facts(
         )[:MAX_FACTS_PER_ENTRY]
         facts.extend(candidates[i] for i in sorted(best))
     if not facts and fallback is not None:
-        facts.append(fallback)
+        text, role, name, date = fallback
+        facts.append(_fact(text, role, name, None, date))
     return facts, labelled
 
 
