@@ -91,3 +91,17 @@ def test_a_short_budget_keeps_a_new_fact_before_another_instance_of_a_kept_one()
     assert "prefer window seat" in summary
     assert "row 10 of a.csv read at 10:10" in summary  # the first instance stays
     assert redundancy(summary) == 0.0
+
+
+def test_a_new_topic_outranks_a_restatement_of_a_kept_fact():
+    lines = [
+        "User: I adopted a cat named Luna last spring.",
+        "User: I started learning the violin with my neighbour.",
+        "User: The cat I adopted last spring is named Luna, she sleeps a lot.",
+    ]
+    full = _summarize(lines)
+    short = _summarize(lines, max_tokens=len(full) - 20)
+
+    assert "adopted cat named Luna last spring" in short
+    assert "violin" in short
+    assert "sleeps" not in short
