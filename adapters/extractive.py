@@ -36,11 +36,12 @@ and keeps *facts*: short fragments quoted from the messages, each ranked by sali
   as if it had none; a fact of the shape of an earlier one (other values, not
   folded) that names nothing new is a repeat: it scores at most 1; one most of
   whose content words earlier facts already say is a restatement: it ranks two
-  points lower (``fitting.NOVEL_PENALTY``). Among equal ranks repeats go first, then
-  restatements: topics before repetitions. Among equal scores, facts below ``HIGH_SCORE`` drop oldest
-  first and salient ones newest first: first come, first kept. Chatter goes whenever
-  anything else is left, and past ``LOW_SHARE`` of the budget only facts scoring
-  ``FILL_SCORE`` or more stay, so a summary is no longer than what it holds is worth.
+  points lower (``fitting.NOVEL_PENALTY``). Among equal ranks repeats go first,
+  then restatements: topics before repetitions. Then, among equal ranks, facts
+  below ``HIGH_SCORE`` drop oldest first and salient ones newest first: first
+  come, first kept. Chatter goes whenever anything else is left, and past
+  ``LOW_SHARE`` of the budget only facts scoring ``FILL_SCORE`` or more stay, so a
+  summary is no longer than what it holds is worth.
 - Output: short sections in the session's locale (its transcript labels, else its
   previous summary, else its system prompt): ``Goals:``/``Decisions:``/``Facts:``/
   ``Open tasks:``, ``目标：``/``决定：``/``事实：``/``待办：``, only the non-empty
