@@ -8,7 +8,9 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memory_summary.domain import clause_fold
 from memory_summary.domain.clause_fold import (
+    MAX_CANDIDATES,
     fold_arguments,
     fold_clauses,
     values_of,
@@ -142,3 +144,26 @@ def test_repeated_calls_fold_into_each_keys_distinct_values(
                 line = next(x for x in lines if x.startswith(f"{key}: "))
                 assert member in line.split(": ", 1)[1].split(", ")
     assert len(lines) == len({k for c in calls for k in c})
+
+
+@given(st.integers(50, 400))
+def test_folding_tries_each_clause_against_a_bounded_number_of_others(n: int) -> None:
+    """Clauses that share an opening but never fold: linear work, not quadratic."""
+    texts = [
+        f"I went to see {'x' * (i % 7 + 1)} {i} with {i + 1}, {i + 2}" for i in range(n)
+    ]
+    calls = 0
+    merge = clause_fold._merged_middles
+
+    def counted(a: str, b: str, max_chars: int) -> str | None:
+        nonlocal calls
+        calls += 1
+        return merge(a, b, max_chars)
+
+    clause_fold._merged_middles = counted  # type: ignore[assignment]
+    try:
+        folded = clause_fold.fold_clauses(texts)
+    finally:
+        clause_fold._merged_middles = merge  # type: ignore[assignment]
+    assert len(folded) == n
+    assert calls <= 2 * 3 * MAX_CANDIDATES * n  # two passes, three anchors per clause
