@@ -7,7 +7,8 @@ marker (``- ``) and its speaker's label (``user: ``, ``call web_search: ``,
 section: they are structure. A clause *repeats* when, once case-folded, its spaces
 collapsed and each run of digits replaced by ``0``, it equals an earlier clause of
 the same summary, and it holds a word besides its digits (``#109`` after ``#298``
-is another id, not a repeat).
+is another id, not a repeat); a pin is a value the engine re-attached, never a
+repeat (``12 kg`` after ``15 kg`` in ``Pinned facts:``).
 
 ``redundancy`` is the share of the clauses' characters that are in repeating
 clauses: 0 for a summary that says each thing once.
@@ -18,6 +19,8 @@ clauses: 0 for a summary that says each thing once.
 0.0
 >>> redundancy("事实：\n- 用户：第1步要快；第2步要快")
 0.5
+>>> redundancy("Facts:\n- user: flew home\nPinned facts: 12 kg; 15 kg")
+0.0
 """
 
 from __future__ import annotations
@@ -35,9 +38,23 @@ _LABEL = re.compile(
     re.IGNORECASE,
 )
 _HEADER = re.compile(r"^[^\s:：]{1,24}(?: [^\s:：]{1,24}){0,2}[:：]$")
+_PINNED = re.compile(r"^(?:Pinned facts|固定事实)(?:: |：)")
 _DATE_LINE = re.compile(r"^\[[^\[\]]{1,40}\]$")
 _DIGITS = re.compile(r"\d+")
 _WORD = re.compile(r"[^\W\d_]")
+
+
+def _clauses(summary: str) -> list[tuple[str, bool]]:
+    """Return each clause of ``summary`` and whether it is a pin."""
+    found: list[tuple[str, bool]] = []
+    for raw in summary.splitlines():
+        line = raw.strip()
+        if not line or _HEADER.match(line) or _DATE_LINE.match(line):
+            continue
+        pinned = _PINNED.match(line) is not None
+        line = _LABEL.sub("", _BULLET.sub("", line))
+        found.extend((c.strip(), pinned) for c in _SEPARATOR.split(line) if c.strip())
+    return found
 
 
 def clauses_of(summary: str) -> list[str]:
@@ -46,14 +63,7 @@ def clauses_of(summary: str) -> list[str]:
     >>> clauses_of("Facts:\n[8 May 2023]\n- user: a; b\nPinned facts: #1; #2")
     ['a', 'b', '#1', '#2']
     """
-    found: list[str] = []
-    for raw in summary.splitlines():
-        line = raw.strip()
-        if not line or _HEADER.match(line) or _DATE_LINE.match(line):
-            continue
-        line = _LABEL.sub("", _BULLET.sub("", line))
-        found.extend(c.strip() for c in _SEPARATOR.split(line) if c.strip())
-    return found
+    return [clause for clause, _ in _clauses(summary)]
 
 
 def _masked(clause: str) -> str:
@@ -69,10 +79,10 @@ def redundancy_of(summaries: Iterable[str]) -> tuple[int, int]:
     repeated = total = 0
     for summary in summaries:
         seen: set[str] = set()
-        for clause in clauses_of(summary):
+        for clause, pinned in _clauses(summary):
             total += len(clause)
             key = _masked(clause)
-            if key in seen and _WORD.search(key):
+            if key in seen and _WORD.search(key) and not pinned:
                 repeated += len(clause)
             seen.add(key)
     return repeated, total
