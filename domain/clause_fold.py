@@ -250,8 +250,14 @@ def _merged_middles(a: str, b: str, max_chars: int) -> str | None:
             end -= 1
         elif left or right or empty:
             return None
-        else:
+        elif all(_is_member(m) for m in (*_members(middle_a), *_members(middle_b))):
             break
+        elif end:  # a member cut short ("the" of "the tram"): widen to its end
+            end -= 1
+        elif start:
+            start -= 1
+        else:
+            return None
     else:
         return None
     anchor = [*ta[:start], *ta[len(ta) - end :]]
