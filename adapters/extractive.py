@@ -26,12 +26,22 @@ and keeps *facts*: short fragments quoted from the messages, each ranked by sali
   dropped, one that contains a kept one replaces it in place, and one that restates
   a kept fact with one value changed ("budget is 800 EUR" after "budget is 500 EUR")
   supersedes it. Older facts stay otherwise.
+- Fold (``domain.clause_fold``): facts of one speaker, tool, section and day that
+  differ only by one value or by a few words fold into one that keeps the range or
+  the set ("Step 1\u201334, please keep within budget"); a tool's repeated calls fold
+  their arguments into each key's distinct values ("todos: flights, hotel"). The
+  next compression reads the fold back and widens it, never unfolds it.
 - Budget: over ``max_tokens`` (counted exactly with ``count_tokens``), the lowest
   score goes first; a fact whose identifiers an earlier fact already carries scores
-  as if it had none. Among equal scores, facts below ``HIGH_SCORE`` drop oldest
-  first and salient ones newest first: first come, first kept. Chatter goes whenever
-  anything else is left, and past ``LOW_SHARE`` of the budget only facts scoring
-  ``FILL_SCORE`` or more stay, so a summary is no longer than what it holds is worth.
+  as if it had none; a fact of the shape of an earlier one (other values, not
+  folded) that names nothing new is a repeat: it scores at most 1; one most of
+  whose content words earlier facts already say is a restatement: it ranks two
+  points lower (``fitting.NOVEL_PENALTY``). Among equal ranks repeats go first,
+  then restatements: topics before repetitions. Then, among equal ranks, facts
+  below ``HIGH_SCORE`` drop oldest first and salient ones newest first: first
+  come, first kept. Chatter goes whenever anything else is left, and past
+  ``LOW_SHARE`` of the budget only facts scoring ``FILL_SCORE`` or more stay, so a
+  summary is no longer than what it holds is worth.
 - Output: short sections in the session's locale (its transcript labels, else its
   previous summary, else its system prompt): ``Goals:``/``Decisions:``/``Facts:``/
   ``Open tasks:``, ``目标：``/``决定：``/``事实：``/``待办：``, only the non-empty
@@ -48,7 +58,7 @@ from collections.abc import Callable, Sequence
 from memory_summary.domain import Message, normalize_text
 from memory_summary.domain.config import Locale
 
-from .fact_reading import new_facts, previous_facts
+from .fact_reading import folded_facts, new_facts, previous_facts
 from .fitting import HIGH_SCORE, fitted_text, merged_facts
 from .host_instructions import CJK, INSTRUCTED_BONUS, instructed, instructions_of
 from .salience import salience_of
@@ -140,7 +150,7 @@ class ExtractiveSummarizer:
         last_day = next((f.date for f in reversed(older) if f.date), "")
         newer, labelled = new_facts(conversation, last_day)
         locale = _locale_of(labelled, summary_locale, normalize_text(system))
-        facts = instructed(merged_facts(older, newer), instructions)
+        facts = instructed(folded_facts(merged_facts(older, newer)), instructions)
         return fitted_text(facts, locale, max_tokens, self._count)
 
     def _count(self, text: str) -> int:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 
 from memory_summary.domain import cut_chars, pinned_section
+from memory_summary.domain.clause_fold import fold_arguments, fold_clauses
 from memory_summary.domain.config import Locale
 from memory_summary.domain.injection import TRUNCATION_SUFFIXES
 from memory_summary.domain.prompt import FENCE_TAGS, NEUTRAL_OPEN
@@ -141,7 +143,7 @@ def new_facts(
     ``date``: the day the transcript starts on, until a message names another.
     """
     facts: list[Fact] = []
-    fallback: Fact | None = None
+    fallback: tuple[str, Role | None, str, str] | None = None
     labelled: dict[Locale, int] = {"en": 0, "zh": 0}
     for role, tool, body, locale in entries(conversation[:SCAN_CHARS]):
         if locale is not None:
@@ -161,6 +163,8 @@ def new_facts(
                     x for x in lines[1:MAX_TOOL_LINES] if not LIST_ITEM.match(x.strip())
                 ]
             )
+        if role == "call":  # its arguments, each key's distinct values
+            sentences = fold_arguments([body], LINE_CHARS) or sentences
         plain_taken = False
         for sentence in sentences:
             chatter = said and (
@@ -178,10 +182,12 @@ def new_facts(
                 text = text.replace(SEPARATORS["en"], ", ").replace(
                     SEPARATORS["zh"], "\uff0c"
                 )
-            fact = _fact(text, role, _tool_name(tool) if tool else "", None, date)
+            name = _tool_name(tool) if tool else ""
             if chatter:  # no fact; a transcript of chatter only keeps its first
-                fallback = fallback or fact
-            elif not plain_taken or fact.salience.kinds - {"plain", "outcome"}:
+                fallback = fallback or (text, role, name, date)
+                continue  # read only if it is needed: salience is the costly part
+            fact = _fact(text, role, name, None, date)
+            if not plain_taken or fact.salience.kinds - {"plain", "outcome"}:
                 candidates.append(fact)  # the first fact, then telling ones
                 plain_taken = True
         best = sorted(
@@ -189,7 +195,8 @@ def new_facts(
         )[:MAX_FACTS_PER_ENTRY]
         facts.extend(candidates[i] for i in sorted(best))
     if not facts and fallback is not None:
-        facts.append(fallback)
+        text, role, name, date = fallback
+        facts.append(_fact(text, role, name, None, date))
     return facts, labelled
 
 
@@ -267,3 +274,40 @@ def previous_facts(previous: str) -> tuple[list[Fact], Locale | None]:
             for sentence in _sentences(line)
         )
     return [fact for fact in facts if fact.text], locale
+
+
+def folded_facts(facts: Sequence[Fact]) -> list[Fact]:
+    """Return ``facts`` with near-duplicates folded (``domain.clause_fold``).
+
+    Facts fold with those of the same speaker, tool, section and day; a tool's calls
+    fold their arguments into each key's distinct values. A folded fact takes the
+    place of its group's first fact that it does not repeat verbatim.
+    """
+    groups: dict[tuple[Role | None, str, Section, str], list[int]] = {}
+    for index, fact in enumerate(facts):
+        groups.setdefault((fact.role, fact.tool, fact.section, fact.date), []).append(
+            index
+        )
+    placed: dict[int, Fact] = {}
+    for (role, tool, section, date), members in groups.items():
+        texts = [facts[i].text for i in members]
+        if len(texts) == 1:
+            placed[members[0]] = facts[members[0]]
+            continue
+        folded = (fold_arguments(texts, LINE_CHARS) if role == "call" else None) or (
+            fold_clauses(texts, LINE_CHARS)
+        )
+        free = list(members)
+        by_text = {facts[i].text: i for i in reversed(members)}
+        for text in folded:
+            same = by_text.get(text)
+            if same is not None and same in free:
+                free.remove(same)
+                placed[same] = facts[same]
+        for text in folded:
+            same = by_text.get(text)
+            if same is not None and placed.get(same) is facts[same]:
+                continue
+            at = free.pop(0)
+            placed[at] = _fact(text, role, tool, section, date)
+    return [placed[i] for i in sorted(placed)]

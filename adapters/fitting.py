@@ -12,6 +12,7 @@ from typing import Literal
 import attrs
 
 from memory_summary.domain import cut_chars
+from memory_summary.domain.clause_fold import clause_shape
 from memory_summary.domain.config import Locale
 
 from .salience import IDENTIFYING, Role, Salience, score
@@ -58,6 +59,10 @@ GROUP_CHARS = 320
 FACT_OVERHEAD_TOKENS = 2
 """A fact's estimated share of its bullet: the separator or the speaker's label."""
 FILL_SCORE = 6
+NOVEL_SHARE = 0.5
+NOVEL_PENALTY = 2
+"""A fact with less than ``NOVEL_SHARE`` of its content words new (not in an earlier
+fact) restates what is kept: it scores ``NOVEL_PENALTY`` less (never below 1)."""
 """Past ``LOW_SHARE`` of the budget, only facts scoring at least this are added."""
 
 CONTENT = re.compile(r"[a-z][a-z']+|[\u4e00-\u9fff]")
@@ -139,19 +144,55 @@ def merged_facts(older: Sequence[Fact], newer: Sequence[Fact]) -> list[Fact]:
     return facts
 
 
-def _effective_scores(facts: Sequence[Fact]) -> list[int]:
-    """Return each fact's score, identifiers credited only to their first carrier."""
+def _effective_scores(
+    facts: Sequence[Fact],
+) -> tuple[list[int], list[int], list[int]]:
+    """Return each fact's score, its rank, and its news: 0 repeat, 1 restated, 2 new.
+
+    Identifiers are credited only to their first carrier. A fact of the same shape
+    as an earlier one of its speaker (``clause_shape``: the same words, other values,
+    not folded into it) that brings no identifier of its own repeats it: it scores
+    at most 1; a repeated hit of a tool's list scores 0, as chatter does. A fact
+    most of whose content words an earlier fact already says (``NOVEL_SHARE``)
+    restates it: it ranks as if it scored ``NOVEL_PENALTY`` less (its score, what the
+    ``LOW_SHARE`` fill rule reads, stays). Among equal ranks a repeat goes first,
+    then a restatement, then the rest: topics before repetitions.
+    """
     seen: set[str] = set()
-    scores = []
+    shapes: set[tuple[Role | None, str, str]] = set()
+    said: set[str] = set()
+    scores: list[int] = []
+    ranks: list[int] = []
+    news: list[int] = []
     for fact in facts:
         own = {value.casefold() for _, value in fact.salience.identifiers}
+        shape = (fact.role, fact.tool, " ".join(clause_shape(fact.text).split()))
+        named = {
+            value.casefold()
+            for kind, value in fact.salience.identifiers
+            if kind not in ("date", "quantity")
+        }
+        listing = "listing" in fact.salience.kinds  # one hit of many: never news
+        repeat = shape in shapes and (named <= seen or listing)
         if own and own <= seen:
             kinds = fact.salience.kinds - IDENTIFYING or frozenset({"plain"})
-            scores.append(score(kinds, fact.role))
+            value = score(kinds, fact.role)
         else:
-            scores.append(fact.salience.score)
+            value = fact.salience.score
+        if repeat:
+            value = 0 if listing else min(value, 1)
+        rank, new = value, 0 if repeat else 2
+        if not repeat and fact.words:
+            fresh = len(fact.words - said) / len(fact.words)
+            if fresh < NOVEL_SHARE:  # a restatement
+                rank, new = max(value - NOVEL_PENALTY, min(value, 1)), 1
+        scores.append(value)
+        ranks.append(rank)
+        news.append(new)
+        said |= fact.words
         seen |= own
-    return scores
+        shapes.add(shape)
+    return scores, ranks, news
 
 
 def _line(fact: Fact, locale: Locale) -> str:
@@ -216,10 +257,10 @@ def fitted_text(
     """
     if max_tokens <= 0 or not facts:
         return ""
-    scores = _effective_scores(facts)
+    scores, ranks, news = _effective_scores(facts)
     order = sorted(
         range(len(facts)),
-        key=lambda i: (scores[i], i if scores[i] < HIGH_SCORE else -i),
+        key=lambda i: (ranks[i], news[i], i if ranks[i] < HIGH_SCORE else -i),
     )
     costs = [count_tokens(fact.text) + FACT_OVERHEAD_TOKENS for fact in facts]
     header_costs = {s: count_tokens(h + "\n") for s, h in HEADERS[locale].items()}

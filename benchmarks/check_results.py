@@ -254,6 +254,10 @@ def _quality(results: list[object]) -> list[str]:
         if run.get("summarizer_calls", 0) < 1:
             problems.append(f"{where}: no summarizer call")
         problems += _quality_shares(f"{where} end", run.get("headline"))
+        if not 0 <= run.get("redundancy", -1) <= 1:
+            problems.append(f"{where}: no redundancy share")
+        for name, shares in run.get("halves", {}).items():
+            problems += _quality_shares(f"{where} {name} half", shares)
         if run.get("headline", {}).get("summary", {}).get("of", 0) < 1:
             problems.append(f"{where}: no question scored")
         points = run.get("checkpoints", {})
@@ -264,6 +268,8 @@ def _quality(results: list[object]) -> list[str]:
         for view in ("categories", "speakers"):
             for name, shares in run.get(view, {}).items():
                 problems += _quality_shares(f"{where} {name}", shares)
+    if not 0 <= report.get("demo", {}).get("redundancy", -1) <= 1:
+        problems.append("quality: no redundancy of the demo's summaries")
     return problems
 
 

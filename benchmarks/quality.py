@@ -6,16 +6,34 @@ offline summarizer, at the default summary budget and at 4x, and scores the summ
 against the lead-K, tail-K and keep-last-N baselines and a chance control
 (``memory_summary.quality``). Quick mode (CI) replays two conversations the project
 generates itself (``memory_summary.quality.synthetic``): it checks the shape of the
-report, not the figures.
+report, not the figures. Each run gives the ``redundancy`` of its final summaries
+(``memory_summary.quality.redundancy``) and the headline per half of the shared
+conversations (``halves``: tuned on conv-26 and conv-30, measured on the others); the
+report adds the redundancy of the demo's summaries (``memory-summary demo``: 50
+sessions of 40 turns, seed 7; quick: 6 sessions of 25 turns).
 """
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
+from memory_summary.demo import run_demo
 from memory_summary.quality.benchmark import run_quality, table_rows
 from memory_summary.quality.locomo import default_locomo_path, load_locomo, parse_locomo
 from memory_summary.quality.synthetic import generate_dialogue
 
 GENERATED = 2
+DEMO = {"sessions": 50, "turns": 40}
+QUICK_DEMO = {"sessions": 6, "turns": 25}
+
+
+def demo_redundancy(quick: bool) -> dict:
+    """Run the demo on a throw-away database; return its summaries' redundancy."""
+    size = QUICK_DEMO if quick else DEMO
+    with tempfile.TemporaryDirectory() as folder:
+        report = run_demo(Path(folder) / "demo.sqlite3", progress=False, **size)
+    return {**size, "seed": 7, "redundancy": report.redundancy}
 
 
 def _conversations(quick: bool) -> tuple[str, list]:
@@ -34,9 +52,20 @@ def run(quick: bool) -> list[dict]:
     report = run_quality(
         conversations, progress=lambda line: print(f"  {line}", flush=True)
     )
-    return [{"source": source, **report}]
+    return [{"source": source, **report, "demo": demo_redundancy(quick)}]
 
 
 def rows(results: list[dict]) -> list[dict]:
     """Return the printed table: each run's views, one column per kept text."""
-    return table_rows(results[0])
+    demo = results[0]["demo"]
+    return [
+        *table_rows(results[0]),
+        {
+            "budget": "demo",
+            "view": f"redundancy, {demo['sessions']} sessions",
+            **{
+                text: f"{demo['redundancy']:.1%}" if text == "summary" else "-"
+                for text in results[0]["texts"]
+            },
+        },
+    ]

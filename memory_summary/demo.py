@@ -33,13 +33,82 @@ from rich.progress import (
 from rich.text import Text
 
 from memory_summary.adapters import SqliteArchive, SqliteStore, TiktokenCounter
-from memory_summary.domain import Compressing, Summarizer, SummaryConfig
+from memory_summary.domain import (
+    Compressing,
+    Summarizer,
+    SummaryConfig,
+    pinned_section,
+)
 
-from .conversations import session_turns
+from .conversations import SessionPlan, session_plan, session_turns
 from .engine import SummaryEngine
+from .quality.redundancy import redundancy
 from .sqlite_file import prepare_demo_database
 
 HOST_CONTEXT_TOKENS = 8192  # the simulated chat model's window, for usage ratios
+SHOWN_SESSIONS = 3  # sessions whose summary the report checks (s0, s1 and s2: Chinese)
+Where = str  # "summary", "pinned", "recent messages" or "not kept"
+
+
+def _plain(text: str) -> str:
+    """Return ``text`` case-folded, without a leading article (compaction drops it)."""
+    words = text.casefold().split()
+    while words and words[0] in ("a", "an", "the"):
+        words.pop(0)
+    return " ".join(words)
+
+
+def _where(key: str, summary: str, pins: str, active: str) -> Where:
+    """Return where ``key`` is kept: in the summary, its pins, the active messages."""
+    plain = _plain(key)
+    for name, text in (("summary", summary), ("pinned", pins)):
+        if plain in " ".join(text.casefold().split()):
+            return name
+    if plain in " ".join(active.casefold().split()):
+        return "recent messages"
+    return "not kept"
+
+
+@attrs.frozen
+class SessionKept:
+    """What one session's summary kept of what its conversation was about."""
+
+    session: str
+    plan: SessionPlan
+    summary_tokens: int
+    compressions: int
+    subjects: tuple[tuple[str, Where], ...]
+    facts: tuple[tuple[str, str, Where], ...]  # the fact's words, its kind, where
+
+    def lines(self) -> list[str]:
+        locale = "Chinese" if self.plan.zh else "English"
+        subjects = "; ".join(f"{s}: {w}" for s, w in self.subjects)
+        facts = "; ".join(f"{k} ({kind}): {w}" for k, kind, w in self.facts)
+        return [
+            f"  {self.session}  {self.plan.topic.name} ({locale}), summary of "
+            f"{self.summary_tokens} tokens after {self.compressions} compression(s)",
+            f"      asked about   {subjects}",
+            f"      facts stated  {facts}",
+        ]
+
+
+def session_kept(
+    sid: str, plan: SessionPlan, injected: str, active: str, tokens: int, calls: int
+) -> SessionKept:
+    """Return what ``injected`` (a session's summary) kept of its ``plan``."""
+    body, pins = pinned_section(injected, "zh" if plan.zh else "en")
+    pinned = "; ".join(pins)
+    return SessionKept(
+        sid,
+        plan,
+        tokens,
+        calls,
+        tuple((s, _where(s, body, pinned, active)) for s in plan.topic.subjects),
+        tuple(
+            (f.key, f.kind, _where(f.key, body, pinned, active))
+            for f in plan.topic.facts
+        ),
+    )
 
 
 @attrs.define
@@ -108,6 +177,8 @@ class DemoReport:
     seconds: float
     summarizer: str
     command: str = "memory-summary"
+    kept: tuple[SessionKept, ...] = ()
+    redundancy: float = 0.0  # of the final summaries (``quality.redundancy``)
 
     @property
     def saved_ratio(self) -> float:
@@ -117,6 +188,17 @@ class DemoReport:
         )
 
     def render(self) -> str:
+        db = shlex.quote(str(self.db))
+        kept = []
+        if self.kept:
+            kept = [
+                "",
+                "What the summaries kept (each session is about one topic, asks about "
+                "its subjects and states its facts once; compare with "
+                f"`{self.command} inspect SESSION --db {db}`):",
+            ]
+            for session in self.kept:
+                kept += session.lines()
         return "\n".join(
             [
                 "",
@@ -128,9 +210,12 @@ class DemoReport:
                 f"({self.degraded} degraded to trim-only)",
                 f"  context tokens    {self.tokens_without:,} without summaries -> "
                 f"{self.tokens_with:,} with them ({self.saved_ratio:.0%} saved)",
+                f"  redundancy        {self.redundancy:.1%} of the summaries' "
+                "characters repeat an earlier clause",
                 f"  turn_after        p50 {self.turn_after_p50_us:.1f} us, "
                 f"p99 {self.turn_after_p99_us:.1f} us",
                 f"  database          {self.db}",
+                *kept,
                 "",
                 "Look inside:",
                 f"  {self.command} inspect s0 --db {shlex.quote(str(self.db))}",
@@ -304,6 +389,21 @@ def run_demo(
                 context = engine.assemble(store.get_history(sid), sid)
                 tokens_with += sum(count(m.text) + 4 for m in context)
             label = engine.stats().summarizer
+            kept = []
+            summaries = [engine.build_prompt(f"s{i}") or "" for i in range(sessions)]
+            for index in range(min(sessions, SHOWN_SESSIONS)):
+                sid = f"s{index}"
+                record = engine.summary(sid)
+                kept.append(
+                    session_kept(
+                        sid,
+                        session_plan(index, seed),
+                        summaries[index],
+                        "\n".join(m.text for m in store.get_history(sid)),
+                        record.tokens if record else 0,
+                        record.compressions if record else 0,
+                    )
+                )
     finally:
         stop.set()
         if display.is_alive():
@@ -323,4 +423,6 @@ def run_demo(
         seconds=time.perf_counter() - started,
         summarizer=label,
         command=command,
+        kept=tuple(kept),
+        redundancy=redundancy(summaries),
     )

@@ -3,7 +3,14 @@
 ``run_quality`` replays each conversation once per budget factor (the summary budget
 times 1 and 4 by default) and reports, for the questions of categories 1, 2 and 4
 whose answers the history holds, the share each kept text contains: at the end
-(``headline``), per checkpoint, per category (3 included) and per speaker.
+(``headline``), per half of the shared conversations (``halves``), per checkpoint,
+per category (3 included) and per speaker; and the ``redundancy`` of the final
+summaries (``quality.redundancy``).
+
+The halves: the shared development file holds five LoCoMo conversations; rules are
+tuned on ``TUNING_IDS`` (conv-26, conv-30) only, and every other conversation is in
+the ``measuring`` half (conv-41, conv-42, conv-43, and any conversation the file
+adds, such as the held-out ones).
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import attrs
 from memory_summary.domain import ConfigError, Summarizer, SummaryConfig
 
 from .locomo import CATEGORIES, DatePrefix, LocomoConversation
+from .redundancy import redundancy
 from .replay import (
     CHECKPOINTS,
     HEADLINE_CATEGORIES,
@@ -28,6 +36,17 @@ from .replay import (
 )
 
 BUDGET_FACTORS = (1, 4)
+TUNING_IDS = ("conv-26", "conv-30")
+"""The conversations rules are tuned on; the others measure (module docstring)."""
+
+
+def half_of(sample_id: str) -> str:
+    """Return the half a conversation belongs to: ``tuning`` or ``measuring``.
+
+    >>> half_of("conv-26"), half_of("conv-41")
+    ('tuning', 'measuring')
+    """
+    return "tuning" if sample_id in TUNING_IDS else "measuring"
 
 
 def _shares(scored: Sequence[Scored]) -> dict[str, dict[str, object]]:
@@ -52,8 +71,14 @@ def summarize_run(
     """Return one run's tables: headline, per checkpoint, category and speaker."""
     final = [s for s in scored if s.checkpoint == checkpoints[-1]]
     headline = [s for s in final if s.category in HEADLINE_CATEGORIES]
+    halves = {half_of(s.sample_id) for s in headline}
     return {
         "headline": _shares(headline),
+        "halves": {
+            half: _shares([s for s in headline if half_of(s.sample_id) == half])
+            for half in ("tuning", "measuring")
+            if half in halves
+        },
         "checkpoints": {
             _percent(share): _shares(
                 [
@@ -146,6 +171,7 @@ def run_quality(
                 "summarizer_calls": calls,
                 "summarizer_failures": failures,
                 "cpu_ms_per_call": round(1000 * cpu_s / calls, 3) if calls else 0.0,
+                "redundancy": redundancy([snaps[-1].summary for snaps in snapshots]),
                 **summarize_run(scored),
             }
         )
@@ -172,6 +198,7 @@ def table_rows(report: Mapping[str, Any]) -> list[dict[str, str]]:
         views: list[tuple[str, Mapping[str, Any]]] = [
             ("end, cat 1/2/4", run["headline"])
         ]
+        views += [(f"end, {k} half", v) for k, v in run.get("halves", {}).items()]
         views += [(f"at {k}", v) for k, v in run["checkpoints"].items()]
         views += [(f"cat {k}", v) for k, v in run["categories"].items()]
         views += [(f"said by {k}", v) for k, v in run["speakers"].items()]
@@ -183,4 +210,14 @@ def table_rows(report: Mapping[str, Any]) -> list[dict[str, str]]:
                     **{name: _cell(shares[name]) for name in report["texts"]},
                 }
             )
+        rows.append(
+            {
+                "budget": f"x{run['budget_factor']:g} ({run['budget_tokens']})",
+                "view": "redundancy, end",
+                **{
+                    name: f"{run['redundancy']:.1%}" if name == "summary" else "-"
+                    for name in report["texts"]
+                },
+            }
+        )
     return rows

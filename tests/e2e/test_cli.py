@@ -133,6 +133,12 @@ def test_demo_runs_offline_and_reports_what_it_saved(tmp_path):
     assert str(db) in out
     assert f"  {hint_command()} inspect s0 --db {db}" in out  # runs from this shell
     assert "sessions 6/6" in result.stderr  # the progress display's last line
+    assert "What the summaries kept" in out
+    for session in ("s0", "s1", "s2"):  # s2 is Chinese
+        assert f"  {session}  " in out
+    assert out.count("asked about") == out.count("facts stated") == 3
+    redundancy = float(out.split("redundancy")[1].split("%")[0])
+    assert redundancy <= 5.0
 
 
 def test_inspect_compress_and_clear_work_on_the_demo_database(tmp_path):
@@ -273,7 +279,8 @@ def test_inspect_and_compress_survive_a_corrupt_summary_record(tmp_path, raw):
     assert compressed.returncode == 0, compressed.stderr
     assert "compressed" in compressed.stdout
     assert after.returncode == 0, after.stderr
-    assert "Question 0 about weather" in after.stdout  # the new summary, compacted
+    # the new summary, compacted, its ten questions folded into one
+    assert "Question 0\u20139 about weather" in after.stdout
     assert "Traceback" not in inspected.stderr + compressed.stderr + after.stderr
 
 

@@ -464,7 +464,9 @@ def test_offline_default_summarizer_is_labelled_extractive(store, make_engine):
 
     record = engine.summary("s1")
     assert record.model == "extractive (offline, not an LLM)"
-    assert "message 0 of s1" in record.text  # a fact needs no closing stop
+    # each speaker's messages fold into one fact, which needs no closing stop
+    assert "- user: message 0, 2, 4, 6, 8 of s1\n" in record.text
+    assert "of s1." not in record.text
 
 
 def test_a_raising_subscriber_never_breaks_the_engine(store, make_engine, caplog):

@@ -129,12 +129,14 @@ def test_bad_instructions_are_clear_errors(store):
 def test_the_offline_summarizer_keeps_a_line_naming_an_instructed_term(store):
     from memory_summary import Message
 
+    names = "Ada Bo Cy Di Ed Flo Gus Hal Ida Jo Kit Lu Mo Ned Oz Pia".split()  # noqa: SIM905
+
     def fill_museums(sid):
         for i in range(80):
-            text = (
+            text = (  # distinct facts: nothing to fold
                 "the parking spot is behind the bakery."
                 if i == 3
-                else f"I visited the Ostra museum {i} times."
+                else f"ticket #{4000 + 7 * i} was opened by {names[i % 16]} at noon."
             )
             store.save_message(
                 sid, Message("user" if i % 2 == 0 else "assistant", text)

@@ -181,7 +181,11 @@ def test_generated_chats_fold_deterministically_into_accepted_summaries(locale):
 
 
 def test_instructions_keep_a_line_naming_an_instructed_term():
-    lines = [f"User: I visited the Ostra museum {i} times." for i in range(30)]
+    names = "Ada Bo Cy Di Ed Flo Gus Hal Ida Jo Kit Lu Mo Ned Oz Pia".split()  # noqa: SIM905
+    lines = [  # distinct facts: nothing to fold
+        f"User: ticket #{4000 + 7 * i} was opened by {name} after lunch."
+        for i, name in enumerate(names * 2)
+    ]
     lines.insert(3, "User: the parking spot is behind the bakery.")
 
     plain = summarize(lines, max_tokens=300)

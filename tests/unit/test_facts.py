@@ -167,6 +167,7 @@ def test_the_report_counts_retention_per_kind_and_locale():
             summary_tokens=400,
             budget_tokens=819,
             seconds=0.5,
+            summary=SUMMARIES[locale],
         )
 
     report = FactsReport(
@@ -196,3 +197,9 @@ def test_the_report_counts_retention_per_kind_and_locale():
     }
     assert rows["summary tokens (mean/max/budget)"]["all"] == "400/400/819"
     assert "all facts" in report.render()
+    assert data["runs"]["en"]["redundancy"] == 0.0
+    assert data["runs"]["zh"]["redundancy"] == 0.5  # one clause again, other digits
+    assert rows["redundancy of the summaries"]["zh"] == "50.0%"
+
+
+SUMMARIES = {"en": "Facts:\n- user: A B; X-1", "zh": "事实：\n- 用户：第1步；第2步"}

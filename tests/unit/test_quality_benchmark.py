@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from memory_summary.domain import ConfigError
-from memory_summary.quality.benchmark import run_quality, table_rows
+from memory_summary.quality.benchmark import (
+    TUNING_IDS,
+    half_of,
+    run_quality,
+    table_rows,
+)
 from memory_summary.quality.locomo import parse_locomo
 from memory_summary.quality.replay import TEXTS, _cut_tokens
 from memory_summary.quality.synthetic import generate_dialogue
@@ -42,6 +47,32 @@ def test_the_final_summary_and_active_messages_hold_what_each_alone_holds(report
 
     assert headline["summary+active"]["kept"] >= headline["summary"]["kept"]
     assert table_rows(report)[0]["view"] == "end, cat 1/2/4"
+
+
+def test_the_report_gives_the_final_summaries_redundancy_and_each_half(report):
+    [run] = report["runs"]
+
+    assert 0.0 <= run["redundancy"] <= 1.0
+    assert run["halves"] == {"measuring": run["headline"]}  # generated: no tuning id
+    rows = table_rows(report)
+    [row] = [r for r in rows if r["view"] == "redundancy, end"]
+    assert row["summary"] == f"{run['redundancy']:.1%}"
+
+
+def test_the_tuning_conversations_are_reported_apart_from_the_others():
+    tuned, other = generate_dialogue(5, 0), generate_dialogue(5, 1)
+    tuned["sample_id"], other["sample_id"] = TUNING_IDS[0], "conv-99"
+
+    [run] = run_quality(parse_locomo([tuned, other]), budget_factors=(1,))["runs"]
+
+    halves = run["halves"]
+    assert set(halves) == {"tuning", "measuring"}
+    assert (
+        halves["tuning"]["summary"]["of"] + halves["measuring"]["summary"]["of"]
+        == run["headline"]["summary"]["of"]
+    )
+    assert half_of("conv-26") == "tuning"
+    assert half_of("conv-41") == "measuring"
 
 
 def test_the_same_chats_give_the_same_report():

@@ -8,6 +8,7 @@ from typing import Any
 
 import attrs
 
+from memory_summary.quality.redundancy import redundancy_of
 from memory_summary.quality.text_table import render_table
 
 from .planted import HARD_KINDS, KEEP_RECENT, KINDS, THRESHOLD, Locale, PlantedFact
@@ -28,6 +29,7 @@ class ConversationResult:
     summary_tokens: int
     budget_tokens: int
     seconds: float
+    summary: str = ""  # the final injected summary
 
     def to_mapping(self) -> dict[str, object]:
         return {
@@ -40,6 +42,7 @@ class ConversationResult:
             "summary_tokens": self.summary_tokens,
             "budget_tokens": self.budget_tokens,
             "seconds": round(self.seconds, 3),
+            "redundancy": _redundancy([self.summary]),
             "facts": [
                 {
                     "kind": f.kind,
@@ -50,6 +53,12 @@ class ConversationResult:
                 for f, kept in zip(self.facts, self.retained, strict=True)
             ],
         }
+
+
+def _redundancy(summaries: list[str]) -> float:
+    """Return the share of characters in repeating clauses (``quality.redundancy``)."""
+    repeated, total = redundancy_of(summaries)
+    return round(repeated / total, 4) if total else 0.0
 
 
 def _share(retained: int, planted: int) -> dict[str, object]:
@@ -109,6 +118,7 @@ class FactsReport:
                 else 0,
                 "summary_tokens_max": max(tokens, default=0),
                 "budget_tokens": max((r.budget_tokens for r in results), default=0),
+                "redundancy": _redundancy([r.summary for r in results]),
             }
         return {
             "summarizer": self.summarizer,
@@ -159,6 +169,7 @@ def table_rows(data: Mapping[str, Any]) -> list[dict[str, str]]:
         ),
         "compressions (degraded)": lambda r: f"{r['compressions']} ({r['degraded']})",
         "summarizer calls": lambda r: str(r["summarizer_calls"]),
+        "redundancy of the summaries": lambda r: f"{r['redundancy']:.1%}",
     }
     rows += [
         {"kind": name, **{c: show(runs[c]) for c in columns}}

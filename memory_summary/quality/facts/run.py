@@ -80,6 +80,7 @@ def _drive(
         summary_tokens=record.tokens if record else 0,
         budget_tokens=budget,
         seconds=time.perf_counter() - started,
+        summary=summary,
     )
 
 

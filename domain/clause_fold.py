@@ -1,0 +1,439 @@
+"""Near-duplicate clauses folded into one: the range or the set of what differs.
+
+A *clause* is one short statement (a summary's line, or one of its ``; `` items).
+
+- Values: clauses that differ only by one value (a number, a date, an id: a token
+  holding a digit) fold into one that holds, at that place, the distinct values in
+  order of first appearance, a run of consecutive integers written as a range with an
+  en dash (``Step 1\u201334, please keep within budget``). Clauses that differ by two
+  values or more are records (``row 3 read at 10:03``) and stay apart.
+- Words: clauses that share their opening and their closing and differ only by a
+  short middle (at most ``MAX_MEMBER_WORDS`` words or ``MAX_MEMBER_CJK`` Chinese
+  characters, holding a content word, no negation, no punctuation) fold into one that
+  lists the middles (``help with flights, hotel near Alfama, the tram 28
+  schedule?``; ``、`` between Chinese members). The shared part must hold
+  ``MIN_ANCHOR_WORDS`` words or ``MIN_ANCHOR_CJK`` Chinese characters, and the
+  opening a word of them (what differs at the start is the sentence's head, not an
+  item); two lists (or a list and a clause whose middle has a comma) never merge.
+
+The fold is idempotent and stable across re-folding: a folded clause reads back as
+the clauses it stands for (a range as its values, a list as its members), so folding
+it again with more clauses only widens its range or its set, and folding its output
+changes nothing. It never loses a distinct value: a fold whose clause would be longer
+than ``max_chars`` does not happen, and both clauses stay.
+
+Repeated tool calls (``fold_arguments``): the arguments of calls of one tool (JSON
+objects, or the ``key: a, b`` lines this writes) fold into one line per key with the
+distinct values of that key.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Iterable, Sequence
+
+__all__ = [
+    "MAX_CANDIDATES",
+    "MAX_MEMBER_CJK",
+    "MAX_MEMBER_WORDS",
+    "MIN_ANCHOR_CJK",
+    "MIN_ANCHOR_WORDS",
+    "clause_shape",
+    "fold_arguments",
+    "fold_clauses",
+    "values_of",
+]
+
+MAX_MEMBER_WORDS = 4
+MAX_MEMBER_CJK = 12
+MIN_ANCHOR_WORDS = 2
+MIN_ANCHOR_CJK = 3
+MAX_CANDIDATES = 8
+"""The clauses sharing an opening or a closing that a clause is tried against: the
+newest few, so that folding ``n`` clauses stays linear in ``n``."""
+MAX_RANGE = 1000
+"""The widest range read back as its values; a wider one stays one value."""
+DASH = "\u2013"
+
+_VALUE = (
+    r"(?:[A-Za-z_#$\u20ac\u00a3\u00a5][A-Za-z0-9_-]*)?\d"
+    r"(?:[A-Za-z0-9_#./:%-]*[A-Za-z0-9%])?"
+)
+_SLOT = rf"{_VALUE}(?:(?:{DASH}|, ){_VALUE})*"
+_TOKEN = re.compile(
+    rf"(?P<slot>(?<![A-Za-z0-9_]){_SLOT}(?![A-Za-z0-9_]))"
+    r"|(?P<word>[A-Za-z][A-Za-z'\u2019-]*)"
+    r"|(?P<cjk>[\u3400-\u9fff])"
+    r"|(?P<space>\s+)"
+    r"|(?P<other>.)",
+    re.ASCII | re.DOTALL,
+)
+_INTEGER = re.compile(r"[1-9]\d{0,5}|0")
+_RANGE = re.compile(rf"([1-9]\d{{0,5}}|0){DASH}([1-9]\d{{0,5}}|0)")
+_NOT_CONTENT = frozenset(
+    """a an the of to in on at by for and or but with from as is are was were be been
+    not no never nor can't cannot don't didn't won't isn't wasn't aren't doesn't
+    can do does did will would should could may might must very more less""".split()  # noqa: SIM905
+)
+_NEGATION = frozenset("不没别未非无勿")
+_MEMBER_SEPARATORS = (", ", "、")
+
+
+@functools.lru_cache(maxsize=8192)
+def _tokens(clause: str) -> tuple[tuple[str, str], ...]:
+    """Return ``(kind, text)`` per token: slot, word, cjk, space or other."""
+    return tuple(
+        (str(match.lastgroup), match.group()) for match in _TOKEN.finditer(clause)
+    )
+
+
+def _key(kind: str, text: str) -> str:
+    if kind == "slot":
+        return "\0"
+    if kind == "space":
+        return " "
+    return text.casefold()
+
+
+@functools.lru_cache(maxsize=8192)
+def _shape(clause: str) -> tuple[str, ...]:
+    return tuple(_key(kind, text) for kind, text in _tokens(clause))
+
+
+@functools.lru_cache(maxsize=8192)
+def clause_shape(clause: str) -> str:
+    r"""Return ``clause`` with each value (or range, or set of values) as ``\\0``.
+
+    >>> a, b = "Step 12, keep in budget", "step 1\u20133, keep in budget"
+    >>> clause_shape(a) == clause_shape(b)
+    True
+    """
+    return "".join(_key(kind, text) for kind, text in _tokens(clause))
+
+
+def values_of(slot: str) -> list[str]:
+    r"""Return the values a slot stands for: a range as its integers, a set as items.
+
+    >>> values_of("1\u20133, 7, ORD-9")
+    ['1', '2', '3', '7', 'ORD-9']
+    """
+    expanded: list[str] = []
+    for piece in re.split(r", ", slot):
+        ranged = _RANGE.fullmatch(piece)
+        if ranged and 0 < int(ranged[2]) - int(ranged[1]) <= MAX_RANGE:
+            expanded.extend(str(n) for n in range(int(ranged[1]), int(ranged[2]) + 1))
+        else:
+            expanded.append(piece)
+    return list(dict.fromkeys(expanded))
+
+
+def _render_values(values: Sequence[str]) -> str:
+    """Return distinct values as a slot: integers sorted into ranges, else in order."""
+    if all(_INTEGER.fullmatch(v) for v in values):
+        numbers = sorted({int(v) for v in values})
+        runs: list[str] = []
+        start = previous = numbers[0]
+        for number in [*numbers[1:], None]:
+            if number is not None and number == previous + 1:
+                previous = number
+                continue
+            run = f"{start}{DASH}{previous}"
+            runs.append(str(start) if start == previous else run)
+            if number is not None:
+                start = previous = number
+        return ", ".join(runs)
+    return ", ".join(dict.fromkeys(values))
+
+
+def _merged_slots(texts: Sequence[str]) -> str | None:
+    """Return the clauses of one shape as one, each slot their values' union."""
+    token_lists = [_tokens(text) for text in texts]
+    first = token_lists[0]
+    pieces: list[str] = []
+    for index, (kind, text) in enumerate(first):
+        if kind != "slot":
+            pieces.append(text)
+            continue
+        values: list[str] = []
+        for tokens in token_lists:
+            values.extend(values_of(tokens[index][1]))
+        pieces.append(_render_values(list(dict.fromkeys(values))))
+    return "".join(pieces)
+
+
+def _differing_slots(a: str, b: str) -> int:
+    """Return how many values differ between two clauses of one shape."""
+    return sum(
+        1
+        for (kind, x), (_, y) in zip(_tokens(a), _tokens(b), strict=True)
+        if kind == "slot" and x != y
+    )
+
+
+def _words(tokens: Sequence[tuple[str, str]]) -> tuple[int, int]:
+    """Return the words and the Chinese characters among ``tokens``."""
+    words = sum(1 for kind, _ in tokens if kind in ("word", "slot"))
+    cjk = sum(1 for kind, _ in tokens if kind == "cjk")
+    return words, cjk
+
+
+def _is_member(text: str) -> bool:
+    """Tell whether ``text`` may be one item of a folded set (a short content part)."""
+    tokens = _tokens(text.strip())
+    if not tokens:
+        return False
+    words, cjk = _words(tokens)
+    if words > MAX_MEMBER_WORDS or cjk > MAX_MEMBER_CJK or words + cjk == 0:
+        return False
+    if any(
+        (kind == "cjk" and t in _NEGATION) or (kind == "other" and t not in "'-")
+        for kind, t in tokens
+    ):
+        return False  # a negation, or punctuation: more than a few words
+    return any(
+        (kind == "word" and t.casefold() not in _NOT_CONTENT and len(t) > 1)
+        or kind in ("slot", "cjk")
+        for kind, t in tokens
+    )
+
+
+def _members(middle: str) -> list[str]:
+    for separator in _MEMBER_SEPARATORS:
+        if separator in middle:
+            return [m for m in (p.strip() for p in middle.split(separator)) if m]
+    return [middle.strip()] if middle.strip() else []
+
+
+def _open_left(middle: str) -> bool:
+    """Tell whether a middle opens with a separator (a member cut)."""
+    return middle.strip()[:1] in (",", "\u3001")
+
+
+def _open_right(middle: str) -> bool:
+    """Tell whether a middle closes with a separator (a member cut)."""
+    return middle.strip()[-1:] in (",", "\u3001")
+
+
+@functools.lru_cache(maxsize=8192)
+def _exact_keys(clause: str) -> tuple[str, ...]:
+    return tuple(_key(k, t) if k != "slot" else t for k, t in _tokens(clause))
+
+
+def _merged_middles(a: str, b: str, max_chars: int) -> str | None:
+    """Return ``a`` and ``b`` folded by their differing middle, or None."""
+    if _shape(a) == _shape(b):
+        return None  # a record with other values (``_fold_shapes``), not a list
+    ta, tb = _tokens(a), _tokens(b)
+    ka, kb = _exact_keys(a), _exact_keys(b)
+    limit = min(len(ka), len(kb))
+    start = 0
+    while start < limit and ka[start] == kb[start]:
+        start += 1
+    end = 0
+    while end < limit - start and ka[-1 - end] == kb[-1 - end]:
+        end += 1
+    for _ in range(2 * MAX_MEMBER_WORDS + MAX_MEMBER_CJK):  # whole members only
+        middle_a = "".join(t for _, t in ta[start : len(ta) - end])
+        middle_b = "".join(t for _, t in tb[start : len(tb) - end])
+        left = _open_left(middle_a) or _open_left(middle_b)
+        right = _open_right(middle_a) or _open_right(middle_b)
+        empty = not middle_a.strip() or not middle_b.strip()
+        if left and start:
+            start -= 1
+        elif right and end:
+            end -= 1
+        elif empty and start:
+            start -= 1
+        elif empty and end:
+            end -= 1
+        elif left or right or empty:
+            return None
+        elif all(_is_member(m) for m in (*_members(middle_a), *_members(middle_b))):
+            break
+        elif end:  # a member cut short ("the" of "the tram"): widen to its end
+            end -= 1
+        elif start:
+            start -= 1
+        else:
+            return None
+    else:
+        return None
+    anchor = [*ta[:start], *ta[len(ta) - end :]]
+    words, cjk = _words(anchor)
+    if (words < MIN_ANCHOR_WORDS and cjk < MIN_ANCHOR_CJK) or not any(
+        _words(ta[:start])
+    ):
+        return None  # too little in common, or no common opening: no list
+    separator = "、" if any(k == "cjk" for k, _ in anchor) else ", "
+    members_a, members_b = _members(middle_a), _members(middle_b)
+    if not members_a or not members_b or min(len(members_a), len(members_b)) > 1:
+        return None  # two lists, or a list and a clause with commas: no fold
+    if not all(_is_member(m) for m in (*members_a, *members_b)):
+        return None
+    lead = "".join(t for _, t in ta[:start])
+    tail = "".join(t for _, t in ta[len(ta) - end :])
+    members = list(dict.fromkeys([*members_a, *members_b]))
+    padding_a = middle_a[: len(middle_a) - len(middle_a.lstrip())]
+    padding_b = middle_a[len(middle_a.rstrip()) :]
+    folded = lead + padding_a + separator.join(members) + padding_b + tail
+    return folded if len(folded) <= max_chars else None
+
+
+def _fold_shapes(clauses: list[str], max_chars: int) -> list[str]:
+    """Fold the clauses of one shape, in order; a too long fold starts a new one."""
+    out: list[str] = []
+    at: dict[object, int] = {}
+    for clause in clauses:
+        shape = _shape(clause)
+        if "\0" not in shape:
+            key = " ".join("".join(shape).split())
+            if key in at:
+                continue  # the same clause again
+            at[key] = len(out)
+            out.append(clause)
+            continue
+        index = at.get(shape)
+        if index is not None and _differing_slots(out[index], clause) <= 1:
+            merged = _merged_slots([out[index], clause])
+            if merged is not None and len(merged) <= max_chars:
+                out[index] = merged
+                continue
+        at[shape] = len(out)
+        out.append(clause)
+    return out
+
+
+@functools.lru_cache(maxsize=8192)
+def _anchors(clause: str) -> tuple[str, ...]:
+    """Return the keys a clause shares with those it may fold with by a middle."""
+    keys = [k for k in _shape(clause) if k.strip()]
+    if len(keys) < 2:
+        return ()
+    return (
+        "<" + "\1".join(keys[:2]),
+        ">" + "\1".join(keys[-2:]),
+        "=" + keys[0] + "\1" + keys[-1],
+    )
+
+
+def _fold_middles(clauses: list[str], max_chars: int) -> list[str]:
+    """Fold clauses that differ by a short middle, each into the first it fits."""
+    out: list[str | None] = []
+    buckets: dict[str, list[int]] = {}
+    for clause in clauses:
+        keys = _anchors(clause)
+        candidates = sorted(
+            {i for key in keys for i in buckets.get(key, ())[-MAX_CANDIDATES:]}
+        )  # the newest few of each bucket: linear work, whatever the clauses
+        for index in candidates:
+            kept = out[index]
+            if kept is None:
+                continue
+            merged = _merged_middles(kept, clause, max_chars)
+            if merged is not None:
+                out[index] = merged
+                for key in _anchors(merged):
+                    buckets.setdefault(key, []).append(index)
+                break
+        else:
+            for key in keys:
+                buckets.setdefault(key, []).append(len(out))
+            out.append(clause)
+    return [clause for clause in out if clause is not None]
+
+
+def fold_clauses(clauses: Iterable[str], max_chars: int = 320) -> list[str]:
+    r"""Return ``clauses`` with near-duplicates folded, each at its first's place.
+
+    Args:
+        clauses: the clauses, oldest first.
+        max_chars: the longest folded clause; a fold that would be longer does not
+            happen (both clauses stay, nothing is lost).
+
+    >>> folded = fold_clauses(["Step 1, keep in budget", "Step 2, keep in budget",
+    ...                        "Step 3, keep in budget"])
+    >>> folded == ["Step 1\u20133, keep in budget"]
+    True
+    >>> fold_clauses(["todo list: flights", "todo list: hotel near Alfama",
+    ...               "todo list: the tram 28 schedule"])
+    ['todo list: flights, hotel near Alfama, the tram 28 schedule']
+    >>> fold_clauses(["希望第1步能尽快完成", "希望第2步能尽快完成"])[0][:6]
+    '希望第1\u20132'
+    """
+    return list(_folded(tuple(c for c in clauses if c.strip()), max_chars))
+
+
+@functools.lru_cache(maxsize=1024)
+def _folded(clauses: tuple[str, ...], max_chars: int) -> tuple[str, ...]:
+    """Return ``fold_clauses``, remembered: a summary's facts come back each call."""
+    current = list(clauses)
+    for _ in range(8):  # each pass only merges; a fixed point comes quickly
+        folded = _fold_middles(_fold_shapes(current, max_chars), max_chars)
+        if folded == current:
+            break
+        current = folded
+    return tuple(current)
+
+
+def _argument_values(value: object) -> list[str]:
+    if isinstance(value, list):
+        return [v for item in value for v in _argument_values(item)]
+    if isinstance(value, dict):
+        return [json.dumps(value, ensure_ascii=False, sort_keys=True)]
+    if value is None or isinstance(value, bool):
+        return [json.dumps(value)]
+    return [" ".join(str(value).split())]
+
+
+_ARGUMENT_LINE = re.compile(r"^([\w.-]{1,40}): (.*)$", re.DOTALL)
+
+
+def _arguments(text: str) -> dict[str, list[str]] | None:
+    """Return one call's arguments as key -> values, or None when not readable."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        match = _ARGUMENT_LINE.match(text.strip())
+        if match is None:
+            return None
+        return {match[1]: values_of(match[2])}
+    if not isinstance(data, dict):
+        return None
+    return {str(key): _argument_values(value) for key, value in data.items()}
+
+
+def fold_arguments(calls: Iterable[str], max_chars: int = 320) -> list[str] | None:
+    """Return the arguments of one tool's calls as ``key: a, b`` lines, or None.
+
+    Each line holds one key's distinct values in order of first appearance; a value
+    holding ``, `` or ``; `` stays a JSON string. None when a call's arguments are
+    neither a JSON object nor a line this wrote (nothing to fold), or when a line
+    would be longer than ``max_chars``.
+
+    >>> fold_arguments(['{"todos": ["flights", "flights"]}', '{"todos": ["hotel"]}'])
+    ['todos: flights, hotel']
+    >>> fold_arguments(['todos: flights, hotel', '{"todos": ["tram"]}'])
+    ['todos: flights, hotel, tram']
+    """
+    merged: dict[str, list[str]] = {}
+    for call in calls:
+        arguments = _arguments(call)
+        if arguments is None:
+            return None
+        for key, values in arguments.items():
+            merged.setdefault(key, []).extend(
+                json.dumps(v, ensure_ascii=False)
+                if (", " in v or "; " in v or "；" in v) and not v.startswith('"')
+                else v
+                for v in values
+            )
+    lines = [
+        f"{key}: {_render_values(list(dict.fromkeys(values)))}"
+        for key, values in merged.items()
+        if values
+    ]
+    if not lines or any(len(line) > max_chars for line in lines):
+        return None
+    return lines
