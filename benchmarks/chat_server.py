@@ -28,6 +28,10 @@ indexing; the machine's load barely moves it), the event loop's longest stall
 and p99 lateness (a task that sleeps 1 ms at a time records how late it wakes), the
 compressions; and per face, the latency the library adds (library minus by hand,
 per percentile). The targets (issue 33): at most 2 ms at p50 and 10 ms at p99.
+With no pause between a session's turns the server process is saturated (its CPU, not
+the model, sets the pace), so the latency added is about ``SESSIONS`` times the CPU
+added; ``CHAT_SERVER_THINK_S=0.25`` gives each session a pause between turns, a load
+the process keeps up with.
 """
 
 from __future__ import annotations
@@ -61,6 +65,11 @@ APPS = (
 LLM_S = 0.2  # the ``_llm`` apps' summarizer: a remote model's wait, no CPU
 SESSIONS = 20
 MODEL_S = 0.020
+THINK_S = float(os.environ.get("CHAT_SERVER_THINK_S", "0"))
+"""A session's pause between its turns (a person reading and typing). 0, the default,
+saturates one server process: every turn then queues behind the others, and the latency
+added is about ``SESSIONS`` times the CPU added; a pause shows the latency at a load the
+process keeps up with."""
 MODEL = "gpt-4o-mini"
 SYSTEM = "You are a helpful assistant."
 HAND_WINDOW = 30  # messages the by-hand server sends: the library's default threshold
@@ -362,6 +371,8 @@ async def _drive(base_url: str, turns: int, offset: int) -> dict[str, Any]:
                 latencies.append(time.perf_counter_ns() - started)
                 if response.json().get("reply") != f"echo: {text}":
                     wrong += 1
+                if THINK_S:
+                    await asyncio.sleep(THINK_S)
 
         await asyncio.gather(*(talk(f"s{n}") for n in range(SESSIONS)))
         stats = (await client.get("/stats")).json()
