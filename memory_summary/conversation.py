@@ -80,8 +80,8 @@ class TurnHost(Protocol):
 
     def call_recall_tool(self, session_id: str, tool_call: object) -> Message: ...
 
-    def turn_after(
-        self, session_id: str, outcome: str = ..., model: str | None = ...
+    def _turn_ended(
+        self, session_id: str, model: str | None, active: int | None
     ) -> None: ...
 
     def token_usage(self, session_id: str, usage_ratio: float) -> None: ...
@@ -340,8 +340,8 @@ class Conversation:
         model = self.model or read.model
         ours, pending = self._split_calls(read.message.tool_calls)
         answers = [engine.call_recall_tool(self.session_id, call) for call in ours]
-        saved = self._save([read.message, *answers])
-        engine.turn_after(self.session_id, model=model)
+        saved, active = self._save([read.message, *answers])
+        engine._turn_ended(self.session_id, model, active)
         window = engine.config.window_for(model) or (
             known_context_tokens(model) if model else None
         )
@@ -361,7 +361,7 @@ class Conversation:
             StoreError: the store failed; nothing is saved.
         """
         self._engine._check_open()
-        return self._save(host_messages(messages))
+        return self._save(host_messages(messages))[0]
 
     # -- the parts
 
@@ -373,17 +373,18 @@ class Conversation:
         ours = [call for call in calls if call.name in RECALL_TOOL_NAMES]
         return ours, [call for call in calls if call.name not in RECALL_TOOL_NAMES]
 
-    def _save(self, messages: list[Message]) -> list[Message]:
+    def _save(self, messages: list[Message]) -> tuple[list[Message], int | None]:
+        """Save ``messages`` in one batch; return them and the active count if known."""
         if not messages:
-            return []
+            return [], None
         engine = self._engine
         transcript = engine._transcripts.get(self.session_id)
         if transcript is None:
-            return save_batch(engine.memory, self.session_id, messages)
+            return save_batch(engine.memory, self.session_id, messages), None
         with transcript.lock:
             saved = save_batch(engine.memory, self.session_id, messages)
             transcript.extend(saved)
-        return saved
+            return saved, transcript.span.count
 
     def _transcript(self) -> _Transcript:
         transcripts = self._engine._transcripts

@@ -351,10 +351,24 @@ class SummaryEngine:
         _check_session_id(session_id)
         if outcome in _IGNORED_OUTCOMES:
             return
+        self._turn_ended(session_id, model, None)
+
+    def _turn_ended(
+        self, session_id: str, model: str | None, active: int | None
+    ) -> None:
+        """Trigger as ``turn_after`` does; ``active``: the count, when the caller knows.
+
+        A ``Conversation`` knows the count its sync and its own saves lead to, so its
+        turn needs no count of the store's and no hop to a gate thread (a write beside
+        it is seen at its next ``prepare``).
+        """
         if _check_model(model) is not None:
             self._facts.set_model(session_id, model)  # type: ignore[arg-type]
         if self._context.measures and not self._facts.get(session_id).host_reports:
             self._core.send(session_id, TurnEnded())  # the job measures the tokens
+        elif active is not None:
+            if should_compress(active, self.config, forced=False):
+                self._core.send(session_id, TurnEnded())
         elif self._counts_locally:
             if self._reaches_threshold(session_id):
                 self._core.send(session_id, TurnEnded())

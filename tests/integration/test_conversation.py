@@ -259,10 +259,15 @@ class CountingStore(InMemoryStore):
     def __init__(self) -> None:
         super().__init__()
         self.history_reads = 0
+        self.counts = 0
 
     def get_history(self, session_id, limit=None):
         self.history_reads += 1
         return super().get_history(session_id, limit)
+
+    def count_history(self, session_id):
+        self.counts += 1
+        return super().count_history(session_id)
 
 
 def test_a_turn_reads_no_history_it_already_holds():
@@ -274,6 +279,7 @@ def test_a_turn_reads_no_history_it_already_holds():
             chat.prepare(f"question {turn}")
             chat.record(completion(f"answer {turn}"))
         assert store.history_reads == 1  # the first prepare; then appended to
+        assert store.counts == 0  # the handle knows the count its saves lead to
         assert engine.stats().transcripts == 1
 
 
