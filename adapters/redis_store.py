@@ -239,6 +239,7 @@ class RedisStore(RedisHistory, RedisMetadata, CommitsWithMore):
         script = self._scripts["SAVE"]
         args = [*args[:2], str(_ms(REPLAY_S)), *args[2:]]
         lost: redis.RedisError | None = None
+        reached = False  # whether an attempt may have reached the server
         for attempt in range(1, SAVE_ATTEMPTS + 1):
             if lost is not None:
                 log.warning(
@@ -252,8 +253,14 @@ class RedisStore(RedisHistory, RedisMetadata, CommitsWithMore):
             reply, lost = _attempt(script, session_id, keys, args)
             if lost is None:
                 return reply
+            reached = reached or not _unreached(lost)
+        if not reached:
+            raise StoreError(
+                f"save failed for {session_id!r}: {lost} (the server was never "
+                "reached: nothing was stored)"
+            ) from lost
         raise StoreError(
-            f"save_messages failed for {session_id!r}: {lost} (no reply after "
+            f"save failed for {session_id!r}: {lost} (no reply after "
             f"{SAVE_ATTEMPTS} attempts: the messages may be stored)"
         ) from lost
 
@@ -584,6 +591,17 @@ class RedisStore(RedisHistory, RedisMetadata, CommitsWithMore):
         check_key("owner", owner)
         key = self._key("l", session_id)
         return bool(self._script("DROP_LEASE", session_id, [key], ["owner", owner]))
+
+
+def _unreached(error: redis.RedisError) -> bool:
+    """Tell whether ``error`` came from connecting (no command was sent).
+
+    redis-py words a failed connect "Error N connecting to HOST:PORT." (refused,
+    unreachable) or "Timeout connecting to server"; a reply lost after sending is
+    a read timeout or a closed connection.
+    """
+    text = str(error)
+    return " connecting to " in text or text.startswith("Timeout connecting")
 
 
 def _attempt(
