@@ -21,16 +21,12 @@ either way.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import Literal, Protocol, cast
 
 import attrs
 
 from memory_summary.domain import (
-    SUMMARY_KIND,
-    ActiveSpan,
     AnthropicSystem,
     CompressionStore,
     Message,
@@ -43,7 +39,6 @@ from memory_summary.domain import (
     anthropic_pairs,
     assemble_messages,
     messages_to_anthropic,
-    repair_pairs,
     summary_message,
 )
 from memory_summary.domain.capabilities import StoreCapabilities
@@ -53,6 +48,7 @@ from memory_summary.domain.replies import host_messages, read_reply, read_usage_
 
 from .batch import save_batch
 from .response_items import items_of
+from .transcripts import Transcript, Transcripts
 
 
 class TurnHost(Protocol):
@@ -87,13 +83,10 @@ class TurnHost(Protocol):
     def token_usage(self, session_id: str, usage_ratio: float) -> None: ...
 
 
-__all__ = ["TRANSCRIPT_SESSIONS", "Conversation", "Recorded", "RequestFormat"]
+__all__ = ["Conversation", "Recorded", "RequestFormat", "TurnHost"]
 
 RequestFormat = Literal["openai", "anthropic", "responses"]
 _FORMATS = ("openai", "anthropic", "responses")
-TRANSCRIPT_SESSIONS = 1024
-"""How many sessions' active messages the engine keeps for ``prepare`` (the most
-recently prepared; a session it dropped is read again on its next turn)."""
 
 
 @attrs.frozen
@@ -120,94 +113,6 @@ class Recorded:
         host's (``pending``, to answer with ``add``).
         """
         return bool(self.reply.tool_calls)
-
-
-@attrs.define
-class _Transcript:
-    """A session's active messages as the engine last knew them.
-
-    ``dicts`` are ``messages`` in OpenAI's format; ``plain`` says the OpenAI
-    request can be built from them as they are (no stored instruction or summary,
-    every tool call answered right after it, in the calls' order); ``open_calls``
-    are the newest assistant's calls still unanswered, in order.
-    """
-
-    span: ActiveSpan
-    messages: list[Message]
-    dicts: list[dict[str, object]]
-    plain: bool = True
-    open_calls: list[str] = attrs.field(factory=list)
-    lock: threading.Lock = attrs.field(factory=threading.Lock)
-
-    @classmethod
-    def of(cls, messages: list[Message]) -> _Transcript:
-        ids = [message.id or 0 for message in messages]
-        span = (
-            ActiveSpan(len(ids), ids[0], ids[-1], sum(ids))
-            if ids
-            else ActiveSpan(0, None, None, 0)
-        )
-        made = cls(span, [], [])
-        made.extend(messages, counted=False)
-        if made.plain:  # repair must agree: the tracking could miss a case
-            repaired = repair_pairs(messages, True)
-            made.plain = len(repaired) == len(messages) and all(
-                a is b for a, b in zip(repaired, messages, strict=True)
-            )
-        return made
-
-    def extend(self, saved: Sequence[Message], *, counted: bool = True) -> None:
-        """Append messages the store just saved (``counted``: move the span)."""
-        for message in saved:
-            self.messages.append(message)
-            self.dicts.append(message.to_openai())
-            self._track(message)
-        if counted:
-            self.span = self.span.after_saving([m.id or 0 for m in saved])
-
-    def _track(self, message: Message) -> None:
-        if message.role in ("system", "developer") or message.kind == SUMMARY_KIND:
-            self.plain = False
-        elif message.role == "tool":
-            if self.open_calls and self.open_calls[0] == message.tool_call_id:
-                del self.open_calls[0]
-            else:
-                self.plain = False  # repair would move it next to its call
-        else:
-            if self.open_calls:
-                self.plain = False  # an earlier call was never answered
-            self.open_calls = [call.id for call in message.tool_calls]
-
-
-class Transcripts:
-    """The active messages of the most recently prepared sessions, bounded."""
-
-    def __init__(self, capacity: int = TRANSCRIPT_SESSIONS) -> None:
-        self._capacity = capacity
-        self._lock = threading.Lock()
-        self._items: OrderedDict[str, _Transcript] = OrderedDict()
-
-    def get(self, session_id: str) -> _Transcript | None:
-        with self._lock:
-            found = self._items.get(session_id)
-            if found is not None:
-                self._items.move_to_end(session_id)
-            return found
-
-    def put(self, session_id: str, transcript: _Transcript) -> None:
-        with self._lock:
-            self._items[session_id] = transcript
-            self._items.move_to_end(session_id)
-            while len(self._items) > self._capacity:
-                self._items.popitem(last=False)
-
-    def drop(self, session_id: str) -> None:
-        with self._lock:
-            self._items.pop(session_id, None)
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._items)
 
 
 def _user_message(user: object) -> Message:
@@ -386,34 +291,34 @@ class Conversation:
             transcript.extend(saved)
             return saved, transcript.span.count
 
-    def _transcript(self) -> _Transcript:
+    def _transcript(self) -> Transcript:
         transcripts = self._engine._transcripts
         found = transcripts.get(self.session_id)
         if found is None:
-            found = _Transcript.of(self._engine.memory.get_history(self.session_id))
+            found = Transcript.of(self._engine.memory.get_history(self.session_id))
             transcripts.put(self.session_id, found)
         return found
 
-    def _sync(self, transcript: _Transcript) -> None:
+    def _sync(self, transcript: Transcript) -> None:
         """Read the history again unless the store holds what the saves led to."""
         store = self._engine.memory
         if self._engine._store_can.spans and cast(SpanningStore, store).active_span(
             self.session_id
         ).matches(transcript.span):
             return
-        fresh = _Transcript.of(store.get_history(self.session_id))
+        fresh = Transcript.of(store.get_history(self.session_id))
         transcript.span, transcript.messages = fresh.span, fresh.messages
         transcript.dicts, transcript.plain = fresh.dicts, fresh.plain
         transcript.open_calls = fresh.open_calls
 
-    def _is_plain(self, transcript: _Transcript, covered: int | None) -> bool:
+    def _is_plain(self, transcript: Transcript, covered: int | None) -> bool:
         if not transcript.plain or self._engine.config.mask_tool_results_after:
             return False
         first = transcript.messages[0].id if transcript.messages else None
         return covered is None or first is None or first > covered
 
     def _plain_request(
-        self, head: Message | None, text: str | None, transcript: _Transcript
+        self, head: Message | None, text: str | None, transcript: Transcript
     ) -> list[dict[str, object]]:
         lead = assemble_messages(
             [] if head is None else [head],

@@ -85,11 +85,12 @@ from memory_summary.domain.prompt import checked_instructions
 from memory_summary.domain.recall import HistoryEntry, SearchHit, SummaryVersion
 from memory_summary.domain.recall_tools import tool_definitions
 
-from .conversation import Conversation, Transcripts
+from .conversation import Conversation
 from .history import HistoryAccess
 from .injected_prompts import InjectedPrompts
 from .process_identity import is_dead_owner, new_generation, owner_id
 from .recall_tools import recall_tool_message
+from .transcripts import Transcripts
 
 log = logging.getLogger(__name__)
 
