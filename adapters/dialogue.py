@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 
+from memory_summary.domain.lexicon import MONTHS
+
 MIN_CONTENT_WORDS = 2
 MIN_CONTENT_CJK = 2
 
@@ -133,6 +135,38 @@ def session_date(text: str) -> tuple[str, str]:
     if match is None or not _DATE_LIKE.search(match.group(1)):
         return "", text
     return match.group(1).strip(), text[match.end() :]
+
+
+_DAY_YEAR = re.compile(rf"^(\d{{1,2}} {MONTHS}),? (\d{{4}})$")
+_DAY_ALONE = re.compile(rf"^\d{{1,2}} {MONTHS}$")
+
+
+def written_day(day: str, year: str) -> tuple[str, str]:
+    """Return how a date line writes ``day`` after a line of ``year``, and its year.
+
+    A day of the year the section's previous date line named is written without
+    it (``[9 May]`` below ``[8 May 2023]``): the reader takes the year from above
+    (``read_day``).
+
+    >>> written_day("9 May 2023", "2023"), written_day("2 Jan 2024", "2023")
+    (('9 May', '2023'), ('2 Jan 2024', '2024'))
+    """
+    match = _DAY_YEAR.match(day)
+    if match is None:
+        return day, ""
+    return (match.group(1) if match.group(2) == year else day), match.group(2)
+
+
+def read_day(day: str, year: str) -> tuple[str, str]:
+    """Return a date line's day in full, and the year the next line may omit.
+
+    >>> read_day("9 May", "2023"), read_day("8 May 2023", "")
+    (('9 May 2023', '2023'), ('8 May 2023', '2023'))
+    """
+    if year and _DAY_ALONE.match(day):
+        return f"{day} {year}", year
+    match = _DAY_YEAR.match(day)
+    return day, (match.group(2) if match else "")
 
 
 def _stripped(sentence: str, *, address: bool = True) -> str:

@@ -45,8 +45,10 @@ and keeps *facts*: short fragments quoted from the messages, each ranked by sali
 - Output: short sections in the session's locale (its transcript labels, else its
   previous summary, else its system prompt): ``Goals:``/``Decisions:``/``Facts:``/
   ``Open tasks:``, ``目标：``/``决定：``/``事实：``/``待办：``, only the non-empty
-  ones; in each, a ``[date]`` line per day when known, then bullets
-  ``- <speaker>: <fact>; <fact>`` (consecutive facts of one speaker share one).
+  ones; in each, a ``[date]`` line per day when known (``[9 May]``: a day of the
+  year the section's previous date line names leaves it out; the next
+  compression reads it back in full), then bullets ``- <speaker>: <fact>;
+  <fact>`` (the facts of one speaker on one day share one).
   Summarizing its own summary with nothing new returns it unchanged.
 """
 
