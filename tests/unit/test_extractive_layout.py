@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_summary.adapters import ExtractiveSummarizer
-from memory_summary.adapters.dialogue import read_day, written_day
+from memory_summary.adapters.dialogue import latest_day, read_day, written_day
 from memory_summary.adapters.fact_reading import previous_facts
 from memory_summary.domain import Accepted, check_summary, summary_request
 
@@ -136,3 +136,24 @@ def test_a_day_not_in_day_month_year_form_is_written_and_read_as_it_is():
     assert written_day("2023-05-08", "2023") == ("2023-05-08", "")
     assert read_day("2023-05-08", "2023") == ("2023-05-08", "")
     assert read_day("9 May", "") == ("9 May", "")
+
+
+def test_an_undated_transcript_goes_on_from_the_latest_day_not_the_last_written():
+    previous = (
+        "Facts:\n[8 May 2023]\n- user: adopted cat named Luna\n"
+        "[20 May]\n- user: started painting sunsets\n"
+        "Open tasks:\n[8 May 2023]\n- user: I'll call the vet tomorrow"
+    )
+
+    text = summarize(["User: I bought a red kayak in Bergen."], previous)
+
+    facts, _ = previous_facts(text)
+    kayak = next(fact for fact in facts if "kayak" in fact.text)
+    assert kayak.date == "20 May 2023"
+
+
+def test_the_latest_day_is_the_last_written_when_a_day_is_no_date():
+    assert latest_day(["9 June 2023", "25 May 2023", ""]) == "9 June 2023"
+    assert latest_day(["2023-06-09", "2023-05-25"]) == "2023-06-09"
+    assert latest_day(["9 June 2023", "day two"]) == "day two"
+    assert latest_day([]) == ""
