@@ -19,6 +19,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+
+from memory_summary.domain.lexicon import MONTHS
 
 MIN_CONTENT_WORDS = 2
 MIN_CONTENT_CJK = 2
@@ -133,6 +136,80 @@ def session_date(text: str) -> tuple[str, str]:
     if match is None or not _DATE_LIKE.search(match.group(1)):
         return "", text
     return match.group(1).strip(), text[match.end() :]
+
+
+_DAY_YEAR = re.compile(rf"^(\d{{1,2}} {MONTHS}),? (\d{{4}})$")
+_DAY_ALONE = re.compile(rf"^\d{{1,2}} {MONTHS}$")
+
+
+def written_day(day: str, year: str) -> tuple[str, str]:
+    """Return how a date line writes ``day`` after a line of ``year``, and its year.
+
+    A day of the year the section's previous date line named is written without
+    it (``[9 May]`` below ``[8 May 2023]``): the reader takes the year from above
+    (``read_day``).
+
+    >>> written_day("9 May 2023", "2023"), written_day("2 Jan 2024", "2023")
+    (('9 May', '2023'), ('2 Jan 2024', '2024'))
+    """
+    match = _DAY_YEAR.match(day)
+    if match is None:
+        return day, ""
+    return (match.group(1) if match.group(2) == year else day), match.group(2)
+
+
+def read_day(day: str, year: str) -> tuple[str, str]:
+    """Return a date line's day in full, and the year the next line may omit.
+
+    >>> read_day("9 May", "2023"), read_day("8 May 2023", "")
+    (('9 May 2023', '2023'), ('8 May 2023', '2023'))
+    """
+    if year and _DAY_ALONE.match(day):
+        return f"{day} {year}", year
+    match = _DAY_YEAR.match(day)
+    return day, (match.group(2) if match else "")
+
+
+_MONTH_NUMBERS = {
+    name: number
+    for number, name in enumerate(
+        "jan feb mar apr may jun jul aug sep oct nov dec".split(),  # noqa: SIM905
+        start=1,
+    )
+}
+_ISO_DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\b")
+
+
+def day_order(day: str) -> tuple[int, int, int] | None:
+    """Return ``day`` as (year, month, day) when it reads as a date, else None.
+
+    >>> day_order("8 May 2023"), day_order("2023-05-08"), day_order("draft 2")
+    ((2023, 5, 8), (2023, 5, 8), None)
+    """
+    match = _DAY_YEAR.match(day)
+    if match is not None:
+        number, month = match.group(1).split(" ")
+        return int(match.group(2)), _MONTH_NUMBERS[month[:3].lower()], int(number)
+    iso = _ISO_DAY.match(day)
+    if iso is not None:
+        return int(iso.group(1)), int(iso.group(2)), int(iso.group(3))
+    return None
+
+
+def latest_day(days: Sequence[str]) -> str:
+    """Return the latest of ``days`` (the last one when any does not read as a date).
+
+    A summary lists its days by section, not by time: the day a new transcript
+    goes on from is the latest it names, not the last it writes.
+
+    >>> latest_day(["9 June 2023", "25 May 2023", ""]), latest_day([])
+    ('9 June 2023', '')
+    """
+    named = [day for day in days if day]
+    orders = [order for order in map(day_order, named) if order is not None]
+    if len(orders) < len(named) or not named:
+        return named[-1] if named else ""
+    return max(zip(orders, range(len(named)), named, strict=True))[2]
 
 
 def _stripped(sentence: str, *, address: bool = True) -> str:

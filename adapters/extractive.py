@@ -17,7 +17,8 @@ and keeps *facts*: short fragments quoted from the messages, each ranked by sali
 - Dialogue (``dialogue``): what a person says is read sentence by sentence; chatter
   (greetings, thanks, praise, questions to the other, the assistant's questions) is
   no fact, a kept sentence is compacted to its content words, and a message's
-  opening ``[date]`` dates the facts that follow it.
+  opening ``[date]`` dates the facts that follow it (a transcript that opens
+  without one goes on from the latest day of the previous summary).
 - Host instructions (the request's ``host_instructions`` section): a fact naming one
   of their terms scores ``INSTRUCTED_BONUS`` more.
 - Merge by fact (``fitting``): the previous summary is parsed back into facts (its own
@@ -45,8 +46,10 @@ and keeps *facts*: short fragments quoted from the messages, each ranked by sali
 - Output: short sections in the session's locale (its transcript labels, else its
   previous summary, else its system prompt): ``Goals:``/``Decisions:``/``Facts:``/
   ``Open tasks:``, ``目标：``/``决定：``/``事实：``/``待办：``, only the non-empty
-  ones; in each, a ``[date]`` line per day when known, then bullets
-  ``- <speaker>: <fact>; <fact>`` (consecutive facts of one speaker share one).
+  ones; in each, a ``[date]`` line per day when known (``[9 May]``: a day of the
+  year the section's previous date line names leaves it out; the next
+  compression reads it back in full), then bullets ``- <speaker>: <fact>;
+  <fact>`` (the facts of one speaker on one day share one).
   Summarizing its own summary with nothing new returns it unchanged.
 """
 
@@ -58,6 +61,7 @@ from collections.abc import Callable, Sequence
 from memory_summary.domain import Message, normalize_text
 from memory_summary.domain.config import Locale
 
+from .dialogue import latest_day
 from .fact_reading import folded_facts, new_facts, previous_facts
 from .fitting import HIGH_SCORE, fitted_text, merged_facts
 from .host_instructions import CJK, INSTRUCTED_BONUS, instructed, instructions_of
@@ -147,7 +151,7 @@ class ExtractiveSummarizer:
         request, instructions = instructions_of(normalize_text(request))
         previous, conversation = sections_of(request)
         older, summary_locale = previous_facts(previous)
-        last_day = next((f.date for f in reversed(older) if f.date), "")
+        last_day = latest_day([fact.date for fact in older])
         newer, labelled = new_facts(conversation, last_day)
         locale = _locale_of(labelled, summary_locale, normalize_text(system))
         facts = instructed(folded_facts(merged_facts(older, newer)), instructions)

@@ -18,7 +18,7 @@ from memory_summary.domain.prompt import FENCE_TAGS, NEUTRAL_OPEN
 from memory_summary.domain.render import LABEL_ROLES
 from memory_summary.domain.text import INVISIBLE
 
-from .dialogue import compacted, is_chatter, session_date
+from .dialogue import compacted, is_chatter, read_day, session_date
 from .fitting import (
     CONTENT,
     CORRECTION,
@@ -239,7 +239,7 @@ def previous_facts(previous: str) -> tuple[list[Fact], Locale | None]:
     facts: list[Fact] = []
     section: Section = "facts"
     locale: Locale | None = None
-    date = ""
+    date = year = ""
     for raw in body[:SCAN_CHARS].splitlines():
         line = raw.strip()
         if not line or line in _SUFFIX_LINES:
@@ -247,11 +247,11 @@ def previous_facts(previous: str) -> tuple[list[Fact], Locale | None]:
         if line in _HEADER_SECTIONS:
             section = _HEADER_SECTIONS[line]
             locale = "en" if line.isascii() else "zh"
-            date = ""
+            date = year = ""
             continue
         day, rest = session_date(line)
         if day and not rest:  # a date line: the day of the facts below it
-            date = day
+            date, year = read_day(day, year)
             continue
         if line[:2] in ("- ", "* ", "\u2022 "):
             text = line[2:].strip()

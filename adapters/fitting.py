@@ -15,6 +15,7 @@ from memory_summary.domain import cut_chars
 from memory_summary.domain.clause_fold import clause_shape
 from memory_summary.domain.config import Locale
 
+from .dialogue import written_day
 from .salience import IDENTIFYING, Role, Salience, score
 
 Section = Literal["goals", "facts", "decisions", "tasks"]
@@ -207,20 +208,31 @@ def _line(fact: Fact, locale: Locale) -> str:
 def _section_lines(facts: Sequence[Fact], locale: Locale) -> list[str]:
     """Return one section's lines: each day's line, then its facts' bullets.
 
-    The facts of one day come together, the days in the order they first appear;
-    consecutive facts of one speaker share a bullet, ``SEPARATORS`` between them,
-    while it stays within ``GROUP_CHARS``.
+    The facts of one day come together, the days in the order they first appear,
+    and in a day each speaker's facts, the speakers in the order they first
+    speak: one speaker's facts of one day share a bullet (``SEPARATORS`` between
+    them) while it stays within ``GROUP_CHARS``; a label costs more than a
+    separator. A date line leaves out the year of the one above
+    (``dialogue.written_day``).
     """
     lines: list[str] = []
-    date = ""
+    date = year = ""
     speaker: tuple[Role | None, str] | None = None
     separator = SEPARATORS[locale]
-    days: dict[str, list[Fact]] = {}  # each day once, at its first fact's place
-    for fact in facts:
-        days.setdefault(fact.date, []).append(fact)
-    for fact in (fact for same_day in days.values() for fact in same_day):
+    days: dict[str, dict[tuple[Role | None, str], list[Fact]]] = {}
+    for fact in facts:  # each day once, each speaker once in it: first place
+        days.setdefault(fact.date, {}).setdefault((fact.role, fact.tool), []).append(
+            fact
+        )
+    for fact in (
+        fact
+        for same_day in days.values()
+        for same_speaker in same_day.values()
+        for fact in same_speaker
+    ):
         if fact.date and fact.date != date:
-            lines.append(f"[{fact.date}]")
+            written, year = written_day(fact.date, year)
+            lines.append(f"[{written}]")
             date, speaker = fact.date, None
         who = (fact.role, fact.tool)
         if who == speaker and len(lines[-1]) + len(fact.text) < GROUP_CHARS:
