@@ -311,7 +311,9 @@ class SqliteIndex:
                 # a full page ends at its last row; a short one covers every stored
                 # id up to ``newest`` (ids are committed in order, so none is missing)
                 top = batch[-1][0] if len(rows) == BACKFILL_PAGE else int(newest)
-                for at in range(0, len(batch), _ROWS_PER_WRITE):
+                # an empty page (every message since the last batch deleted before
+                # it was taken in) still moves ``last_id`` up to ``newest``
+                for at in range(0, max(len(batch), 1), _ROWS_PER_WRITE):
                     part = batch[at : at + _ROWS_PER_WRITE]
                     end = top if at + _ROWS_PER_WRITE >= len(batch) else part[-1][0]
                     with self._driver.transaction("catch_up") as tx:

@@ -75,6 +75,29 @@ def test_a_search_takes_in_what_no_batch_took_yet(tmp_path):
         store.close()
 
 
+@pytest.mark.parametrize("remove", ["clear_session", "pop_message", "clear_all"])
+def test_a_search_after_every_unindexed_message_was_deleted_moves_on(tmp_path, remove):
+    path = tmp_path / "h.sqlite3"
+    store = SqliteStore(path)
+    try:
+        gone = store.save_message("s", Message("user", "qzgonex"))
+        getattr(store, remove)(*(["s"] if remove != "clear_all" else []))
+        found: list[object] = []
+        search = threading.Thread(  # a liveness guard: it looped forever before
+            target=lambda: found.append(
+                store.search_messages("s", query_terms("qzgonex"), limit=3)
+            ),
+            daemon=True,
+        )
+        search.start()
+        search.join(timeout=60)
+
+        assert found == [[]]
+        assert _counts(path) == (0, 0, 0, gone.id)
+    finally:
+        store.close()
+
+
 def test_a_message_cleared_while_its_batch_is_prepared_stays_out(tmp_path, monkeypatch):
     path = tmp_path / "h.sqlite3"
     store = SqliteStore(path)
