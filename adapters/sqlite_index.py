@@ -62,17 +62,22 @@ _LENGTH = (
 )
 
 
-def _split(terms: str) -> str:
-    """SQL: the tokens of the FTS5 ``terms`` text ``terms``, as a ``json_each`` source.
+_ARRAY = """'["' || replace(lower(i.c1), ' ', '","') || '"]'"""
+_TOKENS = (
+    "CREATE VIEW message_tokens AS SELECT i.id AS id, t.value AS term "
+    f"FROM message_index_content i, json_each(CASE WHEN json_valid({_ARRAY}) "
+    f"THEN {_ARRAY} ELSE '[]' END) AS t WHERE t.value <> ''"
+)
+"""Each indexed row's tokens (``id``, ``term``), read from FTS5's own copy of its terms
+(``message_index_content``, column ``c1``) by key.
 
-    Terms are letters and digits joined by single spaces (``domain.recall``), which
-    the ``ascii`` tokenizer reads as one token each, ASCII letters folded to lower
-    case as ``lower`` folds them; so the text is a JSON array once its spaces are
-    ``","``. Text that is not (never written by this library) counts as no tokens
-    rather than failing the statement, a delete above all.
-    """
-    array = f"""'["' || replace(lower({terms}), ' ', '","') || '"]'"""
-    return f"json_each(CASE WHEN json_valid({array}) THEN {array} ELSE '[]' END)"
+Terms are letters and digits joined by single spaces (``domain.recall``), which the
+``ascii`` tokenizer reads as one token each, ASCII letters folded to lower case as
+``lower`` folds them; so the text is a JSON array once its spaces are ``","``, and a
+row's tokens are FTS5's: their number is its length in ``message_index_docsize``.
+Text that is not (never written by this library) counts as no tokens rather than
+failing the statement, a delete above all.
+"""
 
 
 def count_sql(source: str) -> tuple[str, str]:
@@ -80,23 +85,24 @@ def count_sql(source: str) -> tuple[str, str]:
 
     ``source`` names the rows' ids as ``b.value``: ``json_each(?) AS b`` for a batch
     just taken in, or every indexed row for a migration. The first adds each row's
-    session to ``session_totals`` (one document, its length), the second each of its
-    distinct terms to ``session_terms``; the delete trigger takes them away again.
+    session to ``session_totals`` (one document, its length in tokens), the second
+    each of its distinct terms to ``session_terms``; the delete trigger takes them
+    away again.
     """
     totals = (
         "INSERT INTO session_totals (session_id, documents, length) "
-        f"SELECT m.session_id, count(*), sum({_LENGTH}) FROM {source} "
-        "CROSS JOIN message_index_docsize d ON d.id = b.value "
-        "CROSS JOIN messages m ON m.id = d.id WHERE true GROUP BY m.session_id "
+        "SELECT m.session_id, count(*), sum((SELECT count(*) FROM message_tokens k "
+        f"WHERE k.id = c.id)) FROM {source} "
+        "CROSS JOIN message_index_content c ON c.id = b.value "
+        "CROSS JOIN messages m ON m.id = c.id WHERE true GROUP BY m.session_id "
         "ON CONFLICT (session_id) DO UPDATE SET "
         "documents = documents + excluded.documents, length = length + excluded.length"
     )
     terms = (
         "INSERT INTO session_terms (session_id, term, documents) "
         "SELECT session_id, term, count(*) FROM (SELECT DISTINCT m.id, m.session_id, "
-        f"t.value AS term FROM {source} CROSS JOIN messages m ON m.id = b.value "
-        "CROSS JOIN message_index_content i ON i.id = m.id "
-        f"CROSS JOIN {_split('i.c1')} AS t WHERE t.value <> '') "
+        f"k.term FROM {source} CROSS JOIN messages m ON m.id = b.value "
+        "CROSS JOIN message_tokens k ON k.id = m.id) "
         "WHERE true GROUP BY session_id, term "
         "ON CONFLICT (session_id, term) DO UPDATE SET "
         "documents = documents + excluded.documents"
@@ -104,27 +110,23 @@ def count_sql(source: str) -> tuple[str, str]:
     return totals, terms
 
 
-# A row's terms read from FTS5's own copy of them (``message_index_content``, column
-# ``c1`` = ``terms``) by key: through the FTS5 table, a lookup costs several times more.
-_GONE_TERMS = (
-    "SELECT t.value FROM message_index_content i, "
-    f"{_split('i.c1')} AS t WHERE i.id = old.id"
-)
+_GONE = "(SELECT term FROM message_tokens WHERE id = old.id)"
 STATISTICS_SCHEMA = (
     "CREATE TABLE session_totals (session_id TEXT PRIMARY KEY, "
     "documents INTEGER NOT NULL, length INTEGER NOT NULL) WITHOUT ROWID",
     "CREATE TABLE session_terms (session_id TEXT NOT NULL, term TEXT NOT NULL, "
     "documents INTEGER NOT NULL, PRIMARY KEY (session_id, term)) WITHOUT ROWID",
+    _TOKENS,
     "DROP TRIGGER messages_unindex",
     "CREATE TRIGGER messages_unindex AFTER DELETE ON messages BEGIN "
     "UPDATE session_terms SET documents = documents - 1 "
-    f"WHERE session_id = old.session_id AND term IN ({_GONE_TERMS}); "
+    f"WHERE session_id = old.session_id AND term IN {_GONE}; "
     "DELETE FROM session_terms WHERE session_id = old.session_id "
-    f"AND documents <= 0 AND term IN ({_GONE_TERMS}); "
+    f"AND documents <= 0 AND term IN {_GONE}; "
     "UPDATE session_totals SET documents = documents - 1, length = length - "
-    f"(SELECT {_LENGTH} FROM message_index_docsize d WHERE d.id = old.id) "
+    "(SELECT count(*) FROM message_tokens WHERE id = old.id) "
     "WHERE session_id = old.session_id "
-    "AND EXISTS (SELECT 1 FROM message_index_docsize WHERE id = old.id); "
+    "AND EXISTS (SELECT 1 FROM message_index_content WHERE id = old.id); "
     "DELETE FROM session_totals WHERE session_id = old.session_id "
     "AND documents <= 0; "
     "DELETE FROM message_index WHERE rowid = old.id; "
@@ -132,15 +134,17 @@ STATISTICS_SCHEMA = (
 )
 """Migration 5: each session's statistics, kept as rows are taken in and deleted.
 
-``session_totals`` holds a session's indexed messages and their summed length (from
-FTS5's per-row sizes), ``session_terms`` each term's count of indexed messages in
-the session. The delete trigger now takes a deleted message out of both (a session
+``session_totals`` holds a session's indexed messages and their summed length (in
+tokens, as FTS5 counts them), ``session_terms`` each term's count of indexed messages
+in the session. The delete trigger now takes a deleted message out of both (a session
 or term left at 0 is deleted with it: a forgotten session leaves no term behind)
 before unindexing it, in the deleting statement's transaction. The migration then
-counts every row already indexed (``count_sql``).
+counts every row already indexed (``count_sql``). The statements stay short: the
+schema is read by every new connection (and a file whose schema fits its first page
+is still told apart as a damaged store, ``sqlite_file``).
 """
 _COUNT_BATCH = count_sql("json_each(?) AS b")
-COUNT_ALL = count_sql("(SELECT id AS value FROM message_index_docsize) AS b")
+COUNT_ALL = count_sql("(SELECT id AS value FROM message_index_content) AS b")
 
 
 def statistics_sql(terms: int) -> str:

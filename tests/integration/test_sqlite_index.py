@@ -322,6 +322,7 @@ def _to_version_4(path) -> None:
     with contextlib.closing(sqlite3.connect(path)) as conn, conn:
         conn.execute("DROP TABLE session_totals")
         conn.execute("DROP TABLE session_terms")
+        conn.execute("DROP VIEW message_tokens")
         conn.execute("DROP TRIGGER messages_unindex")
         conn.execute(sqlite.SEARCH_SCHEMA[-1])  # version 4's trigger
         conn.execute("DELETE FROM schema_version WHERE version = 5")
