@@ -22,8 +22,8 @@ matches) and score them here with the reference formula and the session's own
 statistics, as every store does, read in one statement (one snapshot):
 
 - SQLite: the counts it keeps per session as rows are taken in and deleted
-  (``session_totals``: indexed messages and their summed length from FTS5's per-row
-  sizes; ``session_terms``: each term's count), a few key lookups;
+  (``session_totals``: indexed messages and their summed length in tokens;
+  ``session_terms``: each term's count), a few key lookups;
 - PostgreSQL: the session's ``message_terms`` rows (count, summed ``length``) and
   each term's count among them.
 
