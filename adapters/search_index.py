@@ -21,9 +21,9 @@ Both bound the candidates as ``domain.ranking`` does (the rarest terms' newest
 matches) and score them here with the reference formula and the session's own
 statistics, as every store does, read in one statement (one snapshot):
 
-- SQLite: the session's indexed messages and their lengths from FTS5's per-row sizes
-  (``message_index_docsize``), each term's count by walking its rows in the
-  session's id span;
+- SQLite: the counts it keeps per session as rows are taken in and deleted
+  (``session_totals``: indexed messages and their summed length in tokens;
+  ``session_terms``: each term's count), a few key lookups;
 - PostgreSQL: the session's ``message_terms`` rows (count, summed ``length``) and
   each term's count among them.
 

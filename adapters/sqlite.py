@@ -24,6 +24,7 @@ from .dialect import Dialect
 from .driver import Executor, store_error
 from .search_index import SqliteIndex
 from .sql import SqlArchive, SqlStore
+from .sqlite_index import COUNT_ALL, STATISTICS_SCHEMA
 
 # The columns of a stored message, shared by the history and the archive tables.
 # Released migrations never change: a new column needs a new migration.
@@ -93,7 +94,9 @@ SEARCH_SCHEMA = (
     "DELETE FROM message_index WHERE rowid = old.id; "
     "UPDATE index_state SET rows = rows - 1 WHERE old.id <= last_id; END",
 )
-SCHEMA_VERSION = len(MIGRATIONS) + 1
+# 5: each session's statistics, kept by the batch and the delete trigger
+# (``sqlite_index.STATISTICS_SCHEMA``), counted from the rows already indexed.
+SCHEMA_VERSION = len(MIGRATIONS) + 2
 _CLOCK_FUNCTION = "memory_summary_now"
 DIALECT = Dialect(clock=f"{_CLOCK_FUNCTION}()", unlimited=-1)
 _DRIVER_ERRORS = (sqlite3.Error, OverflowError, UnicodeError)
@@ -308,11 +311,15 @@ class SqliteStore(SqlStore):
                 tx.execute(statement, ())
             search.take_in(tx, report=True)
 
+        def count_sessions(tx: Executor) -> None:
+            for statement in (*STATISTICS_SCHEMA, *COUNT_ALL):
+                tx.execute(statement, ())
+
         try:
             super().__init__(
                 driver,
                 DIALECT,
-                (*MIGRATIONS, index_stored),
+                (*MIGRATIONS, index_stored, count_sessions),
                 where=where,
                 search=search,
             )

@@ -24,6 +24,7 @@ from .index_terms import (
     BACKFILL_PAGE,
     CATCH_UP_EVERY,
     Matches,
+    check_terms,
     fts5_term,
     logs_progress,
     session_term,
@@ -61,29 +62,112 @@ _LENGTH = (
 )
 
 
+_ARRAY = """'["' || replace(lower(i.c1), ' ', '","') || '"]'"""
+_TOKENS = (
+    "CREATE VIEW message_tokens AS SELECT i.id AS id, t.value AS term "
+    f"FROM message_index_content i, json_each(CASE WHEN json_valid({_ARRAY}) "
+    f"THEN {_ARRAY} ELSE '[]' END) AS t WHERE t.value <> ''"
+)
+"""Each indexed row's tokens (``id``, ``term``), read from FTS5's own copy of its terms
+(``message_index_content``, column ``c1``) by key.
+
+Terms are letters and digits joined by single spaces (``domain.recall``), which the
+``ascii`` tokenizer reads as one token each, ASCII letters folded to lower case as
+``lower`` folds them; so the text is a JSON array once its spaces are ``","``, and a
+row's tokens are FTS5's: their number is its length in ``message_index_docsize``.
+Text that is not (never written by this library) counts as no tokens rather than
+failing the statement, a delete above all.
+"""
+
+
+def count_sql(source: str) -> tuple[str, str]:
+    """Return the statements that add indexed rows to their sessions' statistics.
+
+    ``source`` names the rows' ids as ``b.value``: ``json_each(?) AS b`` for a batch
+    just taken in, or every indexed row for a migration. The first adds each row's
+    session to ``session_totals`` (one document, its length in tokens), the second
+    each of its distinct terms to ``session_terms``; the delete trigger takes them
+    away again.
+    """
+    totals = (
+        "INSERT INTO session_totals (session_id, documents, length) "
+        "SELECT m.session_id, count(*), sum((SELECT count(*) FROM message_tokens k "
+        f"WHERE k.id = c.id)) FROM {source} "
+        "CROSS JOIN message_index_content c ON c.id = b.value "
+        "CROSS JOIN messages m ON m.id = c.id WHERE true GROUP BY m.session_id "
+        "ON CONFLICT (session_id) DO UPDATE SET "
+        "documents = documents + excluded.documents, length = length + excluded.length"
+    )
+    terms = (
+        "INSERT INTO session_terms (session_id, term, documents) "
+        "SELECT session_id, term, count(*) FROM (SELECT DISTINCT m.id, m.session_id, "
+        f"k.term FROM {source} CROSS JOIN messages m ON m.id = b.value "
+        "CROSS JOIN message_tokens k ON k.id = m.id) "
+        "WHERE true GROUP BY session_id, term "
+        "ON CONFLICT (session_id, term) DO UPDATE SET "
+        "documents = documents + excluded.documents"
+    )
+    return totals, terms
+
+
+_GONE = "(SELECT term FROM message_tokens WHERE id = old.id)"
+STATISTICS_SCHEMA = (
+    "CREATE TABLE session_totals (session_id TEXT PRIMARY KEY, "
+    "documents INTEGER NOT NULL, length INTEGER NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE session_terms (session_id TEXT NOT NULL, term TEXT NOT NULL, "
+    "documents INTEGER NOT NULL, PRIMARY KEY (session_id, term)) WITHOUT ROWID",
+    _TOKENS,
+    "DROP TRIGGER messages_unindex",
+    "CREATE TRIGGER messages_unindex AFTER DELETE ON messages BEGIN "
+    "UPDATE session_terms SET documents = documents - 1 "
+    f"WHERE session_id = old.session_id AND term IN {_GONE}; "
+    "DELETE FROM session_terms WHERE session_id = old.session_id "
+    f"AND documents <= 0 AND term IN {_GONE}; "
+    "UPDATE session_totals SET documents = documents - 1, length = length - "
+    "(SELECT count(*) FROM message_tokens WHERE id = old.id) "
+    "WHERE session_id = old.session_id "
+    "AND EXISTS (SELECT 1 FROM message_index_content WHERE id = old.id); "
+    "DELETE FROM session_totals WHERE session_id = old.session_id "
+    "AND documents <= 0; "
+    "DELETE FROM message_index WHERE rowid = old.id; "
+    "UPDATE index_state SET rows = rows - 1 WHERE old.id <= last_id; END",
+)
+"""Migration 5: each session's statistics, kept as rows are taken in and deleted.
+
+``session_totals`` holds a session's indexed messages and their summed length (in
+tokens, as FTS5 counts them), ``session_terms`` each term's count of indexed messages
+in the session. The delete trigger now takes a deleted message out of both (a session
+or term left at 0 is deleted with it: a forgotten session leaves no term behind)
+before unindexing it, in the deleting statement's transaction. The migration then
+counts every row already indexed (``count_sql``). The statements stay short: the
+schema is read by every new connection (and a file whose schema fits its first page
+is still told apart as a damaged store, ``sqlite_file``).
+"""
+_COUNT_BATCH = count_sql("json_each(?) AS b")
+COUNT_ALL = count_sql("(SELECT id AS value FROM message_index_content) AS b")
+
+
 def statistics_sql(terms: int) -> str:
     """Return the statement of a search's statistics, all from one snapshot.
 
-    Parameters: the session id, then each term's MATCH expression. Returns one row:
-    the session's indexed messages, their total length, its lowest and highest
-    message id, then each term's count in the session (``domain.ranking``: every
-    store counts in the session, so other sessions never change what is found;
-    archived or not, the statistics are the whole session's).
+    Parameters: the session id, then each term. Returns one row: the session's
+    indexed messages, their total length, its lowest and highest message id, then
+    each term's count in the session (``domain.ranking``: every store counts in the
+    session, so other sessions never change what is found; archived or not, the
+    statistics are the whole session's). The counts are kept by the index as rows
+    come and go (``STATISTICS_SCHEMA``): a few key lookups, whatever the session's
+    size.
     """
     count = (
-        "(SELECT count(*) FROM message_index i CROSS JOIN messages m ON m.id = i.rowid "
-        "AND m.session_id = ?1 WHERE message_index MATCH ?{at} "
-        "AND i.rowid BETWEEN (SELECT low FROM span) AND (SELECT high FROM span))"
+        "(SELECT documents FROM session_terms WHERE session_id = ?1 "
+        "AND term = lower(?{at}))"
     )
     counts = ", ".join(count.format(at=at + 2) for at in range(terms))
     return (
-        "WITH span AS (SELECT (SELECT min(id) FROM messages WHERE session_id = ?1) "
-        "AS low, (SELECT max(id) FROM messages WHERE session_id = ?1) AS high), "
-        f"size AS (SELECT count(*) AS documents, coalesce(sum({_LENGTH}), 0) AS total "
-        "FROM messages m JOIN message_index_docsize d ON d.id = m.id "
-        "WHERE m.session_id = ?1) "
-        f"SELECT size.documents, size.total, span.low, span.high, {counts} "
-        "FROM size, span"
+        "SELECT coalesce((SELECT documents FROM session_totals WHERE session_id = ?1)"
+        ", 0), coalesce((SELECT length FROM session_totals WHERE session_id = ?1), 0)"
+        ", (SELECT min(id) FROM messages WHERE session_id = ?1), "
+        f"(SELECT max(id) FROM messages WHERE session_id = ?1), {counts}"
     )
 
 
@@ -311,7 +395,9 @@ class SqliteIndex:
                 # a full page ends at its last row; a short one covers every stored
                 # id up to ``newest`` (ids are committed in order, so none is missing)
                 top = batch[-1][0] if len(rows) == BACKFILL_PAGE else int(newest)
-                for at in range(0, len(batch), _ROWS_PER_WRITE):
+                # an empty page (every message since the last batch deleted before
+                # it was taken in) still moves ``last_id`` up to ``newest``
+                for at in range(0, max(len(batch), 1), _ROWS_PER_WRITE):
                     part = batch[at : at + _ROWS_PER_WRITE]
                     end = top if at + _ROWS_PER_WRITE >= len(batch) else part[-1][0]
                     with self._driver.transaction("catch_up") as tx:
@@ -333,6 +419,10 @@ class SqliteIndex:
             }  # a message cleared since the page was read stays out
             fresh = [row for row in fresh if row[0] in stored]
             tx.executemany(self._insert, fresh)  # type: ignore[attr-defined]
+            if fresh:
+                ids = json.dumps([row[0] for row in fresh])
+                for statement in _COUNT_BATCH:
+                    tx.execute(statement, (ids,))
         if top > after:
             tx.execute(
                 "UPDATE index_state SET last_id = ?, rows = rows + ?", (top, len(fresh))
@@ -342,7 +432,8 @@ class SqliteIndex:
     def take_in(self, tx: Executor, *, report: bool = False) -> int:
         """Index the rows after ``index_state.last_id`` inside ``tx``; count them.
 
-        The migration that creates the index runs it, in its own transaction.
+        The migration that creates the index runs it, in its own transaction;
+        migration 5 counts the sessions' statistics of every row taken in then.
         """
         after = int(tx.execute("SELECT last_id FROM index_state", ()).fetchone()[0])
         total = 0
@@ -387,7 +478,8 @@ class SqliteIndex:
         # The session's statistics, as every store counts them, in one statement:
         # one snapshot, whatever a pop or a catch-up commits meanwhile.
         terms = list(dict.fromkeys(terms))
-        row = read(statistics_sql(len(terms)), (session_id, *map(fts5_term, terms)))[0]
+        check_terms(terms)
+        row = read(statistics_sql(len(terms)), (session_id, *terms))[0]
         documents, total, low, high = (int(v or 0) for v in row[:4])
         matching = {t: int(n) for t, n in zip(terms, row[4:], strict=True) if n}
         terms = informative(terms, matching, documents)

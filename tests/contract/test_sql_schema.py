@@ -60,6 +60,50 @@ def test_a_version_1_sqlite_file_is_migrated_and_keeps_its_data(tmp_path):
         store.close()
 
 
+def test_a_version_4_sqlite_file_counts_its_sessions_statistics_when_migrated(
+    tmp_path,
+):
+    from memory_summary.domain.recall import query_terms
+    from tests.integration.test_sqlite_index import (
+        _counted_statistics,
+        _kept_statistics,
+        _to_version_4,
+    )
+
+    path = tmp_path / "v4.sqlite3"
+    store = SqliteStore(path)
+    try:
+        store.save_messages(
+            "s1", [Message("user", f"zebra {i} kiwi") for i in range(5)]
+        )
+        store.save_messages("s2", [Message("user", "zebra giraffe")] * 3)
+        before = store.search_messages("s1", query_terms("zebra kiwi 3"), limit=5)
+    finally:
+        store.close()
+    _to_version_4(path)
+
+    store = SqliteStore(path)
+    try:
+        assert store.schema_version() == sqlite.SCHEMA_VERSION == 5
+        with contextlib.closing(sqlite3.connect(path)) as conn:
+            kept = _kept_statistics(conn)
+            assert kept == _counted_statistics(conn)
+        assert kept[0] == {"s1": (5, 15), "s2": (3, 6)}
+        assert kept[1][("s1", "kiwi")] == 5
+        assert kept[1][("s2", "zebra")] == 3
+        assert store.search_messages("s1", query_terms("zebra kiwi 3"), limit=5) == (
+            before
+        )
+        store.forget_session("s2", namespaces=[])
+        store.save_message("s1", Message("user", "after: zebra"))
+        store.search_messages("s1", query_terms("zebra"), limit=5)
+        with contextlib.closing(sqlite3.connect(path)) as conn:
+            assert not [key for key in _kept_statistics(conn)[1] if key[0] == "s2"]
+            assert _kept_statistics(conn) == _counted_statistics(conn)
+    finally:
+        store.close()
+
+
 @pytest.mark.postgres
 def test_a_version_1_postgres_schema_is_migrated_and_keeps_its_data():
     import psycopg

@@ -190,13 +190,22 @@ def test_a_store_failure_exits_4(tmp_path):
     from memory_summary.adapters import SqliteStore
 
     db = tmp_path / "chat.sqlite3"
+    SqliteStore(db).close()
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        # a new store's pages are its tables' roots and the schema's own pages
+        (pages,) = conn.execute("PRAGMA page_count").fetchone()
+        roots = {r for (r,) in conn.execute("SELECT rootpage FROM sqlite_master")}
+        (size,) = conn.execute("PRAGMA page_size").fetchone()
+    schema = set(range(1, pages + 1)) - roots
     store = SqliteStore(db)
     for i in range(200):
         store.save_message("s0", Message("user", f"Question {i} about tides. " * 20))
     store.close()
-    with db.open("r+b") as raw:  # every page after the schema page is garbage
-        raw.seek(4096)
-        raw.write(b"\xff" * (db.stat().st_size - 4096))
+    with db.open("r+b") as raw:  # every page but the schema's is garbage
+        for page in range(1, db.stat().st_size // size + 1):
+            if page not in schema:
+                raw.seek((page - 1) * size)
+                raw.write(b"\xff" * size)
 
     results = [run(*argv, "--db", str(db)) for argv in STORE_COMMANDS]
 

@@ -11,13 +11,17 @@ from __future__ import annotations
 import contextlib
 import logging
 import sqlite3
+import tempfile
 import threading
+from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from memory_summary import Message, StoreError
-from memory_summary.adapters import SqliteStore, sqlite_index
-from memory_summary.adapters.search_index import CATCH_UP_EVERY
+from memory_summary.adapters import SqliteStore, sqlite, sqlite_index
+from memory_summary.adapters.search_index import CATCH_UP_EVERY, fts5_term
 from memory_summary.domain.recall import query_terms
 
 
@@ -71,6 +75,29 @@ def test_a_search_takes_in_what_no_batch_took_yet(tmp_path):
 
         assert [h.message for h in hits] == [saved]
         assert _thread(store) is None  # fewer than CATCH_UP_EVERY: never nudged
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("remove", ["clear_session", "pop_message", "clear_all"])
+def test_a_search_after_every_unindexed_message_was_deleted_moves_on(tmp_path, remove):
+    path = tmp_path / "h.sqlite3"
+    store = SqliteStore(path)
+    try:
+        gone = store.save_message("s", Message("user", "qzgonex"))
+        getattr(store, remove)(*(["s"] if remove != "clear_all" else []))
+        found: list[object] = []
+        search = threading.Thread(  # a liveness guard: it looped forever before
+            target=lambda: found.append(
+                store.search_messages("s", query_terms("qzgonex"), limit=3)
+            ),
+            daemon=True,
+        )
+        search.start()
+        search.join(timeout=60)
+
+        assert found == [[]]
+        assert _counts(path) == (0, 0, 0, gone.id)
     finally:
         store.close()
 
@@ -236,3 +263,164 @@ def test_a_save_goes_between_two_writes_of_a_catch_up(tmp_path, monkeypatch):
         assert order == ["put 32", "save", "put 32", "put 32", "put 1"]
     finally:
         store.close()
+
+
+# -- each session's statistics, kept as rows come and go
+
+_WORDS = ("zebra", "Zebras", "giraffe", "the", "north", "北京大学", "42", "kiwi")
+_SESSIONS = ("a", "b", "c")
+
+
+def _kept_statistics(conn) -> tuple[dict, dict]:
+    """Return the kept statistics: {session: (documents, length)}, {(s, term): n}."""
+    totals = {
+        sid: (documents, length)
+        for sid, documents, length in conn.execute("SELECT * FROM session_totals")
+    }
+    terms = {
+        (sid, term): n for sid, term, n in conn.execute("SELECT * FROM session_terms")
+    }
+    return totals, terms
+
+
+def _counted_statistics(conn) -> tuple[dict, dict]:
+    """Return the same statistics counted afresh from FTS5, as a search counted them.
+
+    Each session's indexed messages and their lengths from FTS5's per-row sizes, each
+    term's count by MATCHing it among the session's rows (every term an indexed row
+    of the session holds).
+    """
+    length = sqlite_index._LENGTH
+    totals = {
+        sid: (documents, total)
+        for sid, documents, total in conn.execute(
+            f"SELECT m.session_id, count(*), sum({length}) FROM messages m "
+            "JOIN message_index_docsize d ON d.id = m.id GROUP BY m.session_id"
+        )
+    }
+    held = {
+        (sid, term)
+        for sid, text in conn.execute(
+            "SELECT m.session_id, i.terms FROM message_index i "
+            "JOIN messages m ON m.id = i.rowid"
+        )
+        for term in str(text).split()
+    }
+    terms = {}
+    for sid, term in held:
+        (n,) = conn.execute(
+            "SELECT count(*) FROM message_index i JOIN messages m ON m.id = i.rowid "
+            "AND m.session_id = ? WHERE message_index MATCH ?",
+            (sid, fts5_term(term)),
+        ).fetchone()
+        terms[(sid, term)] = n
+    return totals, terms
+
+
+def _to_version_4(path) -> None:
+    """Turn a closed store's file into what version 4 left: no statistics kept."""
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
+        conn.execute("DROP TABLE session_totals")
+        conn.execute("DROP TABLE session_terms")
+        conn.execute("DROP VIEW message_tokens")
+        conn.execute("DROP TRIGGER messages_unindex")
+        conn.execute(sqlite.SEARCH_SCHEMA[-1])  # version 4's trigger
+        conn.execute("DELETE FROM schema_version WHERE version = 5")
+
+
+_text = st.lists(st.sampled_from(_WORDS), min_size=0, max_size=4).map(" ".join)
+_session = st.sampled_from(_SESSIONS)
+_steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("save"), _session, _text),
+        st.tuples(st.just("save_many"), _session, st.lists(_text, max_size=4)),
+        st.tuples(st.just("catch_up")),
+        st.tuples(st.just("search"), _session, st.sampled_from(_WORDS)),
+        st.tuples(st.just("pop"), _session),
+        st.tuples(st.just("commit"), _session),
+        st.tuples(st.just("clear"), _session),
+        st.tuples(st.just("forget"), _session),
+        st.tuples(st.just("clear_all")),
+        st.tuples(st.just("version_4")),
+    ),
+    max_size=25,
+)
+
+
+def _commit(store: SqliteStore, sid: str) -> None:
+    """Archive the older half of the session's active messages, as a compression."""
+    active = store.get_history(sid)
+    if not active:
+        return
+    record = store.get_metadata("summary", sid)
+    through = active[: max(1, len(active) // 2)]
+    result = store.commit_compaction_with(
+        sid,
+        namespace="summary",
+        record={"generation": f"g{len(active)}-{through[-1].id}"},
+        expect_generation=record["generation"] if record else None,
+        through_id=through[-1].id,
+        expect_archived=len(through),
+    )
+    assert result.archived == len(through)
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow])
+@given(steps=_steps)
+@example(
+    steps=[
+        ("save_many", "a", ["zebra the", "the zebra giraffe", "kiwi"]),
+        ("save", "b", "zebra 42"),
+        ("catch_up",),
+        ("save", "a", "giraffe north"),
+        ("pop", "a"),
+        ("pop", "a"),
+        ("commit", "a"),
+        ("search", "b", "zebra"),
+        ("version_4",),
+        ("save", "a", "北京大学 Zebras"),
+        ("forget", "b"),
+        ("search", "a", "zebra"),
+        ("clear", "a"),
+        ("save", "c", "north north kiwi"),
+        ("version_4",),
+        ("catch_up",),
+        ("clear_all",),
+    ]
+)
+def test_each_sessions_statistics_stay_what_fts5_counts_through_any_sequence(steps):
+    with tempfile.TemporaryDirectory() as workdir:
+        path = Path(workdir) / "h.sqlite3"
+        store = SqliteStore(path)
+        try:
+            for step in steps:
+                kind, args = step[0], step[1:]
+                if kind == "save":
+                    store.save_message(args[0], Message("user", args[1]))
+                elif kind == "save_many":
+                    texts = args[1]
+                    store.save_messages(args[0], [Message("user", t) for t in texts])
+                elif kind == "catch_up":
+                    store._index.catch_up()
+                elif kind == "search":
+                    store.search_messages(args[0], query_terms(args[1]), limit=3)
+                elif kind == "pop":
+                    store.pop_message(args[0])
+                elif kind == "commit":
+                    _commit(store, args[0])
+                elif kind == "clear":
+                    store.clear_session(args[0])
+                elif kind == "forget":
+                    store.forget_session(args[0], namespaces=["summary"])
+                elif kind == "clear_all":
+                    store.clear_all()
+                else:  # an old database, migrated as it is reopened
+                    store.close()
+                    _to_version_4(path)
+                    store = SqliteStore(path)
+                    assert store.schema_version() == sqlite.SCHEMA_VERSION == 5
+                with contextlib.closing(sqlite3.connect(path)) as conn:
+                    kept, counted = _kept_statistics(conn), _counted_statistics(conn)
+                assert kept == counted, step
+        finally:
+            store.close()
