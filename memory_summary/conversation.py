@@ -38,6 +38,7 @@ from memory_summary.domain import (
     ToolCall,
     anthropic_pairs,
     assemble_messages,
+    messages_from_anthropic,
     messages_to_anthropic,
     summary_message,
 )
@@ -358,8 +359,6 @@ def _system_message(system: object) -> Message | None:
     if isinstance(system, str):
         return Message("system", system) if system else None
     if isinstance(system, Sequence):  # Anthropic's system blocks
-        from memory_summary.domain import messages_from_anthropic
-
         return messages_from_anthropic(system, [])[0]
     raise MessageError(
         "system",
