@@ -378,3 +378,16 @@ def test_async_tool_and_anthropic_turns_and_refused_replies(store):
         "tool",
         "tool",
     ]
+
+
+def test_anthropic_system_blocks_keep_their_cache_control():
+    blocks = [
+        {"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}
+    ]
+    with SummaryEngine(InMemoryStore(), InstrumentedSummarizer()) as engine:
+        chat = engine.conversation("lee")
+        request = chat.prepare("Hi", system=blocks, format="anthropic")
+        with pytest.raises(MessageError, match="system"):
+            chat.prepare(system=42)
+    assert request["system"] == blocks
+    assert request["messages"] == [{"role": "user", "content": "Hi"}]
