@@ -150,24 +150,31 @@ COUNT_ALL = count_sql("(SELECT id AS value FROM message_index_content) AS b")
 def statistics_sql(terms: int) -> str:
     """Return the statement of a search's statistics, all from one snapshot.
 
-    Parameters: the session id, then each term. Returns one row: the session's
-    indexed messages, their total length, its lowest and highest message id, then
-    each term's count in the session (``domain.ranking``: every store counts in the
+    Parameters: ``statistics_params``. Returns one row: the session's indexed
+    messages, their total length, its lowest and highest message id, then each
+    term's count in the session (``domain.ranking``: every store counts in the
     session, so other sessions never change what is found; archived or not, the
     statistics are the whole session's). The counts are kept by the index as rows
     come and go (``STATISTICS_SCHEMA``): a few key lookups, whatever the session's
-    size.
+    size. Plain ``?`` placeholders: Python 3.12 deprecates numbered ones bound to a
+    sequence (3.14 refuses them).
     """
     count = (
-        "(SELECT documents FROM session_terms WHERE session_id = ?1 "
-        "AND term = lower(?{at}))"
+        "(SELECT documents FROM session_terms WHERE session_id = ? AND term = lower(?))"
     )
-    counts = ", ".join(count.format(at=at + 2) for at in range(terms))
+    counts = ", ".join([count] * terms)
     return (
-        "SELECT coalesce((SELECT documents FROM session_totals WHERE session_id = ?1)"
-        ", 0), coalesce((SELECT length FROM session_totals WHERE session_id = ?1), 0)"
-        ", (SELECT min(id) FROM messages WHERE session_id = ?1), "
-        f"(SELECT max(id) FROM messages WHERE session_id = ?1), {counts}"
+        "SELECT coalesce((SELECT documents FROM session_totals WHERE session_id = ?)"
+        ", 0), coalesce((SELECT length FROM session_totals WHERE session_id = ?), 0)"
+        ", (SELECT min(id) FROM messages WHERE session_id = ?), "
+        f"(SELECT max(id) FROM messages WHERE session_id = ?), {counts}"
+    )
+
+
+def statistics_params(session_id: str, terms: Sequence[str]) -> tuple[str, ...]:
+    """Return ``statistics_sql``'s parameters, in the order its placeholders come."""
+    return (session_id,) * 4 + tuple(
+        value for term in terms for value in (session_id, term)
     )
 
 
@@ -479,7 +486,7 @@ class SqliteIndex:
         # one snapshot, whatever a pop or a catch-up commits meanwhile.
         terms = list(dict.fromkeys(terms))
         check_terms(terms)
-        row = read(statistics_sql(len(terms)), (session_id, *terms))[0]
+        row = read(statistics_sql(len(terms)), statistics_params(session_id, terms))[0]
         documents, total, low, high = (int(v or 0) for v in row[:4])
         matching = {t: int(n) for t, n in zip(terms, row[4:], strict=True) if n}
         terms = informative(terms, matching, documents)
