@@ -187,7 +187,7 @@ def estimate_tokens(text: str) -> int:
     property test checks "never below" on chat text cut at spaces and joined. Those
     ratios were measured before spaces, digits, punctuation and line breaks weighed
     more (0.25, 0.75, 1.0, 1.0): the property found fragments of tool arguments and
-    numbered lines (``'  "day": 1} '``, ``'costs 95\ncosts 95'``) undercounted, so
+    numbered lines (``'  "day": 1} '``, two lines of ``costs 95``) undercounted, so
     the estimate now overshoots somewhat more than they say.
     Text that is no language (random letters, base64, hashes) can need more tokens
     than this: use it only for figures that decide nothing.
