@@ -202,6 +202,9 @@ class LeaseKeeper:
                 self.retry_releases()
 
     def _renew(self, held: _Held) -> None:
+        # The store's new expiry counts from no earlier than now: the next renewal
+        # counts from here too, not from when the answer came back.
+        asked_at = self._clock()
         try:
             kept = self._store.renew_lease(
                 held.session_id, held.token, ttl_s=held.ttl_s
@@ -220,7 +223,7 @@ class LeaseKeeper:
             return
         with self._changed:
             if kept:
-                held.renewed_at = self._clock()
+                held.renewed_at = asked_at
             elif self._held.get(held.token) is not held:
                 return  # released meanwhile (a commit may drop it): not lost
             else:
