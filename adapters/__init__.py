@@ -9,28 +9,28 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .archive import InMemoryArchive
-from .extractive import ExtractiveSummarizer
-from .memory import InMemoryStore
-from .sqlite import SqliteArchive, SqliteStore
+from .stores.memory.archive import InMemoryArchive
+from .stores.memory.store import InMemoryStore
+from .stores.sql.sqlite import SqliteArchive, SqliteStore
+from .summarizers.offline.extractive import ExtractiveSummarizer
 from .tokens import TiktokenCounter, counter_factory, encoding_name_for
 
 if TYPE_CHECKING:
-    from .anthropic_llm import AnthropicLLM, AnthropicStream
-    from .openai_llm import OpenAIChatLLM
-    from .openai_stream import OpenAIChatStream
-    from .postgres import PostgresArchive, PostgresStore
-    from .redis_store import RedisStore
+    from .stores.redis.store import RedisStore
+    from .stores.sql.postgres import PostgresArchive, PostgresStore
+    from .summarizers.anthropic.llm import AnthropicLLM, AnthropicStream
+    from .summarizers.openai.llm import OpenAIChatLLM
+    from .summarizers.openai.stream import OpenAIChatStream
 
 # name -> (module, the driver it needs, the extra that installs it)
 _LAZY: dict[str, tuple[str, str, str]] = {
-    "AnthropicLLM": ("anthropic_llm", "anthropic", "anthropic"),
-    "AnthropicStream": ("anthropic_llm", "anthropic", "anthropic"),
-    "OpenAIChatLLM": ("openai_llm", "openai", "openai"),
-    "OpenAIChatStream": ("openai_stream", "openai", "openai"),
-    "PostgresArchive": ("postgres", "psycopg", "postgres"),
-    "PostgresStore": ("postgres", "psycopg", "postgres"),
-    "RedisStore": ("redis_store", "redis", "redis"),
+    "AnthropicLLM": ("summarizers.anthropic.llm", "anthropic", "anthropic"),
+    "AnthropicStream": ("summarizers.anthropic.llm", "anthropic", "anthropic"),
+    "OpenAIChatLLM": ("summarizers.openai.llm", "openai", "openai"),
+    "OpenAIChatStream": ("summarizers.openai.stream", "openai", "openai"),
+    "PostgresArchive": ("stores.sql.postgres", "psycopg", "postgres"),
+    "PostgresStore": ("stores.sql.postgres", "psycopg", "postgres"),
+    "RedisStore": ("stores.redis.store", "redis", "redis"),
 }
 
 

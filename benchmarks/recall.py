@@ -32,7 +32,7 @@ from report import percentile_us
 
 from memory_summary import Message, StoreError, SummaryEngine
 from memory_summary.adapters import SqliteStore
-from memory_summary.adapters.message_rows import message_values
+from memory_summary.adapters.stores.rows import message_values
 from memory_summary.domain.recall import query_terms
 from memory_summary.quality.locomo import (
     LocomoConversation,

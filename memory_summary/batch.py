@@ -13,7 +13,7 @@ import threading
 from collections.abc import Sequence
 from typing import cast
 
-from memory_summary.adapters.message_rows import message_values
+from memory_summary.adapters.stores.rows import message_values
 from memory_summary.domain import BatchSavingStore, MemoryStore, Message
 from memory_summary.domain.capabilities import has_capability
 

@@ -24,7 +24,7 @@ from . import arg_types
 from .invocation import invocation
 
 if TYPE_CHECKING:
-    from memory_summary.adapters.sql import SqlStore
+    from memory_summary.adapters.stores.sql.core import SqlStore
 
 DEFAULT_DB = "memory-summary-demo.sqlite3"
 DEFAULT_SCHEMA = "memory_summary"

@@ -17,7 +17,7 @@ from .exits import EXIT_OK
 from .options import add_store_options, open_store
 
 if TYPE_CHECKING:
-    from memory_summary.adapters.sql import SqlStore
+    from memory_summary.adapters.stores.sql.core import SqlStore
 
 _STATS_SHOWN = 20  # sessions in the stats table when --limit is not given
 _PAGE = 500  # sessions read per query

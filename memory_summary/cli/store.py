@@ -28,7 +28,7 @@ from .options import (
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from memory_summary.adapters.sql import SqlStore
+    from memory_summary.adapters.stores.sql.core import SqlStore
     from memory_summary.domain import Message, SummaryConfig
     from memory_summary.engine import SummaryEngine
 

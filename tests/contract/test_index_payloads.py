@@ -48,7 +48,7 @@ def test_postgres_stores_a_message_of_megabytes_of_distinct_words_whole(
 def test_a_version_3_postgres_schema_holding_a_huge_message_migrates() -> None:
     import psycopg
 
-    from memory_summary.adapters import postgres
+    from memory_summary.adapters.stores.sql import postgres
 
     first = make_postgres()
     schema = first.schema  # type: ignore[attr-defined]
@@ -211,7 +211,7 @@ def test_a_redis_save_that_never_gets_a_reply_says_it_may_be_stored(
     redis_server,
 ) -> None:
     from memory_summary import StoreError
-    from memory_summary.adapters.redis_store import SAVE_ATTEMPTS
+    from memory_summary.adapters.stores.redis.store import SAVE_ATTEMPTS
 
     store = _redis_store()
     try:

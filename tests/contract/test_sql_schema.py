@@ -11,7 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from memory_summary import Message, StoreError
-from memory_summary.adapters import SqliteStore, sqlite
+from memory_summary.adapters import SqliteStore
+from memory_summary.adapters.stores.sql import sqlite
 from tests.contract.stores import dispose, make_postgres, postgres_dsn
 
 # sha256 of migration 1 as released: a released migration never changes.
@@ -31,7 +32,7 @@ def test_released_sqlite_migration_1_is_unchanged():
 
 @pytest.mark.postgres
 def test_released_postgres_migration_1_is_unchanged():
-    from memory_summary.adapters import postgres
+    from memory_summary.adapters.stores.sql import postgres
 
     assert digest(postgres.MIGRATIONS[0]) == RELEASED_V1["postgres"]
 
@@ -108,7 +109,7 @@ def test_a_version_4_sqlite_file_counts_its_sessions_statistics_when_migrated(
 def test_a_version_1_postgres_schema_is_migrated_and_keeps_its_data():
     import psycopg
 
-    from memory_summary.adapters import postgres
+    from memory_summary.adapters.stores.sql import postgres
 
     first = make_postgres()
     schema = first.schema
@@ -135,7 +136,7 @@ def test_a_version_1_postgres_schema_is_migrated_and_keeps_its_data():
 
 @pytest.mark.postgres
 def test_concurrent_first_starts_on_one_schema_migrate_once():
-    from memory_summary.adapters import postgres
+    from memory_summary.adapters.stores.sql import postgres
 
     schema = make_postgres().schema  # a name nobody else uses
     dispose_later = []

@@ -81,7 +81,7 @@ def test_reopening_keeps_data_and_schema_version(kind, tmp_path, sid):
     )
 
     try:
-        module = importlib.import_module(f"memory_summary.adapters.{kind}")
+        module = importlib.import_module(f"memory_summary.adapters.stores.sql.{kind}")
         assert again.schema_version() == module.SCHEMA_VERSION
         assert {"sqlite": 5, "postgres": 4}[kind] == module.SCHEMA_VERSION
         assert again.get_history(sid) == saved

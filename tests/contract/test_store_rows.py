@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from memory_summary import Message, StoreError, ToolCall
 from memory_summary.adapters import SqliteStore
-from memory_summary.adapters.message_rows import message_values, row_message
+from memory_summary.adapters.stores.rows import message_values, row_message
 from memory_summary.domain import MalformedRecord
 from memory_summary.testing.strategies import content_parts, texts
 from tests.contract.stores import kind_of, run_sql

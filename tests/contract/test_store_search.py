@@ -24,7 +24,7 @@ from hypothesis.stateful import (
 
 from memory_summary import Message, StoreError
 from memory_summary.adapters import InMemoryStore, SqliteStore
-from memory_summary.adapters.search_index import CATCH_UP_EVERY
+from memory_summary.adapters.recall.sql_index import CATCH_UP_EVERY
 from memory_summary.domain.recall import query_terms
 from memory_summary.testing.search_contract import SearchContract
 from tests.contract.stores import (
@@ -198,7 +198,7 @@ def test_a_batch_longer_than_a_catch_up_is_found_whole(store) -> None:
 def _version_3_sqlite(path) -> None:
     import sqlite3
 
-    from memory_summary.adapters import sqlite
+    from memory_summary.adapters.stores.sql import sqlite
 
     with contextlib.closing(sqlite3.connect(path)) as conn, conn:
         for migration in sqlite.MIGRATIONS:
@@ -235,7 +235,7 @@ def test_a_version_3_sqlite_file_indexes_its_messages_when_migrated(
 def test_a_version_3_postgres_schema_indexes_its_messages_when_migrated() -> None:
     import psycopg
 
-    from memory_summary.adapters import postgres
+    from memory_summary.adapters.stores.sql import postgres
     from tests.contract.stores import postgres_dsn
 
     first = make_postgres()

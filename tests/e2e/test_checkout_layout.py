@@ -35,7 +35,8 @@ def run_from_root(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_the_subpackages_import_from_the_root_folders():
     probe = (
-        "import memory_summary, memory_summary.domain as d, memory_summary.adapters.sql"
+        "import memory_summary, memory_summary.domain as d\n"
+        "import memory_summary.adapters.stores.sql.core"
         "\nimport memory_summary.actors as a\n"
         "print(memory_summary.__file__); print(d.__file__); print(a.__file__)\n"
         "print(d.SummaryConfig().threshold)"

@@ -20,8 +20,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from memory_summary import Message, StoreError
-from memory_summary.adapters import SqliteStore, sqlite, sqlite_index
-from memory_summary.adapters.search_index import CATCH_UP_EVERY, fts5_term
+from memory_summary.adapters import SqliteStore
+from memory_summary.adapters.recall import sqlite_index
+from memory_summary.adapters.recall.sql_index import CATCH_UP_EVERY, fts5_term
+from memory_summary.adapters.stores.sql import sqlite
 from memory_summary.domain.recall import query_terms
 
 

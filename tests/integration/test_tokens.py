@@ -16,9 +16,9 @@ from memory_summary.adapters import (
     TiktokenCounter,
     counter_factory,
     encoding_name_for,
-    tiktoken_encodings,
     tokens,
 )
+from memory_summary.adapters.tokens import encodings as tiktoken_encodings
 from memory_summary.domain import IMAGE_TOKENS
 from memory_summary.domain.measure import CALL_OVERHEAD_TOKENS, MESSAGE_OVERHEAD_TOKENS
 

@@ -6,7 +6,10 @@ from hypothesis import strategies as st
 
 from memory_summary import Message
 from memory_summary.adapters import TiktokenCounter
-from memory_summary.adapters.extractive import ExtractiveSummarizer, utf8_bytes
+from memory_summary.adapters.summarizers.offline.extractive import (
+    ExtractiveSummarizer,
+    utf8_bytes,
+)
 from memory_summary.conversations import session_turns
 from memory_summary.domain import (
     Accepted,

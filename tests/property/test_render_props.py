@@ -59,7 +59,7 @@ def test_tool_pieces_are_cut_and_chat_text_is_verbatim(history, cut, locale):
 
 @given(history=histories(), locale=st.sampled_from(["en", "zh"]))
 def test_no_text_inside_a_message_starts_a_transcript_line(history, locale):
-    from memory_summary.adapters.transcript import entries
+    from memory_summary.adapters.summarizers.offline.transcript import entries
 
     for message, line in zip(
         history, render_transcript(history, locale=locale), strict=True

@@ -3,7 +3,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory_summary.adapters.extractive import ExtractiveSummarizer
+from memory_summary.adapters.summarizers.offline.extractive import ExtractiveSummarizer
 from memory_summary.domain import (
     Accepted,
     Rejected,

@@ -8,8 +8,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_summary.adapters import ExtractiveSummarizer
-from memory_summary.adapters.dialogue import compacted, is_chatter, session_date
-from memory_summary.adapters.host_instructions import instruction_terms
+from memory_summary.adapters.summarizers.offline.dialogue import (
+    compacted,
+    is_chatter,
+    session_date,
+)
+from memory_summary.adapters.summarizers.offline.host_instructions import (
+    instruction_terms,
+)
 from memory_summary.domain import Accepted, check_summary, summary_request
 from memory_summary.domain.render import render_transcript
 from memory_summary.quality.locomo import parse_locomo

@@ -10,8 +10,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_summary.adapters import ExtractiveSummarizer
-from memory_summary.adapters.dialogue import latest_day, read_day, written_day
-from memory_summary.adapters.fact_reading import previous_facts
+from memory_summary.adapters.summarizers.offline.dialogue import (
+    latest_day,
+    read_day,
+    written_day,
+)
+from memory_summary.adapters.summarizers.offline.fact_reading import previous_facts
 from memory_summary.domain import Accepted, check_summary, summary_request
 
 ALTERNATING = [

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory_summary.adapters.extractive import (
+from memory_summary.adapters.summarizers.offline.extractive import (
     HIGH_SCORE,
     ExtractiveSummarizer,
     salience_of,
@@ -344,7 +344,7 @@ def test_tags_quoted_inside_a_message_stay_message_text():
 
 
 def test_a_disarmed_fence_tag_with_hidden_characters_is_no_fact():
-    from memory_summary.adapters.fact_reading import _fragment
+    from memory_summary.adapters.summarizers.offline.fact_reading import _fragment
 
     assert _fragment("\u2039\u200e/conversa\u2063tion >") == ""
     assert _fragment("\u2039/conversation>") == ""

@@ -6,7 +6,8 @@ import threading
 from unittest import mock
 
 from memory_summary import Message
-from memory_summary.adapters import InMemoryStore, memory_history
+from memory_summary.adapters import InMemoryStore
+from memory_summary.adapters.stores.memory import history as memory_history
 from memory_summary.domain.recall import message_terms, query_terms
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory_summary.adapters.extractive import ExtractiveSummarizer
+from memory_summary.adapters.summarizers.offline.extractive import ExtractiveSummarizer
 from memory_summary.conversations import session_turns
 from memory_summary.domain import (
     Accepted,

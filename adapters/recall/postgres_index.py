@@ -1,0 +1,216 @@
+"""The history index of the PostgreSQL store: a ``tsvector`` table with GIN."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from memory_summary.adapters.stores.rows import SELECT_COLUMNS, row_message
+from memory_summary.adapters.stores.sql.driver import Executor, SqlDriver
+from memory_summary.domain import Message, StoreError
+from memory_summary.domain.ranking import (
+    CANDIDATES,
+    PER_TERM,
+    bm25_search,
+    informative,
+    seed_terms,
+)
+from memory_summary.domain.recall import message_terms
+
+from .terms import (
+    BACKFILL_PAGE,
+    Matches,
+    logs_progress,
+    search_sql,
+    session_term,
+    term_query,
+)
+
+log = logging.getLogger(__name__)
+
+
+class PostgresIndex:
+    """Table ``message_terms(id, session_id, length, terms, tsv)``, GIN on ``tsv``."""
+
+    placeholder = "%s"
+
+    def __init__(self, tables: str) -> None:
+        self._tables = tables
+        self._insert = (
+            f"INSERT INTO {tables}message_terms (id, session_id, length, terms, tsv) "
+            "VALUES (%s, %s, %s, %s, array_to_tsvector(%s::text[]))"
+        )
+        # The session's size and each term's count in it, in one statement (one
+        # snapshot: a pop or a forget between two reads gave a term more messages
+        # than the session); then each seed term's newest matches (domain.ranking):
+        # the database returns a bounded set of rows to score.
+        self._statistics = (
+            "WITH size AS (SELECT count(*) AS documents, coalesce(sum(length), 0) "
+            f"AS total FROM {tables}message_terms WHERE session_id = %s) "
+            "SELECT size.documents, size.total, q.term, (SELECT count(*) FROM "
+            f"{tables}message_terms s WHERE s.tsv @@ q.query::tsquery "
+            "AND s.session_id = %s) "
+            "FROM size CROSS JOIN unnest(%s::text[], %s::text[]) AS q(term, query)"
+        )
+        self._newest = (
+            f"SELECT t.id, t.terms, t.length FROM {tables}message_terms t "
+            "WHERE t.id IN ({seeds})"
+        )
+        # One branch a term, its tsquery a parameter of its own: the planner sees
+        # each term's frequency (GIN for a rare term, the id order for a common one).
+        # The term alone and a filter on session_id: ANDing the session's lexeme in
+        # the tsquery makes GIN read the session's whole posting tree.
+        self._seed = (
+            f"(SELECT s.id FROM {tables}message_terms s {{join}}"
+            "WHERE s.tsv @@ %s::tsquery AND s.session_id = %s "
+            "ORDER BY s.id DESC LIMIT %s)"
+        )
+        self._archived = f"JOIN {tables}messages m ON m.id = s.id AND m.archived "
+        self._window = (
+            "SELECT m.id FROM unnest(%s::bigint[], %s::bigint[]) AS r(lo, hi) "
+            f"JOIN {tables}messages m ON m.session_id = %s "
+            "AND m.id BETWEEN r.lo AND r.hi"
+        )
+
+    def prepare(self, message: Message) -> list[str]:
+        """Return ``message``'s terms: its index row is written with it."""
+        return message_terms(message)
+
+    def save(
+        self,
+        driver: SqlDriver,
+        insert: str,
+        session_id: str,
+        values: Sequence[object],
+        terms: list[str] | None,
+    ) -> int:
+        # One statement, atomic on its own: the message and its index row together.
+        if terms is None:
+            raise TypeError("PostgresIndex needs the terms prepare() returns")
+        sql, params = self._with_terms(insert, session_id, values, terms)
+        _, row_id = driver.write(sql, params, "save_message", session_id)
+        if row_id is None:
+            raise StoreError(f"save_message for {session_id!r}: no id was returned")
+        return row_id
+
+    def _with_terms(
+        self, insert: str, session_id: str, values: Sequence[object], terms: list[str]
+    ) -> tuple[str, tuple[object, ...]]:
+        """Return the statement storing a message and its index row, and its values."""
+        sql = (
+            f"WITH m AS ({insert}) INSERT INTO {self._tables}message_terms "
+            "(id, session_id, length, terms, tsv) SELECT m.id, %s, %s, %s, "
+            "array_to_tsvector(%s::text[]) FROM m RETURNING id"
+        )
+        lexemes = [session_term(session_id), *dict.fromkeys(terms)]
+        params = (session_id, *values, session_id, len(terms), " ".join(terms), lexemes)
+        return sql, params
+
+    def insert(
+        self,
+        tx: Executor,
+        insert: str,
+        session_id: str,
+        values: Sequence[object],
+        terms: list[str] | None,
+    ) -> int:
+        if terms is None:
+            raise TypeError("PostgresIndex needs the terms prepare() returns")
+        row = tx.execute(insert, (session_id, *values)).fetchone()
+        if row is None:
+            raise StoreError(f"save_message for {session_id!r}: no id returned")
+        self.index(tx, session_id, int(row[0]), terms)
+        return int(row[0])
+
+    def index(
+        self, tx: Executor, session_id: str, row_id: int, terms: list[str]
+    ) -> None:
+        """Index one stored message inside the transaction that stored it."""
+        lexemes = [session_term(session_id), *dict.fromkeys(terms)]
+        tx.execute(
+            self._insert, (row_id, session_id, len(terms), " ".join(terms), lexemes)
+        )
+
+    def matches(
+        self,
+        read: Callable[[str, Sequence[object]], list[Any]],
+        session_id: str,
+        terms: Sequence[str],
+        *,
+        archived_only: bool,
+    ) -> Matches:
+        terms = list(dict.fromkeys(terms))
+        queries = [term_query(term) for term in terms]
+        rows = read(self._statistics, (session_id, session_id, terms, queries))
+        matching = {str(row[2]): int(row[3]) for row in rows if row[3]}
+        if not matching:
+            return []
+        documents, total = rows[0][0], rows[0][1]
+        terms = informative(terms, matching, int(documents))
+        seeds = [term_query(term) for term in seed_terms(terms, matching)]
+        seed = self._seed.format(join=self._archived if archived_only else "")
+        sql = self._newest.format(seeds=" UNION ".join([seed] * len(seeds)))
+        frequencies: dict[int, dict[str, int]] = {}
+        lengths: dict[int, int] = {}
+        params = [p for query in seeds for p in (query, session_id, PER_TERM)]
+        for row in read(sql, params):
+            words = str(row[1]).split()
+            frequencies[int(row[0])] = {term: words.count(term) for term in terms}
+            lengths[int(row[0])] = int(row[2])
+        return bm25_search(
+            terms,
+            frequencies,
+            matching,
+            lengths,
+            documents=int(documents),
+            average_length=int(total) / int(documents) if documents else 0.0,
+            limit=CANDIDATES,
+        )
+
+    id_source = "unnest(%s::bigint[]) AS c(value)"
+    join = "JOIN"
+
+    def window(
+        self,
+        read: Callable[[str, Sequence[object]], list[Any]],
+        session_id: str,
+        ranges: Sequence[tuple[int, int]],
+        *,
+        archived_only: bool,
+    ) -> list[int]:
+        if not ranges:
+            return []
+        sql = self._window + (" AND m.archived" if archived_only else "")
+        rows = read(sql, ([r[0] for r in ranges], [r[1] for r in ranges], session_id))
+        return [int(row[0]) for row in rows]
+
+    def id_list(self, ids: Sequence[int]) -> object:
+        return list(ids)
+
+
+def backfill(tx: Executor, search: PostgresIndex, tables: str, where: str) -> None:
+    """Index every message a database written before the index holds, in id order.
+
+    Runs inside the migration's transaction: a crash leaves the old schema, whole.
+    """
+    total = int(tx.execute(f"SELECT count(*) FROM {tables}messages", ()).fetchone()[0])
+    if total:
+        log.info("%s: indexing %d stored messages for search", where, total)
+    done, after = 0, 0
+    page = (
+        f"SELECT {SELECT_COLUMNS}, session_id FROM {tables}messages WHERE id > "
+        "{p} ORDER BY id LIMIT {p}"
+    )
+    while True:
+        rows = tx.execute(search_sql(page, search), (after, BACKFILL_PAGE)).fetchall()
+        for row in rows:
+            message = row_message(row[:-1])
+            search.index(tx, row[-1], int(row[0]), message_terms(message))
+        done += len(rows)
+        if rows:
+            after = int(rows[-1][0])
+        if logs_progress(done, len(rows)):
+            log.info("%s: indexed %d of %d messages", where, done, total)
+        if len(rows) < BACKFILL_PAGE:
+            return

@@ -1,0 +1,149 @@
+"""The history index of the SQL stores: SQLite FTS5 and PostgreSQL ``tsvector``.
+
+Both index the terms ``domain.recall`` makes (stemmed English words, CJK bigrams and
+characters; letters and digits only), so a query never reaches the database as text a
+user typed: it is a list of quoted terms, OR'ed. PostgreSQL writes a message's index
+row in the statement that stores it; SQLite takes stored messages in by the batch,
+off the saving thread and before every search (``sqlite_index``). Rows are removed
+with their message by the database itself (a trigger
+in SQLite, a cascading foreign key in PostgreSQL), so every path that deletes a
+message (``pop_message``, ``clear_session``, ``forget_session``, ``clear_all``, a
+foreign writer) unindexes it in the same transaction.
+
+Each index row also holds a *session term* (``session_term``), but a search does not
+AND it with the query's terms: that makes FTS5 read the session's whole doclist and
+GIN its whole posting tree. SQLite walks a term's rows inside the session's id span,
+each joined to its message's ``session_id``; PostgreSQL filters a term's rows on
+``session_id``. The final join on ``session_id`` makes sure no other session's row is
+ever returned.
+
+Both bound the candidates as ``domain.ranking`` does (the rarest terms' newest
+matches) and score them here with the reference formula and the session's own
+statistics, as every store does, read in one statement (one snapshot):
+
+- SQLite: the counts it keeps per session as rows are taken in and deleted
+  (``session_totals``: indexed messages and their summed length in tokens;
+  ``session_terms``: each term's count), a few key lookups;
+- PostgreSQL: the session's ``message_terms`` rows (count, summed ``length``) and
+  each term's count among them.
+
+This module holds the ``SearchIndex`` protocol the SQL core calls and names the rest:
+``index_terms`` (what both share), ``sqlite_index`` and ``postgres_index``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from memory_summary.adapters.stores.sql.driver import Executor, SqlDriver
+from memory_summary.domain import Message
+
+from .postgres_index import PostgresIndex, backfill
+from .sqlite_index import SqliteIndex
+from .terms import (
+    BACKFILL_PAGE,
+    CATCH_UP_EVERY,
+    PROGRESS_EVERY,
+    Matches,
+    check_terms,
+    fts5_term,
+    logs_progress,
+    search_sql,
+    session_term,
+    term_query,
+)
+
+__all__ = [
+    "BACKFILL_PAGE",
+    "CATCH_UP_EVERY",
+    "PROGRESS_EVERY",
+    "Matches",
+    "PostgresIndex",
+    "SearchIndex",
+    "SqliteIndex",
+    "backfill",
+    "check_terms",
+    "fts5_term",
+    "logs_progress",
+    "search_sql",
+    "session_term",
+    "term_query",
+]
+
+
+class SearchIndex(Protocol):
+    """The part of the history index that differs between databases."""
+
+    def prepare(self, message: Message) -> list[str] | None:
+        """Return what indexing ``message`` needs, computed before any transaction.
+
+        The terms when the index row is written with the message (PostgreSQL); None
+        when the index takes stored messages in later, by the batch and before every
+        search (SQLite): then a save costs no term computation on the caller's thread.
+        """
+        ...
+
+    def save(
+        self,
+        driver: SqlDriver,
+        insert: str,
+        session_id: str,
+        values: Sequence[object],
+        terms: list[str] | None,
+    ) -> int:
+        """Store one message (``insert`` with ``session_id, *values``) and index it.
+
+        ``terms`` is what ``prepare`` returned for the message. Returns its id.
+        """
+        ...
+
+    def insert(
+        self,
+        tx: Executor,
+        insert: str,
+        session_id: str,
+        values: Sequence[object],
+        terms: list[str] | None,
+    ) -> int:
+        """Store one message inside ``tx`` (a batch's transaction) and index it.
+
+        Returns the message's id.
+        """
+        ...
+
+    def matches(
+        self,
+        read: Callable[[str, Sequence[object]], list[Any]],
+        session_id: str,
+        terms: Sequence[str],
+        *,
+        archived_only: bool,
+    ) -> Matches:
+        """Return the session's best ``CANDIDATES`` matches as (id, BM25 score)."""
+        ...
+
+    @property
+    def id_source(self) -> str:
+        """A FROM item ``c`` with one column ``value``: the ids of one parameter."""
+        ...
+
+    def id_list(self, ids: Sequence[int]) -> object:
+        """Return ``ids`` as the parameter of ``id_source``."""
+        ...
+
+    @property
+    def join(self) -> str:
+        """How to join ``id_source`` to the messages so the ids drive the lookup."""
+        ...
+
+    def window(
+        self,
+        read: Callable[[str, Sequence[object]], list[Any]],
+        session_id: str,
+        ranges: Sequence[tuple[int, int]],
+        *,
+        archived_only: bool,
+    ) -> list[int]:
+        """Return the ids of the session's messages inside any of ``ranges``."""
+        ...

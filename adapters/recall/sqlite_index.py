@@ -1,0 +1,518 @@
+"""The history index of the SQLite store: an FTS5 table, taken in by the batch."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from memory_summary.adapters.stores.rows import SELECT_COLUMNS, row_message
+from memory_summary.adapters.stores.sql.driver import Executor, SqlDriver
+from memory_summary.domain import Message, StoreError
+from memory_summary.domain.ranking import (
+    CANDIDATES,
+    PER_TERM,
+    bm25_search,
+    informative,
+    seed_terms,
+)
+from memory_summary.domain.recall import message_terms
+
+from .terms import (
+    BACKFILL_PAGE,
+    CATCH_UP_EVERY,
+    Matches,
+    check_terms,
+    fts5_term,
+    logs_progress,
+    session_term,
+)
+
+log = logging.getLogger(__name__)
+
+
+def _byte(at: int) -> str:
+    """SQL: the ``at``-th byte (0-based) of the hex text ``h``, as an integer."""
+    digits = "'0123456789ABCDEF'"
+    high = f"instr({digits}, substr(h, {2 * at + 1}, 1))"
+    low = f"instr({digits}, substr(h, {2 * at + 2}, 1))"
+    return f"(({high} - 1) * 16 + {low} - 1)"
+
+
+# A message's length in terms, read from FTS5's own record of it: the ``sz`` blob of
+# ``message_index_docsize`` holds each column's size as a varint (big-endian groups
+# of 7 bits, the high bit set on every byte but the last): ``session`` (1, one byte)
+# then ``terms``. Under 128 terms (two bytes in all, the usual case) the second byte
+# is the length, read as an ASCII character; else up to four bytes (268 million
+# terms) are decoded from their hex text.
+_LONG_LENGTH = (
+    f"CASE WHEN {_byte(1)} < 128 THEN (({_byte(0)} & 127) << 7) | {_byte(1)} "
+    f"WHEN {_byte(2)} < 128 THEN (({_byte(0)} & 127) << 14) "
+    f"| (({_byte(1)} & 127) << 7) | {_byte(2)} "
+    f"ELSE (({_byte(0)} & 127) << 21) | (({_byte(1)} & 127) << 14) "
+    f"| (({_byte(2)} & 127) << 7) | {_byte(3)} END"
+)
+_LENGTH = (
+    "CASE WHEN length(d.sz) = 2 THEN "
+    "coalesce(unicode(CAST(substr(d.sz, 2, 1) AS TEXT)), 0) "
+    f"ELSE (SELECT {_LONG_LENGTH} FROM (SELECT hex(substr(d.sz, 2, 4)) AS h)) END"
+)
+
+
+_ARRAY = """'["' || replace(lower(i.c1), ' ', '","') || '"]'"""
+_TOKENS = (
+    "CREATE VIEW message_tokens AS SELECT i.id AS id, t.value AS term "
+    f"FROM message_index_content i, json_each(CASE WHEN json_valid({_ARRAY}) "
+    f"THEN {_ARRAY} ELSE '[]' END) AS t WHERE t.value <> ''"
+)
+"""Each indexed row's tokens (``id``, ``term``), read from FTS5's own copy of its terms
+(``message_index_content``, column ``c1``) by key.
+
+Terms are letters and digits joined by single spaces (``domain.recall``), which the
+``ascii`` tokenizer reads as one token each, ASCII letters folded to lower case as
+``lower`` folds them; so the text is a JSON array once its spaces are ``","``, and a
+row's tokens are FTS5's: their number is its length in ``message_index_docsize``.
+Text that is not (never written by this library) counts as no tokens rather than
+failing the statement, a delete above all.
+"""
+
+
+def count_sql(source: str) -> tuple[str, str]:
+    """Return the statements that add indexed rows to their sessions' statistics.
+
+    ``source`` names the rows' ids as ``b.value``: ``json_each(?) AS b`` for a batch
+    just taken in, or every indexed row for a migration. The first adds each row's
+    session to ``session_totals`` (one document, its length in tokens), the second
+    each of its distinct terms to ``session_terms``; the delete trigger takes them
+    away again.
+    """
+    totals = (
+        "INSERT INTO session_totals (session_id, documents, length) "
+        "SELECT m.session_id, count(*), sum((SELECT count(*) FROM message_tokens k "
+        f"WHERE k.id = c.id)) FROM {source} "
+        "CROSS JOIN message_index_content c ON c.id = b.value "
+        "CROSS JOIN messages m ON m.id = c.id WHERE true GROUP BY m.session_id "
+        "ON CONFLICT (session_id) DO UPDATE SET "
+        "documents = documents + excluded.documents, length = length + excluded.length"
+    )
+    terms = (
+        "INSERT INTO session_terms (session_id, term, documents) "
+        "SELECT session_id, term, count(*) FROM (SELECT DISTINCT m.id, m.session_id, "
+        f"k.term FROM {source} CROSS JOIN messages m ON m.id = b.value "
+        "CROSS JOIN message_tokens k ON k.id = m.id) "
+        "WHERE true GROUP BY session_id, term "
+        "ON CONFLICT (session_id, term) DO UPDATE SET "
+        "documents = documents + excluded.documents"
+    )
+    return totals, terms
+
+
+_GONE = "(SELECT term FROM message_tokens WHERE id = old.id)"
+STATISTICS_SCHEMA = (
+    "CREATE TABLE session_totals (session_id TEXT PRIMARY KEY, "
+    "documents INTEGER NOT NULL, length INTEGER NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE session_terms (session_id TEXT NOT NULL, term TEXT NOT NULL, "
+    "documents INTEGER NOT NULL, PRIMARY KEY (session_id, term)) WITHOUT ROWID",
+    _TOKENS,
+    "DROP TRIGGER messages_unindex",
+    "CREATE TRIGGER messages_unindex AFTER DELETE ON messages BEGIN "
+    "UPDATE session_terms SET documents = documents - 1 "
+    f"WHERE session_id = old.session_id AND term IN {_GONE}; "
+    "DELETE FROM session_terms WHERE session_id = old.session_id "
+    f"AND documents <= 0 AND term IN {_GONE}; "
+    "UPDATE session_totals SET documents = documents - 1, length = length - "
+    "(SELECT count(*) FROM message_tokens WHERE id = old.id) "
+    "WHERE session_id = old.session_id "
+    "AND EXISTS (SELECT 1 FROM message_index_content WHERE id = old.id); "
+    "DELETE FROM session_totals WHERE session_id = old.session_id "
+    "AND documents <= 0; "
+    "DELETE FROM message_index WHERE rowid = old.id; "
+    "UPDATE index_state SET rows = rows - 1 WHERE old.id <= last_id; END",
+)
+"""Migration 5: each session's statistics, kept as rows are taken in and deleted.
+
+``session_totals`` holds a session's indexed messages and their summed length (in
+tokens, as FTS5 counts them), ``session_terms`` each term's count of indexed messages
+in the session. The delete trigger now takes a deleted message out of both (a session
+or term left at 0 is deleted with it: a forgotten session leaves no term behind)
+before unindexing it, in the deleting statement's transaction. The migration then
+counts every row already indexed (``count_sql``). The statements stay short: the
+schema is read by every new connection (and a file whose schema fits its first page
+is still told apart as a damaged store, ``sqlite_file``).
+"""
+_COUNT_BATCH = count_sql("json_each(?) AS b")
+COUNT_ALL = count_sql("(SELECT id AS value FROM message_index_content) AS b")
+
+
+def statistics_sql(terms: int) -> str:
+    """Return the statement of a search's statistics, all from one snapshot.
+
+    Parameters: ``statistics_params``. Returns one row: the session's indexed
+    messages, their total length, its lowest and highest message id, then each
+    term's count in the session (``domain.ranking``: every store counts in the
+    session, so other sessions never change what is found; archived or not, the
+    statistics are the whole session's). The counts are kept by the index as rows
+    come and go (``STATISTICS_SCHEMA``): a few key lookups, whatever the session's
+    size. Plain ``?`` placeholders: Python 3.12 deprecates numbered ones bound to a
+    sequence (3.14 refuses them).
+    """
+    count = (
+        "(SELECT documents FROM session_terms WHERE session_id = ? AND term = lower(?))"
+    )
+    counts = ", ".join([count] * terms)
+    return (
+        "SELECT coalesce((SELECT documents FROM session_totals WHERE session_id = ?)"
+        ", 0), coalesce((SELECT length FROM session_totals WHERE session_id = ?), 0)"
+        ", (SELECT min(id) FROM messages WHERE session_id = ?), "
+        f"(SELECT max(id) FROM messages WHERE session_id = ?), {counts}"
+    )
+
+
+def statistics_params(session_id: str, terms: Sequence[str]) -> tuple[str, ...]:
+    """Return ``statistics_sql``'s parameters, in the order its placeholders come."""
+    return (session_id,) * 4 + tuple(
+        value for term in terms for value in (session_id, term)
+    )
+
+
+_PAGE = (
+    f"SELECT {SELECT_COLUMNS}, session_id, search_terms FROM messages "
+    "WHERE id > ? ORDER BY id LIMIT ?"
+)
+_PAGE_THROUGH = (
+    f"SELECT {SELECT_COLUMNS}, session_id, search_terms FROM messages "
+    "WHERE id > ? AND id <= ? ORDER BY id LIMIT ?"
+)
+
+
+_ROWS_PER_WRITE = 32
+"""Rows FTS5 takes in per write transaction of ``catch_up`` (about 1-2 ms each)."""
+
+
+def _index_row(row: Sequence[Any]) -> tuple[int, str, str]:
+    """Return a page row's FTS5 row: (message id, session term, terms)."""
+    terms = row[-1]
+    if terms is None:  # the usual case; a row written by 0.2 holds its terms
+        terms = " ".join(message_terms(row_message(row[:-2])))
+    return int(row[0]), session_term(row[-2]), str(terms)
+
+
+class _Indexer:
+    """Runs the index's ``catch_up`` on a thread of its own when nudged.
+
+    At most one run is pending: nudges that arrive during a run make one more. The
+    thread starts at the first nudge and stops at ``close``. A failed run is logged
+    and left to the next nudge or search, which take in whatever is left.
+    """
+
+    def __init__(self, run: Callable[[], int], where: str) -> None:
+        self._run = run
+        self._where = where
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._closed = False
+        self._thread: threading.Thread | None = None
+
+    def nudge(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._idle.clear()
+            self._wake.set()
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._loop, name="memory-summary-sqlite-index", daemon=True
+                )
+                self._thread.start()
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Wait until no run is pending or running; tell whether it got there."""
+        return self._idle.wait(timeout)
+
+    def close(self, timeout: float = 30.0) -> None:
+        with self._lock:
+            self._closed = True
+            self._wake.set()
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+
+    def _loop(self) -> None:
+        while True:
+            self._wake.wait()
+            with self._lock:
+                if self._closed:
+                    self._idle.set()
+                    return
+                self._wake.clear()
+            try:
+                self._run()
+            except StoreError as exc:
+                log.warning("%s: indexing new messages failed: %s", self._where, exc)
+            except Exception:  # a bug: logged, and the next nudge tries again
+                log.exception("%s: indexing new messages failed", self._where)
+            with self._lock:
+                if not self._wake.is_set():
+                    self._idle.set()
+
+
+class SqliteIndex:
+    """FTS5 table ``message_index(session, terms)``, rowid = message id.
+
+    A save stores the message alone: no terms are computed on the caller's thread.
+    FTS5 takes stored rows in by the batch (``catch_up``): before every search, and
+    on a thread of the index's own each time ``CATCH_UP_EVERY`` more messages were
+    stored. A batch's terms are computed before its write transaction, so a save
+    never waits behind them; an FTS5 insert per message would open a segment per
+    transaction, several times the cost of the message's own insert, where a batch
+    costs a few microseconds a row. A search therefore always sees exactly the stored
+    messages. ``index_state.last_id`` is the highest id taken in: SQLite commits
+    writers one at a time, in id order. Rows written with their terms
+    (``messages.search_terms``, by versions before 0.3) are taken in with those.
+    """
+
+    placeholder = "?"
+    id_source = "json_each(?) AS c"
+    join = "CROSS JOIN"  # SQLite: the left table drives
+    _window = (
+        "SELECT m.id FROM json_each(?) AS r CROSS JOIN messages m "
+        "ON m.session_id = ? AND m.id BETWEEN json_extract(r.value, '$[0]') "
+        "AND json_extract(r.value, '$[1]')"
+    )
+
+    def window(
+        self,
+        read: Callable[[str, Sequence[object]], list[Any]],
+        session_id: str,
+        ranges: Sequence[tuple[int, int]],
+        *,
+        archived_only: bool,
+    ) -> list[int]:
+        if not ranges:
+            return []
+        sql = self._window + (" AND m.archived = 1" if archived_only else "")
+        rows = read(sql, (json.dumps([list(r) for r in ranges]), session_id))
+        return [int(row[0]) for row in rows]
+
+    def __init__(self, driver: SqlDriver, where: str) -> None:
+        self._driver = driver
+        self._where = where
+        self._catching_up = threading.Lock()  # one batch of this process at a time
+        self._indexer = _Indexer(self.catch_up, where)
+        self._insert = (
+            "INSERT INTO message_index (rowid, session, terms) VALUES (?, ?, ?)"
+        )
+        # The term alone, walked newest first inside the session's id span, each row
+        # checked against the session: FTS5 ANDing the session term reads the
+        # session's whole doclist, several times slower on a big session.
+        newest = (
+            "SELECT i.rowid FROM message_index i JOIN messages m ON m.id = i.rowid "
+            "AND m.session_id = ?{archived} WHERE message_index MATCH ? "
+            "AND i.rowid BETWEEN ? AND ? ORDER BY i.rowid DESC LIMIT ?"
+        )
+        self._newest = newest.format(archived="")
+        self._newest_archived = newest.format(archived=" AND m.archived = 1")
+        self._terms = (
+            "SELECT rowid, terms FROM message_index WHERE rowid IN "
+            "(SELECT value FROM json_each(?))"
+        )
+
+    def prepare(self, message: Message) -> None:
+        """Return None: a stored message is taken in later, by the batch."""
+        return None
+
+    def save(
+        self,
+        driver: SqlDriver,
+        insert: str,
+        session_id: str,
+        values: Sequence[object],
+        terms: list[str] | None,
+    ) -> int:
+        _, row_id = driver.write(
+            insert, (session_id, *values), "save_message", session_id
+        )
+        if row_id is None:
+            raise StoreError(f"save_message for {session_id!r}: no id was returned")
+        if row_id % CATCH_UP_EVERY == 0:
+            self._indexer.nudge()
+        return row_id
+
+    def insert(
+        self,
+        tx: Executor,
+        insert: str,
+        session_id: str,
+        values: Sequence[object],
+        terms: list[str] | None,
+    ) -> int:
+        rows = tx.execute(insert, (session_id, *values))
+        row_id = getattr(rows, "lastrowid", None)
+        if row_id is None:
+            raise StoreError(f"save_messages for {session_id!r}: no id was returned")
+        if row_id % CATCH_UP_EVERY == 0:
+            self._indexer.nudge()  # runs once the batch is committed (or finds less)
+        return int(row_id)
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Wait until the background catch-up is neither pending nor running."""
+        return self._indexer.wait_idle(timeout)
+
+    def close(self) -> None:
+        """Stop the background catch-up (the store closes its connections after)."""
+        self._indexer.close()
+
+    def catch_up(self) -> int:
+        """Take every message stored since the last batch into FTS5; count them.
+
+        Each page is read and its terms computed outside any write transaction; the
+        transaction then inserts the page's rows that are still stored and not yet
+        taken in (another process, or a search, may have taken some meanwhile).
+
+        Computing terms is pure Python: run as one long stretch on a background
+        thread, it would keep a host thread that returns from SQLite waiting for the
+        GIL up to the switch interval (5 ms) each time, tens of milliseconds per
+        turn. The page therefore hands the GIL over after every row. FTS5 takes the
+        rows in ``_ROWS_PER_WRITE`` at a time, one short write transaction each: a
+        page of 256 in one would keep a chat turn's save waiting 10-15 ms.
+        """
+        done = 0
+        with self._catching_up:
+            while True:
+                last, newest = self._driver.read(
+                    "SELECT (SELECT last_id FROM index_state), "
+                    "(SELECT seq FROM sqlite_sequence WHERE name = 'messages')",
+                    (),
+                    "catch_up",
+                )[0]
+                if newest is None or int(last) >= int(newest):
+                    return done
+                rows = self._driver.read(
+                    _PAGE_THROUGH, (int(last), int(newest), BACKFILL_PAGE), "catch_up"
+                )
+                batch = []
+                for row in rows:
+                    batch.append(_index_row(row))
+                    time.sleep(0)  # lets a waiting thread take the GIL (see above)
+                # a full page ends at its last row; a short one covers every stored
+                # id up to ``newest`` (ids are committed in order, so none is missing)
+                top = batch[-1][0] if len(rows) == BACKFILL_PAGE else int(newest)
+                # an empty page (every message since the last batch deleted before
+                # it was taken in) still moves ``last_id`` up to ``newest``
+                for at in range(0, max(len(batch), 1), _ROWS_PER_WRITE):
+                    part = batch[at : at + _ROWS_PER_WRITE]
+                    end = top if at + _ROWS_PER_WRITE >= len(batch) else part[-1][0]
+                    with self._driver.transaction("catch_up") as tx:
+                        done += self._put(tx, part, end)
+                    time.sleep(0)  # a writer waiting on the lock goes first
+
+    def _put(self, tx: Executor, batch: list[tuple[int, str, str]], top: int) -> int:
+        """Insert ``batch``'s rows that are new and still stored; move ``last_id``."""
+        after = int(tx.execute("SELECT last_id FROM index_state", ()).fetchone()[0])
+        fresh = [row for row in batch if row[0] > after]
+        if fresh:
+            stored = {
+                int(row[0])
+                for row in tx.execute(
+                    "SELECT id FROM messages WHERE id IN "
+                    "(SELECT value FROM json_each(?))",
+                    (json.dumps([row[0] for row in fresh]),),
+                ).fetchall()
+            }  # a message cleared since the page was read stays out
+            fresh = [row for row in fresh if row[0] in stored]
+            tx.executemany(self._insert, fresh)  # type: ignore[attr-defined]
+            if fresh:
+                ids = json.dumps([row[0] for row in fresh])
+                for statement in _COUNT_BATCH:
+                    tx.execute(statement, (ids,))
+        if top > after:
+            tx.execute(
+                "UPDATE index_state SET last_id = ?, rows = rows + ?", (top, len(fresh))
+            )
+        return len(fresh)
+
+    def take_in(self, tx: Executor, *, report: bool = False) -> int:
+        """Index the rows after ``index_state.last_id`` inside ``tx``; count them.
+
+        The migration that creates the index runs it, in its own transaction;
+        migration 5 counts the sessions' statistics of every row taken in then.
+        """
+        after = int(tx.execute("SELECT last_id FROM index_state", ()).fetchone()[0])
+        total = 0
+        if report:
+            total = int(
+                tx.execute(
+                    "SELECT count(*) FROM messages WHERE id > ?", (after,)
+                ).fetchone()[0]
+            )
+            if total:
+                log.info(
+                    "%s: indexing %d stored messages for search", self._where, total
+                )
+        done = 0
+        while True:
+            rows = tx.execute(_PAGE, (after, BACKFILL_PAGE)).fetchall()
+            batch = [_index_row(row) for row in rows]
+            if batch:
+                tx.executemany(self._insert, batch)  # type: ignore[attr-defined]
+                after = batch[-1][0]
+            done += len(rows)
+            if report and logs_progress(done, len(rows)):
+                log.info("%s: indexed %d of %d messages", self._where, done, total)
+            if len(rows) < BACKFILL_PAGE:
+                break
+        newest = tx.execute(
+            "SELECT seq FROM sqlite_sequence WHERE name = 'messages'", ()
+        ).fetchone()
+        top = max(after, int(newest[0]) if newest else 0)
+        tx.execute("UPDATE index_state SET last_id = ?, rows = rows + ?", (top, done))
+        return done
+
+    def matches(
+        self,
+        read: Callable[[str, Sequence[object]], list[Any]],
+        session_id: str,
+        terms: Sequence[str],
+        *,
+        archived_only: bool,
+    ) -> Matches:
+        self.catch_up()
+        # The session's statistics, as every store counts them, in one statement:
+        # one snapshot, whatever a pop or a catch-up commits meanwhile.
+        terms = list(dict.fromkeys(terms))
+        check_terms(terms)
+        row = read(statistics_sql(len(terms)), statistics_params(session_id, terms))[0]
+        documents, total, low, high = (int(v or 0) for v in row[:4])
+        matching = {t: int(n) for t, n in zip(terms, row[4:], strict=True) if n}
+        terms = informative(terms, matching, documents)
+        if not terms or low == 0:
+            return []
+        newest = self._newest_archived if archived_only else self._newest
+        ids: set[int] = set()
+        for term in seed_terms(terms, matching):
+            params = (session_id, fts5_term(term), low, high, PER_TERM)
+            ids.update(int(row[0]) for row in read(newest, params))
+        if not ids:
+            return []
+        frequencies, lengths = {}, {}
+        for row in read(self._terms, (json.dumps(sorted(ids)),)):
+            words = str(row[1]).split()
+            frequencies[int(row[0])] = {term: words.count(term) for term in terms}
+            lengths[int(row[0])] = len(words)
+        return bm25_search(
+            terms,
+            frequencies,
+            matching,
+            lengths,
+            documents=documents,
+            average_length=total / documents if documents else 0.0,
+            limit=CANDIDATES,
+        )
+
+    def id_list(self, ids: Sequence[int]) -> object:
+        return json.dumps(list(ids))

@@ -1,0 +1,1 @@
+"""The in-memory store and archive, the reference every other store must match."""

@@ -1,0 +1,358 @@
+"""The in-memory store: thread-safe, and the reference every other store must match.
+
+It runs the same checks as the SQL stores (``message_rows``), so it refuses exactly
+what they refuse, and it keeps metadata as the SQL stores return it: decoded JSON.
+Like ``SqlStore``, it mixes in what stands apart: ``memory_history`` (the sessions,
+their archive boundary and the history search) and ``memory_records`` (leases and
+metadata records); the messages, the fenced commit and forgetting stay here.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import ClassVar
+
+from memory_summary.adapters.stores.fence import (
+    CommitsWithMore,
+    attach_prelude,
+    commit_prelude,
+    fence_reason,
+)
+from memory_summary.adapters.stores.rows import (
+    check_key,
+    check_limit,
+    check_row_id,
+    content_column,
+    json_copy,
+    metadata_column,
+    record_generation,
+    stored_message,
+)
+from memory_summary.domain import (
+    NO_SPAN,
+    ActiveSpan,
+    AttachedRecord,
+    CommitResult,
+    Message,
+)
+
+from .history import MemoryHistory, MemorySession
+from .records import Lease, MemoryRecords
+
+
+def _newest(messages: list[Message], limit: int | None) -> list[Message]:
+    check_limit(limit)
+    if limit is None:
+        return list(messages)
+    return messages[max(len(messages) - limit, 0) :] if limit else []
+
+
+def _row(message: Message, metadata: dict[str, object], row_id: int) -> Message:
+    """Return the message as kept: its own copy of the metadata, its id."""
+    return Message.from_row(
+        message.role,
+        message.content,  # parts are frozen, safe to share
+        message.tool_calls,
+        message.tool_call_id,
+        message.name,
+        message.kind,
+        message.timestamp,
+        metadata,
+        row_id,
+        message.refusal,
+    )
+
+
+class InMemoryStore(MemoryHistory, MemoryRecords, CommitsWithMore):
+    """A memory store in a dict, guarded by one lock; for tests, demos and single runs.
+
+    Message ids increase across the whole store, so they order a session's messages.
+    Leases time out on ``time.monotonic()``; they bind the threads of this process.
+
+    >>> store = InMemoryStore()
+    >>> store.save_message("s1", Message("user", "hi")).id
+    1
+    >>> [m.content for m in store.get_history("s1")]
+    ['hi']
+    """
+
+    counts_locally: ClassVar[bool] = True
+    """Whether ``count_history`` is a cheap local read the host's thread may run."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sessions: dict[str, MemorySession] = {}
+        self._metadata: dict[tuple[str, str], dict[str, object]] = {}
+        self._leases: dict[str, Lease] = {}
+        self._next_id = 1
+
+    def save_message(self, session_id: str, message: Message) -> Message:
+        check_key("session_id", session_id)
+        metadata = metadata_column(message)  # refuses what the SQL stores refuse
+        content_column(message)
+        kept: dict[str, object] = json.loads(metadata) if metadata else {}
+        with self._lock:
+            row_id = self._next_id
+            self._next_id += 1
+            session = self._sessions.setdefault(session_id, MemorySession())
+            session.append(_row(message, kept, row_id))
+        return stored_message(message, row_id)
+
+    def save_messages(
+        self, session_id: str, messages: Sequence[Message]
+    ) -> list[Message]:
+        """Store ``messages`` in order, all or nothing; see ``BatchSavingStore``."""
+        check_key("session_id", session_id)
+        checked = []
+        for message in messages:  # every one checked before any is kept
+            metadata = metadata_column(message)
+            content_column(message)
+            kept = json.loads(metadata) if metadata else {}
+            checked.append((message, kept))
+        with self._lock:
+            first = self._next_id
+            self._next_id += len(checked)
+            session = self._sessions.setdefault(session_id, MemorySession())
+            for offset, (message, kept) in enumerate(checked):
+                session.append(_row(message, kept, first + offset))
+        return [
+            stored_message(message, first + offset)
+            for offset, (message, _) in enumerate(checked)
+        ]
+
+    def get_history(self, session_id: str, limit: int | None = None) -> list[Message]:
+        check_key("session_id", session_id)
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None:
+                return _newest([], limit)
+            return _newest(session.active(), limit)
+
+    def get_full_history(
+        self, session_id: str, limit: int | None = None
+    ) -> list[Message]:
+        check_key("session_id", session_id)
+        with self._lock:
+            session = self._sessions.get(session_id)
+            return _newest(session.messages if session else [], limit)
+
+    def read_window(
+        self, session_id: str, *, limit: int, namespace: str
+    ) -> tuple[list[Message], dict[str, object] | None]:
+        """Return the newest ``limit`` active messages and the record, under one lock.
+
+        See ``WindowReadingStore``.
+        """
+        check_key("session_id", session_id)
+        check_key("namespace", namespace)
+        check_limit(limit)
+        with self._lock:
+            session = self._sessions.get(session_id)
+            window = _newest(session.active() if session else [], limit)
+            record = self._metadata.get((namespace, session_id))
+        return window, None if record is None else json_copy(record)  # type: ignore[return-value]
+
+    def active_span(self, session_id: str) -> ActiveSpan:
+        """Return the session's ``ActiveSpan``, without its id sum.
+
+        See ``SpanningStore``.
+        """
+        check_key("session_id", session_id)
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None or not session.active_count():
+                return NO_SPAN
+            first, last = session.active_ends()
+            # Ids are taken under this lock as a message is kept: none lands below
+            # one already seen, so the count and the ends tell every change.
+            return ActiveSpan(session.active_count(), first, last, None)
+
+    def count_history(self, session_id: str) -> int:
+        check_key("session_id", session_id)
+        with self._lock:
+            session = self._sessions.get(session_id)
+            return session.active_count() if session else 0
+
+    def get_oldest_history(
+        self, session_id: str, limit: int, after_id: int | None = None
+    ) -> list[Message]:
+        check_key("session_id", session_id)
+        check_limit(limit)
+        check_row_id("after_id", after_id)
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None:
+                return []
+            active = session.active()
+        if after_id is not None:
+            active = [m for m in active if m.id > after_id]  # type: ignore[operator]
+        return active[:limit]
+
+    def pop_message(self, session_id: str) -> Message | None:
+        """Delete the newest active message and return it; see ``PoppingStore``."""
+        check_key("session_id", session_id)
+        with self._lock:
+            session = self._sessions.get(session_id)
+            return None if session is None else session.pop()
+
+    def get_archived(
+        self, session_id: str, *, after_id: int | None, through_id: int, limit: int
+    ) -> list[Message]:
+        check_key("session_id", session_id)
+        check_limit(limit)
+        check_row_id("after_id", after_id)
+        check_row_id("through_id", through_id)
+        low = 0 if after_id is None else after_id
+        with self._lock:
+            session = self._sessions.get(session_id)
+            archived = session.archived() if session else []
+        return [m for m in archived if low < m.id <= through_id][:limit]  # type: ignore[operator]
+
+    def trim_history(self, session_id: str, keep_recent: int) -> int:
+        check_key("session_id", session_id)
+        if keep_recent < 0:
+            raise ValueError(f"keep_recent={keep_recent} is invalid; allowed: int >= 0")
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None:
+                return 0
+            new_first = max(session.first_active, len(session.messages) - keep_recent)
+            return session.archive_to(new_first)
+
+    def commit_compaction_with(
+        self,
+        session_id: str,
+        *,
+        namespace: str,
+        record: Mapping[str, object],
+        expect_generation: str | None,
+        through_id: int | None = None,
+        expect_archived: int = 0,
+        lease: str | None = None,
+        separator: Callable[[int], Message | None] | None = None,
+        attach: AttachedRecord | None = None,
+        release_lease: bool = False,
+    ) -> CommitResult:
+        """The fenced commit, its attached record and the lease's release at once.
+
+        See ``AttachingStore.commit_compaction_with``.
+        """
+        if separator is not None:
+            raise ValueError("InMemoryStore has no archive; write separators to one")
+        kept = json.loads(
+            commit_prelude(
+                session_id,
+                namespace=namespace,
+                record=record,
+                through_id=through_id,
+                expect_archived=expect_archived,
+                lease=lease,
+            )
+        )
+        attached = attach_prelude(
+            session_id,
+            attach,
+            namespace=namespace,
+            lease=lease,
+            release_lease=release_lease,
+        )
+        with self._lock:
+            checks = _MemoryChecks(self, session_id, namespace)
+            outcome = fence_reason(
+                checks,
+                expect_generation=expect_generation,
+                through_id=through_id,
+                expect_archived=expect_archived,
+                lease=lease,
+            )
+            if isinstance(outcome, str):
+                return CommitResult(fenced=outcome)
+            if checks.end is not None:
+                self._sessions[session_id].archive_to(checks.end)
+            self._metadata[(namespace, session_id)] = kept
+            wrote = False
+            if attach is not None and attached is not None:
+                key = (attach.namespace, session_id)
+                current = record_generation(self._metadata.get(key))
+                if current == attach.expect_generation:
+                    self._metadata[key] = json.loads(attached)
+                    wrote = True
+            if release_lease:
+                assert lease is not None
+                self._drop_lease(session_id, lease)
+            return CommitResult(archived=outcome, attached=wrote)
+
+    def forget_session(self, session_id: str, *, namespaces: Sequence[str]) -> int:
+        check_key("session_id", session_id)
+        if isinstance(namespaces, str):
+            raise TypeError("namespaces must be a sequence of names, not one str")
+        for namespace in namespaces:
+            check_key("namespace", namespace)
+        with self._lock:
+            session = self._sessions.pop(session_id, None)
+            self._leases.pop(session_id, None)
+            for namespace in namespaces:
+                self._metadata.pop((namespace, session_id), None)
+            return len(session.messages) if session else 0
+
+    def session_counts(
+        self, *, after: str | None = None, limit: int = 500
+    ) -> list[tuple[str, int, int]]:
+        """Return up to ``limit`` (session id, active, archived) with id > ``after``.
+
+        Sessions that hold messages, in code-point order of their ids.
+        """
+        check_limit(limit)
+        if after is not None:
+            check_key("after", after)
+        with self._lock:
+            counts = [
+                (sid, s.active_count(), len(s.messages) - s.active_count())
+                for sid, s in self._sessions.items()
+                if s.messages and (after is None or sid > after)
+            ]
+        return sorted(counts)[:limit]
+
+    def clear_session(self, session_id: str) -> None:
+        check_key("session_id", session_id)
+        with self._lock:
+            self._sessions.pop(session_id, None)
+
+    def clear_all(self) -> None:
+        with self._lock:
+            self._sessions.clear()
+            self._metadata.clear()
+            self._leases.clear()
+
+
+class _MemoryChecks:
+    """The fences' reads for one commit (``fence.CommitChecks``), under the lock.
+
+    ``archivable`` only counts; the commit archives through ``end`` once every
+    fence passed.
+    """
+
+    def __init__(self, store: InMemoryStore, session_id: str, namespace: str) -> None:
+        self._store = store
+        self._session_id = session_id
+        self._namespace = namespace
+        self.end: int | None = None
+
+    def lease_held(self, lease: str) -> bool:
+        return self._store._holds(self._session_id, lease)
+
+    def stored_generation(self) -> str | None:
+        stored = self._store._metadata.get((self._namespace, self._session_id))
+        return record_generation(stored)
+
+    def archivable(self, through_id: int) -> int:
+        session = self._store._sessions.get(self._session_id)
+        if session is None:
+            return 0
+        end, messages = session.first_active, session.messages
+        while end < len(messages) and messages[end].id <= through_id:  # type: ignore[operator]
+            end += 1
+        self.end = end
+        return session.archivable(end)

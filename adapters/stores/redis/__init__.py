@@ -1,0 +1,1 @@
+"""The Redis store: the whole compression-store contract on one Redis server."""

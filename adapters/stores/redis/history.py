@@ -1,0 +1,385 @@
+"""The history search and reads of ``RedisStore`` (``SearchableStore``).
+
+The index lives beside each session's messages (layout in ``redis_lua``): postings
+in one sorted set per session, ``term NUL id NUL tf`` at score 0, so a term's
+postings are one lex range and its document count one ``ZLEXCOUNT``; each message's
+entry (its length and distinct terms) in a hash, to unindex it when it is popped;
+the session's total length in a counter. The scripts that save, pop, clear and
+forget messages change it in the same atomic step, and a session's TTL covers it.
+
+A search reads, in four scripts: the document count of each query term, the
+postings of the informative ones (``domain.ranking.informative``), the neighbours of
+the best matches (the context step), then the messages of the final hits. It scores
+here, with ``domain.ranking`` and the session's own statistics, exactly as
+``InMemoryStore`` (the reference) does. Every key a script reads is the session's
+own, so no other session's message can be returned.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from memory_summary.adapters.stores.rows import (
+    check_key,
+    check_limit,
+    check_row_id,
+    row_message,
+)
+from memory_summary.domain import StoredHit
+from memory_summary.domain.ranking import (
+    CANDIDATES,
+    CONTEXT_REACH,
+    CONTEXT_SEEDS,
+    bm25_search,
+    informative,
+    newest,
+    seed_terms,
+    with_context,
+)
+
+_MAX_SPAN = 10**12  # reads never ask for more neighbours than a session can hold
+
+
+def index_entry(terms: Sequence[str]) -> str:
+    """Return a message's index entry: ``"length term tf term tf ..."``.
+
+    Terms hold letters and digits only (``domain.recall``), never a space.
+    """
+    counts = Counter(terms)
+    return " ".join([str(len(terms)), *(f"{t} {n}" for t, n in counts.items())])
+
+
+# KEYS: postings, entries. ARGV: terms. Returns documents, then each term's count.
+TERM_COUNTS = """
+local out = {redis.call('HLEN', KEYS[2])}
+for i = 1, #ARGV do
+  out[i + 1] = redis.call('ZLEXCOUNT', KEYS[1],
+    '[' .. ARGV[i] .. '\\0', '(' .. ARGV[i] .. '\\1')
+end
+return out
+"""
+
+# KEYS: postings, entries, words, boundary, instructions. ARGV: terms.
+# Returns {documents, words, boundary, {kept instruction id, ...}, {postings of term
+# 1}, ..., {id, length...}}.
+POSTINGS = """
+local out = {redis.call('HLEN', KEYS[2]), redis.call('GET', KEYS[3]) or '0',
+  redis.call('GET', KEYS[4]) or '0', {}}
+local kept = redis.call('ZRANGE', KEYS[5], 0, -1, 'WITHSCORES')
+for i = 2, #kept, 2 do out[4][#out[4] + 1] = kept[i] end
+local seen, lengths = {}, {}
+for i = 1, #ARGV do
+  local found = redis.call('ZRANGEBYLEX', KEYS[1],
+    '[' .. ARGV[i] .. '\\0', '(' .. ARGV[i] .. '\\1')
+  out[#out + 1] = found
+  for _, member in ipairs(found) do
+    local id = string.match(member, '%z(%d+)%z')
+    if not seen[id] then
+      seen[id] = true
+      local entry = redis.call('HGET', KEYS[2], id) or '0'
+      lengths[#lengths + 1] = id
+      lengths[#lengths + 1] = string.match(entry, '^%d+')
+    end
+  end
+end
+out[#out + 1] = lengths
+return out
+"""
+
+# KEYS: history, boundary, instructions. ARGV: reach, archived only (1/0), seeds,
+# then ids (the
+# seeds first). Returns id, later, ... for each id still stored and for the
+# neighbours of the seeds (within ``reach`` places); later is the id ``reach``
+# places after it, 0 when the session ends sooner.
+CONTEXT = """
+local h, reach = KEYS[1], tonumber(ARGV[1])
+local high = math.huge
+if ARGV[2] == '1' then high = tonumber(redis.call('GET', KEYS[2]) or '0') end
+local seeds = tonumber(ARGV[3])
+local function place(id)
+  if redis.call('ZCOUNT', h, id, id) == 0 then return nil end
+  return redis.call('ZCOUNT', h, '-inf', '(' .. id)
+end
+local ids, seen = {}, {}
+for i = 4, #ARGV do
+  local id = ARGV[i]
+  if not seen[id] then
+    seen[id] = true
+    ids[#ids + 1] = id
+  end
+  local at = (i < 4 + seeds) and place(id)
+  if at then
+    local near = redis.call(
+      'ZRANGE', h, math.max(at - reach, 0), at + reach, 'WITHSCORES')
+    for j = 2, #near, 2 do
+      local n = string.format('%d', tonumber(near[j]))
+      if not seen[n] and tonumber(n) <= high
+          and (high == math.huge or redis.call('ZSCORE', KEYS[3], near[j - 1]) == false)
+      then
+        seen[n] = true
+        ids[#ids + 1] = n
+      end
+    end
+  end
+end
+local out = {}
+for _, id in ipairs(ids) do
+  local at = place(id)
+  if at then
+    local later = redis.call('ZRANGE', h, at + reach, at + reach, 'WITHSCORES')
+    out[#out + 1] = id
+    out[#out + 1] = later[2] or '0'
+  end
+end
+return out
+"""
+
+# A reply of rows: {boundary, {ids of the kept instructions among them}, rows...}.
+_KEPT = """
+-- the ids among ``rows`` of the host's instructions kept active below the boundary
+local function kept_ids(instructions, rows)
+  local ids = {}
+  for _, row in ipairs(rows) do
+    if row and redis.call('ZSCORE', instructions, row) then
+      ids[#ids + 1] = string.match(row, '^%[(%d+)')
+    end
+  end
+  return ids
+end
+"""
+
+# KEYS: history, boundary, instructions. ARGV: ids.
+# Returns {boundary, {kept ids}, row or false, ...}.
+ROWS = (
+    _KEPT
+    + """
+local rows = {}
+for i = 1, #ARGV do
+  rows[i] = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[i], ARGV[i])[1] or false
+end
+local out = {redis.call('GET', KEYS[2]) or '0', kept_ids(KEYS[3], rows)}
+for i = 1, #ARGV do out[i + 2] = rows[i] end
+return out
+"""
+)
+
+# KEYS: history, boundary, instructions. ARGV: id, before, after.
+# Returns {boundary, {kept ids}, rows...}: no row when the session has no message id.
+AROUND = (
+    _KEPT
+    + """
+local out = {redis.call('GET', KEYS[2]) or '0', {}}
+if redis.call('ZCOUNT', KEYS[1], ARGV[1], ARGV[1]) == 0 then return out end
+local at = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. ARGV[1])
+local low = math.max(at - tonumber(ARGV[2]), 0)
+local rows = redis.call('ZRANGE', KEYS[1], low, at + tonumber(ARGV[3]))
+out[2] = kept_ids(KEYS[3], rows)
+for _, row in ipairs(rows) do out[#out + 1] = row end
+return out
+"""
+)
+
+# KEYS: history, boundary, instructions. ARGV: first id, last id, limit.
+# Returns {boundary, {kept ids}, rows...}.
+RANGE = (
+    _KEPT
+    + """
+local rows = redis.call(
+  'ZRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[2], 'LIMIT', 0, ARGV[3])
+local out = {redis.call('GET', KEYS[2]) or '0', kept_ids(KEYS[3], rows)}
+for _, row in ipairs(rows) do out[#out + 1] = row end
+return out
+"""
+)
+
+
+SCRIPTS = {
+    "TERM_COUNTS": TERM_COUNTS,
+    "POSTINGS": POSTINGS,
+    "CONTEXT": CONTEXT,
+    "ROWS": ROWS,
+    "AROUND": AROUND,
+    "RANGE": RANGE,
+}
+"""The read scripts of the history index, by name (``RedisStore`` registers them)."""
+Arg = bytes | str | int | float
+
+
+class RedisScripted:
+    """What the mixins of ``RedisStore`` call on it: its scripts and its key names."""
+
+    def _script(
+        self, name: str, where: str, keys: Sequence[str], args: Sequence[Arg]
+    ) -> Any:
+        raise NotImplementedError  # pragma: no cover - RedisStore runs scripts
+
+    def _key(self, kind: str, name: str) -> str:
+        raise NotImplementedError  # pragma: no cover - RedisStore names keys
+
+
+class RedisHistory(RedisScripted):
+    """Search and read a session's whole history; ``RedisStore`` mixes it in."""
+
+    def search_messages(
+        self,
+        session_id: str,
+        terms: Sequence[str],
+        *,
+        limit: int,
+        archived_only: bool = False,
+    ) -> list[StoredHit]:
+        """Return the best matches of ``terms``; see ``SearchableStore``."""
+        check_key("session_id", session_id)
+        check_limit(limit)
+        terms = list(dict.fromkeys(terms))
+        if not limit or not terms:
+            return []
+        key = self._key
+        counts = self._script(
+            "TERM_COUNTS",
+            session_id,
+            [key("p", session_id), key("e", session_id)],
+            terms,
+        )
+        matching = dict(zip(terms, map(int, counts[1:]), strict=True))
+        kept = informative(terms, matching, int(counts[0]))
+        if not kept:
+            return []
+        matches, boundary = self._matches(session_id, kept, archived_only)
+        if not matches:
+            return []
+        scored, reach = self._context(session_id, matches, archived_only)
+        found = with_context(list(scored.items()), reach, limit)
+        rows = self._script(
+            "ROWS", session_id, self._row_keys(session_id), [i for i, _ in found]
+        )
+        boundary, instructions = int(rows[0]), {int(i) for i in rows[1]}
+        return [
+            StoredHit(
+                row_message(json.loads(raw)),
+                row_id <= boundary and row_id not in instructions,
+                score,
+            )
+            for (row_id, score), raw in zip(found, rows[2:], strict=True)
+            if raw is not None
+        ]
+
+    def _row_keys(self, session_id: str) -> list[str]:
+        """The keys the reads of rows need: history, boundary, kept instructions."""
+        return [self._key(kind, session_id) for kind in ("h", "b", "i")]
+
+    def _matches(
+        self, session_id: str, terms: list[str], archived_only: bool
+    ) -> tuple[list[tuple[int, float]], int]:
+        """Return the BM25 matches of ``terms`` (best ``CANDIDATES``), the boundary.
+
+        Candidates are bounded as ``domain.ranking`` says: the newest matches of the
+        rarest terms (``seed_terms``, ``newest``), then scored with every term.
+        """
+        reply = self._script(
+            "POSTINGS",
+            session_id,
+            [self._key(kind, session_id) for kind in ("p", "e", "w", "b", "i")],
+            terms,
+        )
+        documents, words, boundary = (int(value) for value in reply[:3])
+        kept = {int(row_id) for row_id in reply[3]}
+        flat = reply[-1]
+        lengths = {int(flat[i]): int(flat[i + 1]) for i in range(0, len(flat), 2)}
+        matching: dict[str, int] = {}
+        frequencies: dict[str, dict[int, int]] = {}
+        for term, members in zip(terms, reply[4:-1], strict=True):
+            matching[term] = len(members)
+            held = frequencies[term] = {}
+            for member in members:
+                _, posted, tf = bytes(member).split(b"\x00")
+                held[int(posted)] = int(tf)
+        candidates: dict[int, Counter[str]] = {}  # absent terms read as 0
+        for term in seed_terms(terms, matching):
+            allowed = [
+                row_id
+                for row_id in frequencies[term]
+                if not archived_only or (row_id <= boundary and row_id not in kept)
+            ]
+            for row_id in newest(allowed):
+                candidates[row_id] = Counter(
+                    {t: tfs[row_id] for t, tfs in frequencies.items() if row_id in tfs}
+                )
+        matches = bm25_search(
+            terms,
+            candidates,
+            matching,
+            lengths,
+            documents=documents,
+            average_length=words / documents if documents else 0.0,
+            limit=CANDIDATES,
+        )
+        return matches, boundary
+
+    def _context(
+        self, session_id: str, matches: list[tuple[int, float]], archived_only: bool
+    ) -> tuple[dict[int, float], dict[int, int | None]]:
+        """Return the matches with the seeds' neighbours (score 0), and their reach."""
+        ids = [row_id for row_id, _ in matches]
+        flat = self._script(
+            "CONTEXT",
+            session_id,
+            self._row_keys(session_id),
+            [CONTEXT_REACH, int(archived_only), min(CONTEXT_SEEDS, len(ids)), *ids],
+        )
+        base = dict(matches)
+        scored: dict[int, float] = {}
+        reach: dict[int, int | None] = {}
+        for at in range(0, len(flat), 2):
+            row_id, later = int(flat[at]), int(flat[at + 1])
+            scored[row_id] = base.get(row_id, 0.0)
+            reach[row_id] = later or None
+        return scored, reach
+
+    def read_messages(
+        self, session_id: str, around_id: int, *, before: int, after: int
+    ) -> list[StoredHit]:
+        """Return a message and its neighbours; see ``SearchableStore``."""
+        check_key("session_id", session_id)
+        check_row_id("around_id", around_id)
+        check_limit(before)
+        check_limit(after)
+        reply = self._script(
+            "AROUND",
+            session_id,
+            self._row_keys(session_id),
+            [around_id, min(before, _MAX_SPAN), min(after, _MAX_SPAN)],
+        )
+        return _hits(reply)
+
+    def read_message_range(
+        self, session_id: str, first_id: int, last_id: int, *, limit: int
+    ) -> list[StoredHit]:
+        """Return the messages of an id range; see ``SearchableStore``."""
+        check_key("session_id", session_id)
+        check_row_id("first_id", first_id)
+        check_row_id("last_id", last_id)
+        check_limit(limit)
+        if not limit:
+            return []
+        reply = self._script(
+            "RANGE",
+            session_id,
+            self._row_keys(session_id),
+            [first_id, last_id, min(limit, _MAX_SPAN)],
+        )
+        return _hits(reply)
+
+
+def _hits(reply: Sequence[Any]) -> list[StoredHit]:
+    """Return the hits of a ``{boundary, {kept ids}, rows...}`` reply, in order."""
+    boundary, kept = int(reply[0]), {int(i) for i in reply[1]}
+    hits = []
+    for raw in reply[2:]:
+        message = row_message(json.loads(raw))
+        row_id = message.id or 0
+        hits.append(StoredHit(message, row_id <= boundary and row_id not in kept))
+    return hits

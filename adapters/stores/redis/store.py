@@ -1,0 +1,623 @@
+"""The Redis store: the whole compression-store contract on one Redis server.
+
+Every operation that reads and then writes is a Lua script (``redis_lua``), so it is
+atomic for every process sharing the server: a fenced commit checks the lease, the
+record's generation and the archive count and applies all or nothing, exactly as a
+SQL transaction does. Rows are written and checked by the same code as the SQL
+stores' (``message_rows``), so the store refuses what they refuse and reads back
+what they read back. The history index (``redis_history``, ``SearchableStore``)
+changes in the script that saves, pops or deletes its messages.
+
+Leases are keys that expire on the server's clock, so they bind every process and
+survive a restart when the server persists its data (RDB or AOF). A server that
+persists nothing loses every key on a restart: a compression in flight then fails
+its lease check and commits nothing. See docs/redis.md.
+
+Why about 470 lines: this is the one class that implements the store protocol on
+Redis, and its messages, its fenced commit and its leases share one key layout and one
+set of scripts; what stands apart is mixed in (``redis_history``: search and reads of
+the whole history; ``redis_metadata``: records).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+from collections.abc import Callable, Mapping, Sequence
+from decimal import Decimal
+from typing import Any, ClassVar
+
+import redis
+
+from memory_summary.adapters.stores.fence import (
+    CommitsWithMore,
+    attach_prelude,
+    commit_prelude,
+)
+from memory_summary.adapters.stores.rows import (
+    check_key,
+    check_limit,
+    check_row_id,
+    check_ttl,
+    decode_record,
+    message_values,
+    new_token,
+    row_message,
+    stored_message,
+)
+from memory_summary.domain import (
+    NAMESPACE,
+    NO_SPAN,
+    ActiveSpan,
+    AttachedRecord,
+    CommitResult,
+    Message,
+    StoreError,
+)
+from memory_summary.domain.recall import message_terms
+
+from . import history as redis_history
+from . import lua
+from .history import Arg, RedisHistory, index_entry
+from .metadata import PAGE as _PAGE
+from .metadata import RedisMetadata
+
+log = logging.getLogger(__name__)
+
+URL_VARIABLE = "MEMORY_SUMMARY_REDIS_URL"
+DEFAULT_URL = "redis://127.0.0.1:6379/0"
+DEFAULT_PREFIX = "memory-summary:"
+SAVE_ATTEMPTS = 3
+"""A save whose reply is lost is sent this many times in all (``_save``)."""
+REPLAY_S = 300.0
+"""How long the server remembers a save's token, and the ids it gave."""
+_MAX_TTL_MS = 2**40  # about 35 years: PEXPIRE must not overflow the server's clock
+_SCRIPTS = {  # the Lua scripts, by name (not the helpers they share)
+    **{name: v for name, v in vars(lua).items() if name.isupper() and name[0] != "_"},
+    **redis_history.SCRIPTS,
+}
+
+
+def _score_id(score: bytes | str) -> int:
+    text = score.decode() if isinstance(score, bytes) else score
+    return int(Decimal(text))
+
+
+def _ms(seconds: float) -> int:
+    return min(max(1, math.ceil(seconds * 1000)), _MAX_TTL_MS)
+
+
+class RedisStore(RedisHistory, RedisMetadata, CommitsWithMore):
+    """A compression store on a Redis server, shared by every process that opens it.
+
+    Args:
+        url: the server (``redis://host:port/db``); by default
+            ``$MEMORY_SUMMARY_REDIS_URL`` or ``redis://127.0.0.1:6379/0``.
+        prefix: begins every key the store writes (default ``"memory-summary:"``);
+            give each tenant its own.
+        session_ttl_s: when set, a session idle that long (no message saved,
+            popped, trimmed or compacted) expires: its messages and its records in
+            ``session_namespaces`` (its summary) go together.
+        session_namespaces: metadata namespaces whose key is a session id, which
+            ``session_ttl_s`` covers (default ``("summary",)``: the summaries);
+            other namespaces never expire.
+        timeout_s: connect and socket timeout of each command.
+        client: a ``redis.Redis`` of your own (then ``url`` and ``timeout_s`` are
+            not used, and ``close()`` leaves it open).
+
+    Raises:
+        StoreError: the server does not answer.
+
+    Example:
+        >>> store = RedisStore(prefix="tenant-a:")  # doctest: +SKIP
+    """
+
+    counts_locally: ClassVar[bool] = False
+    """Whether ``count_history`` is a cheap local read the host's thread may run."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        session_ttl_s: float | None = None,
+        session_namespaces: Sequence[str] = (NAMESPACE,),
+        timeout_s: float = 5.0,
+        client: redis.Redis | None = None,
+    ) -> None:
+        check_key("prefix", prefix)
+        if session_ttl_s is not None:
+            check_ttl(session_ttl_s)
+        if isinstance(session_namespaces, str):
+            raise TypeError("session_namespaces must be a sequence of names, not str")
+        for namespace in session_namespaces:
+            check_key("namespace", namespace)
+        self.url = url or os.environ.get(URL_VARIABLE, DEFAULT_URL)
+        self.prefix = prefix
+        self.session_ttl_s = session_ttl_s
+        self._ttl = "0" if session_ttl_s is None else str(_ms(session_ttl_s))
+        self._session_namespaces = tuple(session_namespaces)
+        self._owns_client = client is None
+        # No automatic retries: a write resent after a lost reply could apply twice
+        # (a save alone is resent, with a token that makes it apply once: ``_save``).
+        # A connection the server closed (a restart) is replaced before it is used.
+        self._client = client or redis.Redis.from_url(
+            self.url,
+            socket_timeout=timeout_s,
+            socket_connect_timeout=timeout_s,
+            retry=redis.retry.Retry(redis.backoff.NoBackoff(), 0),
+        )
+        self._scripts = {
+            name: self._client.register_script(text) for name, text in _SCRIPTS.items()
+        }
+        self._run("connect", self.url, self._client.ping)
+
+    # -- keys and calls
+
+    def _key(self, kind: str, name: str) -> str:
+        return f"{self.prefix}{kind}:{name}"
+
+    def _record(self, namespace: str, key: str) -> str:
+        return f"{self.prefix}r:{namespace}\x00{key}"
+
+    def _session_keys(self, session_id: str) -> list[str]:
+        """The keys a session's TTL covers besides its history.
+
+        Its boundary, its instructions kept below it, the history index (postings,
+        entries, words), its records.
+        """
+        return [
+            self._key("b", session_id),
+            self._key("i", session_id),
+            *self._index_keys(session_id),
+            *(self._record(ns, session_id) for ns in self._session_namespaces),
+        ]
+
+    def _index_keys(self, session_id: str) -> list[str]:
+        """The session's history index: postings, entries, words."""
+        return [self._key(kind, session_id) for kind in ("p", "e", "w")]
+
+    def _run(self, what: str, where: str, call: Callable[..., Any], *args: Any) -> Any:
+        """Run one command or script; turn the driver's errors into ``StoreError``."""
+        try:
+            return call(*args)
+        except redis.RedisError as exc:
+            raise StoreError(f"{what} failed for {where!r}: {exc}") from exc
+
+    def _script(
+        self, name: str, where: str, keys: Sequence[str], args: Sequence[Arg]
+    ) -> Any:
+        script = self._scripts[name]
+        return self._run(name.lower(), where, lambda: script(keys=keys, args=args))
+
+    def close(self) -> None:
+        """Close the store's connections (not those of a client you passed in)."""
+        if self._owns_client:
+            self._client.close()
+
+    # -- messages
+
+    def save_message(self, session_id: str, message: Message) -> Message:
+        return self.save_messages(session_id, [message])[0]
+
+    def save_messages(
+        self, session_id: str, messages: Sequence[Message]
+    ) -> list[Message]:
+        """Store ``messages`` in order, in one script; see ``BatchSavingStore``.
+
+        Every row is checked and encoded before the script runs, so a message the
+        store refuses leaves nothing of its batch; the script gives the batch
+        consecutive ids with nothing of another writer in between.
+        """
+        check_key("session_id", session_id)
+        pairs: list[str] = []  # per message: its row without "[" (the script puts
+        for message in messages:  # its id first), its index entry
+            row = json.dumps(list(message_values(message)), ensure_ascii=False)
+            pairs += [row[1:], index_entry(message_terms(message))]
+        if not pairs:
+            return []
+        keys = [
+            self.prefix + "id",
+            self._key("h", session_id),
+            self.prefix + "sessions",
+            *self._session_keys(session_id),
+            self._key("t", new_token()),
+        ]
+        first = int(self._save(session_id, keys, [session_id, self._ttl, *pairs]))
+        return [
+            stored_message(message, first + offset)
+            for offset, message in enumerate(messages)
+        ]
+
+    def _save(self, session_id: str, keys: list[str], args: list[str]) -> Any:
+        """Run SAVE; resend it, with its token, while its reply is lost.
+
+        A socket timeout or a dropped connection does not tell whether the server
+        stored the batch (a long script finishes after the client gave up): the
+        token in ``keys`` makes the resent script return the ids it gave instead of
+        storing twice. After ``SAVE_ATTEMPTS`` lost replies the error is raised and
+        says the batch may be stored.
+        """
+        script = self._scripts["SAVE"]
+        args = [*args[:2], str(_ms(REPLAY_S)), *args[2:]]
+        lost: redis.RedisError | None = None
+        reached = False  # whether an attempt may have reached the server
+        for attempt in range(1, SAVE_ATTEMPTS + 1):
+            if lost is not None:
+                log.warning(
+                    "save_messages for %r: %s; resending it with its token "
+                    "(attempt %d of %d)",
+                    session_id,
+                    lost,
+                    attempt,
+                    SAVE_ATTEMPTS,
+                )
+            reply, lost = _attempt(script, session_id, keys, args)
+            if lost is None:
+                return reply
+            reached = reached or not _unreached(lost)
+        if not reached:
+            raise StoreError(
+                f"save failed for {session_id!r}: {lost} (the server was never "
+                "reached: nothing was stored)"
+            ) from lost
+        raise StoreError(
+            f"save failed for {session_id!r}: {lost} (no reply after "
+            f"{SAVE_ATTEMPTS} attempts: the messages may be stored)"
+        ) from lost
+
+    def _rows(self, raw: Sequence[bytes]) -> list[Message]:
+        if not raw:
+            return []
+        # One parse of all the rows: a JSON array of the members as written.
+        return [row_message(row) for row in json.loads(b"[%b]" % b",".join(raw))]
+
+    def _history_keys(self, session_id: str) -> list[str]:
+        return [
+            self._key("h", session_id),
+            self._key("b", session_id),
+            self._key("i", session_id),
+        ]
+
+    def get_history(self, session_id: str, limit: int | None = None) -> list[Message]:
+        check_key("session_id", session_id)
+        check_limit(limit)
+        if limit == 0:
+            return []
+        raw = self._script(
+            "NEWEST_ACTIVE",
+            session_id,
+            self._history_keys(session_id),
+            [-1 if limit is None else limit],
+        )
+        rows = self._rows(raw)
+        if limit is not None:
+            rows.reverse()
+        return rows
+
+    def read_window(
+        self, session_id: str, *, limit: int, namespace: str
+    ) -> tuple[list[Message], dict[str, object] | None]:
+        """Return the newest ``limit`` active messages and the record, in one script.
+
+        See ``WindowReadingStore``: one round trip instead of two.
+        """
+        check_key("session_id", session_id)
+        check_key("namespace", namespace)
+        check_limit(limit)
+        if limit == 0:
+            return [], self.get_metadata(namespace, session_id)
+        raw_rows, raw_record = self._script(
+            "WINDOW",
+            session_id,
+            [*self._history_keys(session_id), self._record(namespace, session_id)],
+            [limit],
+        )
+        rows = self._rows(raw_rows)
+        rows.reverse()
+        if raw_record is None:
+            return rows, None
+        return rows, decode_record(namespace, session_id, raw_record)
+
+    def get_full_history(
+        self, session_id: str, limit: int | None = None
+    ) -> list[Message]:
+        check_key("session_id", session_id)
+        check_limit(limit)
+        if limit == 0:
+            return []
+        key = self._key("h", session_id)
+        stop = -1 if limit is None else min(limit, 2**62) - 1
+        raw = self._run(
+            "get_full_history", session_id, self._client.zrevrange, key, 0, stop
+        )
+        rows = self._rows(raw)
+        rows.reverse()
+        return rows
+
+    def active_span(self, session_id: str) -> ActiveSpan:
+        """Return the session's ``ActiveSpan``, without its id sum.
+
+        Every write is one script with its ids taken inside it, so no id lands
+        below another already visible: the count and the ends tell a change.
+        """
+        check_key("session_id", session_id)
+        count, first, last = self._script(
+            "ACTIVE_SPAN", session_id, self._history_keys(session_id), []
+        )
+        if not int(count):
+            return NO_SPAN
+        return ActiveSpan(int(count), _score_id(first), _score_id(last), None)
+
+    def count_history(self, session_id: str) -> int:
+        check_key("session_id", session_id)
+        keys = self._history_keys(session_id)
+        return int(self._script("COUNT_ACTIVE", session_id, keys, []))
+
+    def get_oldest_history(
+        self, session_id: str, limit: int, after_id: int | None = None
+    ) -> list[Message]:
+        check_key("session_id", session_id)
+        check_limit(limit)
+        check_row_id("after_id", after_id)
+        if limit == 0:
+            return []
+        raw = self._script(
+            "OLDEST_ACTIVE",
+            session_id,
+            self._history_keys(session_id),
+            [limit, 0 if after_id is None else after_id],
+        )
+        return self._rows(raw)
+
+    def get_archived(
+        self, session_id: str, *, after_id: int | None, through_id: int, limit: int
+    ) -> list[Message]:
+        check_key("session_id", session_id)
+        check_limit(limit)
+        check_row_id("after_id", after_id)
+        check_row_id("through_id", through_id)
+        if limit == 0:
+            return []
+        raw = self._script(
+            "ARCHIVED_RANGE",
+            session_id,
+            self._history_keys(session_id),
+            [0 if after_id is None else after_id, through_id, limit],
+        )
+        return self._rows(raw)
+
+    def pop_message(self, session_id: str) -> Message | None:
+        """Delete the newest active message and return it; see ``PoppingStore``."""
+        check_key("session_id", session_id)
+        raw = self._script(
+            "POP",
+            session_id,
+            [self._key("h", session_id), *self._session_keys(session_id)],
+            [self._ttl],
+        )
+        return None if raw is None else row_message(json.loads(raw))
+
+    def trim_history(self, session_id: str, keep_recent: int) -> int:
+        check_key("session_id", session_id)
+        if keep_recent < 0:
+            raise ValueError(f"keep_recent={keep_recent} is invalid; allowed: int >= 0")
+        return int(
+            self._script(
+                "TRIM",
+                session_id,
+                [self._key("h", session_id), *self._session_keys(session_id)],
+                [keep_recent, self._ttl],
+            )
+        )
+
+    def clear_session(self, session_id: str) -> None:
+        check_key("session_id", session_id)
+        keys = [*self._history_keys(session_id), *self._index_keys(session_id)]
+        self._run("clear_session", session_id, self._client.delete, *keys)
+
+    def clear_all(self) -> None:
+        self._script(
+            "CLEAR_ALL",
+            self.prefix,
+            [self.prefix + "sessions", self.prefix + "namespaces"],
+            [self.prefix],
+        )
+
+    def session_counts(
+        self, *, after: str | None = None, limit: int = 500
+    ) -> list[tuple[str, int, int]]:
+        """Return up to ``limit`` (session id, active, archived) with id > ``after``.
+
+        Sessions that hold messages, in code-point order of their ids: page through
+        them by passing the last id seen as ``after``.
+        """
+        check_limit(limit)
+        if after is not None:
+            check_key("after", after)
+        start = "-" if after is None else f"({after}"
+        found: list[tuple[str, int, int]] = []
+        while len(found) < limit:
+            want = min(limit - len(found), _PAGE)
+            flat = self._script(
+                "SESSION_COUNTS",
+                "sessions",
+                [self.prefix + "sessions"],
+                [self.prefix, start, want],
+            )
+            for at in range(0, len(flat), 3):
+                sid = bytes(flat[at]).decode("utf-8")
+                found.append((sid, int(flat[at + 1]), int(flat[at + 2])))
+            if len(flat) < 3 * want:
+                break
+            start = "(" + found[-1][0]
+        return found
+
+    # -- the fenced commit and forgetting
+
+    def commit_compaction_with(
+        self,
+        session_id: str,
+        *,
+        namespace: str,
+        record: Mapping[str, object],
+        expect_generation: str | None,
+        through_id: int | None = None,
+        expect_archived: int = 0,
+        lease: str | None = None,
+        separator: Callable[[int], Message | None] | None = None,
+        attach: AttachedRecord | None = None,
+        release_lease: bool = False,
+    ) -> CommitResult:
+        """The fenced commit, its attached record and the lease's release: one script.
+
+        See ``AttachingStore.commit_compaction_with``. The store has no archive of its
+        own: separators go to the engine's ``archive``.
+        """
+        if separator is not None:
+            raise ValueError("RedisStore has no archive; write separators to one")
+        data = commit_prelude(
+            session_id,
+            namespace=namespace,
+            record=record,
+            through_id=through_id,
+            expect_archived=expect_archived,
+            lease=lease,
+        )
+        attached = attach_prelude(
+            session_id,
+            attach,
+            namespace=namespace,
+            lease=lease,
+            release_lease=release_lease,
+        )
+        if attach is None or attached is None:
+            side = [self._record(namespace, session_id), self._key("x", namespace)]
+            side_args: list[str | int] = ["", "", "", "", "0"]
+        else:
+            side = [
+                self._record(attach.namespace, session_id),
+                self._key("x", attach.namespace),
+            ]
+            side_args = [
+                "none" if attach.expect_generation is None else "gen",
+                attach.expect_generation or "",
+                attached,
+                attach.namespace,
+                self._ttl if attach.namespace in self._session_namespaces else "0",
+            ]
+        reply = self._script(
+            "COMMIT",
+            session_id,
+            [
+                self._key("l", session_id),
+                self._record(namespace, session_id),
+                *self._history_keys(session_id)[:2],
+                self._key("x", namespace),
+                self.prefix + "namespaces",
+                *side,
+                *self._session_keys(session_id)[1:],  # instructions, index, records
+            ],
+            [
+                lease or "",
+                "none" if expect_generation is None else "gen",
+                expect_generation or "",
+                "" if through_id is None else through_id,
+                expect_archived,
+                data,
+                session_id,
+                namespace,
+                self._ttl if namespace in self._session_namespaces else "0",
+                *side_args,
+                "1" if release_lease else "",
+            ],
+        )
+        if reply[0] != b"ok":
+            reason = reply[0].decode()
+            log.debug("session %s: commit fenced (%s)", session_id, reason)
+            return CommitResult(fenced=reason)
+        return CommitResult(archived=int(reply[1]), attached=bool(int(reply[2])))
+
+    def forget_session(self, session_id: str, *, namespaces: Sequence[str]) -> int:
+        check_key("session_id", session_id)
+        if isinstance(namespaces, str):
+            raise TypeError("namespaces must be a sequence of names, not one str")
+        for namespace in namespaces:
+            check_key("namespace", namespace)
+        keys = [
+            *self._history_keys(session_id),
+            self._key("l", session_id),
+            *self._index_keys(session_id),
+            self.prefix + "sessions",
+        ]
+        for namespace in namespaces:
+            keys += [self._record(namespace, session_id), self._key("x", namespace)]
+        return int(self._script("FORGET", session_id, keys, [session_id]))
+
+    # -- leases
+
+    def acquire_lease(self, session_id: str, *, owner: str, ttl_s: float) -> str | None:
+        check_key("session_id", session_id)
+        check_key("owner", owner)
+        check_ttl(ttl_s)
+        token = new_token()
+        taken = self._script(
+            "ACQUIRE",
+            session_id,
+            [self._key("l", session_id), self.prefix + "sessions"],
+            [owner, token, _ms(ttl_s), session_id],
+        )
+        return token if taken else None
+
+    def renew_lease(self, session_id: str, token: str, *, ttl_s: float) -> bool:
+        check_key("session_id", session_id)
+        check_key("token", token)
+        check_ttl(ttl_s)
+        key = self._key("l", session_id)
+        return bool(self._script("RENEW", session_id, [key], [token, _ms(ttl_s)]))
+
+    def release_lease(self, session_id: str, token: str) -> None:
+        check_key("session_id", session_id)
+        check_key("token", token)
+        key = self._key("l", session_id)
+        self._script("DROP_LEASE", session_id, [key], ["token", token])
+
+    def lease_owner(self, session_id: str) -> str | None:
+        check_key("session_id", session_id)
+        key = self._key("l", session_id)
+        owner = self._run("lease_owner", session_id, self._client.hget, key, "owner")
+        return None if owner is None else bytes(owner).decode("utf-8")
+
+    def break_lease(self, session_id: str, owner: str) -> bool:
+        check_key("session_id", session_id)
+        check_key("owner", owner)
+        key = self._key("l", session_id)
+        return bool(self._script("DROP_LEASE", session_id, [key], ["owner", owner]))
+
+
+def _unreached(error: redis.RedisError) -> bool:
+    """Tell whether ``error`` came from connecting (no command was sent).
+
+    redis-py words a failed connect "Error N connecting to HOST:PORT." (refused,
+    unreachable) or "Timeout connecting to server"; a reply lost after sending is
+    a read timeout or a closed connection.
+    """
+    text = str(error)
+    return " connecting to " in text or text.startswith("Timeout connecting")
+
+
+def _attempt(
+    script: Any, session_id: str, keys: list[str], args: list[str]
+) -> tuple[Any, redis.RedisError | None]:
+    """Run SAVE once: (its reply, None), or (None, the error) when the reply was lost.
+
+    Any other error is a ``StoreError``: the server refused the script.
+    """
+    try:
+        return script(keys=keys, args=args), None
+    except (redis.TimeoutError, redis.ConnectionError) as exc:
+        return None, exc
+    except redis.RedisError as exc:
+        raise StoreError(f"save_messages failed for {session_id!r}: {exc}") from exc

@@ -1,0 +1,157 @@
+"""The history search and reads of the SQL stores (``SearchableStore``).
+
+``SqlStore`` mixes this in; the database-specific half is a ``SearchIndex``
+(``search_index``). A search takes three reads: the session's best BM25 matches with
+the id ``CONTEXT_REACH`` messages after each (the context step of
+``domain.ranking``), then the messages of the final hits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from memory_summary.adapters.recall.sql_index import SearchIndex
+from memory_summary.adapters.stores.rows import (
+    MAX_ROW_ID,
+    SELECT_COLUMNS,
+    check_key,
+    check_limit,
+    check_row_id,
+    row_message,
+)
+from memory_summary.domain import StoredHit
+from memory_summary.domain.ranking import CONTEXT_REACH, CONTEXT_SEEDS, with_context
+
+from .dialect import Dialect
+from .driver import SqlDriver
+
+
+def _hit(row: Sequence[Any], score: float = 0.0) -> StoredHit:
+    return StoredHit(row_message(row[:-1]), bool(row[-1]), score)
+
+
+class SqlHistory:
+    """Search and read a session's whole history; needs a ``SearchIndex``."""
+
+    _driver: SqlDriver
+    _dialect: Dialect
+    _search: SearchIndex
+
+    def _history_queries(self) -> dict[str, str]:
+        t, p = self._dialect.tables, self._dialect.placeholder
+        ids = self._search.id_source
+        columns = f"{SELECT_COLUMNS}, archived"
+        queries = {
+            # the ids CONTEXT_REACH messages before and after each candidate
+            "reach": f"SELECT c.value, (SELECT m.id FROM {t}messages m "
+            "WHERE m.session_id = ? AND m.id < c.value ORDER BY m.id DESC "
+            f"LIMIT 1 OFFSET {CONTEXT_REACH - 1}), (SELECT m.id FROM {t}messages m "
+            "WHERE m.session_id = ? AND m.id > c.value ORDER BY m.id "
+            f"LIMIT 1 OFFSET {CONTEXT_REACH - 1}) FROM {ids}",
+            "by_ids": f"SELECT {', '.join('m.' + c for c in columns.split(', '))} "
+            f"FROM {ids} {self._search.join} {t}messages m ON m.id = c.value "
+            "WHERE m.session_id = ?",
+            "before": f"SELECT {columns} FROM {t}messages WHERE session_id = ? "
+            "AND id <= ? ORDER BY id DESC LIMIT ?",
+            "after": f"SELECT {columns} FROM {t}messages WHERE session_id = ? "
+            "AND id > ? ORDER BY id LIMIT ?",
+            "range": f"SELECT {columns} FROM {t}messages WHERE session_id = ? "
+            "AND id >= ? AND id <= ? ORDER BY id LIMIT ?",
+        }
+        return {name: sql.replace("?", p) for name, sql in queries.items()}
+
+    def _read(self, sql: str, params: Sequence[object]) -> list[Any]:
+        return self._driver.read(sql, params, "search_messages")
+
+    def search_messages(
+        self,
+        session_id: str,
+        terms: Sequence[str],
+        *,
+        limit: int,
+        archived_only: bool = False,
+    ) -> list[StoredHit]:
+        """Return the best matches of ``terms``; see ``SearchableStore``."""
+        check_key("session_id", session_id)
+        check_limit(limit)
+        if not limit or not terms:
+            return []
+        q = self._hq
+        matches = self._search.matches(
+            self._read, session_id, list(terms), archived_only=archived_only
+        )
+        if not matches:
+            return []
+        near = self._near(session_id, [id_ for id_, _ in matches])
+        scored = dict(matches)
+        ranges = [
+            (near[id_][0] or 0, near[id_][1] or MAX_ROW_ID)
+            for id_, _ in matches[:CONTEXT_SEEDS]
+            if id_ in near
+        ]
+        for id_ in self._search.window(
+            self._read, session_id, ranges, archived_only=archived_only
+        ):
+            scored.setdefault(id_, 0.0)
+        near.update(self._near(session_id, [i for i in scored if i not in near]))
+        reach = {id_: bounds[1] for id_, bounds in near.items()}
+        found = with_context(list(scored.items()), reach, limit)
+        rows = self._read(
+            q["by_ids"], (self._search.id_list([i for i, _ in found]), session_id)
+        )
+        by_id = {int(row[0]): row for row in rows}
+        return [_hit(by_id[i], score) for i, score in found if i in by_id]
+
+    def _near(
+        self, session_id: str, ids: list[int]
+    ) -> dict[int, tuple[int | None, int | None]]:
+        """Return the ids ``CONTEXT_REACH`` messages before and after each id."""
+        if not ids:
+            return {}
+        rows = self._read(
+            self._hq["reach"], (session_id, session_id, self._search.id_list(ids))
+        )
+        return {
+            int(row[0]): (
+                None if row[1] is None else int(row[1]),
+                None if row[2] is None else int(row[2]),
+            )
+            for row in rows
+        }
+
+    def read_messages(
+        self, session_id: str, around_id: int, *, before: int, after: int
+    ) -> list[StoredHit]:
+        """Return a message and its neighbours; see ``SearchableStore``."""
+        check_key("session_id", session_id)
+        check_row_id("around_id", around_id)
+        check_limit(before)
+        check_limit(after)
+        q = self._hq
+        older = self._read(q["before"], (session_id, around_id, before + 1))
+        if not older or int(older[0][0]) != around_id:
+            return []
+        newer = self._read(q["after"], (session_id, around_id, after)) if after else []
+        return [_hit(row) for row in [*reversed(older), *newer]]
+
+    def read_message_range(
+        self, session_id: str, first_id: int, last_id: int, *, limit: int
+    ) -> list[StoredHit]:
+        """Return the messages of an id range; see ``SearchableStore``."""
+        check_key("session_id", session_id)
+        check_row_id("first_id", first_id)
+        check_row_id("last_id", last_id)
+        check_limit(limit)
+        if not limit:
+            return []
+        rows = self._read(self._hq["range"], (session_id, first_id, last_id, limit))
+        return [_hit(row) for row in rows]
+
+    @property
+    def _hq(self) -> dict[str, str]:
+        queries: dict[str, str] | None = getattr(self, "_history_q", None)
+        if queries is None:
+            queries = self._history_queries()
+            self._history_q = queries
+        return queries

@@ -1,0 +1,215 @@
+"""Leases, metadata (summary records) and archive rows of the SQL core.
+
+A part of ``SqlStore`` (``sql.py`` holds the messages and the fenced commit): every
+method here is a lone statement, or one short transaction (``quarantine_metadata``),
+on the store's driver and rendered queries.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+
+from memory_summary.adapters.stores.rows import (
+    check_key,
+    check_limit,
+    check_move,
+    check_ttl,
+    decode_record,
+    message_values,
+    metadata_json,
+    new_token,
+    row_message,
+    stored_message,
+)
+from memory_summary.domain import MalformedRecord, Message, StoreError
+
+from .dialect import Dialect
+from .driver import SqlDriver
+
+log = logging.getLogger(__name__)
+
+
+class SqlRecords:
+    """Leases, metadata and archive rows over ``_driver`` and the queries ``_q``."""
+
+    _driver: SqlDriver
+    _dialect: Dialect
+    _q: Mapping[str, str]
+
+    # -- leases
+
+    def acquire_lease(self, session_id: str, *, owner: str, ttl_s: float) -> str | None:
+        check_key("session_id", session_id)
+        check_key("owner", owner)
+        check_ttl(ttl_s)
+        token = new_token()
+        changed, _ = self._driver.write(
+            self._q["acquire_lease"],
+            (session_id, owner, token, float(ttl_s)),
+            "acquire_lease",
+            session_id,
+        )
+        return token if changed else None
+
+    def renew_lease(self, session_id: str, token: str, *, ttl_s: float) -> bool:
+        check_key("session_id", session_id)
+        check_key("token", token)
+        check_ttl(ttl_s)
+        changed, _ = self._driver.write(
+            self._q["renew_lease"],
+            (float(ttl_s), session_id, token),
+            "renew_lease",
+            session_id,
+        )
+        return changed > 0
+
+    def release_lease(self, session_id: str, token: str) -> None:
+        check_key("session_id", session_id)
+        check_key("token", token)
+        self._driver.write(
+            self._q["release_lease"], (session_id, token), "release_lease", session_id
+        )
+
+    def lease_owner(self, session_id: str) -> str | None:
+        check_key("session_id", session_id)
+        rows = self._driver.read(
+            self._q["lease_owner"], (session_id,), "lease_owner", session_id
+        )
+        return str(rows[0][0]) if rows else None
+
+    def break_lease(self, session_id: str, owner: str) -> bool:
+        check_key("session_id", session_id)
+        check_key("owner", owner)
+        changed, _ = self._driver.write(
+            self._q["break_lease"], (session_id, owner), "break_lease", session_id
+        )
+        return changed > 0
+
+    # -- metadata
+
+    def save_metadata(
+        self, namespace: str, key: str, data: Mapping[str, object]
+    ) -> None:
+        text = metadata_json(namespace, key, data)
+        self._driver.write(
+            self._q["upsert_metadata"],
+            (namespace, key, text),
+            "save_metadata",
+            f"{namespace}/{key}",
+        )
+
+    def get_metadata(self, namespace: str, key: str) -> dict[str, object] | None:
+        check_key("namespace", namespace)
+        check_key("key", key)
+        rows = self._driver.read(
+            self._q["get_metadata"], (namespace, key), "get_metadata", key
+        )
+        return decode_record(namespace, key, rows[0][0]) if rows else None
+
+    def list_metadata(self, namespace: str) -> list[str]:
+        check_key("namespace", namespace)
+        rows = self._driver.read(
+            self._q["list_metadata"], (namespace,), "list_metadata", namespace
+        )
+        return [row[0] for row in rows]
+
+    def session_counts(
+        self, *, after: str | None = None, limit: int = 500
+    ) -> list[tuple[str, int, int]]:
+        """Return up to ``limit`` (session id, active, archived) with id > ``after``.
+
+        Sessions that hold messages, in code-point order of their ids: page through
+        them by passing the last id seen as ``after``.
+        """
+        check_limit(limit)
+        params: tuple[object, ...]
+        if after is None:
+            query, params = "session_counts_first", (limit,)
+        else:
+            check_key("after", after)
+            query, params = "session_counts_page", (after, limit)
+        rows = self._driver.read(self._q[query], params, "session_counts")
+        return [
+            (str(sid), int(active), int(archived)) for sid, active, archived in rows
+        ]
+
+    def metadata_page(
+        self, namespace: str, *, after_key: str | None = None, limit: int = 500
+    ) -> list[tuple[str, dict[str, object] | None]]:
+        check_key("namespace", namespace)
+        check_limit(limit)
+        params: tuple[object, ...]
+        if after_key is None:
+            query, params = "metadata_first", (namespace, limit)
+        else:
+            check_key("after_key", after_key)
+            query, params = "metadata_page", (namespace, after_key, limit)
+        rows = self._driver.read(self._q[query], params, "metadata_page", namespace)
+        return [(str(row[0]), _decoded_or_none(namespace, row)) for row in rows]
+
+    def delete_metadata(self, namespace: str, key: str) -> bool:
+        check_key("namespace", namespace)
+        check_key("key", key)
+        deleted, _ = self._driver.write(
+            self._q["delete_metadata"],
+            (namespace, key),
+            "delete_metadata",
+            f"{namespace}/{key}",
+        )
+        return deleted > 0
+
+    def quarantine_metadata(self, namespace: str, key: str, to_namespace: str) -> bool:
+        check_move(namespace, key, to_namespace)
+        q = self._q
+        with self._driver.transaction(
+            "quarantine_metadata", f"{namespace}/{key}"
+        ) as tx:
+            copied = tx.execute(
+                q["copy_metadata"], (to_namespace, namespace, key)
+            ).rowcount
+            if copied:
+                tx.execute(q["delete_metadata"], (namespace, key))
+        if copied:  # the engine logs the warning; this is the store's trace
+            log.debug("metadata %s/%s moved to %s", namespace, key, to_namespace)
+        return copied > 0
+
+    # -- the store's own archive (separator messages)
+
+    def save_archive_message(self, session_id: str, message: Message) -> Message:
+        """Write a message to the archive table (the store's ``Archive`` face)."""
+        check_key("session_id", session_id)
+        values = message_values(message)
+        _, row_id = self._driver.write(
+            self._q["insert_archive"],
+            (session_id, *values),
+            "save_archive_message",
+            session_id,
+        )
+        if row_id is None:
+            raise StoreError(f"archive message for {session_id!r}: no id was returned")
+        return stored_message(message, row_id)
+
+    def delete_archive_messages(self, session_id: str) -> int:
+        """Delete the session's archive messages; return how many."""
+        check_key("session_id", session_id)
+        deleted, _ = self._driver.write(
+            self._q["delete_archive"], (session_id,), "delete_archive", session_id
+        )
+        return deleted
+
+    def archive_messages(self, session_id: str) -> list[Message]:
+        """Return the session's archive messages, oldest first."""
+        check_key("session_id", session_id)
+        rows = self._driver.read(
+            self._q["archive_rows"], (session_id,), "archive_messages", session_id
+        )
+        return [row_message(row) for row in rows]
+
+
+def _decoded_or_none(namespace: str, row: Sequence[object]) -> dict[str, object] | None:
+    """Return a metadata row's mapping, or None when it is not one (never raises)."""
+    try:
+        return decode_record(namespace, str(row[0]), row[1])
+    except MalformedRecord:
+        return None

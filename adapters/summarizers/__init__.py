@@ -1,0 +1,1 @@
+"""The summarizers: OpenAI-compatible, Anthropic and the offline extractive one."""

@@ -1,0 +1,1 @@
+"""The summarizer on Anthropic's Messages API (extra ``anthropic``)."""

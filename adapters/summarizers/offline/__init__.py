@@ -1,0 +1,1 @@
+"""The offline, deterministic summarizer that extracts instead of writing."""

@@ -1,0 +1,1 @@
+"""The summarizer on OpenAI-compatible endpoints (extra ``openai``)."""

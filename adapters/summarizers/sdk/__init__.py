@@ -1,0 +1,1 @@
+"""What the SDK summarizers share: call limits, bounded retries, streams."""
