@@ -91,11 +91,6 @@ MAX_WAIT_S = 86_400.0  # a day; beyond the platform's limit a wait overflows
 seconds = positive_number(MAX_WAIT_S, "a number of seconds")
 """Parse a number of seconds in ``(0, MAX_WAIT_S]``."""
 
-MAX_BUDGET_FACTOR = 1000.0  # past it the summary budget is the whole context anyway
-
-budget_factor = positive_number(MAX_BUDGET_FACTOR)
-"""Parse a summary budget multiple: a finite number in ``(0, MAX_BUDGET_FACTOR]``."""
-
 
 def session_id(text: str) -> str:
     """Parse a session id: non-empty, valid Unicode (no undecodable bytes)."""

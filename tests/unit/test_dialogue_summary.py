@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from summary_quality.locomo import parse_locomo
+from summary_quality.synthetic import generate_dialogue
 
 from memory_summary.adapters import ExtractiveSummarizer
 from memory_summary.adapters.dialogue import compacted, is_chatter, session_date
 from memory_summary.adapters.host_instructions import instruction_terms
 from memory_summary.domain import Accepted, check_summary, summary_request
 from memory_summary.domain.render import render_transcript
-from memory_summary.quality.locomo import parse_locomo
-from memory_summary.quality.synthetic import generate_dialogue
 
 CHATTER = [
     "Hey Mel! Good to see you!",
