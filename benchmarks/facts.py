@@ -1,8 +1,8 @@
 """Fact retention: the share of early facts the final injected summary still holds.
 
-Generated English and Chinese conversations (``quality.facts``) plant twelve
+Generated English and Chinese conversations (``summary_quality.facts``) plant twelve
 facts of nine kinds in their first 35 messages and never repeat them (the harder
-generator, ``memory_summary.quality.hard_facts``, adds facts the assistant states,
+generator, ``summary_quality.hard_facts``, adds facts the assistant states,
 corrected values, a code deep in a long message and a tool result's second line);
 each runs through the engine (threshold 30, keep_recent 10) twice: with the offline
 summarizer, and with a forgetful one that answers the same generic sentence every
@@ -10,15 +10,23 @@ time, so that what it keeps is what pinned facts (``pin_facts``) re-attach; the
 harder conversations run with the offline summarizer. Figures are counts, not
 timings: retained/planted per kind and locale, the final summary's tokens against its
 budget, compressions and summarizer calls.
+
+``python benchmarks/run.py --only facts`` runs the three reports below;
+``python benchmarks/facts.py [--base-url URL --model M] [--generator hard] ...`` runs
+one, with any summarizer and options (``--help``; ``summary_quality.command``).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
+from summary_quality.command import build_facts_parser
+from summary_quality.facts import run_facts, table_rows
+from summary_quality.hard_facts import HARD
+
 from memory_summary import Message
-from memory_summary.quality.facts import run_facts, table_rows
-from memory_summary.quality.hard_facts import HARD
+from memory_summary.cli import main
 
 QUICK_CONVERSATIONS = 2  # per locale
 FULL_CONVERSATIONS = 4
@@ -41,7 +49,7 @@ def run(quick: bool) -> list[dict]:
     """Run every locale's conversations with the offline, then a forgetful summarizer.
 
     Returns three reports: the offline summarizer's, the forgetful one's, and the
-    offline summarizer's on the harder conversations (``quality.hard_facts``).
+    offline summarizer's on the harder conversations (``hard_facts``).
     """
     conversations = QUICK_CONVERSATIONS if quick else FULL_CONVERSATIONS
     reports = []
@@ -69,3 +77,7 @@ def rows(results: list[dict]) -> list[dict]:
     for report, name in zip(results, names, strict=False):
         table += [{"summarizer": name, **row} for row in table_rows(report)]
     return table
+
+
+if __name__ == "__main__":
+    sys.exit(main(build=build_facts_parser))

@@ -4,24 +4,32 @@ Replays LoCoMo conversations (``../shared/datasets/locomo/locomo-dev.json`` when
 there; never copied into the project) through the engine with its defaults and the
 offline summarizer, at the default summary budget and at 4x, and scores the summary
 against the lead-K, tail-K and keep-last-N baselines and a chance control
-(``memory_summary.quality``). Quick mode (CI) replays two conversations the project
-generates itself (``memory_summary.quality.synthetic``): it checks the shape of the
+(``summary_quality``). Quick mode (CI) replays two conversations the project
+generates itself (``summary_quality.synthetic``): it checks the shape of the
 report, not the figures. Each run gives the ``redundancy`` of its final summaries
-(``memory_summary.quality.redundancy``) and the headline per half of the shared
+(``memory_summary.domain.redundancy``) and the headline per half of the shared
 conversations (``halves``: tuned on conv-26 and conv-30, measured on the others); the
 report adds the redundancy of the demo's summaries (``memory-summary demo``: 50
 sessions of 40 turns, seed 7; quick: 6 sessions of 25 turns).
+
+``python benchmarks/quality.py [--data PATH | --generated N] [--base-url URL --model M]
+...`` runs the replay alone, with any summarizer and options (``--help``;
+``summary_quality.command``).
 """
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from pathlib import Path
 
+from summary_quality.benchmark import run_quality, table_rows
+from summary_quality.command import build_quality_parser
+from summary_quality.locomo import default_locomo_path, load_locomo, parse_locomo
+from summary_quality.synthetic import generate_dialogue
+
+from memory_summary.cli import main
 from memory_summary.demo import run_demo
-from memory_summary.quality.benchmark import run_quality, table_rows
-from memory_summary.quality.locomo import default_locomo_path, load_locomo, parse_locomo
-from memory_summary.quality.synthetic import generate_dialogue
 
 GENERATED = 2
 DEMO = {"sessions": 50, "turns": 40}
@@ -69,3 +77,7 @@ def rows(results: list[dict]) -> list[dict]:
             },
         },
     ]
+
+
+if __name__ == "__main__":
+    sys.exit(main(build=build_quality_parser))

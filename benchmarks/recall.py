@@ -8,7 +8,7 @@ Three parts:
   summarizer) on SQLite, one session per conversation. Per category (1 multi-hop,
   2 temporal, 4 single-hop): evidence recall@1/5/10 of ``search_history`` with the
   question as the query, and "reachable": the answer text is in the summary, the
-  active messages or the top-10 hits (``memory_summary.quality.matching``). Quick
+  active messages or the top-10 hits (``summary_quality.matching``). Quick
   mode replays a conversation generated here instead (CI has no dataset).
 - ``latency``: ``search_history`` p50/p95 on one session of 10k and 100k messages
   (quick: 1k), SQLite and PostgreSQL (skipped when no server answers; its tables
@@ -29,18 +29,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from report import percentile_us
-
-from memory_summary import Message, StoreError, SummaryEngine
-from memory_summary.adapters import SqliteStore
-from memory_summary.adapters.stores.rows import message_values
-from memory_summary.domain.recall import query_terms
-from memory_summary.quality.locomo import (
+from summary_quality.locomo import (
     LocomoConversation,
     default_locomo_path,
     load_locomo,
     parse_locomo,
 )
-from memory_summary.quality.matching import contains_answer
+from summary_quality.matching import contains_answer
+
+from memory_summary import Message, StoreError, SummaryEngine
+from memory_summary.adapters import SqliteStore
+from memory_summary.adapters.stores.rows import message_values
+from memory_summary.domain.recall import query_terms
 
 CATEGORIES = (1, 2, 4)
 DSN = os.environ.get(

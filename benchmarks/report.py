@@ -8,6 +8,8 @@ import statistics
 from collections.abc import Sequence
 from pathlib import Path
 
+from summary_quality.text_table import render_table
+
 
 def percentile_us(samples_ns: Sequence[int], fraction: float) -> float:
     """Return the ``fraction`` percentile of nanosecond samples, in microseconds."""
@@ -33,12 +35,7 @@ def print_table(title: str, rows: Sequence[dict[str, object]]) -> None:
     if not rows:
         print("  (no rows)")
         return
-    keys = list(rows[0])
-    widths = {k: max(len(k), *(len(str(r[k])) for r in rows)) for k in keys}
-    print("  " + "  ".join(k.ljust(widths[k]) for k in keys))
-    print("  " + "  ".join("-" * widths[k] for k in keys))
-    for row in rows:
-        print("  " + "  ".join(str(row[k]).ljust(widths[k]) for k in keys))
+    print(render_table([{k: str(v) for k, v in row.items()} for row in rows]))
 
 
 def write_json(path: Path, name: str, results: object, quick: bool) -> Path:

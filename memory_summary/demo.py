@@ -39,10 +39,10 @@ from memory_summary.domain import (
     SummaryConfig,
     pinned_section,
 )
+from memory_summary.domain.redundancy import redundancy
 
 from .conversations import SessionPlan, session_plan, session_turns
 from .engine import SummaryEngine
-from .quality.redundancy import redundancy
 from .sqlite_file import prepare_demo_database
 
 HOST_CONTEXT_TOKENS = 8192  # the simulated chat model's window, for usage ratios
@@ -178,7 +178,7 @@ class DemoReport:
     summarizer: str
     command: str = "memory-summary"
     kept: tuple[SessionKept, ...] = ()
-    redundancy: float = 0.0  # of the final summaries (``quality.redundancy``)
+    redundancy: float = 0.0  # of the final summaries (``domain.redundancy``)
 
     @property
     def saved_ratio(self) -> float:

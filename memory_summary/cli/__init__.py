@@ -9,9 +9,10 @@ or summarizer error, a timeout, a failed clear); 130 interrupted. Nothing prints
 traceback.
 
 One module a group of commands: ``config`` (config check), ``demo``, ``store``
-(inspect, compress, clear), ``reports`` (sessions, stats), ``benchmarks`` (facts,
-quality); ``parser`` builds the argument parser from them, ``options`` holds what
-several share, ``exits`` the exit codes.
+(inspect, compress, clear), ``reports`` (sessions, stats); ``parser`` builds the
+argument parser from them, ``options`` holds what several share, ``exits`` the exit
+codes. The benchmarks of a source checkout (``benchmarks/facts.py``, ``quality.py``)
+run their own parser through ``main``.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from .exits import (
 )
 from .invocation import invocation
 from .options import CHECKS, CLI_OPTIONS, DEFAULT_DB, DEFAULT_SCHEMA
-from .parser import build_parser, parse_arguments
+from .parser import ParserBuilder, build_parser, parse_arguments
 
 __all__ = [
     "CHECKS",
@@ -57,14 +58,21 @@ __all__ = [
 ]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the process exit code."""
-    args = parse_arguments(argv)
+def main(
+    argv: Sequence[str] | None = None, *, build: ParserBuilder = build_parser
+) -> int:
+    """Run the command line; return the process exit code.
+
+    ``build`` makes the argument parser from the config file's defaults (by default
+    every sub-command's); another parser's commands share this error handling and
+    these exit codes.
+    """
+    args = parse_arguments(argv, build)
     if isinstance(args, int):
         return args
     run = getattr(args, "run", None)
     if run is None:
-        build_parser().print_help(sys.stderr)
+        build(None).print_help(sys.stderr)
         return EXIT_USAGE
     try:
         code: int = run(args)

@@ -13,9 +13,31 @@ import argparse
 import difflib
 import math
 from collections.abc import Callable
+from typing import TypeVar
 
 # The memory type this library owns in a host's unified clear (SPEC 7).
 SUMMARY_TYPE = "summary"
+
+N = TypeVar("N", int, float)
+
+
+def _in_range(
+    text: str,
+    convert: Callable[[str], N],
+    noun: str,
+    allowed: str,
+    holds: Callable[[N], bool],
+) -> N:
+    """Return ``convert(text)`` if it ``holds``, else a usage error saying what is."""
+    try:
+        value = convert(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not {noun}; allowed: {allowed}"
+        ) from None
+    if not holds(value):
+        raise argparse.ArgumentTypeError(f"{text} is out of range; allowed: {allowed}")
+    return value
 
 
 def whole_number(low: int, high: int | None = None) -> Callable[[str], int]:
@@ -23,17 +45,13 @@ def whole_number(low: int, high: int | None = None) -> Callable[[str], int]:
     allowed = f"a whole number >= {low}" if high is None else f"{low}..{high}"
 
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"{text!r} is not a whole number; allowed: {allowed}"
-            ) from None
-        if value < low or (high is not None and value > high):
-            raise argparse.ArgumentTypeError(
-                f"{value} is out of range; allowed: {allowed}"
-            )
-        return value
+        return _in_range(
+            text,
+            int,
+            "a whole number",
+            allowed,
+            lambda value: value >= low and (high is None or value <= high),
+        )
 
     parse.__name__ = "whole number"
     return parse
@@ -47,38 +65,31 @@ def any_whole_number(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
 
 
+def positive_number(most: float, what: str = "a number") -> Callable[[str], float]:
+    """Return a parser of finite numbers in ``(0, most]``; ``what`` names one in errors.
+
+    >>> positive_number(4.0)("2.5")
+    2.5
+    """
+    allowed = f"{what} > 0 and <= {most:g}"
+
+    def parse(text: str) -> float:
+        return _in_range(
+            text,
+            float,
+            "a number",
+            allowed,
+            lambda value: math.isfinite(value) and 0 < value <= most,
+        )
+
+    parse.__name__ = "number"
+    return parse
+
+
 MAX_WAIT_S = 86_400.0  # a day; beyond the platform's limit a wait overflows
 
-
-def seconds(text: str) -> float:
-    """Parse a number of seconds in ``(0, MAX_WAIT_S]``."""
-    allowed = f"a number of seconds > 0 and <= {MAX_WAIT_S:g}"
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a number; allowed: {allowed}"
-        ) from None
-    if not math.isfinite(value) or not 0 < value <= MAX_WAIT_S:
-        raise argparse.ArgumentTypeError(f"{text} is out of range; allowed: {allowed}")
-    return value
-
-
-MAX_BUDGET_FACTOR = 1000.0  # past it the summary budget is the whole context anyway
-
-
-def budget_factor(text: str) -> float:
-    """Parse a summary budget multiple: a finite number in (0, MAX_BUDGET_FACTOR]."""
-    allowed = f"a number > 0 and <= {MAX_BUDGET_FACTOR:g}"
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a number; allowed: {allowed}"
-        ) from None
-    if not math.isfinite(value) or not 0 < value <= MAX_BUDGET_FACTOR:
-        raise argparse.ArgumentTypeError(f"{text} is out of range; allowed: {allowed}")
-    return value
+seconds = positive_number(MAX_WAIT_S, "a number of seconds")
+"""Parse a number of seconds in ``(0, MAX_WAIT_S]``."""
 
 
 def session_id(text: str) -> str:

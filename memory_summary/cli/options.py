@@ -17,13 +17,14 @@ from memory_summary.config_file import (
     load_config,
     raise_all,
 )
-from memory_summary.domain import ConfigError, Summarizer, SummaryConfig
+from memory_summary.domain import ConfigError, SummaryConfig
 from memory_summary.sqlite_file import check_store_database
 
 from . import arg_types
 from .invocation import invocation
 
 if TYPE_CHECKING:
+    from memory_summary.adapters import OpenAIChatLLM
     from memory_summary.adapters.stores.sql.core import SqlStore
 
 DEFAULT_DB = "memory-summary-demo.sqlite3"
@@ -36,13 +37,21 @@ def load_cli_config(args: argparse.Namespace) -> SummaryConfig:
     return load_config(args.config, cli_options=CLI_OPTIONS)
 
 
-def summarizer_of(args: argparse.Namespace) -> Summarizer | None:
-    """Return the summarizer of ``--base-url``; None for the offline one."""
+def summarizer_of(
+    args: argparse.Namespace, *, context_tokens: int | None = None
+) -> OpenAIChatLLM | None:
+    """Return the summarizer of ``--base-url``; None for the offline one.
+
+    ``context_tokens``: the endpoint's context window, when its model listing does not
+    say (llama.cpp).
+    """
     if not args.base_url and not args.model:
         return None  # the offline extractive summarizer
     from memory_summary.adapters import OpenAIChatLLM
 
-    return OpenAIChatLLM(args.model, base_url=args.base_url)
+    return OpenAIChatLLM(
+        args.model, base_url=args.base_url, context_tokens=context_tokens
+    )
 
 
 def open_store(args: argparse.Namespace) -> SqlStore:

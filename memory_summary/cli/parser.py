@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import NoReturn
 
 from memory_summary import __version__
@@ -11,13 +11,15 @@ from memory_summary.config_file import load_config
 from memory_summary.domain import ConfigError
 from memory_summary.domain.errors import ConfigErrors
 
-from .benchmarks import add_facts_parser, add_quality_parser
 from .config import add_config_parser
 from .demo import add_demo_parser
 from .exits import EXIT_CONFIG, EXIT_USAGE, errors_of, report_error
 from .options import CLI_OPTIONS, checked_cli_defaults
 from .reports import add_sessions_parser, add_stats_parser
 from .store import add_store_parsers
+
+ParserBuilder = Callable[[Mapping[str, object] | None], argparse.ArgumentParser]
+"""Makes an argument parser from the config file's defaults (``build_parser``)."""
 
 
 def build_parser(
@@ -44,8 +46,6 @@ def build_parser(
     add_store_parsers(commands, given)
     add_sessions_parser(commands, given)
     add_stats_parser(commands, given)
-    add_facts_parser(commands, given)
-    add_quality_parser(commands, given)
     return parser
 
 
@@ -71,8 +71,13 @@ class _SilentParser(argparse.ArgumentParser):
         raise _UsageError(message)
 
 
-def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace | int:
-    """Return the parsed arguments, or the exit code when parsing ended the run."""
+def parse_arguments(
+    argv: Sequence[str] | None, build: ParserBuilder = build_parser
+) -> argparse.Namespace | int:
+    """Return the parsed arguments, or the exit code when parsing ended the run.
+
+    ``build`` makes the parser from the defaults of ``--config``'s file.
+    """
     pre = _SilentParser(add_help=False)
     pre.add_argument("--config")
     try:
@@ -85,6 +90,6 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace | int:
         report_error(_with_field_errors(exc, config_path))
         return EXIT_CONFIG
     try:
-        return build_parser(defaults).parse_args(argv)
+        return build(defaults).parse_args(argv)
     except SystemExit as exc:  # --help, --version (0) or a usage error (2)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE

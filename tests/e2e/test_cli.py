@@ -305,31 +305,6 @@ def test_inspect_shows_ranges_archived_without_a_summary(tmp_path):
     assert "unsummarized: ids 1-8, 12-20" in result.stdout
 
 
-def test_facts_runs_one_conversation_per_locale_and_reports_every_kind():
-    result = run("facts", "--conversations", "1")
-
-    assert result.returncode == 0, result.stderr
-    for row in ("person", "tool_outcome", "all facts", "summarizer calls"):
-        assert f"\n  {row} " in result.stdout
-    assert "extractive (offline, not an LLM)" in result.stdout
-    assert "facts: zh conversation 1/1:" in result.stderr  # progress lines
-
-
-def test_facts_prints_json_and_rejects_bad_input():
-    result = run("facts", "--conversations", "1", "--locale", "zh", "--json", "--quiet")
-
-    assert result.returncode == 0, result.stderr
-    report = json.loads(result.stdout)
-    assert report["locales"] == ["zh"]
-    (conversation,) = report["conversations"]
-    assert conversation["compressions"] >= 5
-    assert len(conversation["facts"]) == 12
-    assert report["retention"]["zh"]["all"]["planted"] == 12
-    assert result.stderr == ""
-    assert run("facts", "--conversations", "0").returncode == 2
-    assert run("facts", "--locale", "fr").returncode == 2
-
-
 def test_compress_says_why_a_tool_group_holds_every_message(tmp_path):
     from memory_summary import Message, ToolCall
     from memory_summary.adapters import SqliteStore

@@ -3,6 +3,8 @@
 ``main(argv)`` runs in-process (the real parser, engine and SQLite files in a
 temporary directory) over argument lists built from every sub-command's options and
 hostile values; ``test_cli_safety.py`` runs the console script as a real process.
+``facts`` and ``quality`` are the benchmark scripts' commands (``benchmarks/facts.py``,
+``quality.py``), fuzzed through the same ``main`` with their own parser.
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ from unittest import mock
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from summary_quality.command import build_facts_parser, build_quality_parser
 
 from memory_summary.cli import main
 
 pytestmark = pytest.mark.e2e
 
 DOCUMENTED_EXITS = {0, 2, 3, 4}
+BENCHMARK_PARSERS = {"facts": build_facts_parser, "quality": build_quality_parser}
 HOSTILE = ("", " ", "-1", "0", "x", "1.5", "nan", "9" * 30, "\udcff", "-", "--")
 # option -> values that make sense (drawn three times in four), besides HOSTILE
 SENSIBLE: dict[str, tuple[str, ...]] = {
@@ -199,7 +203,8 @@ def test_no_argument_list_raises_and_every_exit_is_documented(workdir, argv):
         contextlib.redirect_stdout(out),
         contextlib.redirect_stderr(err),
     ):
-        code = main(argv)
+        build = BENCHMARK_PARSERS.get(argv[0]) if argv else None
+        code = main(argv[1:], build=build) if build else main(argv)
 
     event(f"exit {code}")
     assert code in DOCUMENTED_EXITS, (argv, err.getvalue())
@@ -207,6 +212,7 @@ def test_no_argument_list_raises_and_every_exit_is_documented(workdir, argv):
     if code == 2:
         assert "error:" in err.getvalue() or "usage:" in err.getvalue()
     if code in (3, 4):
-        assert "memory-summary" in err.getvalue()
+        who = f"{argv[0]}: " if build else "memory-summary"
+        assert "memory-summary" in err.getvalue() or who in err.getvalue()
     assert (here / "notes.txt").exists() or "--force" in argv
     assert not (here / "missing").exists()

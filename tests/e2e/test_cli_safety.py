@@ -30,7 +30,7 @@ pytestmark = pytest.mark.e2e
         (["clear", "s0", "--all"], "argument --all: not allowed with argument"),
         (["clear"], "one of the arguments session --all is required"),
         (["inspect", "s0", "--db", "a.db", "--dsn", "host=x"], "not allowed with"),
-        (["facts", "--conversations", "0"], "argument --conversations: 0 is out"),
+        (["stats", "--limit", "0"], "argument --limit: 0 is out of range"),
         (["demo", "--dsn", "host=x"], "unrecognized arguments: --dsn"),
         (["stats-typo"], "invalid choice: 'stats-typo'"),
     ],

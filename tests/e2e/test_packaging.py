@@ -46,6 +46,8 @@ def test_the_wheel_holds_only_the_memory_summary_package(wheel):
     for sub in ("domain", "actors", "adapters", "integrations", "testing"):
         assert f"memory_summary/{sub}/__init__.py" in names
     assert "memory_summary/py.typed" in names
+    # the benchmarks' replays and fact generators stay in the checkout's benchmarks/
+    assert [n for n in names if "quality" in n or "benchmark" in n] == []
 
 
 def test_an_installed_wheel_imports_the_subpackages(wheel, tmp_path):

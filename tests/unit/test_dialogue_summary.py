@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from summary_quality.locomo import parse_locomo
+from summary_quality.synthetic import generate_dialogue
 
 from memory_summary.adapters import ExtractiveSummarizer
 from memory_summary.adapters.summarizers.offline.dialogue import (
@@ -18,8 +20,6 @@ from memory_summary.adapters.summarizers.offline.host_instructions import (
 )
 from memory_summary.domain import Accepted, check_summary, summary_request
 from memory_summary.domain.render import render_transcript
-from memory_summary.quality.locomo import parse_locomo
-from memory_summary.quality.synthetic import generate_dialogue
 
 CHATTER = [
     "Hey Mel! Good to see you!",

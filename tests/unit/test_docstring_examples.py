@@ -1,6 +1,8 @@
 """Every ``>>>`` example in the package's docstrings runs and shows what it says.
 
-The reference pages render these examples, so a wrong one misleads a reader.
+The reference pages render these examples, so a wrong one misleads a reader. The
+benchmarks' scoring code (``benchmarks/summary_quality``) states its matching rules
+as examples too: they run here as well.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import importlib
 import pkgutil
 
 import pytest
+import summary_quality
 
 import memory_summary
 
@@ -18,10 +21,11 @@ SKIPPED_PACKAGES = ("memory_summary.integrations",)  # optional extras' framewor
 
 def _modules() -> list[str]:
     names = []
-    for info in pkgutil.walk_packages(memory_summary.__path__, "memory_summary."):
-        if info.name.startswith(SKIPPED_PACKAGES) or info.name.endswith("__main__"):
-            continue
-        names.append(info.name)
+    for package in (memory_summary, summary_quality):
+        for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+            if info.name.startswith(SKIPPED_PACKAGES) or info.name.endswith("__main__"):
+                continue
+            names.append(info.name)
     return sorted(names)
 
 

@@ -6,8 +6,8 @@ import json
 
 from memory_summary.adapters import ExtractiveSummarizer
 from memory_summary.domain import Message, ToolCall, summary_request
+from memory_summary.domain.redundancy import redundancy
 from memory_summary.domain.render import render_message
-from memory_summary.quality.redundancy import redundancy
 
 
 def _summarize(lines: list[str], previous: str | None = None, **kw: object) -> str:

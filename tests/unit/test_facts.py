@@ -1,4 +1,4 @@
-"""The fact-retention generator and scorer (``quality.facts``), no engine.
+"""The fact-retention generator and scorer (``summary_quality.facts``), no engine.
 
 Matching rules pinned here (the module docstring states them): NFKC and case folding,
 dashes as spaces, optional spaces at digit/letter junctions and next to CJK, thousands
@@ -10,8 +10,7 @@ counts.
 from __future__ import annotations
 
 import pytest
-
-from memory_summary.quality.facts import (
+from summary_quality.facts import (
     CUT_CHARS,
     EARLY_MESSAGES,
     KINDS,

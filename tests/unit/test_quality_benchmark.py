@@ -1,19 +1,19 @@
-"""The real-conversation benchmark on generated chats (``memory_summary.quality``)."""
+"""The real-conversation benchmark on generated chats (``summary_quality``)."""
 
 from __future__ import annotations
 
 import pytest
-
-from memory_summary.domain import ConfigError
-from memory_summary.quality.benchmark import (
+from summary_quality.benchmark import (
     TUNING_IDS,
     half_of,
     run_quality,
     table_rows,
 )
-from memory_summary.quality.locomo import parse_locomo
-from memory_summary.quality.replay import TEXTS, _cut_tokens
-from memory_summary.quality.synthetic import generate_dialogue
+from summary_quality.locomo import parse_locomo
+from summary_quality.replay import TEXTS, _cut_tokens
+from summary_quality.synthetic import generate_dialogue
+
+from memory_summary.domain import ConfigError
 
 
 @pytest.fixture(scope="module")

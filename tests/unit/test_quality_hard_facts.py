@@ -1,11 +1,10 @@
-"""The harder fact-retention generator (``memory_summary.quality.hard_facts``)."""
+"""The harder fact-retention generator (``summary_quality.hard_facts``)."""
 
 from __future__ import annotations
 
 import pytest
-
-from memory_summary.quality.facts import HARD_KINDS, KINDS, count_key, message_text
-from memory_summary.quality.hard_facts import HARD, generate_hard_conversation
+from summary_quality.facts import HARD_KINDS, KINDS, count_key, message_text
+from summary_quality.hard_facts import HARD, generate_hard_conversation
 
 
 @pytest.mark.parametrize("locale", ["en", "zh"])

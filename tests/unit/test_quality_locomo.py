@@ -1,12 +1,11 @@
-"""The LoCoMo reader (``memory_summary.quality.locomo``) on data of LoCoMo's shape."""
+"""The LoCoMo reader (``summary_quality.locomo``) on data of LoCoMo's shape."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-
-from memory_summary.quality.locomo import (
+from summary_quality.locomo import (
     LocomoError,
     default_locomo_path,
     load_locomo,

@@ -1,4 +1,4 @@
-"""The answer-matching rule (``memory_summary.quality.matching``)."""
+"""The answer-matching rule (``summary_quality.matching``)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ import doctest
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from memory_summary.quality import matching
-from memory_summary.quality.matching import (
+from summary_quality import matching
+from summary_quality.matching import (
     MatchText,
     answer_parts,
     contains_answer,

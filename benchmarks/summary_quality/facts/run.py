@@ -105,7 +105,7 @@ def run_facts(
             are the benchmark's own.
         progress: called with one line per finished conversation.
         generator: ``(seed, locale, index) -> FactConversation``; None: the standard
-            ``generate_conversation`` (``memory_summary.quality.hard_facts`` has a
+            ``generate_conversation`` (``summary_quality.hard_facts`` has a
             harder one).
 
     Raises:

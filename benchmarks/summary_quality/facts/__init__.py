@@ -32,7 +32,7 @@ conversations), ``matching`` (the rules above), ``run`` (through the engine) and
 
 from __future__ import annotations
 
-from memory_summary.quality.text_table import render_table
+from summary_quality.text_table import render_table
 
 from .generator import generate_conversation, misplaced_facts
 from .matching import count_key, normalize_for_match

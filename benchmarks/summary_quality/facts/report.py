@@ -8,8 +8,8 @@ from typing import Any
 
 import attrs
 
-from memory_summary.quality.redundancy import redundancy_of
-from memory_summary.quality.text_table import render_table
+from memory_summary.domain.redundancy import redundancy
+from summary_quality.text_table import render_table
 
 from .planted import HARD_KINDS, KEEP_RECENT, KINDS, THRESHOLD, Locale, PlantedFact
 
@@ -42,7 +42,7 @@ class ConversationResult:
             "summary_tokens": self.summary_tokens,
             "budget_tokens": self.budget_tokens,
             "seconds": round(self.seconds, 3),
-            "redundancy": _redundancy([self.summary]),
+            "redundancy": redundancy([self.summary]),
             "facts": [
                 {
                     "kind": f.kind,
@@ -53,12 +53,6 @@ class ConversationResult:
                 for f, kept in zip(self.facts, self.retained, strict=True)
             ],
         }
-
-
-def _redundancy(summaries: list[str]) -> float:
-    """Return the share of characters in repeating clauses (``quality.redundancy``)."""
-    repeated, total = redundancy_of(summaries)
-    return round(repeated / total, 4) if total else 0.0
 
 
 def _share(retained: int, planted: int) -> dict[str, object]:
@@ -118,7 +112,7 @@ class FactsReport:
                 else 0,
                 "summary_tokens_max": max(tokens, default=0),
                 "budget_tokens": max((r.budget_tokens for r in results), default=0),
-                "redundancy": _redundancy([r.summary for r in results]),
+                "redundancy": redundancy([r.summary for r in results]),
             }
         return {
             "summarizer": self.summarizer,

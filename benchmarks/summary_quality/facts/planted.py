@@ -27,7 +27,7 @@ StandardKind = Literal[
 ]
 """The kinds the standard generator plants."""
 HardKind = Literal["assistant_fact", "corrected", "long_message", "tool_detail"]
-"""The kinds only the harder generator (``quality.hard_facts``) plants."""
+"""The kinds only the harder generator (``summary_quality.hard_facts``) plants."""
 FactKind = StandardKind | HardKind
 KINDS: tuple[StandardKind, ...] = get_args(StandardKind)
 HARD_KINDS: tuple[HardKind, ...] = get_args(HardKind)

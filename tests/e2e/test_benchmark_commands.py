@@ -1,15 +1,64 @@
-"""``memory-summary quality``: the real-conversation benchmark, run as a process."""
+"""``benchmarks/facts.py`` and ``benchmarks/quality.py``, each run as a process.
+
+The benchmark commands of a source checkout (not in the wheel): their options, exit
+codes and reports.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
-
-from memory_summary.quality.synthetic import generate_dialogue
-from tests.e2e.test_cli import run
+from summary_quality.synthetic import generate_dialogue
 
 pytestmark = pytest.mark.e2e
+
+BENCHMARKS = Path(__file__).absolute().parents[2] / "benchmarks"
+
+
+def run(name: str, *args: str, env: dict[str, str] | None = None, cwd=None):
+    """Run ``benchmarks/<name>.py`` with ``args`` in this interpreter."""
+    environ = {
+        k: v for k, v in os.environ.items() if not k.startswith("MEMORY_SUMMARY_")
+    }
+    environ.update(env or {})
+    return subprocess.run(
+        [sys.executable, str(BENCHMARKS / f"{name}.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=environ,
+        cwd=cwd,
+    )
+
+
+def test_facts_runs_one_conversation_per_locale_and_reports_every_kind():
+    result = run("facts", "--conversations", "1")
+
+    assert result.returncode == 0, result.stderr
+    for row in ("person", "tool_outcome", "all facts", "summarizer calls"):
+        assert f"\n  {row} " in result.stdout
+    assert "extractive (offline, not an LLM)" in result.stdout
+    assert "facts: zh conversation 1/1:" in result.stderr  # progress lines
+
+
+def test_facts_prints_json_and_rejects_bad_input():
+    result = run("facts", "--conversations", "1", "--locale", "zh", "--json", "--quiet")
+
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["locales"] == ["zh"]
+    (conversation,) = report["conversations"]
+    assert conversation["compressions"] >= 5
+    assert len(conversation["facts"]) == 12
+    assert report["retention"]["zh"]["all"]["planted"] == 12
+    assert result.stderr == ""
+    assert run("facts", "--conversations", "0").returncode == 2
+    assert run("facts", "--locale", "fr").returncode == 2
 
 
 def test_generated_chats_give_a_report_of_every_view(tmp_path):
@@ -100,7 +149,7 @@ def test_data_that_cannot_be_replayed_is_bad_input_exit_3(tmp_path, content):
     result = run("quality", "--data", str(data), "--quiet", cwd=tmp_path)
 
     assert result.returncode == 3, (result.stdout, result.stderr)
-    assert result.stderr.startswith("memory-summary: quality: ")
+    assert result.stderr.startswith("quality: ")
     assert "Traceback" not in result.stderr
     assert result.stdout == ""
 

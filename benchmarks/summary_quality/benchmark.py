@@ -5,7 +5,7 @@ times 1 and 4 by default) and reports, for the questions of categories 1, 2 and 
 whose answers the history holds, the share each kept text contains: at the end
 (``headline``), per half of the shared conversations (``halves``), per checkpoint,
 per category (3 included) and per speaker; and the ``redundancy`` of the final
-summaries (``quality.redundancy``).
+summaries (``memory_summary.domain.redundancy``).
 
 The halves: the shared development file holds five LoCoMo conversations; rules are
 tuned on ``TUNING_IDS`` (conv-26, conv-30) only, and every other conversation is in
@@ -22,9 +22,9 @@ from typing import Any
 import attrs
 
 from memory_summary.domain import ConfigError, Summarizer, SummaryConfig
+from memory_summary.domain.redundancy import redundancy
 
 from .locomo import CATEGORIES, DatePrefix, LocomoConversation
-from .redundancy import redundancy
 from .replay import (
     CHECKPOINTS,
     HEADLINE_CATEGORIES,

@@ -1,4 +1,4 @@
-"""A harder generator for the fact-retention benchmark (``quality.facts``).
+"""A harder generator for the fact-retention benchmark (``summary_quality.facts``).
 
 Each conversation is the standard one (``generate_conversation``: twelve facts among
 chatter) with seven more facts of the kinds it never tests, placed among its first
