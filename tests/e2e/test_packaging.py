@@ -18,13 +18,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
+    # Built from the sdist, as a release is: a wheel built from the tree itself would
+    # also pick up whatever a former build left in ./build.
     out = tmp_path_factory.mktemp("dist")
     subprocess.run(
         [
             sys.executable,
             "-m",
             "build",
-            "--wheel",
             "--no-isolation",
             "--outdir",
             str(out),
