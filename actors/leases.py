@@ -25,6 +25,8 @@ import attrs
 
 from memory_summary.domain import CompressionStore, StoreError
 
+from .threads import daemon
+
 log = logging.getLogger(__name__)
 
 RETRY_S = 1.0
@@ -106,9 +108,7 @@ class LeaseKeeper:
         with self._changed:
             self._held[token] = _Held(session_id, token, ttl_s, self._clock())
             if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._keep, name="memory-summary-leases", daemon=True
-                )
+                self._thread = daemon(self._keep, "memory-summary-leases")
                 self._thread.start()
             self._changed.notify_all()
 

@@ -27,6 +27,7 @@ from .messages import CompressionFinished, Reap
 from .registry import SessionRegistry
 from .session import SessionActor, SessionServices
 from .session_facts import SessionMemory
+from .threads import daemon
 from .workers import WorkerPool
 
 log = logging.getLogger(__name__)
@@ -98,12 +99,8 @@ class ThreadRuntime:
         # The host's calls only enqueue; this thread finds or spawns the actors, so a
         # turn never pays for starting an actor thread on the caller's thread.
         self._inbox: queue.SimpleQueue[tuple[str, object] | None] = queue.SimpleQueue()
-        self._router = threading.Thread(
-            target=self._route, name="memory-summary-router", daemon=True
-        )
-        self._reaper = threading.Thread(
-            target=self._reap_loop, name="memory-summary-reaper", daemon=True
-        )
+        self._router = daemon(self._route, "memory-summary-router")
+        self._reaper = daemon(self._reap_loop, "memory-summary-reaper")
         self._reaper_stop = threading.Event()
         self._on_start: list[Callable[[], None]] = []
 
@@ -122,9 +119,7 @@ class ThreadRuntime:
             self._router.start()
             self._reaper.start()
         for callback in self._on_start:
-            threading.Thread(
-                target=_logged(callback), name="memory-summary-warmup", daemon=True
-            ).start()
+            daemon(_logged(callback), "memory-summary-warmup").start()
 
     def stop(self, timeout_s: float = 10.0) -> bool:
         """Finish or cancel in-flight work within ``timeout_s``; True if all ended.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 
@@ -27,6 +28,7 @@ from memory_summary.domain.prompt import joined_instructions
 from .compression import CompressionRequest
 from .messages import Compress, CompressionFinished, Reap, TurnEnded, UsageReported
 from .session_facts import SessionFacts
+from .threads import name_this_thread
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +70,11 @@ class SessionActor(pykka.ThreadingActor):
     """
 
     use_daemon_thread = True
+
+    def on_start(self) -> None:
+        # pykka calls its threads SessionActor-N: the engine's names say whose they are
+        number = threading.current_thread().name.rpartition("-")[2]
+        name_this_thread(f"memory-summary-session-{number}")
 
     def __init__(self, session_id: str, services: SessionServices) -> None:
         super().__init__()

@@ -17,6 +17,8 @@ from concurrent.futures import Future
 from concurrent.futures import wait as wait_futures
 from typing import Any, TypeVar
 
+from .threads import daemon
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -63,11 +65,7 @@ class WorkerPool:
             self._tasks.put((future, fn, args))
             if self._queued > self._idle and (self._grow or self._threads < self._size):
                 self._threads += 1
-                threading.Thread(
-                    target=self._work,
-                    name=f"{self._name}-{self._threads}",
-                    daemon=True,
-                ).start()
+                daemon(self._work, f"{self._name}-{self._threads}").start()
         return future
 
     def _work(self) -> None:

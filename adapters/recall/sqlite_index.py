@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -243,6 +244,10 @@ class _Indexer:
             thread.join(timeout)
 
     def _loop(self) -> None:
+        # ps -L's name for this thread, as actors/threads.py names the engine's own
+        comm = f"/proc/self/task/{threading.get_native_id()}/comm"
+        with contextlib.suppress(OSError), open(comm, "w") as file:
+            file.write("ms-sqlite-index")
         while True:
             self._wake.wait()
             with self._lock:
