@@ -91,16 +91,10 @@ from .prompt import summary_request
 from .reason import is_forced, is_pressed
 from .summary import SummaryRecord, drop_unsummarized_through, resummarized_record
 from .summary import trimmed_record as _trimmed_record
+from .trigger import guard_may_hold, pressure, should_compress
 from .usage import NO_USAGE, counted_usage
 from .verdict import Accepted, check_summary
-from .window import (
-    WindowSplit,
-    foldable_history,
-    guard_may_hold,
-    probe_limit,
-    should_compress,
-    split_window,
-)
+from .window import WindowSplit, foldable_history, probe_limit, split_window
 
 __all__ = ["CompressionState", "Step", "closing_events", "start", "step"]
 
@@ -189,7 +183,7 @@ def step(state: CompressionState, observation: Observation) -> Step:
 def _measured(state: CompressionState, seen: Measured) -> Step:
     """Decide a measured turn: the count trigger, else token pressure, else nothing."""
     config = state.setting.config
-    if should_compress(seen.active, config, forced=False):
+    if should_compress(seen.active, config):
         return attrs.evolve(state, phase="begin"), Begin()
     pressed = _pressure(state, seen)
     outcome = Outcome(
@@ -200,17 +194,13 @@ def _measured(state: CompressionState, seen: Measured) -> Step:
 
 def _pressure(state: CompressionState, seen: Measured) -> float | None:
     """Return the usage ratio when the engine's own measure reaches the trigger."""
-    context, threshold = (
-        state.setting.context,
-        state.setting.config.auto_compress_threshold,
-    )
-    if context is None or context.window_tokens is None or threshold <= 0:
+    context = state.setting.context
+    if context is None or context.window_tokens is None:
         return None
     cost = context.cost_for(seen.tail)
     text = seen.record.text if seen.record else None
     used = context.summary_tokens(text) + sum(map(cost, seen.tail))
-    ratio = used / max(context.window_tokens, 1)
-    return ratio if ratio >= threshold else None
+    return pressure(used, context.window_tokens, state.setting.config)
 
 
 def _read_window(state: CompressionState, effects: Effects | None = None) -> Step:
@@ -226,7 +216,7 @@ def _window(state: CompressionState, seen: WindowRead) -> Step:
     split = _split_window(state)
     forced = is_forced(state.reason)
     foldable = seen.active - len(split.instructions)  # instructions are context
-    if not forced and not should_compress(foldable, config, forced=False):
+    if not forced and not should_compress(foldable, config):
         return _finish(state, NOTHING, "below_threshold")
     if not split.fold:
         return _finish(state, NOTHING, "nothing_to_fold")
