@@ -15,6 +15,7 @@ from typing import TypeVar
 import attrs
 
 from .compression_io import (
+    NO_EFFECTS,
     BacklogRead,
     BreakerNote,
     BreakerRefused,
@@ -59,9 +60,8 @@ C = TypeVar("C", bound=Chunking)
 WRITTEN = "summary written"
 
 
-def fold_next(state: Folding, effects: Effects | None = None) -> Step:
+def fold_next(state: Folding, effects: Effects = NO_EFFECTS) -> Step:
     """Fold the next chunk; read on when the last one may not be the last."""
-    effects = effects or Effects()
     if state.backlog is not None and len(state.queue) <= 1:
         limit = probe_limit(state.setting.config)
         return state, ReadBacklog(state.backlog[1], limit, effects)
@@ -135,11 +135,8 @@ def answer(
             state = with_calls(state, 1)
             if too_long and work.halvable:
                 return state, None, None
-            return (
-                state,
-                Failed("summarizer_failed", f"summarizer failed: {detail}"),
-                None,
-            )
+            failure = Failed("summarizer_failed", f"summarizer failed: {detail}")
+            return state, failure, None
         case Replied(reply=reply, seconds=seconds):
             state = _accounted(state, reply, seconds)
             return (state, *_judged(state, reply.text))
@@ -220,7 +217,7 @@ def _trim(state: Folding, effects: Effects) -> Step:
 
 
 def _commit_fold(
-    state: Folding, summary: Accepted | None, effects: Effects | None = None
+    state: Folding, summary: Accepted | None, effects: Effects = NO_EFFECTS
 ) -> Step:
     assert state.current is not None
     chunk = state.current.chunk

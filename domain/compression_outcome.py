@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import attrs
 
-from .compression_io import Effects, Finish, Note
+from .compression_io import NO_EFFECTS, Effects, Finish, Note
 from .compression_state import (
     CompressionState,
     Finishing,
@@ -40,7 +40,7 @@ def finish(
     detail: str,
     code: OutcomeCode = "nothing_to_fold",
     *,
-    effects: Effects | None = None,
+    effects: Effects = NO_EFFECTS,
     fenced: FenceReason | None = None,
     guard_changed: bool = False,
     guard: LoopGuard | None = None,
@@ -71,7 +71,7 @@ def classified(
     state: Finishing,
     notes: tuple[Note, ...] = (),
     *,
-    effects: Effects | None = None,
+    effects: Effects = NO_EFFECTS,
 ) -> Step:
     """Return the final action: what happened, in one ``Outcome``."""
     detail, config, tally = state.detail, state.setting.config, state.tally
@@ -92,7 +92,7 @@ def classified(
     else:
         kind, code = "skipped", state.code
     outcome = attrs.evolve(outcome_of(state, kind, code), detail=detail)
-    effects = with_notes(effects or Effects(), notes=notes)
+    effects = with_notes(effects, notes=notes)
     return state, Finish(
         outcome,
         tally.started,

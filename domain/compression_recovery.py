@@ -12,6 +12,7 @@ import attrs
 
 from .compression_fold import answer, halved, summarize
 from .compression_io import (
+    NO_EFFECTS,
     BreakerRefused,
     CallFailed,
     Committed,
@@ -39,9 +40,8 @@ from .verdict import Accepted
 from .window import probe_limit
 
 
-def recover_next(state: Recovering, effects: Effects | None = None) -> Step:
+def recover_next(state: Recovering, effects: Effects = NO_EFFECTS) -> Step:
     """Fold the next chunk of the oldest unsummarized range, or go on to the window."""
-    effects = effects or Effects()
     record = state.record
     if state.queue:
         work, rest = state.queue[0], state.queue[1:]

@@ -21,6 +21,7 @@ from typing import Literal, TypeAlias, TypeVar
 import attrs
 
 from .compression_io import (
+    NO_EFFECTS,
     Action,
     Commit,
     Committed,
@@ -339,7 +340,7 @@ def with_calls(state: P, calls: int) -> P:
 def commit(
     state: Leased,
     record: SummaryRecord,
-    effects: Effects | None = None,
+    effects: Effects = NO_EFFECTS,
     *,
     chunk: FoldChunk | None = None,
     final: OutcomeKind | None = None,
@@ -358,7 +359,7 @@ def commit(
         final=final,
         archived_before=state.tally.archived,
         version=version,
-        effects=effects or Effects(),
+        effects=effects,
     )
 
 
@@ -375,7 +376,7 @@ def committed(state: L, seen: Committed) -> L:
 def read_window(
     state: Leased,
     tokens_at_start: int,
-    effects: Effects | None = None,
+    effects: Effects = NO_EFFECTS,
     *,
     paused: str | None = None,
 ) -> tuple[Windowing, ReadWindow]:
@@ -389,4 +390,4 @@ def read_window(
         paused=paused,
     )
     limit = probe_limit(state.setting.config)
-    return windowing, ReadWindow(limit, effects or Effects())
+    return windowing, ReadWindow(limit, effects)
