@@ -175,9 +175,9 @@ class Compressor:
                 state.reason,
                 f"internal error: {exc}",
                 code="internal_error",
-                usage=state.usage,
+                usage=state.tally.usage,
             )
-            action = Finish(outcome, state.started)
+            action = Finish(outcome, state.tally.started)
         try:
             self._apply(sid, action.effects, run.resolved)
             outcome = attrs.evolve(action.outcome, duration_s=time.monotonic() - began)

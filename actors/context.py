@@ -21,6 +21,7 @@ from memory_summary.domain import (
 )
 from memory_summary.domain.compression_io import ChatContext
 from memory_summary.domain.compression_state import utf8_token_bound
+from memory_summary.domain.trigger import trigger_tokens
 
 _MAX_COSTS = 200_000
 
@@ -54,7 +55,6 @@ class ContextPolicy:
         """Return the session's chat context for one compression (a snapshot)."""
         config = self.config
         window = config.window_for(model)
-        threshold = config.auto_compress_threshold
         count = self.count_for(model)
         estimate = self.estimate or utf8_token_bound
         return ChatContext(
@@ -65,9 +65,7 @@ class ContextPolicy:
             estimate_for=lambda messages: self.masked_cost(
                 session_id, estimate, messages
             ),
-            trigger_tokens=None
-            if window is None or threshold <= 0
-            else max(int(window * threshold), 1),
+            trigger_tokens=trigger_tokens(window, config),
         )
 
     def cost(self, session_id: str, count: Count) -> Callable[[Message], int]:

@@ -132,6 +132,7 @@ from .summary import (
     trimmed_record,
 )
 from .text import cut_chars, normalize_text
+from .trigger import guard_may_hold, should_compress
 from .truncate import truncate_to_tokens
 from .usage import (
     NO_USAGE,
@@ -146,10 +147,8 @@ from .verdict import Accepted, Rejected, RejectReason, check_summary
 from .window import (
     WindowSplit,
     foldable_history,
-    guard_may_hold,
     is_summarized,
     probe_limit,
-    should_compress,
     split_window,
 )
 

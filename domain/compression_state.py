@@ -1,47 +1,51 @@
-"""Where one compression stands (``CompressionState``) and what it came to.
+"""Where one compression stands: a union of phase types, each with its own fields.
 
-The state is a frozen value that ``domain.compression.step`` derives anew from each
-observation; the helpers here read it (the model, the plan, the window's costs) and
-turn it into an ``Outcome`` and the events that close a compression.
+``domain.compression.step`` derives a new phase value from each observation. Every
+phase carries the ``Setting`` and a ``Tally`` (the counters and usage the outcome
+reports); the rest is what is true in that phase only:
+
+    Measuring -> Beginning -> ReadingRecord -> [Recovering] -> Windowing
+        -> Folding -> Finishing
+
+A measured turn starts at ``Measuring``, any other at ``Beginning``; a forced
+reason that skips recovery (``overflow``) or finds none goes from ``ReadingRecord``
+to the window's checks at once. The helpers here read the phases (costs, chunks,
+the previous summary) for the modules that decide.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, TypeAlias, TypeVar
 
 import attrs
 
-from .compression_io import Cost, Effects, Note, Setting, SummaryModel
-from .events import Compressing, Event, Skipped, Status
-from .folding import (
-    OVERSIZED_SUFFIX,
-    FoldChunk,
-    Outcome,
-    OutcomeCode,
-    OutcomeKind,
-    fold_chunks,
+from .compression_io import (
+    NO_EFFECTS,
+    Action,
+    Commit,
+    Committed,
+    Cost,
+    Effects,
+    Note,
+    ReadWindow,
+    Setting,
+    SummaryModel,
 )
+from .events import Compressing, Event
+from .folding import OVERSIZED_SUFFIX, FoldChunk, OutcomeCode, OutcomeKind, fold_chunks
 from .measure import LoopGuard, message_tokens
 from .model import Message
 from .plan import CompressionPlan
 from .ports import FenceReason
 from .prompt import joined_instructions
-from .reason import Reason, is_forced
+from .reason import Reason
 from .summary import SummaryRecord
 from .truncate import truncate_to_tokens
 from .usage import NO_USAGE, SummarizerUsage
 from .window import WindowSplit, probe_limit
 
 FailureCode = Literal["summarizer_failed", "summary_rejected", "breaker_open"]
-Phase = Literal["measure", "begin", "record", "recover", "window", "fold", "finishing"]
-Commitment = Literal["fold", "trim", "recover", "drop", "usage"]
-
-FENCE_DETAILS: dict[FenceReason, str] = {
-    "generation": "the summary changed meanwhile (a clear, a forget or another writer)",
-    "archive": "the active history changed meanwhile (a trim, a forget or a writer)",
-    "lease": "the session's lease was lost (expired, or taken after a restart)",
-}
 
 
 @attrs.frozen
@@ -61,31 +65,14 @@ class Work:
 
 
 @attrs.frozen(kw_only=True)
-class CompressionState:
-    """Where one compression stands; every field is a value."""
+class Tally:
+    """What every phase carries: the counters and usage the outcome reports.
 
-    setting: Setting
-    phase: Phase
-    model: SummaryModel | None = None
-    record: SummaryRecord | None = None
-    summary_tokens_at_start: int = 0
-    tail: tuple[Message, ...] = ()
-    split: WindowSplit | None = None
-    plan: CompressionPlan | None = None
-    queue: tuple[Work, ...] = ()
-    current: Work | None = None
-    current_last: bool = False
-    request: tuple[Message, ...] = ()
-    committing: Commitment | None = None
-    recovering: tuple[int, int] | None = None
-    boundary_id: int | None = None
-    cursor: int | None = None
-    exhausted: bool = True
+    ``started``: the ``Compressing`` start was announced. ``uncommitted``: the usage
+    of calls no commit recorded yet.
+    """
+
     started: bool = False
-    failure: Failed | None = None
-    paused: str | None = None
-    fenced: FenceReason | None = None
-    finishing: tuple[str, OutcomeCode] | None = None
     archived: int = 0
     summarized: int = 0
     recovered: int = 0
@@ -94,13 +81,30 @@ class CompressionState:
     usage: SummarizerUsage = NO_USAGE
     uncommitted: SummarizerUsage = NO_USAGE
     call_durations_s: tuple[float, ...] = ()
+
+
+@attrs.frozen
+class Figures:
+    """The token figures of the outcome, fixed when the fold starts.
+
+    ``window_tokens``: ``(id, tokens)`` of the window's foldable history;
+    ``instruction_tokens``: the host's instructions in it; ``estimated``: counted by
+    an estimate; ``archived_through``: the newest id a commit archived so far.
+    """
+
+    tokens_before: int
+    window_tokens: tuple[tuple[int, int], ...]
+    instruction_tokens: int
+    estimated: bool
     archived_through: int | None = None
-    tokens_before: int | None = None
-    window_tokens: tuple[tuple[int, int], ...] = ()
-    instruction_tokens: int = 0
-    tokens_estimated: bool = False
-    guard_changed: bool = False
-    new_guard: LoopGuard | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Phase:
+    """What every phase holds: the compression's setting and its tally."""
+
+    setting: Setting
+    tally: Tally = Tally()
 
     @property
     def session_id(self) -> str:
@@ -113,12 +117,119 @@ class CompressionState:
         return self.setting.reason
 
 
-def started(state: CompressionState) -> tuple[CompressionState, tuple[Event, ...]]:
+@attrs.frozen(kw_only=True)
+class Measuring(Phase):
+    """A measured turn reads the session unleased to decide whether to begin."""
+
+
+@attrs.frozen(kw_only=True)
+class Beginning(Phase):
+    """The executor resolves the summary model and takes the session's lease."""
+
+
+@attrs.frozen(kw_only=True)
+class Leased(Phase):
+    """A phase under the session's lease: the model is resolved, the record as read."""
+
+    model: SummaryModel
+    record: SummaryRecord | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ReadingRecord(Leased):
+    """The executor reads the summary record (and the window with it, if asked)."""
+
+
+@attrs.frozen(kw_only=True)
+class Windowing(Leased):
+    """The executor reads the newest window.
+
+    ``tokens_at_start``: the summary's tokens when the record was read;
+    ``paused``: why recovery paused, if it did.
+    """
+
+    tokens_at_start: int = 0
+    paused: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Chunking(Leased):
+    """Chunks fold one summarizer call and one fenced commit each.
+
+    ``queue``: the chunks waiting; ``current``: the chunk in hand (None between
+    chunks); ``request``: the summarizer request for it.
+    """
+
+    plan: CompressionPlan
+    queue: tuple[Work, ...] = ()
+    current: Work | None = None
+    request: tuple[Message, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class Recovering(Chunking):
+    """Ranges archived without a summary fold into it, oldest first.
+
+    ``range``: the ``(first, last)`` ids of the range in hand, None between ranges.
+    """
+
+    tokens_at_start: int = 0
+    range: tuple[int, int] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Folding(Chunking):
+    """The window's older part folds into the summary, chunk after chunk.
+
+    ``tail``: the window read; ``split``: its fold and keep; ``last``: the current
+    chunk is the fold's last; ``backlog``: the backlog still to read, as the id of
+    the window's fold boundary and the cursor after which the next page starts
+    (None: from the oldest), or None when none is left; ``failure``: a chunk
+    failed, so the rest trims (or keeps) as ``on_summarizer_failure`` says.
+    """
+
+    tail: tuple[Message, ...]
+    split: WindowSplit
+    figures: Figures
+    paused: str | None = None
+    last: bool = False
+    backlog: tuple[int, int | None] | None = None
+    failure: Failed | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Finishing(Leased):
+    """The usage no commit carried is recorded (if any), then the outcome closes.
+
+    ``detail`` and ``code``: the words and code when nothing failed or fenced;
+    ``guard_changed`` and ``guard``: the loop guard a pressed fold leaves.
+    """
+
+    detail: str
+    code: OutcomeCode
+    figures: Figures | None = None
+    paused: str | None = None
+    failure: Failed | None = None
+    fenced: FenceReason | None = None
+    guard_changed: bool = False
+    guard: LoopGuard | None = None
+
+
+CompressionState: TypeAlias = (
+    Measuring | Beginning | ReadingRecord | Recovering | Windowing | Folding | Finishing
+)
+Step: TypeAlias = tuple[CompressionState, Action]
+
+P = TypeVar("P", bound=Phase)
+L = TypeVar("L", bound=Leased)
+
+
+def started(state: P) -> tuple[P, tuple[Event, ...]]:
     """Announce the start once."""
-    if state.started:
+    if state.tally.started:
         return state, ()
     event = Compressing(state.session_id, "start", state.reason)
-    return attrs.evolve(state, started=True), (event,)
+    return attrs.evolve(state, tally=attrs.evolve(state.tally, started=True)), (event,)
 
 
 def utf8_token_bound(text: str) -> int:
@@ -130,7 +241,7 @@ def utf8_token_bound(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-def figure_cost(state: CompressionState) -> tuple[Cost, bool]:
+def figure_cost(state: Leased, tail: Sequence[Message]) -> tuple[Cost, bool]:
     """Return the cost for the outcome's token figures and whether it estimates.
 
     Exact where a decision reads the window's tokens (``context_window`` or
@@ -142,9 +253,9 @@ def figure_cost(state: CompressionState) -> tuple[Cost, bool]:
         or context.window_tokens is not None
         or context.keep_tokens is not None
     ):
-        return window_cost(state), False
+        return window_cost(state, tail), False
     if context.estimate_for is not None:
-        return context.estimate_for(state.tail), True
+        return context.estimate_for(tail), True
     return lambda message: message_tokens(message, utf8_token_bound), True
 
 
@@ -156,52 +267,39 @@ def with_notes(effects: Effects, *, notes: tuple[Note, ...]) -> Effects:
 
 
 def chunks_of(
-    state: CompressionState,
+    state: Chunking,
     page: Sequence[Message],
     limit_tokens: int,
     max_count: int | None = None,
 ) -> list[FoldChunk]:
     """Split ``page`` into chunks one summarizer call each can read."""
     config = state.setting.config
+    tail = state.tail if isinstance(state, Folding) else ()
     return fold_chunks(
         page,
-        lookup=[*page, *state.tail],
+        lookup=[*page, *tail],
         locale=config.locale,
         cut_chars=config.truncate_chars,
-        count_tokens=summary_model(state).count_tokens,
+        count_tokens=state.model.count_tokens,
         limit_tokens=limit_tokens,
         max_count=max_count or probe_limit(config),
     )
 
 
-def previous_text(state: CompressionState) -> str | None:
+def previous_text(state: Chunking) -> str | None:
     """Return the previous summary as sent: one from elsewhere is cut to budget."""
-    record, plan = state.record, current_plan(state)
+    record, plan = state.record, state.plan
     previous = record.text if record and record.text else None
     if previous is not None and len(previous.encode()) > plan.budget_tokens:
         # Bytes bound tokens: only a summary longer in bytes may need the count.
-        count = summary_model(state).count_tokens
+        count = state.model.count_tokens
         previous = truncate_to_tokens(
             previous, plan.budget_tokens, count, OVERSIZED_SUFFIX
         )
     return previous
 
 
-def summary_model(state: CompressionState) -> SummaryModel:
-    """Return the resolved summary model (resolved before any read under the lease)."""
-    if state.model is None:  # pragma: no cover - every path resolves it first
-        raise ValueError("the summary model is not resolved yet")
-    return state.model
-
-
-def current_plan(state: CompressionState) -> CompressionPlan:
-    """Return the plan of the current phase (recovery or fold)."""
-    if state.plan is None:  # pragma: no cover - set when a phase starts
-        raise ValueError("no plan yet")
-    return state.plan
-
-
-def host_instructions(state: CompressionState) -> str:
+def host_instructions(state: Phase) -> str:
     """Return the host's words for this compression: the config's, then the call's."""
     setting = state.setting
     return joined_instructions(
@@ -216,78 +314,80 @@ def stored_id(message: Message) -> int:
     return message.id
 
 
-def window_cost(state: CompressionState) -> Cost:
-    """Return what a message of the window costs as the chat model sees it."""
+def window_cost(state: Leased, tail: Sequence[Message]) -> Cost:
+    """Return what a message of the window ``tail`` costs as the chat model sees it."""
     context = state.setting.context
     if context is not None:
-        return context.cost_for(state.tail)
-    count = summary_model(state).count_tokens
+        return context.cost_for(tail)
+    count = state.model.count_tokens
     return lambda message: message_tokens(message, count)
 
 
-def kept_tokens(state: CompressionState, keep: Sequence[Message]) -> int:
+def kept_tokens(state: Leased, tail: Sequence[Message], keep: Sequence[Message]) -> int:
     """Return what the session holds after folding: the summary and ``keep``."""
     context = state.setting.context
     assert context is not None
     summary = state.record.text if state.record else None
-    return context.summary_tokens(summary) + sum(map(window_cost(state), keep))
+    return context.summary_tokens(summary) + sum(map(window_cost(state, tail), keep))
 
 
-def outcome_of(
-    state: CompressionState, kind: OutcomeKind, code: OutcomeCode
-) -> Outcome:
-    """Return the ``Outcome`` of ``state`` as ``kind`` and ``code`` (no detail yet)."""
-    model = state.model
-    return Outcome(
-        state.session_id,
-        kind,
-        state.reason,
-        summarized=state.summarized,
-        archived=state.archived,
-        chunks=state.chunks,
-        summarizer_calls=state.calls,
-        recovered=state.recovered,
-        code=code,
-        tokens_before=state.tokens_before,
-        tokens_estimated=state.tokens_estimated,
-        tokens_after=tokens_after(state),
-        usage=state.usage,
-        model=None if model is None else model.label,
-        call_durations_s=state.call_durations_s,
+def with_calls(state: P, calls: int) -> P:
+    """Return ``state`` with ``calls`` more summarizer calls counted."""
+    tally = attrs.evolve(state.tally, calls=state.tally.calls + calls)
+    return attrs.evolve(state, tally=tally)
+
+
+def commit(
+    state: Leased,
+    record: SummaryRecord,
+    effects: Effects = NO_EFFECTS,
+    *,
+    chunk: FoldChunk | None = None,
+    final: OutcomeKind | None = None,
+    version: tuple[int, int] | None = None,
+) -> Commit:
+    """Return one fenced commit of ``record``, with the usage no commit recorded yet."""
+    record = attrs.evolve(record, usage=record.usage.plus(state.tally.uncommitted))
+    return Commit(
+        record,
+        expect_generation=None
+        if state.record is None
+        else state.record.generation or "",
+        through_id=None if chunk is None else chunk.through_id,
+        expect_archived=0 if chunk is None else len(chunk.messages),
+        previous=state.record,
+        final=final,
+        archived_before=state.tally.archived,
+        version=version,
+        effects=effects,
     )
 
 
-def tokens_after(state: CompressionState) -> int | None:
-    """Return the active context's tokens now: the summary and what stayed."""
-    if state.tokens_before is None:
-        return None
-    through = state.archived_through
-    kept = sum(t for i, t in state.window_tokens if through is None or i > through)
-    kept += state.instruction_tokens
-    return (state.record.tokens if state.record is not None else 0) + kept
+def committed(state: L, seen: Committed) -> L:
+    """Return ``state`` after a commit applied: the record stored, the usage in it."""
+    tally = attrs.evolve(
+        state.tally,
+        uncommitted=NO_USAGE,
+        archived=state.tally.archived + seen.archived,
+    )
+    return attrs.evolve(state, record=seen.record, tally=tally)
 
 
-def closing_events(outcome: Outcome, started: bool) -> tuple[Event, ...]:
-    """Return the events that close a compression with ``outcome``.
-
-    ``Compressing`` done or error once it started (a forced one always did), and
-    ``Skipped`` when it skipped for a ``SkipReason`` (below the threshold is no event).
-    """
-    events: list[Event] = []
-    if started or is_forced(outcome.reason):
-        if not started:
-            events.append(Compressing(outcome.session_id, "start", outcome.reason))
-        status: Status = "done" if outcome.ok else "error"
-        events.append(
-            Compressing(
-                outcome.session_id,
-                status,
-                outcome.reason,
-                outcome.detail,
-                outcome=outcome,
-            )
-        )
-    skip = outcome.skip_reason
-    if skip is not None:
-        events.append(Skipped(outcome.session_id, outcome.reason, skip, outcome.detail))
-    return tuple(events)
+def read_window(
+    state: Leased,
+    tokens_at_start: int,
+    effects: Effects = NO_EFFECTS,
+    *,
+    paused: str | None = None,
+) -> tuple[Windowing, ReadWindow]:
+    """Ask for the window; ``paused``: why recovery paused, if it did."""
+    windowing = Windowing(
+        setting=state.setting,
+        tally=state.tally,
+        model=state.model,
+        record=state.record,
+        tokens_at_start=tokens_at_start,
+        paused=paused,
+    )
+    limit = probe_limit(state.setting.config)
+    return windowing, ReadWindow(limit, effects)

@@ -9,7 +9,6 @@ import attrs
 from .config import SummaryConfig
 from .cut import find_safe_cut, find_token_cut
 from .model import Message, is_host_instruction
-from .reason import Reason
 
 SUMMARIZED_ROLES = frozenset({"user", "assistant", "tool"})
 
@@ -88,32 +87,3 @@ def split_window(
     elif keep_recent is None:
         cut = find_safe_cut(history, 1)
     return WindowSplit(tuple(history[:cut]), tuple(history[cut:]), instructions)
-
-
-def should_compress(active_count: int, config: SummaryConfig, *, forced: bool) -> bool:
-    """Tell whether a session with ``active_count`` active messages needs compressing.
-
-    Count the foldable history only (``foldable_history``): instructions are context,
-    and a session whose instructions alone reach the threshold must not compress on
-    every turn.
-
-    A turn compresses at ``active_count >= threshold``; a manual or token-usage request
-    (``forced``) ignores the threshold and compresses whenever more than ``keep_recent``
-    messages are active.
-    """
-    if forced:
-        return active_count > config.effective_keep_recent
-    return (
-        active_count >= config.threshold and active_count > config.effective_keep_recent
-    )
-
-
-def guard_may_hold(reason: Reason, active_count: int, config: SummaryConfig) -> bool:
-    """Tell whether the loop guard may hold back a compression run for ``reason``.
-
-    Only token pressure (``auto``) is guarded, and only while the message count does
-    not owe a compression: seed: reaching the count compresses. A follow-up that
-    coalesced a count trigger into an ``auto`` one (the stronger reason wins) keeps
-    the count's right to run, and so does every reason that outranks it.
-    """
-    return reason == "auto" and not should_compress(active_count, config, forced=False)

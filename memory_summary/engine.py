@@ -2,7 +2,7 @@
 
 This is the one place that builds concrete objects: the store's collaborators, the
 summarizer (the offline one by default), the thread runtime and the compressor.
-It runs over 400 lines because it is the whole public API, one method per call, each
+It runs about 960 lines because it is the whole public API, one method per call, each
 with the docstring the reference is generated from; what the methods do lives in
 the modules they wire (``actors``, ``injected_prompts``, ``process_identity``,
 ``history``, ``recall_tools``).
@@ -84,6 +84,7 @@ from memory_summary.domain.lineage import VERSIONS_NAMESPACE
 from memory_summary.domain.prompt import checked_instructions
 from memory_summary.domain.recall import HistoryEntry, SearchHit, SummaryVersion
 from memory_summary.domain.recall_tools import tool_definitions
+from memory_summary.domain.trigger import usage_triggers
 
 from .conversation import Conversation
 from .history import HistoryAccess
@@ -368,7 +369,7 @@ class SummaryEngine:
         if self._context.measures and not self._facts.get(session_id).host_reports:
             self._core.send(session_id, TurnEnded())  # the job measures the tokens
         elif active is not None:
-            if should_compress(active, self.config, forced=False):
+            if should_compress(active, self.config):
                 self._core.send(session_id, TurnEnded())
         elif self._counts_locally:
             if self._reaches_threshold(session_id):
@@ -386,7 +387,7 @@ class SummaryEngine:
         """
         try:
             active = self.memory.count_history(session_id)
-            return should_compress(active, self.config, forced=False)
+            return should_compress(active, self.config)
         except StoreError:  # the job will meet the failure and report it
             log.debug("session %s: count_history failed", session_id)
             return True
@@ -415,8 +416,7 @@ class SummaryEngine:
                 f"usage_ratio={usage_ratio!r} is invalid; allowed: float >= 0"
             )
         self._facts.host_reports(session_id)  # the host's ratio wins from now on
-        threshold = self.config.auto_compress_threshold
-        if threshold > 0 and usage_ratio >= threshold:
+        if usage_triggers(usage_ratio, self.config):
             self._core.send(session_id, UsageReported(float(usage_ratio)))
 
     def compress(

@@ -34,7 +34,13 @@ def runs(reason: Reason, active: int, config: SummaryConfig, *, guard: bool) -> 
 
     ``guard``: a loop guard is set and would hold (its token test says so).
     """
-    if not should_compress(active, config, forced=is_forced(reason)):
+    # A forced reason ignores the threshold: it folds what lies beyond the keep.
+    due = (
+        active > config.effective_keep_recent
+        if is_forced(reason)
+        else should_compress(active, config)
+    )
+    if not due:
         return False
     return not (guard and guard_may_hold(reason, active, config))
 

@@ -109,7 +109,7 @@ def test_one_compression_keeps_every_promise(case):
     )
     if outcome.kind == "fenced":  # nothing is committed after a fence
         assert len(world.commits) == world.fence_commit
-    assert state.calls <= world.calls
+    assert state.tally.calls <= world.calls
 
 
 instruction_texts = st.tuples(

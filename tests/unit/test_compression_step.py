@@ -512,11 +512,12 @@ def test_usage_the_summarizer_does_not_report_is_estimated_when_the_model_says_s
 ):
     world = World(CONFIG, history(40), estimate_usage=estimate)
 
-    finish, state = run(world, setting_for(CONFIG, "turn"))
+    finish, _ = run(world, setting_for(CONFIG, "turn"))
 
     usage = finish.outcome.usage
     counter = estimate or count
-    sent = sum(counter(m.text) for m in state.request)
+    request = _first(world, Summarize).request  # type: ignore[attr-defined]
+    sent = sum(counter(m.text) for m in request)
     assert usage.calls == usage.counted_calls == 1
     assert usage.estimated_calls == (1 if estimate else 0)
     assert usage.input_tokens == sent

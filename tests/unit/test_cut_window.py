@@ -87,13 +87,11 @@ def test_split_sends_only_user_assistant_tool_to_the_summarizer():
     assert [m.content for m in split.instructions] == ["rules"]
 
 
-def test_turns_compress_at_the_threshold_and_forced_requests_above_keep_recent():
+def test_turns_compress_at_the_threshold():
     config = SummaryConfig()
 
-    assert not should_compress(29, config, forced=False)
-    assert should_compress(30, config, forced=False)
-    assert not should_compress(20, config, forced=True)
-    assert should_compress(21, config, forced=True)
+    assert not should_compress(29, config)
+    assert should_compress(30, config)
 
 
 def test_a_threshold_not_above_keep_recent_is_refused_naming_both_fields():
