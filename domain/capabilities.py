@@ -16,7 +16,6 @@ from typing import Any
 import attrs
 
 from .ports import (
-    AttachingStore,
     ForgettingArchive,
     LabelledSummarizer,
     LocallyCountingStore,
@@ -72,8 +71,6 @@ def has_capability(obj: object, protocol: type) -> bool:
 class StoreCapabilities:
     """The optional capabilities of a store, decided once (``store_capabilities``)."""
 
-    attaching: bool = False
-    """``AttachingStore``: the lineage and the lease's release commit with it."""
     reads_window: bool = False
     """``WindowReadingStore``: a compression's inputs in one round trip."""
     pages_metadata: bool = False
@@ -89,7 +86,6 @@ class StoreCapabilities:
 def store_capabilities(store: object) -> StoreCapabilities:
     """Return what ``store`` can do beyond ``CompressionStore``."""
     return StoreCapabilities(
-        attaching=has_capability(store, AttachingStore),
         reads_window=has_capability(store, WindowReadingStore),
         pages_metadata=has_capability(store, MetadataPages),
         searchable=has_capability(store, SearchableStore),
