@@ -11,8 +11,6 @@ miss them. The engine decides once, when it is wired; its parts read the decisio
 
 from __future__ import annotations
 
-from typing import Any
-
 import attrs
 
 from .ports import (
@@ -131,17 +129,17 @@ class SummarizerCapabilities:
     """A ``ModelNamingSummarizer``'s default model, else None."""
 
 
+def _declared_text(obj: object, protocol: type, name: str) -> str | None:
+    """Return ``obj``'s attribute ``name``, declared by ``protocol``, if a str."""
+    value: object = getattr(obj, name) if has_capability(obj, protocol) else None
+    return value if isinstance(value, str) else None
+
+
 def summarizer_capabilities(llm: object) -> SummarizerCapabilities:
     """Return what ``llm`` can do beyond ``Summarizer``."""
-    label: Any = getattr(llm, "label", None)
-    model: Any = getattr(llm, "model", None)
     return SummarizerCapabilities(
         streams=has_capability(llm, StreamingSummarizer),
         reports_usage=has_capability(llm, UsageReportingSummarizer),
-        label=label
-        if has_capability(llm, LabelledSummarizer) and isinstance(label, str)
-        else None,
-        model=model
-        if has_capability(llm, ModelNamingSummarizer) and isinstance(model, str)
-        else None,
+        label=_declared_text(llm, LabelledSummarizer, "label"),
+        model=_declared_text(llm, ModelNamingSummarizer, "model"),
     )

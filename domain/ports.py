@@ -561,6 +561,24 @@ class MetadataPages(Protocol):
 
 
 @runtime_checkable
+class SessionCountingStore(Protocol):
+    """A store that lists its sessions with their counts (every shipped one).
+
+    The command line's ``sessions`` and ``stats`` read a store through it.
+    """
+
+    def session_counts(
+        self, *, after: str | None = None, limit: int = 500
+    ) -> list[tuple[str, int, int]]:
+        """Return up to ``limit`` (session id, active, archived) with id > ``after``.
+
+        Sessions that hold messages, in code-point order of their ids: page through
+        them by passing the last id seen as ``after``.
+        """
+        ...
+
+
+@runtime_checkable
 class Archive(Protocol):
     """The host's message archive (the seed's optional ``message-archive`` service)."""
 

@@ -161,11 +161,25 @@ def test_an_undecodable_record_fails_the_window_read_as_it_fails_a_read(
         read_window(store, sid, limit=5, namespace="summary")
 
 
-def test_every_shipped_store_is_a_compression_store(store):
-    from memory_summary.domain import CompressionStore
+def test_every_shipped_store_has_every_store_protocol(store):
+    from memory_summary.domain import ports
     from memory_summary.domain.capabilities import missing_members
 
-    assert missing_members(store, CompressionStore) == []
+    protocols = [
+        ports.CompressionStore,
+        ports.PoppingStore,
+        ports.BatchSavingStore,
+        ports.SearchableStore,
+        ports.WindowReadingStore,
+        ports.SpanningStore,
+        ports.MetadataPages,
+        ports.SessionCountingStore,
+        ports.LocallyCountingStore,
+    ]
+
+    assert {p.__name__: missing_members(store, p) for p in protocols} == {
+        p.__name__: [] for p in protocols
+    }
 
 
 def test_the_deprecated_commit_methods_still_commit(store, sid):
