@@ -142,3 +142,13 @@ def test_an_undecodable_attached_record_is_left_as_it_is_and_the_commit_applies(
     assert read_raw_metadata(store, "lineage", sid) == raw
     assert store.get_metadata(NS, sid) == {"generation": "g2"}
     assert store.lease_owner(sid) is None
+
+
+def test_commit_takes_a_commit_request_and_nothing_else(store, sid):
+    saved = save(store, sid, 2)
+
+    with pytest.raises(TypeError, match="CommitRequest"):
+        store.commit({"session_id": sid, "namespace": NS, "record": {}})
+
+    assert store.get_history(sid) == saved
+    assert store.get_metadata(NS, sid) is None

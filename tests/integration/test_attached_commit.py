@@ -14,8 +14,10 @@ from typing import Any
 
 import pytest
 
-from memory_summary import Message, SummaryConfig
-from memory_summary.domain import CommitRequest
+from memory_summary import Message, StoreError, SummaryConfig
+from memory_summary.adapters import InMemoryStore
+from memory_summary.adapters.fence import CompactingCommit
+from memory_summary.domain import AttachedRecord, CommitRequest, CommitResult
 from memory_summary.testing.fakes import ScriptedSummarizer
 from tests.contract.stores import STORE_KINDS, store_for
 
@@ -128,3 +130,60 @@ def test_a_lineage_changed_meanwhile_is_left_alone_and_the_summary_commits(
     assert engine.summary("s").text == "Summary one."
     assert store.get_metadata("summary.versions", "s") == foreign
     assert store.lease_owner("s") is None
+
+
+class OldStore:
+    """A store of old: ``commit_compaction`` only; its second call can fail."""
+
+    def __init__(self, *, failing_call: int = 0) -> None:
+        self.store = InMemoryStore()
+        self.calls = 0
+        self.failing_call = failing_call
+
+    def commit_compaction(self, session_id: str, **fields: Any) -> Any:
+        self.calls += 1
+        if self.calls == self.failing_call:
+            raise StoreError("commit_compaction failed: the server is restarting")
+        return self.store.commit(CommitRequest(session_id=session_id, **fields))
+
+
+def _request(**overrides: Any) -> CommitRequest:
+    fields: dict[str, Any] = {
+        "session_id": "s",
+        "namespace": "summary",
+        "record": {"generation": "g1"},
+        "expect_generation": None,
+        "attach": AttachedRecord("lineage", {"generation": "l1"}, None),
+        **overrides,
+    }
+    return CommitRequest(**fields)
+
+
+def test_a_store_of_old_commits_the_attached_record_right_after():
+    old = OldStore()
+
+    result = CompactingCommit(old)(_request())
+
+    assert result == CommitResult(attached=True)  # not released: the engine does it
+    assert old.calls == 2
+    assert old.store.get_metadata("lineage", "s") == {"generation": "l1"}
+
+
+def test_a_failed_attached_record_of_a_store_of_old_keeps_the_commit(caplog):
+    old = OldStore(failing_call=2)
+
+    result = CompactingCommit(old)(_request())
+
+    assert result == CommitResult(attached=False)
+    assert old.store.get_metadata("summary", "s") == {"generation": "g1"}
+    assert old.store.get_metadata("lineage", "s") is None
+    assert "the attached record failed" in caplog.text
+
+
+def test_a_fenced_commit_of_a_store_of_old_attaches_nothing():
+    old = OldStore()
+
+    result = CompactingCommit(old)(_request(expect_generation="g0"))
+
+    assert result == CommitResult(fenced="generation")
+    assert old.calls == 1
