@@ -14,6 +14,7 @@ from __future__ import annotations
 import attrs
 
 from .ports import (
+    BatchSavingStore,
     ForgettingArchive,
     LabelledSummarizer,
     LocallyCountingStore,
@@ -79,6 +80,8 @@ class StoreCapabilities:
     """``LocallyCountingStore`` saying true: counts run on the host's thread."""
     spans: bool = False
     """``SpanningStore``: a ``Conversation`` reads no history it already holds."""
+    saves_batches: bool = False
+    """``BatchSavingStore``: a batch of messages is saved at once, all or nothing."""
 
 
 def store_capabilities(store: object) -> StoreCapabilities:
@@ -90,6 +93,7 @@ def store_capabilities(store: object) -> StoreCapabilities:
         counts_locally=has_capability(store, LocallyCountingStore)
         and getattr(store, "counts_locally") is True,  # noqa: B009 - declared above
         spans=has_capability(store, SpanningStore),
+        saves_batches=has_capability(store, BatchSavingStore),
     )
 
 
