@@ -9,16 +9,15 @@ or the summarizer becomes an observation; one guard turns a bug into an
 ``internal_error`` outcome.
 
 The executor takes the session's lease before it reads under it and releases it at
-the end (with the last commit, on an ``AttachingStore``); the engine's
+the end (with the last commit, when one writes a summary); the engine's
 ``LeaseKeeper`` renews it meanwhile. Every commit is fenced: it
 applies only if the record still carries the generation the compression read and
 exactly the messages it folded are still active, so a compression that spans a
 clear, a forget, a lost lease or a second writer commits nothing more.
 
-(About 460 lines: one executor, one ``perform`` per action, and the fenced commit
-with or without an ``AttachingStore``. The summarizer call lives in ``summary_call``,
-taking a lease in ``leases``, the breakers in ``breakers``, the lineage in
-``lineage``.)
+(About 460 lines: one executor, one ``perform`` per action, and the fenced commit.
+The summarizer call lives in ``summary_call``, taking a lease in ``leases``, the
+breakers in ``breakers``, the lineage in ``lineage``.)
 """
 
 from __future__ import annotations
@@ -26,14 +25,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import cast
 
 import attrs
 
 from memory_summary.domain import (
     NAMESPACE,
     Archive,
-    AttachingStore,
+    CommitRequest,
     CommitResult,
     CompressionPlan,
     CompressionStore,
@@ -141,9 +139,11 @@ class Compressor:
         factory=dict, init=False
     )
 
-    attaching: bool = False
-    """The store commits the lineage and the lease's release with a compression
-    (``StoreCapabilities.attaching``, decided when the engine is wired)."""
+    commit: Callable[[CommitRequest], CommitResult] = attrs.field(
+        default=attrs.Factory(lambda c: c.store.commit, takes_self=True)
+    )
+    """Applies a fenced commit: the store's ``commit``, or for a store with only the
+    deprecated ``commit_compaction`` an adapter the engine wires."""
     archive_shares_store: bool = False
     """Separators commit with the compression itself: the archive lives in the
     store's own database (``ArchiveCapabilities.shares_store``)."""
@@ -360,8 +360,8 @@ class _Run:
     def _commit(self, action: Commit) -> Observation:
         """Commit one fenced step; a compression's final step writes its separator.
 
-        On an ``AttachingStore`` the same transaction writes the summary's new
-        lineage version and, on the final step, drops the lease.
+        The same commit writes the summary's new lineage version and, on the final
+        step, drops the lease.
         """
         c, sid = self._c, self._sid
         if c.is_cancelled():
@@ -402,13 +402,14 @@ class _Run:
     ) -> CommitResult:
         """Commit ``record`` and its lineage version; the final commit drops the lease.
 
-        All in one transaction on an ``AttachingStore``; else the lineage in a commit
-        of its own right after, and the lease released by ``release``.
+        In one transaction on every shipped store (``CommitRequest``).
         """
-        c, sid = self._c, self._sid
-        if not c.attaching:
-            result = c.store.commit_compaction(
-                sid,
+        pending = None
+        if action.version is not None:
+            pending = self._writer().prepare(action.previous, record, *action.version)
+        result = self._c.commit(
+            CommitRequest(
+                session_id=self._sid,
                 namespace=NAMESPACE,
                 record=record.to_mapping(),
                 expect_generation=action.expect_generation,
@@ -416,28 +417,12 @@ class _Run:
                 expect_archived=action.expect_archived,
                 lease=lease,
                 separator=separator,
+                attach=None if pending is None else pending.attach,
+                release_lease=action.final is not None,
             )
-            if result.committed and action.version is not None:
-                self._writer().written(action.previous, record, *action.version)
-            return result
-        pending = None
-        if action.version is not None:
-            pending = self._writer().prepare(action.previous, record, *action.version)
-        release = action.final is not None
-        result = cast(AttachingStore, c.store).commit_compaction_with(
-            sid,
-            namespace=NAMESPACE,
-            record=record.to_mapping(),
-            expect_generation=action.expect_generation,
-            through_id=action.through_id,
-            expect_archived=action.expect_archived,
-            lease=lease,
-            separator=separator,
-            attach=None if pending is None else pending.attach,
-            release_lease=release,
         )
-        if result.committed and release:
-            c.leases.dropped(lease)
+        if result.released:  # else the lease is released when the run ends
+            self._c.leases.dropped(lease)
             self._lease = None
         if result.committed and pending is not None:
             self._writer().landed(pending, written=result.attached)
@@ -447,11 +432,9 @@ class _Run:
         """Return this compression's lineage writer (made at its first version)."""
         if self._lineage is None:
             c = self._c
-            assert self._lease is not None
             self._lineage = LineageWriter(
                 c.store,
                 self._sid,
-                self._lease,
                 c.config.summary_versions_kept,
                 c.new_generation,
             )

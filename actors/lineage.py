@@ -1,9 +1,9 @@
 """Writing a session's summary lineage with each compression commit.
 
 Each new summary version (``domain.lineage``) is appended by the commit that wrote it
-(on an ``AttachingStore``, every shipped store: ``prepare`` gives the record the commit
-attaches, ``landed`` takes the commit's word), or else right after it, in a commit of
-its own (``written``). Either way it is fenced like the summary (the session's lease)
+(``prepare`` gives the record the commit attaches, ``landed`` takes the commit's word;
+a store with only the deprecated ``commit_compaction`` writes it in a commit of its
+own right after). Either way it is fenced like the summary (the session's lease)
 and by the lineage row's own generation: a compression that lost its lease, or a
 session forgotten meanwhile, writes nothing. Lineage is bookkeeping: a failure to
 write it is logged and never undoes or fails the compression.
@@ -49,7 +49,6 @@ class LineageWriter:
 
     store: CompressionStore
     session_id: str
-    lease: str
     kept: int
     new_generation: Callable[[], str]
     _lineage: Lineage | None = None
@@ -99,39 +98,6 @@ class LineageWriter:
             self.session_id,
         )
         self._stopped = True
-
-    def written(
-        self,
-        before: SummaryRecord | None,
-        after: SummaryRecord,
-        first_id: int,
-        last_id: int,
-    ) -> None:
-        """Record ``after`` in a commit of its own, if it is a new summary version."""
-        pending = self.prepare(before, after, first_id, last_id)
-        if pending is None:
-            return
-        attach = pending.attach
-        try:
-            result = self.store.commit_compaction(
-                self.session_id,
-                namespace=attach.namespace,
-                record=attach.record,
-                expect_generation=attach.expect_generation,
-                lease=self.lease,
-            )
-        except StoreError as exc:
-            self._failed(exc)
-            return
-        if result.fenced is not None:
-            log.debug(
-                "session %s: summary version not recorded (%s)",
-                self.session_id,
-                result.fenced,
-            )
-            self._stopped = True
-            return
-        self.landed(pending, written=True)
 
     def _failed(self, exc: StoreError) -> None:
         log.warning(

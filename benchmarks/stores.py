@@ -6,7 +6,7 @@ For each store, in one run and interleaved round by round so drift hits both ali
   driver connection to the same database (same pragmas on SQLite);
 - ``get_history(limit=200)`` against the same ``SELECT`` on a bare connection, its
   rows fetched but not decoded into messages;
-- one fenced ``commit_compaction`` (archive 10 messages, replace the record).
+- one fenced ``commit`` (archive 10 messages, replace the record).
 
 Redis joins when a ``redis-server`` binary and the ``redis`` package are there: the
 benchmark starts its own server on a free loopback port, persisting with an
@@ -37,6 +37,7 @@ from report import latency_summary
 
 from memory_summary import Message, StoreError
 from memory_summary.adapters import SqliteStore
+from memory_summary.domain import CommitRequest
 
 DSN = os.environ.get(
     "MEMORY_SUMMARY_PG_DSN", "host=127.0.0.1 port=5432 dbname=test user=postgres"
@@ -205,13 +206,15 @@ def _measure(
     for n in range(min(samples, len(ids) // 10)):
         through = ids[(n + 1) * 10 - 1]
         start = time.perf_counter_ns()
-        result = store.commit_compaction(
-            sid,
-            namespace="summary",
-            record={"generation": f"g{n}", "text": f"summary {n}", "tokens": 2},
-            expect_generation=generation,
-            through_id=through,
-            expect_archived=10,
+        result = store.commit(
+            CommitRequest(
+                session_id=sid,
+                namespace="summary",
+                record={"generation": f"g{n}", "text": f"summary {n}", "tokens": 2},
+                expect_generation=generation,
+                through_id=through,
+                expect_archived=10,
+            )
         )
         commits.append(time.perf_counter_ns() - start)
         assert result.committed, result

@@ -11,12 +11,10 @@ miss them. The engine decides once, when it is wired; its parts read the decisio
 
 from __future__ import annotations
 
-from typing import Any
-
 import attrs
 
 from .ports import (
-    AttachingStore,
+    BatchSavingStore,
     ForgettingArchive,
     LabelledSummarizer,
     LocallyCountingStore,
@@ -72,8 +70,6 @@ def has_capability(obj: object, protocol: type) -> bool:
 class StoreCapabilities:
     """The optional capabilities of a store, decided once (``store_capabilities``)."""
 
-    attaching: bool = False
-    """``AttachingStore``: the lineage and the lease's release commit with it."""
     reads_window: bool = False
     """``WindowReadingStore``: a compression's inputs in one round trip."""
     pages_metadata: bool = False
@@ -84,18 +80,20 @@ class StoreCapabilities:
     """``LocallyCountingStore`` saying true: counts run on the host's thread."""
     spans: bool = False
     """``SpanningStore``: a ``Conversation`` reads no history it already holds."""
+    saves_batches: bool = False
+    """``BatchSavingStore``: a batch of messages is saved at once, all or nothing."""
 
 
 def store_capabilities(store: object) -> StoreCapabilities:
     """Return what ``store`` can do beyond ``CompressionStore``."""
     return StoreCapabilities(
-        attaching=has_capability(store, AttachingStore),
         reads_window=has_capability(store, WindowReadingStore),
         pages_metadata=has_capability(store, MetadataPages),
         searchable=has_capability(store, SearchableStore),
         counts_locally=has_capability(store, LocallyCountingStore)
         and getattr(store, "counts_locally") is True,  # noqa: B009 - declared above
         spans=has_capability(store, SpanningStore),
+        saves_batches=has_capability(store, BatchSavingStore),
     )
 
 
@@ -135,17 +133,17 @@ class SummarizerCapabilities:
     """A ``ModelNamingSummarizer``'s default model, else None."""
 
 
+def _declared_text(obj: object, protocol: type, name: str) -> str | None:
+    """Return ``obj``'s attribute ``name``, declared by ``protocol``, if a str."""
+    value: object = getattr(obj, name) if has_capability(obj, protocol) else None
+    return value if isinstance(value, str) else None
+
+
 def summarizer_capabilities(llm: object) -> SummarizerCapabilities:
     """Return what ``llm`` can do beyond ``Summarizer``."""
-    label: Any = getattr(llm, "label", None)
-    model: Any = getattr(llm, "model", None)
     return SummarizerCapabilities(
         streams=has_capability(llm, StreamingSummarizer),
         reports_usage=has_capability(llm, UsageReportingSummarizer),
-        label=label
-        if has_capability(llm, LabelledSummarizer) and isinstance(label, str)
-        else None,
-        model=model
-        if has_capability(llm, ModelNamingSummarizer) and isinstance(model, str)
-        else None,
+        label=_declared_text(llm, LabelledSummarizer, "label"),
+        model=_declared_text(llm, ModelNamingSummarizer, "model"),
     )

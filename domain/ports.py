@@ -74,13 +74,87 @@ active ones the compression read, or the compression lease was lost."""
 
 
 @attrs.frozen
+class AttachedRecord:
+    """A second record to write with a compression's commit, fenced on its own.
+
+    ``record`` replaces the one stored under (``namespace``, session id) only if that
+    one carries ``expect_generation`` (the same rule as the commit's own record).
+    """
+
+    namespace: str
+    record: Mapping[str, object]
+    expect_generation: str | None
+
+
+@attrs.frozen(kw_only=True)
+class CommitRequest:
+    """One fenced compression commit, as ``CompressionStore.commit`` applies it.
+
+    In one transaction, all or nothing:
+
+    1. with ``lease``, the session's lease must still carry that token, unexpired;
+    2. the stored record under (``namespace``, ``session_id``) must carry
+       ``expect_generation`` in its ``"generation"`` field (None: no record; ``""``:
+       a record without a text generation);
+    3. with ``through_id``, exactly ``expect_archived`` active messages with
+       ``id <= through_id`` are archived (any other number applies nothing); the
+       host's instructions among them (``is_host_instruction``) are neither counted
+       nor archived: they stay active;
+    4. ``record`` (a JSON-compatible mapping carrying its new ``"generation"``)
+       replaces the stored one;
+    5. ``separator``, given the number archived, returns the separator message
+       written to the store's own archive; only stores with an archive accept it;
+    6. ``attach`` replaces its stored record when that one carries its
+       ``expect_generation``; otherwise (or when the stored one cannot be decoded)
+       the attached record is left as it is, and the commit still applies:
+       ``CommitResult.attached`` says which;
+    7. with ``release_lease``, the lease ``lease`` is dropped
+       (``CommitResult.released``).
+
+    A failed check (1 to 3) returns ``CommitResult(fenced=...)`` and changes
+    nothing: a fenced commit writes no attached record and leaves the lease as it is.
+
+    Raises:
+        ValueError: ``expect_archived`` without ``through_id``, ``release_lease``
+            without ``lease``, or ``attach`` in the commit's own namespace.
+        TypeError: ``attach`` is no ``AttachedRecord``.
+    """
+
+    session_id: str
+    namespace: str
+    record: Mapping[str, object] = attrs.field(hash=False)
+    expect_generation: str | None
+    through_id: int | None = None
+    expect_archived: int = 0
+    lease: str | None = None
+    separator: Callable[[int], Message | None] | None = None
+    attach: AttachedRecord | None = attrs.field(
+        default=None,
+        validator=attrs.validators.optional(
+            attrs.validators.instance_of(AttachedRecord)
+        ),
+    )
+    release_lease: bool = False
+
+    def __attrs_post_init__(self) -> None:
+        if self.through_id is None and self.expect_archived:
+            raise ValueError("expect_archived needs a through_id")
+        if self.release_lease and self.lease is None:
+            raise ValueError("release_lease needs the lease to release")
+        if self.attach is not None and self.attach.namespace == self.namespace:
+            raise ValueError("the attached record needs a namespace of its own")
+
+
+@attrs.frozen
 class CommitResult:
-    """What ``commit_compaction`` did: ``archived`` messages, or nothing, ``fenced``."""
+    """What ``commit`` did: ``archived`` messages, or nothing, ``fenced``."""
 
     archived: int = 0
     fenced: FenceReason | None = None
     attached: bool = False
-    """An ``AttachingStore`` wrote the commit's attached record with it."""
+    """The commit wrote its ``attach`` record with it."""
+    released: bool = False
+    """The commit dropped its lease (``release_lease``); else the lease is held."""
 
     @property
     def committed(self) -> bool:
@@ -114,37 +188,8 @@ class CompressionStore(MemoryStore, Protocol):
         """
         ...
 
-    def commit_compaction(
-        self,
-        session_id: str,
-        *,
-        namespace: str,
-        record: Mapping[str, object],
-        expect_generation: str | None,
-        through_id: int | None = None,
-        expect_archived: int = 0,
-        lease: str | None = None,
-        separator: Callable[[int], Message | None] | None = None,
-    ) -> CommitResult:
-        """Archive through ``through_id`` and replace the summary record, fenced.
-
-        In one transaction, all or nothing:
-
-        1. with ``lease``, the session's lease must still carry that token, unexpired;
-        2. the stored record under (``namespace``, session id) must carry
-           ``expect_generation`` in its ``"generation"`` field (None: no record;
-           ``""``: a record without a text generation);
-        3. with ``through_id``, exactly ``expect_archived`` active messages with
-           ``id <= through_id`` are archived (any other number applies nothing);
-           the host's instructions among them (``is_host_instruction``) are neither
-           counted nor archived: they stay active;
-        4. ``record`` (a JSON-compatible mapping carrying its new ``"generation"``)
-           replaces the stored one;
-        5. ``separator``, given the number archived, returns the separator message
-           written to the store's own archive; only stores with an archive accept it.
-
-        A failed check returns ``CommitResult(fenced=...)`` and changes nothing.
-        """
+    def commit(self, request: CommitRequest) -> CommitResult:
+        """Apply ``request``, fenced, all or nothing (see ``CommitRequest``)."""
         ...
 
     def forget_session(self, session_id: str, *, namespaces: Sequence[str]) -> int:
@@ -192,6 +237,25 @@ class CompressionStore(MemoryStore, Protocol):
 
 CompactionStore = CompressionStore
 """The former name of ``CompressionStore`` (deprecated)."""
+AttachingStore = CompressionStore
+"""Deprecated: every ``CompressionStore`` commits an attached record and the lease's
+release with ``commit`` (``commit_compaction_with`` was this protocol's method)."""
+
+
+@runtime_checkable
+class CompactingStore(Protocol):
+    """A store written before ``commit``: it has the deprecated ``commit_compaction``.
+
+    Its ``commit_compaction(session_id, **fields)`` takes the fields of a
+    ``CommitRequest`` except ``attach`` and ``release_lease``. The engine still runs on
+    such a store (with a ``DeprecationWarning`` when it is wired): it writes the
+    attached record in a second fenced ``commit_compaction`` right after the first,
+    and releases the lease in a call of its own.
+    """
+
+    def commit_compaction(self, session_id: str, **fields: object) -> CommitResult:
+        """Apply ``CommitRequest(session_id=session_id, **fields)``, fenced."""
+        ...
 
 
 @runtime_checkable
@@ -239,7 +303,7 @@ class SearchableStore(Protocol):
     """A store that indexes every message it holds and can search and read them back.
 
     The index covers active and archived messages; it changes in the same
-    transaction as ``save_message``, ``commit_compaction``, ``pop_message``,
+    transaction as ``save_message``, ``commit``, ``pop_message``,
     ``clear_session``, ``forget_session`` and ``clear_all``, so a message is found
     exactly while it is stored. A store returns only ``session_id``'s messages.
     ``memory_summary.testing.SearchContract`` is its suite.
@@ -378,56 +442,6 @@ class SpanningStore(MemoryStore, Protocol):
         ...
 
 
-@attrs.frozen
-class AttachedRecord:
-    """A second record to write with a compression's commit, fenced on its own.
-
-    ``record`` replaces the one stored under (``namespace``, session id) only if that
-    one carries ``expect_generation`` (the same rule as the commit's own record).
-    """
-
-    namespace: str
-    record: Mapping[str, object]
-    expect_generation: str | None
-
-
-@runtime_checkable
-class AttachingStore(CompressionStore, Protocol):
-    """A compression store that commits a second record and the lease's release too.
-
-    An optional capability (every store this library ships has it): the engine
-    writes a summary's lineage with the commit that made the summary, and drops the
-    lease with the compression's last commit, in that commit's transaction instead
-    of one transaction each. For any other store it makes those writes apart.
-    """
-
-    def commit_compaction_with(
-        self,
-        session_id: str,
-        *,
-        namespace: str,
-        record: Mapping[str, object],
-        expect_generation: str | None,
-        through_id: int | None = None,
-        expect_archived: int = 0,
-        lease: str | None = None,
-        separator: Callable[[int], Message | None] | None = None,
-        attach: AttachedRecord | None = None,
-        release_lease: bool = False,
-    ) -> CommitResult:
-        """Do ``commit_compaction``; with it, in its transaction, if it applies.
-
-        1. ``attach`` replaces its stored record when that one carries its
-           ``expect_generation``; otherwise (or when the stored one cannot be
-           decoded) the attached record is left as it is, and the commit still
-           applies: ``CommitResult.attached`` says which;
-        2. with ``release_lease``, the lease ``lease`` is dropped.
-
-        A fenced commit writes neither and leaves the lease as it is.
-        """
-        ...
-
-
 @runtime_checkable
 class BatchSavingStore(MemoryStore, Protocol):
     """A store that saves several messages of a session at once, all or nothing.
@@ -542,6 +556,24 @@ class MetadataPages(Protocol):
 
         Keys in code-point order; ``data`` is None for a row that is not a JSON
         object (a foreign writer or corruption): a scan never stops at one.
+        """
+        ...
+
+
+@runtime_checkable
+class SessionCountingStore(Protocol):
+    """A store that lists its sessions with their counts (every shipped one).
+
+    The command line's ``sessions`` and ``stats`` read a store through it.
+    """
+
+    def session_counts(
+        self, *, after: str | None = None, limit: int = 500
+    ) -> list[tuple[str, int, int]]:
+        """Return up to ``limit`` (session id, active, archived) with id > ``after``.
+
+        Sessions that hold messages, in code-point order of their ids: page through
+        them by passing the last id seen as ``after``.
         """
         ...
 

@@ -34,7 +34,6 @@ from memory_summary.domain import (
     SummaryRecord,
     SummaryVersion,
 )
-from memory_summary.domain.capabilities import store_capabilities
 
 from .aio_store import AsyncStore
 from .conversation import Conversation, Recorded, RequestFormat
@@ -75,7 +74,7 @@ class AsyncSummaryEngine:
 
     def __init__(self, engine: SummaryEngine) -> None:
         self.engine = engine
-        self._local = store_capabilities(engine.memory).counts_locally
+        self._local = engine._store_can.counts_locally  # decided when wired
         self.memory = AsyncStore(engine.memory)
         """The engine's store: each call awaitable, off the loop (``AsyncStore``)."""
 

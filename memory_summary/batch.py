@@ -23,15 +23,24 @@ _ONE_AT_A_TIME = threading.Lock()  # batches on stores without save_messages
 
 
 def save_batch(
-    store: MemoryStore, session_id: str, messages: Sequence[Message]
+    store: MemoryStore,
+    session_id: str,
+    messages: Sequence[Message],
+    *,
+    at_once: bool | None = None,
 ) -> list[Message]:
     """Save ``messages`` to ``session_id`` in order; return them as stored.
+
+    ``at_once`` is whether ``store`` is a ``BatchSavingStore``, as decided when
+    wiring (None: decide now, ``domain.capabilities``).
 
     Raises:
         StoreError: a message is refused; nothing of the batch was saved (on a store
             without ``save_messages``: unless the store itself failed midway).
     """
-    if has_capability(store, BatchSavingStore):
+    if at_once is None:
+        at_once = has_capability(store, BatchSavingStore)
+    if at_once:
         return cast(BatchSavingStore, store).save_messages(session_id, messages)
     for message in messages:
         message_values(message)  # refuses what a shipped store would, before any save

@@ -283,12 +283,13 @@ class Conversation:
         """Save ``messages`` in one batch; return them and the active count if known."""
         if not messages:
             return [], None
-        engine = self._engine
-        transcript = engine._transcripts.get(self.session_id)
+        engine, sid = self._engine, self.session_id
+        at_once = engine._store_can.saves_batches
+        transcript = engine._transcripts.get(sid)
         if transcript is None:
-            return save_batch(engine.memory, self.session_id, messages), None
+            return save_batch(engine.memory, sid, messages, at_once=at_once), None
         with transcript.lock:
-            saved = save_batch(engine.memory, self.session_id, messages)
+            saved = save_batch(engine.memory, sid, messages, at_once=at_once)
             transcript.extend(saved)
             return saved, transcript.span.count
 

@@ -35,6 +35,7 @@ from memory_summary.actors.summary_model import (
 )
 from memory_summary.actors.workers import WorkerPool
 from memory_summary.adapters import ExtractiveSummarizer, counter_factory
+from memory_summary.adapters.stores.fence import CompactingCommit
 from memory_summary.adapters.tokens import estimate_tokens
 from memory_summary.domain import (
     NAMESPACE,
@@ -43,6 +44,9 @@ from memory_summary.domain import (
     AnthropicSystem,
     Archive,
     ClearResult,
+    CommitRequest,
+    CommitResult,
+    CompactingStore,
     Compressing,
     CompressionStore,
     EngineStats,
@@ -76,6 +80,7 @@ from memory_summary.domain import (
 )
 from memory_summary.domain.capabilities import (
     archive_capabilities,
+    has_capability,
     missing_members,
     store_capabilities,
 )
@@ -108,6 +113,34 @@ def _deprecated(name: str, instead: str) -> None:
         DeprecationWarning,
         stacklevel=3,
     )
+
+
+def _store_commit(memory: object) -> Callable[[CommitRequest], CommitResult]:
+    """Check ``memory`` once against ``CompressionStore``; return how it commits.
+
+    A store with only the deprecated ``commit_compaction`` (``CompactingStore``)
+    commits through ``CompactingCommit``, with a ``DeprecationWarning``.
+
+    Raises:
+        TypeError: a member of ``CompressionStore`` is missing; the message names it.
+    """
+    missing = missing_members(memory, CompressionStore)
+    if missing == ["commit"] and has_capability(memory, CompactingStore):
+        warnings.warn(
+            f"memory store {type(memory).__name__} has commit_compaction, which is "
+            "deprecated, and no commit(CommitRequest): see docs/writing-a-store.md",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return CompactingCommit(cast(CompactingStore, memory))
+    if missing:
+        raise TypeError(
+            f"memory store {type(memory).__name__} lacks {', '.join(missing)}; the "
+            "engine archives by message id, fenced and atomically with the "
+            "summary, and needs a CompressionStore (InMemoryStore, SqliteStore or "
+            "PostgresStore; memory_summary.testing checks your own)"
+        )
+    return cast(CompressionStore, memory).commit
 
 
 def _check_session_id(session_id: object) -> str:
@@ -172,14 +205,7 @@ class SummaryEngine:
         llms: Mapping[str, Summarizer] | None = None,
         count_tokens_for: Callable[[str | None], Callable[[str], int]] | None = None,
     ) -> None:
-        missing = missing_members(memory, CompressionStore)
-        if missing:
-            raise TypeError(
-                f"memory store {type(memory).__name__} lacks {', '.join(missing)}; the "
-                "engine archives by message id, fenced and atomically with the "
-                "summary, and needs a CompressionStore (InMemoryStore, SqliteStore or "
-                "PostgresStore; memory_summary.testing checks your own)"
-            )
+        commit = _store_commit(memory)
         self.config = config or SummaryConfig()
         counter = count_tokens_for or counter_factory(
             margin=self.config.token_safety_margin
@@ -231,7 +257,7 @@ class SummaryEngine:
             context=self._context,
             is_dead_owner=is_dead_owner,
             archive=archive,
-            attaching=self._store_can.attaching,
+            commit=commit,
             archive_shares_store=self._archive_can.shares_store,
         )
         self._core = ThreadRuntime(

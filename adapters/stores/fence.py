@@ -5,104 +5,112 @@ when the summary record changed since it was read (its generation), and when the
 messages it would archive are not the ones it read (their count). ``InMemoryStore``,
 the SQL stores and any other store check the same arguments and apply the same
 order; only how each check reads the store differs (``CommitChecks``).
+
+The shipped stores' former commit methods (``commit_compaction``,
+``commit_compaction_with``) live here once, as deprecated wrappers of ``commit``
+(``DeprecatedCommits``), and so does the engine's ``commit`` for an outside store that
+has only ``commit_compaction`` (``CompactingCommit``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Protocol
+import logging
+import warnings
+from typing import Any, Protocol
+
+import attrs
 
 from memory_summary.domain import (
-    AttachedRecord,
-    AttachingStore,
+    CommitRequest,
     CommitResult,
+    CompactingStore,
+    CompressionStore,
     FenceReason,
-    Message,
+    StoreError,
 )
 
 from .rows import check_key, check_row_id, metadata_json
 
+log = logging.getLogger(__name__)
 
-def commit_prelude(
-    session_id: str,
-    *,
-    namespace: str,
-    record: Mapping[str, object],
-    through_id: int | None,
-    expect_archived: int,
-    lease: str | None,
-) -> str:
-    """Check a commit's arguments before anything is read; return the record's JSON.
+
+def commit_prelude(request: CommitRequest) -> tuple[str, str | None]:
+    """Check a commit's keys and records before anything is read; return their JSON.
+
+    Returns:
+        The record's JSON and the attached record's (None without one).
 
     Raises:
-        ValueError: a key, id or count is invalid, or the record is no JSON object.
+        TypeError: ``request`` is no ``CommitRequest``.
+        ValueError: a key or id is invalid.
+        StoreError: a record is no JSON object.
     """
-    check_key("session_id", session_id)
-    data = metadata_json(namespace, session_id, record)
-    check_row_id("through_id", through_id)
-    if through_id is None and expect_archived:
-        raise ValueError("expect_archived needs a through_id")
-    if lease is not None:
-        check_key("lease", lease)
-    return data
-
-
-def attach_prelude(
-    session_id: str,
-    attach: AttachedRecord | None,
-    *,
-    namespace: str,
-    lease: str | None,
-    release_lease: bool,
-) -> str | None:
-    """Check ``commit_compaction_with``'s own arguments; return the attached JSON.
-
-    Raises:
-        ValueError: the attached record is no JSON object or shares the commit's
-            namespace, or ``release_lease`` comes without a ``lease``.
-    """
-    if release_lease and lease is None:
-        raise ValueError("release_lease needs the lease to release")
+    if not isinstance(request, CommitRequest):
+        raise TypeError(f"commit takes a CommitRequest, not {type(request)!r}")
+    sid, attach = request.session_id, request.attach
+    check_key("session_id", sid)
+    data = metadata_json(request.namespace, sid, request.record)
+    check_row_id("through_id", request.through_id)
+    if request.lease is not None:
+        check_key("lease", request.lease)
     if attach is None:
-        return None
-    if not isinstance(attach, AttachedRecord):
-        raise TypeError(f"attach must be an AttachedRecord, not {type(attach)!r}")
-    if attach.namespace == namespace:
-        raise ValueError("the attached record needs a namespace of its own")
-    return metadata_json(attach.namespace, session_id, attach.record)
+        return data, None
+    return data, metadata_json(attach.namespace, sid, attach.record)
 
 
-class CommitsWithMore:
-    """A mixin: ``commit_compaction`` as the store's ``commit_compaction_with``.
-
-    A store that commits with more (``AttachingStore``) needs one implementation of
-    the fenced commit: the plain commit is the same without an attached record or a
-    release.
-    """
+class DeprecatedCommits:
+    """A mixin: the former commit methods of the shipped stores, as ``commit``."""
 
     def commit_compaction(
-        self: AttachingStore,
-        session_id: str,
-        *,
-        namespace: str,
-        record: Mapping[str, object],
-        expect_generation: str | None,
-        through_id: int | None = None,
-        expect_archived: int = 0,
-        lease: str | None = None,
-        separator: Callable[[int], Message | None] | None = None,
+        self: CompressionStore, session_id: str, **fields: Any
     ) -> CommitResult:
-        """Archive and replace the summary record, fenced; see ``CompressionStore``."""
-        return self.commit_compaction_with(
-            session_id,
-            namespace=namespace,
-            record=record,
-            expect_generation=expect_generation,
-            through_id=through_id,
-            expect_archived=expect_archived,
-            lease=lease,
-            separator=separator,
+        """Apply ``CommitRequest(session_id=session_id, **fields)`` (deprecated).
+
+        ``commit_compaction_with`` is the same method; use ``commit`` instead.
+        """
+        warnings.warn(
+            "commit_compaction and commit_compaction_with are deprecated; "
+            "use commit(CommitRequest(...))",
+            DeprecationWarning,
+            stacklevel=2,
         )
+        return self.commit(CommitRequest(session_id=session_id, **fields))
+
+    commit_compaction_with = commit_compaction
+
+
+@attrs.frozen
+class CompactingCommit:
+    """``commit`` for a store that has only the deprecated ``commit_compaction``.
+
+    The attached record goes in a second fenced ``commit_compaction`` right after
+    the first (the lease, then its own generation); a failure of it is logged and
+    never undoes the commit. The lease is not released (``CommitResult.released``
+    is false): the engine releases it in a call of its own.
+    """
+
+    store: CompactingStore
+
+    def __call__(self, request: CommitRequest) -> CommitResult:
+        sid, attach = request.session_id, request.attach
+        fields = attrs.asdict(request, recurse=False)
+        for name in ("session_id", "attach", "release_lease"):
+            del fields[name]
+        result = self.store.commit_compaction(sid, **fields)
+        if not result.committed or attach is None:
+            return result
+        try:
+            attached = self.store.commit_compaction(
+                sid,
+                namespace=attach.namespace,
+                record=attach.record,
+                expect_generation=attach.expect_generation,
+                lease=request.lease,
+            )
+        except StoreError as exc:
+            log.warning("session %s: the attached record failed: %s", sid, exc)
+            return result
+        return attrs.evolve(result, attached=attached.committed)
 
 
 class CommitChecks(Protocol):
@@ -130,23 +138,16 @@ class CommitChecks(Protocol):
         ...
 
 
-def fence_reason(
-    checks: CommitChecks,
-    *,
-    expect_generation: str | None,
-    through_id: int | None,
-    expect_archived: int,
-    lease: str | None,
-) -> FenceReason | int:
+def fence_reason(checks: CommitChecks, request: CommitRequest) -> FenceReason | int:
     """Return why the commit is fenced, or how many messages it archives.
 
     The order is the contract: lease, then generation, then the archive count.
     """
-    if lease is not None and not checks.lease_held(lease):
+    if request.lease is not None and not checks.lease_held(request.lease):
         return "lease"
-    if checks.stored_generation() != expect_generation:
+    if checks.stored_generation() != request.expect_generation:
         return "generation"
-    if through_id is None:
+    if request.through_id is None:
         return 0
-    archived = checks.archivable(through_id)
-    return archived if archived == expect_archived else "archive"
+    archived = checks.archivable(request.through_id)
+    return archived if archived == request.expect_archived else "archive"

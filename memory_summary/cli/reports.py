@@ -17,7 +17,7 @@ from .exits import EXIT_OK
 from .options import add_store_options, open_store
 
 if TYPE_CHECKING:
-    from memory_summary.adapters.stores.sql.core import SqlStore
+    from memory_summary.domain import SessionCountingStore
 
 _STATS_SHOWN = 20  # sessions in the stats table when --limit is not given
 _PAGE = 500  # sessions read per query
@@ -72,7 +72,9 @@ def run_stats(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _every_session(store: SqlStore) -> Iterator[tuple[str, int, int]]:
+def _every_session(
+    store: SessionCountingStore,
+) -> Iterator[tuple[str, int, int]]:
     """Yield every session of ``store`` with its active and archived counts."""
     after: str | None = None
     while True:

@@ -1,50 +1,32 @@
-"""The optional commit with more (``AttachingStore.commit_compaction_with``).
+"""The commit's attached record and the lease's release (``CommitRequest``).
 
-Part of ``contract.StoreContract``. A store without ``commit_compaction_with`` skips
-these tests: the capability is optional, and the engine then writes the summary's
-lineage and releases the lease in calls of their own.
-
-What it adds to the fenced commit, in the commit's own transaction and only when the
-commit applies: a second record written if its stored one still carries the
-generation expected (else left as it is, the commit applying regardless), and the
-lease dropped.
+Part of ``contract.StoreContract``. What ``attach`` and ``release_lease`` add to the
+fenced commit, in the commit's own transaction and only when the commit applies: a
+second record written if its stored one still carries the generation expected (else
+left as it is, the commit applying regardless), and the lease dropped.
 """
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
-from memory_summary.domain import (
-    AttachedRecord,
-    AttachingStore,
-    CommitResult,
-    StoreError,
-)
-from memory_summary.domain.capabilities import has_capability
+from memory_summary.domain import AttachedRecord, CommitResult, StoreError
 
-from .fencing_contract import NS, snapshot, start_compressing
+from .fencing_contract import NS, commit, snapshot, start_compressing
 
 SIDE = "lineage"
 """The attached record's namespace in these tests."""
 
 
-def _attaching(store: Any) -> AttachingStore:
-    if not has_capability(store, AttachingStore):
-        pytest.skip(f"{type(store).__name__} has no commit_compaction_with (optional)")
-    return cast(AttachingStore, store)
-
-
 def _commit(store: Any, sid: str, **overrides: Any) -> CommitResult:
     arguments: dict[str, Any] = {
-        "namespace": NS,
         "record": {"generation": "g2", "text": "summary"},
         "expect_generation": "g1",
+        **overrides,
     }
-    arguments.update(overrides)
-    result: CommitResult = _attaching(store).commit_compaction_with(sid, **arguments)
-    return result
+    return commit(store, sid, **arguments)
 
 
 def _side(generation: str, expect: str | None) -> AttachedRecord:
@@ -52,7 +34,7 @@ def _side(generation: str, expect: str | None) -> AttachedRecord:
 
 
 class AttachingContract:
-    """``commit_compaction_with``: the attached record and the release, fenced."""
+    """``commit``'s attached record and lease release, fenced with the commit."""
 
     def test_the_attached_record_and_the_release_commit_with_the_summary(
         self, store: Any, sid: str
@@ -69,7 +51,7 @@ class AttachingContract:
             release_lease=True,
         )
 
-        assert result == CommitResult(archived=3, attached=True)
+        assert result == CommitResult(archived=3, attached=True, released=True)
         assert store.get_history(sid) == saved[3:]
         assert store.get_metadata(NS, sid) == {"generation": "g2", "text": "summary"}
         assert store.get_metadata(SIDE, sid) == {"generation": "l1", "v": [1, 2]}

@@ -21,10 +21,10 @@ which every store must do anyway.
 What a store must offer is what ``SummaryEngine`` needs of it: the memory-store
 methods (``save_message``, ``get_history``, ``get_full_history``, ``trim_history``,
 the metadata methods, ``clear_session``, ``clear_all``) and the compression ones
-(``count_history``, ``get_oldest_history``, ``get_archived``, ``commit_compaction``,
-``forget_session``, ``quarantine_metadata`` and the leases). The optional batch save
-(``save_messages``) and commit with more (``commit_compaction_with``) are tested when
-the store has them and skipped otherwise. Needs
+(``count_history``, ``get_oldest_history``, ``get_archived``, ``commit``: the fenced
+commit with its attached record and the lease's release, ``forget_session``,
+``quarantine_metadata`` and the leases). The optional batch save (``save_messages``)
+is tested when the store has it and skipped otherwise. Needs
 ``pip install 'memory-summary[testing]'``.
 """
 

@@ -15,11 +15,10 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 from memory_summary import Compressing, Message, StoreError
 from memory_summary.adapters import InMemoryStore
-from memory_summary.domain import CommitResult
+from memory_summary.domain import CommitRequest, CommitResult
 
 __all__ = [
     "FailingStore",
@@ -116,18 +115,18 @@ class InstrumentedSummarizer:
 class FailingStore(InMemoryStore):
     """Raises StoreError from every fenced commit while ``failing`` is set.
 
-    Both ``commit_compaction`` and ``commit_compaction_with`` (which the engine
-    calls) fail: the first delegates to the second.
+    ``commit`` fails, and so do the deprecated ``commit_compaction`` and
+    ``commit_compaction_with``, which delegate to it.
     """
 
     def __init__(self) -> None:
         super().__init__()
         self.failing = True
 
-    def commit_compaction_with(self, session_id: str, **kwargs: Any) -> CommitResult:
+    def commit(self, request: CommitRequest) -> CommitResult:
         if self.failing:
-            raise StoreError(f"commit_compaction failed for {session_id!r}")
-        return super().commit_compaction_with(session_id, **kwargs)
+            raise StoreError(f"commit failed for {request.session_id!r}")
+        return super().commit(request)
 
 
 class OverlapRecorder:

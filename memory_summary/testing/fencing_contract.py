@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from memory_summary import Message
-from memory_summary.domain import CommitResult
+from memory_summary.domain import CommitRequest, CommitResult
 
 from .lease_contract import poll_until_acquired
 
@@ -45,7 +45,7 @@ def commit(store: Any, sid: str, **overrides: Any) -> CommitResult:
         "expect_generation": None,
     }
     arguments.update(overrides)
-    result: CommitResult = store.commit_compaction(sid, **arguments)
+    result: CommitResult = store.commit(CommitRequest(session_id=sid, **arguments))
     return result
 
 
@@ -64,7 +64,7 @@ def start_compressing(store: Any, sid: str) -> tuple[list[Message], str]:
 
 
 class FencingContract:
-    """The fenced ``commit_compaction`` and ``forget_session``."""
+    """The fenced ``commit`` and ``forget_session``."""
 
     @pytest.fixture
     def compressing(self, store: Any, sid: str) -> Any:

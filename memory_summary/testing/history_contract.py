@@ -14,6 +14,8 @@ import pytest
 from memory_summary import Message, StoreError, ToolCall
 from memory_summary.domain import CommitResult
 
+from .fencing_contract import commit
+
 
 def save(store: Any, sid: str, count: int, start: int = 0) -> list[Message]:
     """Save user messages ``m<start>``... to ``sid``; return them as stored."""
@@ -85,12 +87,13 @@ class HistoryContract:
         assert store.get_oldest_history(sid, 2) == saved[3:5]
         assert store.get_oldest_history("missing", 2) == []
 
-    def test_commit_compaction_archives_through_an_id_and_saves_the_record(
+    def test_commit_archives_through_an_id_and_saves_the_record(
         self, store: Any, sid: str
     ) -> None:
         saved = save(store, sid, 10)
 
-        result = store.commit_compaction(
+        result = commit(
+            store,
             sid,
             namespace="summary",
             record={"generation": "g1", "text": "s"},
@@ -131,7 +134,8 @@ class HistoryContract:
         save(store, "another session", 3)
         assert matches()
         before = store.active_span(sid)
-        store.commit_compaction(
+        commit(
+            store,
             sid,
             namespace="summary",
             record={"generation": "g1", "text": "s"},
@@ -153,7 +157,8 @@ class HistoryContract:
         saved = save(store, sid, 4)
         store.save_metadata("summary", sid, {"generation": "g1"})
 
-        result = store.commit_compaction(
+        result = commit(
+            store,
             sid,
             namespace="summary",
             record={"generation": "g2"},
@@ -171,7 +176,8 @@ class HistoryContract:
         save(store, other, 3)
         mine = save(store, sid, 3)
 
-        store.commit_compaction(
+        commit(
+            store,
             sid,
             namespace="summary",
             record={"generation": "g1"},
@@ -277,7 +283,8 @@ class HistoryContract:
         store.save_metadata("summary", sid, {"text": "before"})
 
         with pytest.raises(StoreError, match="JSON"):
-            store.commit_compaction(
+            commit(
+                store,
                 sid,
                 namespace="summary",
                 record={"bad": object()},

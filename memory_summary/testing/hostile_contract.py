@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from memory_summary import Message, StoreError
 from memory_summary.adapters import InMemoryStore
 
+from .fencing_contract import commit
 from .strategies import texts
 
 HOSTILE_IDS: dict[str, Any] = {
@@ -71,9 +72,7 @@ CALLS_TAKING_A_SESSION: dict[str, Callable[[Any, Any], object]] = {
     ),
     "trim_history": lambda s, k: s.trim_history(k, 1),
     "clear_session": lambda s, k: s.clear_session(k),
-    "commit_compaction": lambda s, k: s.commit_compaction(
-        k, namespace="summary", record={"generation": "g"}, expect_generation=None
-    ),
+    "commit": lambda s, k: commit(s, k, record={"generation": "g"}),
     "forget_session": lambda s, k: s.forget_session(k, namespaces=["summary"]),
     "acquire_lease": lambda s, k: s.acquire_lease(k, owner="o", ttl_s=5),
     "renew_lease": lambda s, k: s.renew_lease(k, "t", ttl_s=5),
@@ -138,9 +137,7 @@ class HostileContract:
         with pytest.raises(StoreError, match=f"metadata ns/{sid}"):
             store.save_metadata("ns", sid, data)
         with pytest.raises(StoreError, match="metadata summary/"):
-            store.commit_compaction(
-                sid, namespace="summary", record=data, expect_generation=None
-            )
+            commit(store, sid, record=data)
         with pytest.raises(StoreError, match="message field 'metadata'"):
             store.save_message(sid, message)
 

@@ -27,6 +27,7 @@ from memory_summary import Message, ToolCall
 from memory_summary.domain.ranking import PER_TERM, reference_search
 from memory_summary.domain.recall import QueryError, message_terms, query_terms
 
+from .fencing_contract import commit
 from .store_fixtures import StoreFixtures
 
 __all__ = ["HOSTILE_QUERIES", "SearchContract"]
@@ -114,7 +115,8 @@ class SearchContract(StoreFixtures):
     ) -> None:
         saved = _save(store, sid, "zebra a", "zebra b", "zebra c")
 
-        store.commit_compaction(
+        commit(
+            store,
             sid,
             namespace="summary",
             record={"text": "s", "generation": "g1"},

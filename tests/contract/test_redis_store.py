@@ -13,7 +13,7 @@ from uuid import uuid4
 import pytest
 
 from memory_summary import Message, StoreError
-from memory_summary.domain import NAMESPACE, QUARANTINE_NAMESPACE
+from memory_summary.domain import NAMESPACE, QUARANTINE_NAMESPACE, CommitRequest
 from tests.contract.stores import dispose, make_redis
 from tests.pgcluster import free_port
 
@@ -62,11 +62,13 @@ def test_a_session_ttl_covers_the_history_and_the_summary_only(redis_server):
     store = make_redis(session_ttl_s=300)
     try:
         store.save_message("s1", Message("user", "hi"))
-        store.commit_compaction(
-            "s1",
-            namespace=NAMESPACE,
-            record={"generation": "g"},
-            expect_generation=None,
+        store.commit(
+            CommitRequest(
+                session_id="s1",
+                namespace=NAMESPACE,
+                record={"generation": "g"},
+                expect_generation=None,
+            )
         )
         store.save_metadata(QUARANTINE_NAMESPACE, "s1", {"kept": True})
         store.save_metadata("settings", "s1", {"kept": True})

@@ -13,6 +13,7 @@ import pytest
 from memory_summary import Message, StoreError
 from memory_summary.adapters import SqliteStore
 from memory_summary.adapters.stores.sql import sqlite
+from memory_summary.domain import CommitRequest
 from tests.contract.stores import dispose, make_postgres, postgres_dsn
 
 # sha256 of migration 1 as released: a released migration never changes.
@@ -181,14 +182,16 @@ def test_a_busy_pool_makes_callers_wait_and_then_fail_cleanly(tmp_path):
 
     with ThreadPoolExecutor(2) as pool:
         commit = pool.submit(
-            store.commit_compaction,
-            "s1",
-            namespace="summary",
-            record={"generation": "g1"},
-            expect_generation=None,
-            through_id=saved.id,
-            expect_archived=1,
-            separator=hold,
+            store.commit,
+            CommitRequest(
+                session_id="s1",
+                namespace="summary",
+                record={"generation": "g1"},
+                expect_generation=None,
+                through_id=saved.id,
+                expect_archived=1,
+                separator=hold,
+            ),
         )
         assert holding.wait(10)
         with pytest.raises(StoreError, match="no free SQLite connection"):

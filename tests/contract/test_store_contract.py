@@ -16,7 +16,7 @@ import pytest
 
 from memory_summary import MalformedRecord, Message, StoreError
 from memory_summary.adapters import InMemoryStore, SqliteStore
-from memory_summary.domain import BatchSavingStore
+from memory_summary.domain import AttachedRecord, BatchSavingStore, CommitResult
 from memory_summary.testing.contract import StoreContract
 from memory_summary.testing.history_contract import save
 from tests.contract.stores import (
@@ -161,7 +161,50 @@ def test_an_undecodable_record_fails_the_window_read_as_it_fails_a_read(
         read_window(store, sid, limit=5, namespace="summary")
 
 
-def test_every_shipped_store_commits_with_more(store):
-    from memory_summary.domain import AttachingStore
+def test_every_shipped_store_has_every_store_protocol(store):
+    from memory_summary.domain import ports
+    from memory_summary.domain.capabilities import missing_members
 
-    assert isinstance(store, AttachingStore)
+    protocols = [
+        ports.CompressionStore,
+        ports.PoppingStore,
+        ports.BatchSavingStore,
+        ports.SearchableStore,
+        ports.WindowReadingStore,
+        ports.SpanningStore,
+        ports.MetadataPages,
+        ports.SessionCountingStore,
+        ports.LocallyCountingStore,
+    ]
+
+    assert {p.__name__: missing_members(store, p) for p in protocols} == {
+        p.__name__: [] for p in protocols
+    }
+
+
+def test_the_deprecated_commit_methods_still_commit(store, sid):
+    saved = save(store, sid, 3)
+
+    with pytest.deprecated_call():
+        first = store.commit_compaction(
+            sid,
+            namespace="summary",
+            record={"generation": "g1"},
+            expect_generation=None,
+            through_id=saved[0].id,
+            expect_archived=1,
+        )
+    with pytest.deprecated_call():
+        second = store.commit_compaction_with(
+            sid,
+            namespace="summary",
+            record={"generation": "g2"},
+            expect_generation="g1",
+            attach=AttachedRecord("lineage", {"generation": "l1"}, None),
+        )
+
+    assert first == CommitResult(archived=1)
+    assert second == CommitResult(attached=True)
+    assert store.get_history(sid) == saved[1:]
+    assert store.get_metadata("summary", sid) == {"generation": "g2"}
+    assert store.get_metadata("lineage", sid) == {"generation": "l1"}

@@ -15,7 +15,7 @@ import pytest
 
 from memory_summary import Message, StoreError
 from memory_summary.adapters import InMemoryStore
-from memory_summary.domain import AttachedRecord, CommitResult
+from memory_summary.domain import AttachedRecord, CommitRequest, CommitResult
 from memory_summary.testing.fencing_contract import (
     NS,
     commit,
@@ -123,21 +123,32 @@ def test_an_undecodable_attached_record_is_left_as_it_is_and_the_commit_applies(
     saved, lease = start_compressing(store, sid)
     write_raw_metadata(store, "lineage", sid, raw)
 
-    result = store.commit_compaction_with(
-        sid,
-        namespace=NS,
-        record={"generation": "g2"},
-        expect_generation="g1",
-        through_id=saved[1].id,
-        expect_archived=2,
-        lease=lease,
-        attach=AttachedRecord("lineage", {"generation": "l2"}, None),
-        release_lease=True,
+    result = store.commit(
+        CommitRequest(
+            session_id=sid,
+            namespace=NS,
+            record={"generation": "g2"},
+            expect_generation="g1",
+            through_id=saved[1].id,
+            expect_archived=2,
+            lease=lease,
+            attach=AttachedRecord("lineage", {"generation": "l2"}, None),
+            release_lease=True,
+        )
     )
 
-    assert result == CommitResult(archived=2, attached=False)
-    assert (
-        read_raw_metadata(store, "lineage", sid) == raw
-    )  # for the reader to quarantine
+    assert result == CommitResult(archived=2, attached=False, released=True)
+    # left for the reader to quarantine
+    assert read_raw_metadata(store, "lineage", sid) == raw
     assert store.get_metadata(NS, sid) == {"generation": "g2"}
     assert store.lease_owner(sid) is None
+
+
+def test_commit_takes_a_commit_request_and_nothing_else(store, sid):
+    saved = save(store, sid, 2)
+
+    with pytest.raises(TypeError, match="CommitRequest"):
+        store.commit({"session_id": sid, "namespace": NS, "record": {}})
+
+    assert store.get_history(sid) == saved
+    assert store.get_metadata(NS, sid) is None

@@ -11,7 +11,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from memory_summary import Message
-from memory_summary.domain import PoppingStore
+from memory_summary.domain import CommitRequest, PoppingStore
 
 NS = "summary"
 
@@ -23,14 +23,16 @@ def save(store, sid, count, prefix="m"):
 
 
 def commit(store, sid, through_id, expect_archived, lease=None):
-    return store.commit_compaction(
-        sid,
-        namespace=NS,
-        record={"generation": "g1", "text": "summary"},
-        expect_generation=None,
-        through_id=through_id,
-        expect_archived=expect_archived,
-        lease=lease,
+    return store.commit(
+        CommitRequest(
+            session_id=sid,
+            namespace=NS,
+            record={"generation": "g1", "text": "summary"},
+            expect_generation=None,
+            through_id=through_id,
+            expect_archived=expect_archived,
+            lease=lease,
+        )
     )
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from memory_summary import StoreError
 from memory_summary.adapters import SqliteStore
-from memory_summary.domain import MalformedRecord
+from memory_summary.domain import CommitRequest, MalformedRecord
 from tests.contract.stores import read_raw_metadata, write_raw_metadata
 
 NS, QUARANTINE = "summary", "summary-quarantine"
@@ -75,8 +75,13 @@ def test_after_quarantine_the_session_starts_afresh(foreign_store, sid):
     write_raw_metadata(foreign_store, NS, sid, "{broken")
     foreign_store.quarantine_metadata(NS, sid, QUARANTINE)
 
-    result = foreign_store.commit_compaction(
-        sid, namespace=NS, record={"generation": "g1"}, expect_generation=None
+    result = foreign_store.commit(
+        CommitRequest(
+            session_id=sid,
+            namespace=NS,
+            record={"generation": "g1"},
+            expect_generation=None,
+        )
     )
 
     assert result.committed

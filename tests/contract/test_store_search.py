@@ -25,6 +25,7 @@ from hypothesis.stateful import (
 from memory_summary import Message, StoreError
 from memory_summary.adapters import InMemoryStore, SqliteStore
 from memory_summary.adapters.recall.sql_index import CATCH_UP_EVERY
+from memory_summary.domain import CommitRequest
 from memory_summary.domain.recall import query_terms
 from memory_summary.testing.search_contract import SearchContract
 from tests.contract.stores import (
@@ -106,13 +107,15 @@ class IndexMachine(RuleBasedStateMachine):
         if not fold:
             return
         generation = _unique_word()
-        result = self.store.commit_compaction(
-            sid,
-            namespace="summary",
-            record={"text": "s", "generation": generation},
-            expect_generation=self.generation[sid],
-            through_id=fold[-1].id,
-            expect_archived=len(fold),
+        result = self.store.commit(
+            CommitRequest(
+                session_id=sid,
+                namespace="summary",
+                record={"text": "s", "generation": generation},
+                expect_generation=self.generation[sid],
+                through_id=fold[-1].id,
+                expect_archived=len(fold),
+            )
         )
         assert result.committed
         self.generation[sid] = generation

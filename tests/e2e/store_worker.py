@@ -21,6 +21,7 @@ import threading
 import time
 
 from memory_summary import Message
+from memory_summary.domain import CommitRequest
 
 NS = "summary"
 DEADLINE_S = 60.0
@@ -76,14 +77,16 @@ def race(store, sid: str, name: str, rounds: int) -> None:
         expected = generation(store, sid)
         saved = store.save_message(sid, Message("user", f"{name} round {round_}"))
         active = [m for m in store.get_history(sid) if m.id <= saved.id]
-        result = store.commit_compaction(
-            sid,
-            namespace=NS,
-            record={"generation": f"{name}-{round_}", "holder": name},
-            expect_generation=expected,
-            through_id=saved.id,
-            expect_archived=len(active),
-            lease=token,
+        result = store.commit(
+            CommitRequest(
+                session_id=sid,
+                namespace=NS,
+                record={"generation": f"{name}-{round_}", "holder": name},
+                expect_generation=expected,
+                through_id=saved.id,
+                expect_archived=len(active),
+                lease=token,
+            )
         )
         end = time.time()  # ... and before releasing
         store.release_lease(sid, token)
@@ -102,15 +105,22 @@ def stale(store, sid: str) -> None:
     expected = generation(store, sid)
     report(event="leased", token=token is not None)
     poll(lambda: generation(store, sid) != expected, "another commit")
-    with_lease = store.commit_compaction(
-        sid,
-        namespace=NS,
-        record={"generation": "stale"},
-        expect_generation=expected,
-        lease=token,
+    with_lease = store.commit(
+        CommitRequest(
+            session_id=sid,
+            namespace=NS,
+            record={"generation": "stale"},
+            expect_generation=expected,
+            lease=token,
+        )
     )
-    without_lease = store.commit_compaction(
-        sid, namespace=NS, record={"generation": "stale"}, expect_generation=expected
+    without_lease = store.commit(
+        CommitRequest(
+            session_id=sid,
+            namespace=NS,
+            record={"generation": "stale"},
+            expect_generation=expected,
+        )
     )
     report(
         event="stale",
@@ -122,8 +132,13 @@ def stale(store, sid: str) -> None:
 
 def contend(store, sid: str, expect: str, new: str) -> None:
     token = store.acquire_lease(sid, owner="contender", ttl_s=30)
-    result = store.commit_compaction(
-        sid, namespace=NS, record={"generation": new}, expect_generation=expect
+    result = store.commit(
+        CommitRequest(
+            session_id=sid,
+            namespace=NS,
+            record={"generation": new},
+            expect_generation=expect,
+        )
     )
     report(
         event="contended",

@@ -1,9 +1,9 @@
 """A compression's last commit carries its lineage and its lease's release.
 
-On an ``AttachingStore`` (every shipped store) a one-chunk compression writes through
-one ``commit_compaction_with``: the summary, the archive, the lineage version and the
-lease's release in one transaction. A store without the capability gets the same
-result from separate calls.
+Through the store's ``commit`` (every shipped store) a one-chunk compression writes the
+summary, the archive, the lineage version and the lease's release in one transaction.
+A store with only the deprecated ``commit_compaction`` gets the same result from
+separate calls.
 """
 
 from __future__ import annotations
@@ -14,12 +14,15 @@ from typing import Any
 
 import pytest
 
-from memory_summary import Message, SummaryConfig
+from memory_summary import Message, StoreError, SummaryConfig
+from memory_summary.adapters import InMemoryStore
+from memory_summary.adapters.stores.fence import CompactingCommit
+from memory_summary.domain import AttachedRecord, CommitRequest, CommitResult
 from memory_summary.testing.fakes import ScriptedSummarizer
 from tests.contract.stores import STORE_KINDS, store_for
 
 CONFIG = SummaryConfig(threshold=10, keep_recent=4, summary_versions_kept=2)
-WRITES = {"commit_compaction", "commit_compaction_with", "release_lease"}
+WRITES = {"commit", "commit_compaction", "release_lease"}
 
 
 @pytest.fixture(params=STORE_KINDS)
@@ -28,19 +31,28 @@ def store(request, tmp_path):
 
 
 class Calls:
-    """Delegates to a store and counts its write calls; can hide the capability."""
+    """Delegates to a store and counts its write calls; can be a store of old.
 
-    def __init__(self, store: Any, *, attaching: bool = True) -> None:
+    A store of old (``legacy``) has ``commit_compaction`` and no ``commit``.
+    """
+
+    def __init__(self, store: Any, *, legacy: bool = False) -> None:
         self._store = store
-        self._attaching = attaching
+        self._legacy = legacy
         self.calls: Counter[str] = Counter()
         self.lock = threading.Lock()
         self.before_commit: list[Any] = []  # run once each before the next commit
 
     def __getattr__(self, name: str) -> Any:
-        if name == "commit_compaction_with" and not self._attaching:
+        if name == "commit" and self._legacy:
             raise AttributeError(name)
         method = getattr(self._store, name)
+        if name == "commit_compaction":  # as an outside store of old writes it
+
+            def method(session_id: str, **fields: Any) -> Any:
+                request = CommitRequest(session_id=session_id, **fields)
+                return self._store.commit(request)
+
         if name not in WRITES:
             return method
 
@@ -71,7 +83,7 @@ def test_a_compression_commits_its_lineage_and_release_in_one_call(store, make_e
     versions = engine.summary_history("s")
 
     assert outcome.kind == "compressed", outcome.detail
-    assert calls.calls == Counter(commit_compaction_with=1)
+    assert calls.calls == Counter(commit=1)
     assert store.lease_owner("s") is None
     assert [(v.version, v.summary) for v in versions] == [(1, "Summary one.")]
     assert versions[0].folded(saved[0].id)
@@ -82,12 +94,13 @@ def test_a_compression_commits_its_lineage_and_release_in_one_call(store, make_e
     assert [v.version for v in engine.summary_history("s")] == [1, 2]
 
 
-def test_a_store_without_the_capability_gets_the_same_from_separate_calls(
+def test_a_store_with_only_commit_compaction_gets_the_same_from_separate_calls(
     store, make_engine
 ):
-    calls = Calls(store, attaching=False)
+    calls = Calls(store, legacy=True)
     saved = _fill(store, "s", 14)
-    engine = make_engine(calls, ScriptedSummarizer("Summary one."), config=CONFIG)
+    with pytest.deprecated_call():
+        engine = make_engine(calls, ScriptedSummarizer("Summary one."), config=CONFIG)
 
     outcome = engine.compress("s").result(timeout=30)
     versions = engine.summary_history("s")
@@ -117,3 +130,60 @@ def test_a_lineage_changed_meanwhile_is_left_alone_and_the_summary_commits(
     assert engine.summary("s").text == "Summary one."
     assert store.get_metadata("summary.versions", "s") == foreign
     assert store.lease_owner("s") is None
+
+
+class OldStore:
+    """A store of old: ``commit_compaction`` only; its second call can fail."""
+
+    def __init__(self, *, failing_call: int = 0) -> None:
+        self.store = InMemoryStore()
+        self.calls = 0
+        self.failing_call = failing_call
+
+    def commit_compaction(self, session_id: str, **fields: Any) -> Any:
+        self.calls += 1
+        if self.calls == self.failing_call:
+            raise StoreError("commit_compaction failed: the server is restarting")
+        return self.store.commit(CommitRequest(session_id=session_id, **fields))
+
+
+def _request(**overrides: Any) -> CommitRequest:
+    fields: dict[str, Any] = {
+        "session_id": "s",
+        "namespace": "summary",
+        "record": {"generation": "g1"},
+        "expect_generation": None,
+        "attach": AttachedRecord("lineage", {"generation": "l1"}, None),
+        **overrides,
+    }
+    return CommitRequest(**fields)
+
+
+def test_a_store_of_old_commits_the_attached_record_right_after():
+    old = OldStore()
+
+    result = CompactingCommit(old)(_request())
+
+    assert result == CommitResult(attached=True)  # not released: the engine does it
+    assert old.calls == 2
+    assert old.store.get_metadata("lineage", "s") == {"generation": "l1"}
+
+
+def test_a_failed_attached_record_of_a_store_of_old_keeps_the_commit(caplog):
+    old = OldStore(failing_call=2)
+
+    result = CompactingCommit(old)(_request())
+
+    assert result == CommitResult(attached=False)
+    assert old.store.get_metadata("summary", "s") == {"generation": "g1"}
+    assert old.store.get_metadata("lineage", "s") is None
+    assert "the attached record failed" in caplog.text
+
+
+def test_a_fenced_commit_of_a_store_of_old_attaches_nothing():
+    old = OldStore()
+
+    result = CompactingCommit(old)(_request(expect_generation="g0"))
+
+    assert result == CommitResult(fenced="generation")
+    assert old.calls == 1

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import threading
 
+import attrs
+
 from memory_summary import Message, StoreError, SummaryConfig, SummaryEngine
+from memory_summary.domain import CommitRequest, CommitResult
 from memory_summary.testing.fakes import InstrumentedSummarizer
 from tests.contract.stores import every_store
 
@@ -20,8 +23,8 @@ SHORT_TTL_S = 0.3
 class LeaseWatch:
     """Delegates to a store; counts lease renewals and can make releases fail.
 
-    It hides ``commit_compaction_with``: a store without it releases the lease in
-    a call of its own, which is what these tests make fail.
+    Its commits never release the lease (``CommitResult.released`` false), so the
+    engine releases it in a call of its own, which is what these tests make fail.
     """
 
     def __init__(self, store: object) -> None:
@@ -31,9 +34,10 @@ class LeaseWatch:
         self.failing_releases = 0
 
     def __getattr__(self, name: str) -> object:
-        if name == "commit_compaction_with":
-            raise AttributeError(name)
         return getattr(self._store, name)
+
+    def commit(self, request: CommitRequest) -> CommitResult:
+        return self._store.commit(attrs.evolve(request, release_lease=False))
 
     def renew_lease(self, session_id: str, token: str, *, ttl_s: float) -> bool:
         kept = self._store.renew_lease(session_id, token, ttl_s=ttl_s)

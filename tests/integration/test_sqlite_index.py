@@ -24,6 +24,7 @@ from memory_summary.adapters import SqliteStore
 from memory_summary.adapters.recall import sqlite_index
 from memory_summary.adapters.recall.sql_index import CATCH_UP_EVERY, fts5_term
 from memory_summary.adapters.stores.sql import sqlite
+from memory_summary.domain import CommitRequest
 from memory_summary.domain.recall import query_terms
 
 
@@ -356,13 +357,15 @@ def _commit(store: SqliteStore, sid: str) -> None:
         return
     record = store.get_metadata("summary", sid)
     through = active[: max(1, len(active) // 2)]
-    result = store.commit_compaction_with(
-        sid,
-        namespace="summary",
-        record={"generation": f"g{len(active)}-{through[-1].id}"},
-        expect_generation=record["generation"] if record else None,
-        through_id=through[-1].id,
-        expect_archived=len(through),
+    result = store.commit(
+        CommitRequest(
+            session_id=sid,
+            namespace="summary",
+            record={"generation": f"g{len(active)}-{through[-1].id}"},
+            expect_generation=record["generation"] if record else None,
+            through_id=through[-1].id,
+            expect_archived=len(through),
+        )
     )
     assert result.archived == len(through)
 

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given
 
 from memory_summary import Message, StoreError
+from memory_summary.domain import CommitRequest
 from memory_summary.testing import fakes, strategies
 from memory_summary.testing.contract import StoreContract
 
@@ -131,14 +132,16 @@ def test_the_kits_fakes_script_replies_and_failures():
     with pytest.raises(RuntimeError, match="down"):
         llm.complete([], max_tokens=10, temperature=0.3)
     assert [list(c) for c in llm.calls] == [[Message("user", "x")], []]
-    with pytest.raises(StoreError, match="commit_compaction failed"):
-        store.commit_compaction(
-            "s1",
-            namespace="summary",
-            record={"generation": "g"},
-            expect_generation=None,
-            through_id=saved.id,
-            expect_archived=1,
+    with pytest.raises(StoreError, match="commit failed"):
+        store.commit(
+            CommitRequest(
+                session_id="s1",
+                namespace="summary",
+                record={"generation": "g"},
+                expect_generation=None,
+                through_id=saved.id,
+                expect_archived=1,
+            )
         )
     assert store.get_history("s1") == [saved]
 

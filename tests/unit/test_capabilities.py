@@ -54,7 +54,7 @@ def test_every_port_is_found():
     assert {p.__name__ for p in PROTOCOLS} >= {
         "MemoryStore",
         "CompressionStore",
-        "AttachingStore",
+        "CompactingStore",
         "WindowReadingStore",
         "SearchableStore",
         "MetadataPages",
@@ -78,10 +78,10 @@ def test_the_members_are_the_protocols_own(protocol):
 
 
 def test_methods_and_attributes_are_told_apart():
-    members = dict(protocol_members(ports.AttachingStore))
+    members = dict(protocol_members(ports.PoppingStore))
 
-    assert members["commit_compaction_with"] is True
-    assert members["commit_compaction"] is True  # inherited
+    assert members["pop_message"] is True
+    assert members["commit"] is True  # from CompressionStore
     assert members["save_message"] is True  # from MemoryStore
     assert dict(protocol_members(ports.LocallyCountingStore)) == {
         "counts_locally": False
@@ -99,23 +99,22 @@ def test_a_delegating_proxy_has_what_it_delegates_to():
         assert has_capability(Proxy(store), protocol) == has_capability(store, protocol)
     assert store_capabilities(Proxy(store)) == store_capabilities(store)
     assert store_capabilities(store) == StoreCapabilities(
-        attaching=True,
         reads_window=True,
         pages_metadata=True,
         searchable=True,
         counts_locally=True,
         spans=True,
+        saves_batches=True,
     )
 
 
 def test_a_hidden_method_is_a_missing_capability():
-    store = Proxy(InMemoryStore(), "commit_compaction_with", "count_history")
+    store = Proxy(InMemoryStore(), "pop_message", "count_history")
 
-    assert missing_members(store, ports.AttachingStore) == [
+    assert missing_members(store, ports.PoppingStore) == [
         "count_history",
-        "commit_compaction_with",
+        "pop_message",
     ]
-    assert not store_capabilities(store).attaching
     assert store_capabilities(store).reads_window is False  # needs count_history
 
 
@@ -126,7 +125,7 @@ def test_a_member_that_is_not_callable_is_not_a_method():
 
     assert missing_members(Odd(), ports.WindowReadingStore) == ["read_window"]
     assert store_capabilities(Odd()) == StoreCapabilities(
-        attaching=True, pages_metadata=True, searchable=True, spans=True
+        pages_metadata=True, searchable=True, spans=True, saves_batches=True
     )
 
 
@@ -186,6 +185,22 @@ def test_the_engine_refuses_a_store_naming_what_it_lacks():
     message = str(caught.value)
     assert "lacks renew_lease, break_lease" in message
     assert "CompressionStore" in message
+
+
+def test_the_engine_refuses_a_store_without_any_commit():
+    store = Proxy(InMemoryStore(), "commit", "commit_compaction")
+
+    with pytest.raises(TypeError, match="lacks commit;"):
+        SummaryEngine(store)  # type: ignore[arg-type]
+
+
+def test_a_store_with_only_the_deprecated_commit_is_wired_with_a_warning(
+    make_engine,
+):
+    store = Proxy(InMemoryStore(), "commit")
+
+    with pytest.deprecated_call(match="has commit_compaction, which is deprecated"):
+        make_engine(store)
 
 
 def test_the_engine_decides_through_a_proxy_once_when_wired(make_engine):

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import ClassVar
 
 from memory_summary.adapters.stores.fence import (
-    CommitsWithMore,
-    attach_prelude,
+    DeprecatedCommits,
     commit_prelude,
     fence_reason,
 )
@@ -33,7 +32,7 @@ from memory_summary.adapters.stores.rows import (
 from memory_summary.domain import (
     NO_SPAN,
     ActiveSpan,
-    AttachedRecord,
+    CommitRequest,
     CommitResult,
     Message,
 )
@@ -65,7 +64,7 @@ def _row(message: Message, metadata: dict[str, object], row_id: int) -> Message:
     )
 
 
-class InMemoryStore(MemoryHistory, MemoryRecords, CommitsWithMore):
+class InMemoryStore(MemoryHistory, MemoryRecords, DeprecatedCommits):
     """A memory store in a dict, guarded by one lock; for tests, demos and single runs.
 
     Message ids increase across the whole store, so they order a session's messages.
@@ -221,68 +220,36 @@ class InMemoryStore(MemoryHistory, MemoryRecords, CommitsWithMore):
             new_first = max(session.first_active, len(session.messages) - keep_recent)
             return session.archive_to(new_first)
 
-    def commit_compaction_with(
-        self,
-        session_id: str,
-        *,
-        namespace: str,
-        record: Mapping[str, object],
-        expect_generation: str | None,
-        through_id: int | None = None,
-        expect_archived: int = 0,
-        lease: str | None = None,
-        separator: Callable[[int], Message | None] | None = None,
-        attach: AttachedRecord | None = None,
-        release_lease: bool = False,
-    ) -> CommitResult:
+    def commit(self, request: CommitRequest) -> CommitResult:
         """The fenced commit, its attached record and the lease's release at once.
 
-        See ``AttachingStore.commit_compaction_with``.
+        See ``CommitRequest``.
         """
-        if separator is not None:
+        data, attached = commit_prelude(request)
+        if request.separator is not None:
             raise ValueError("InMemoryStore has no archive; write separators to one")
-        kept = json.loads(
-            commit_prelude(
-                session_id,
-                namespace=namespace,
-                record=record,
-                through_id=through_id,
-                expect_archived=expect_archived,
-                lease=lease,
-            )
-        )
-        attached = attach_prelude(
-            session_id,
-            attach,
-            namespace=namespace,
-            lease=lease,
-            release_lease=release_lease,
-        )
+        sid, attach, lease = request.session_id, request.attach, request.lease
         with self._lock:
-            checks = _MemoryChecks(self, session_id, namespace)
-            outcome = fence_reason(
-                checks,
-                expect_generation=expect_generation,
-                through_id=through_id,
-                expect_archived=expect_archived,
-                lease=lease,
-            )
+            checks = _MemoryChecks(self, sid, request.namespace)
+            outcome = fence_reason(checks, request)
             if isinstance(outcome, str):
                 return CommitResult(fenced=outcome)
             if checks.end is not None:
-                self._sessions[session_id].archive_to(checks.end)
-            self._metadata[(namespace, session_id)] = kept
+                self._sessions[sid].archive_to(checks.end)
+            self._metadata[(request.namespace, sid)] = json.loads(data)
             wrote = False
             if attach is not None and attached is not None:
-                key = (attach.namespace, session_id)
+                key = (attach.namespace, sid)
                 current = record_generation(self._metadata.get(key))
                 if current == attach.expect_generation:
                     self._metadata[key] = json.loads(attached)
                     wrote = True
-            if release_lease:
+            if request.release_lease:
                 assert lease is not None
-                self._drop_lease(session_id, lease)
-            return CommitResult(archived=outcome, attached=wrote)
+                self._drop_lease(sid, lease)
+            return CommitResult(
+                archived=outcome, attached=wrote, released=request.release_lease
+            )
 
     def forget_session(self, session_id: str, *, namespaces: Sequence[str]) -> int:
         check_key("session_id", session_id)

@@ -25,17 +25,13 @@ import json
 import logging
 import math
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import Any, ClassVar
 
 import redis
 
-from memory_summary.adapters.stores.fence import (
-    CommitsWithMore,
-    attach_prelude,
-    commit_prelude,
-)
+from memory_summary.adapters.stores.fence import DeprecatedCommits, commit_prelude
 from memory_summary.adapters.stores.rows import (
     check_key,
     check_limit,
@@ -51,7 +47,7 @@ from memory_summary.domain import (
     NAMESPACE,
     NO_SPAN,
     ActiveSpan,
-    AttachedRecord,
+    CommitRequest,
     CommitResult,
     Message,
     StoreError,
@@ -89,7 +85,7 @@ def _ms(seconds: float) -> int:
     return min(max(1, math.ceil(seconds * 1000)), _MAX_TTL_MS)
 
 
-class RedisStore(RedisHistory, RedisMetadata, CommitsWithMore):
+class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
     """A compression store on a Redis server, shared by every process that opens it.
 
     Args:
@@ -457,42 +453,18 @@ class RedisStore(RedisHistory, RedisMetadata, CommitsWithMore):
 
     # -- the fenced commit and forgetting
 
-    def commit_compaction_with(
-        self,
-        session_id: str,
-        *,
-        namespace: str,
-        record: Mapping[str, object],
-        expect_generation: str | None,
-        through_id: int | None = None,
-        expect_archived: int = 0,
-        lease: str | None = None,
-        separator: Callable[[int], Message | None] | None = None,
-        attach: AttachedRecord | None = None,
-        release_lease: bool = False,
-    ) -> CommitResult:
+    def commit(self, request: CommitRequest) -> CommitResult:
         """The fenced commit, its attached record and the lease's release: one script.
 
-        See ``AttachingStore.commit_compaction_with``. The store has no archive of its
-        own: separators go to the engine's ``archive``.
+        See ``CommitRequest``. The store has no archive of its own: separators go to
+        the engine's ``archive``.
         """
-        if separator is not None:
+        data, attached = commit_prelude(request)
+        if request.separator is not None:
             raise ValueError("RedisStore has no archive; write separators to one")
-        data = commit_prelude(
-            session_id,
-            namespace=namespace,
-            record=record,
-            through_id=through_id,
-            expect_archived=expect_archived,
-            lease=lease,
-        )
-        attached = attach_prelude(
-            session_id,
-            attach,
-            namespace=namespace,
-            lease=lease,
-            release_lease=release_lease,
-        )
+        session_id, namespace = request.session_id, request.namespace
+        attach = request.attach
+        expect, through_id = request.expect_generation, request.through_id
         if attach is None or attached is None:
             side = [self._record(namespace, session_id), self._key("x", namespace)]
             side_args: list[str | int] = ["", "", "", "", "0"]
@@ -521,24 +493,28 @@ class RedisStore(RedisHistory, RedisMetadata, CommitsWithMore):
                 *self._session_keys(session_id)[1:],  # instructions, index, records
             ],
             [
-                lease or "",
-                "none" if expect_generation is None else "gen",
-                expect_generation or "",
+                request.lease or "",
+                "none" if expect is None else "gen",
+                expect or "",
                 "" if through_id is None else through_id,
-                expect_archived,
+                request.expect_archived,
                 data,
                 session_id,
                 namespace,
                 self._ttl if namespace in self._session_namespaces else "0",
                 *side_args,
-                "1" if release_lease else "",
+                "1" if request.release_lease else "",
             ],
         )
         if reply[0] != b"ok":
             reason = reply[0].decode()
             log.debug("session %s: commit fenced (%s)", session_id, reason)
             return CommitResult(fenced=reason)
-        return CommitResult(archived=int(reply[1]), attached=bool(int(reply[2])))
+        return CommitResult(
+            archived=int(reply[1]),
+            attached=bool(int(reply[2])),
+            released=request.release_lease,
+        )
 
     def forget_session(self, session_id: str, *, namespaces: Sequence[str]) -> int:
         check_key("session_id", session_id)

@@ -13,13 +13,12 @@ Every query the engine makes per turn or per compression is an index range scan 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar, TypeAlias
 
 from memory_summary.adapters.recall.sql_index import SearchIndex
 from memory_summary.adapters.stores.fence import (
-    CommitsWithMore,
-    attach_prelude,
+    DeprecatedCommits,
     commit_prelude,
     fence_reason,
 )
@@ -36,6 +35,7 @@ from memory_summary.domain import (
     NO_SPAN,
     ActiveSpan,
     AttachedRecord,
+    CommitRequest,
     CommitResult,
     Message,
     StoreUnavailable,
@@ -55,7 +55,7 @@ Migration: TypeAlias = "str | Callable[[Executor], None]"
 transaction (say, building an index of the rows already stored)."""
 
 
-class SqlStore(SqlHistory, SqlRecords, CommitsWithMore):
+class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
     """The contract of ``CompressionStore`` over any ``SqlDriver``; faces subclass it.
 
     A subclass builds its driver, dialect, history index and migrations and calls
@@ -296,69 +296,49 @@ class SqlStore(SqlHistory, SqlRecords, CommitsWithMore):
 
     # -- the fenced commit and forgetting
 
-    def commit_compaction_with(
-        self,
-        session_id: str,
-        *,
-        namespace: str,
-        record: Mapping[str, object],
-        expect_generation: str | None,
-        through_id: int | None = None,
-        expect_archived: int = 0,
-        lease: str | None = None,
-        separator: Callable[[int], Message | None] | None = None,
-        attach: AttachedRecord | None = None,
-        release_lease: bool = False,
-    ) -> CommitResult:
+    def commit(self, request: CommitRequest) -> CommitResult:
         """The fenced commit, its attached record, the lease release: one transaction.
 
-        See ``AttachingStore.commit_compaction_with``. A stored record that cannot be
-        decoded fences the commit (``"generation"``): it is never overwritten before
-        the engine moved it aside with ``quarantine_metadata``. An attached record's
-        stored one that cannot be decoded is left as it is, for the same reason.
+        See ``CommitRequest``. A stored record that cannot be decoded fences the
+        commit (``"generation"``): it is never overwritten before the engine moved
+        it aside with ``quarantine_metadata``. An attached record's stored one that
+        cannot be decoded is left as it is, for the same reason.
         """
-        data = commit_prelude(
-            session_id,
-            namespace=namespace,
-            record=record,
-            through_id=through_id,
-            expect_archived=expect_archived,
-            lease=lease,
-        )
-        attached = attach_prelude(
-            session_id,
-            attach,
-            namespace=namespace,
-            lease=lease,
-            release_lease=release_lease,
-        )
-        q = self._q
+        data, attached = commit_prelude(request)
+        q, sid, attach = self._q, request.session_id, request.attach
         wrote = False
         try:
-            with self._driver.transaction("commit_compaction", session_id) as tx:
-                archived = self._fenced_commit(
-                    tx,
-                    session_id,
-                    namespace=namespace,
-                    data=data,
-                    expect_generation=expect_generation,
-                    through_id=through_id,
-                    expect_archived=expect_archived,
-                    lease=lease,
-                )
+            with self._driver.transaction("commit", sid) as tx:
+                archived = self._fenced(tx, request)
+                tx.execute(q["upsert_metadata"], (request.namespace, sid, data))
+                separator = request.separator
                 marker = separator(archived) if separator is not None else None
                 if marker is not None:
-                    tx.execute(
-                        q["insert_archive"], (session_id, *message_values(marker))
-                    )
+                    tx.execute(q["insert_archive"], (sid, *message_values(marker)))
                 if attach is not None and attached is not None:
-                    wrote = self._attach(tx, session_id, attach, attached)
-                if release_lease:
-                    tx.execute(q["release_lease"], (session_id, lease))
+                    wrote = self._attach(tx, sid, attach, attached)
+                if request.release_lease:
+                    tx.execute(q["release_lease"], (sid, request.lease))
         except Fenced as fence:
-            log.debug("session %s: commit fenced (%s)", session_id, fence.reason)
+            log.debug("session %s: commit fenced (%s)", sid, fence.reason)
             return CommitResult(fenced=fence.reason)
-        return CommitResult(archived=archived, attached=wrote)
+        return CommitResult(
+            archived=archived, attached=wrote, released=request.release_lease
+        )
+
+    def _fenced(self, tx: Executor, request: CommitRequest) -> int:
+        """Lock the session, check the fences in order; return how many archived.
+
+        Raises:
+            Fenced: a check failed; the caller's transaction rolls back.
+        """
+        sid = request.session_id
+        self._lock_session(tx, sid)
+        checks = SqlCommitChecks(self._q, self._dialect, tx, sid, request.namespace)
+        outcome = fence_reason(checks, request)
+        if isinstance(outcome, str):
+            raise Fenced(outcome)  # rolls back an archive already made
+        return outcome
 
     def _attach(
         self, tx: Executor, session_id: str, attach: AttachedRecord, data: str
@@ -374,36 +354,6 @@ class SqlStore(SqlHistory, SqlRecords, CommitsWithMore):
             return False
         tx.execute(q["upsert_metadata"], (namespace, session_id, data))
         return True
-
-    def _fenced_commit(
-        self,
-        tx: Executor,
-        session_id: str,
-        *,
-        namespace: str,
-        data: str,
-        expect_generation: str | None,
-        through_id: int | None,
-        expect_archived: int,
-        lease: str | None,
-    ) -> int:
-        """Check the fences in order, archive and upsert; return how many archived.
-
-        Raises:
-            Fenced: a check failed; the caller's transaction rolls back.
-        """
-        self._lock_session(tx, session_id)
-        outcome = fence_reason(
-            SqlCommitChecks(self._q, self._dialect, tx, session_id, namespace),
-            expect_generation=expect_generation,
-            through_id=through_id,
-            expect_archived=expect_archived,
-            lease=lease,
-        )
-        if isinstance(outcome, str):
-            raise Fenced(outcome)  # rolls back an archive already made
-        tx.execute(self._q["upsert_metadata"], (namespace, session_id, data))
-        return outcome
 
     def forget_session(self, session_id: str, *, namespaces: Sequence[str]) -> int:
         check_key("session_id", session_id)
