@@ -1,6 +1,11 @@
 """The ports: what the engine needs from the outside world, in domain types.
 
 Adapters satisfy these structurally; none inherits from them.
+
+Why about 610 lines: the ports are one contract. Every capability the engine uses is a
+Protocol here, checked once when the engine is wired, and each carries the rules its
+implementers must keep (the commit's, on ``CommitRequest``), so a store's author reads
+one file.
 """
 
 from __future__ import annotations

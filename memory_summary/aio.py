@@ -6,6 +6,9 @@ this module awaits them with ``asyncio.wrap_future``. Calls that never wait run
 directly on the loop (no thread hop): triggers always, and ``build_prompt``/``assemble``
 on a local store (in memory or SQLite: a cached, millisecond-free read); on a networked
 store (PostgreSQL) those reads run in a worker thread.
+
+Why about 420 lines: it mirrors each public method of ``SummaryEngine`` that may wait,
+one awaitable with its docstring each; what they do lives in the engine.
 """
 
 from __future__ import annotations

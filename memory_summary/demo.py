@@ -6,6 +6,9 @@ N sessions of generated conversations are driven from a thread pool through one
 The demo starts from a fresh database and marks it as its own (a ``memory_summary_demo``
 table): a later run replaces only a marked database, never a file it did not create,
 unless asked to (``force``), and never creates directories.
+
+Why about 430 lines: one command, its run (the hosts' pool, the live display) and its
+report (what each summary kept, to check against the conversation).
 """
 
 from __future__ import annotations

@@ -19,6 +19,9 @@ request (a deterministic word count), completion tokens the words of the reply.
 Routes match on the path's end, so ``base_url`` (ending in ``/v1``) serves both
 ``OpenAI(base_url=server.base_url)`` and ``Anthropic(base_url=server.base_url)``.
 
+Why about 480 lines: one fake model speaking two wire formats, each streaming and not,
+and the loopback server that serves both.
+
 Example:
     >>> model = ScriptedChatModel("Noted.", Reply(tool_calls=[("lookup", {"q": "x"})]))
     >>> reply = model(model="m", messages=[{"role": "user", "content": "Hi there"}])

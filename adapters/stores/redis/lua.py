@@ -30,7 +30,7 @@ Layout (``P`` is the store's prefix; a session id, namespace or key never holds 
   ``clear_all`` visits and ``session_counts`` pages through;
 - ``P namespaces``: a set of the namespaces ``clear_all`` must visit.
 
-Why about 430 lines: one concept, the server-side half of ``RedisStore``: one Lua
+Why about 490 lines: one concept, the server-side half of ``RedisStore``: one Lua
 script a store operation that reads and then writes, each a few lines. They share the
 key layout above and the Lua helpers (``_HELPERS``, ``_postings``), and a script's
 ``KEYS``/``ARGV`` comment reads against that layout; split in two, each half would
