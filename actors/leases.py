@@ -25,7 +25,7 @@ import attrs
 
 from memory_summary.domain import CompressionStore, StoreError
 
-from .threads import daemon
+from .workers import daemon
 
 log = logging.getLogger(__name__)
 

@@ -27,8 +27,7 @@ from .messages import CompressionFinished, Reap
 from .registry import SessionRegistry
 from .session import SessionActor, SessionServices
 from .session_facts import SessionMemory
-from .threads import daemon
-from .workers import WorkerPool
+from .workers import WorkerPool, daemon
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from memory_summary.domain.prompt import joined_instructions
 from .compression import CompressionRequest
 from .messages import Compress, CompressionFinished, Reap, TurnEnded, UsageReported
 from .session_facts import SessionFacts
-from .threads import name_this_thread
+from .workers import name_this_thread
 
 log = logging.getLogger(__name__)
 

@@ -5,6 +5,13 @@ exit, so one summarizer call that never returns would keep the host process from
 exiting after ``stop()``. These workers are daemon threads; a growing pool also starts
 a new thread when every thread is busy, so a call stuck past its deadline never delays
 the calls of other sessions.
+
+Every thread the engine starts comes from here, named for Python and for the operating
+system. Python's name (``memory-summary-compress-2``) is what ``threading``, logs,
+faulthandler and py-spy show; ``ps -L``, ``top -H`` and ``/proc`` show the kernel's, at
+most 15 bytes, which Python before 3.14 leaves as the process's own. Every thread the
+engine starts sets both, the kernel's as ``ms-compress-2`` (``os_name``); the
+architecture page lists them all, and a test holds it to what the engine starts.
 """
 
 from __future__ import annotations
@@ -16,8 +23,6 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import wait as wait_futures
 from typing import Any, TypeVar
-
-from .threads import daemon
 
 log = logging.getLogger(__name__)
 
@@ -134,3 +139,37 @@ class WorkerPool:
             running = list(self._running)
         _, late = wait_futures(running, timeout=timeout)
         return not late
+
+
+PREFIX = "memory-summary-"
+
+
+def os_name(name: str) -> str:
+    """Return the kernel's name for the thread Python calls ``name`` (15 bytes at most).
+
+    >>> os_name("memory-summary-compress-2"), os_name("memory-summary-sqlite-index")
+    ('ms-compress-2', 'ms-sqlite-index')
+    """
+    if name.startswith(PREFIX):
+        name = "ms-" + name[len(PREFIX) :]
+    return name.encode()[:15].decode(errors="ignore")
+
+
+def name_this_thread(name: str) -> None:
+    """Give the calling thread ``name`` in Python and (on Linux) in the kernel."""
+    threading.current_thread().name = name
+    try:
+        with open(f"/proc/self/task/{threading.get_native_id()}/comm", "w") as comm:
+            comm.write(os_name(name))
+    except OSError:  # not Linux, or /proc is not mounted: Python's name is enough
+        pass
+
+
+def daemon(target: Callable[[], None], name: str) -> threading.Thread:
+    """Return a daemon thread (it never keeps the host alive) that names itself."""
+
+    def run() -> None:
+        name_this_thread(name)
+        target()
+
+    return threading.Thread(target=run, name=name, daemon=True)

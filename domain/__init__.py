@@ -27,7 +27,6 @@ from .content import (
     content_text,
     content_tokens,
 )
-from .cut import MODEL_RESPONSE, find_safe_cut, find_token_cut
 from .errors import (
     ConfigError,
     EngineClosed,
@@ -118,7 +117,6 @@ from .ports import (
     WindowReadingStore,
 )
 from .prompt import latest_todo_call, summary_request, system_prompt
-from .reason import Reason, is_forced, is_pressed
 from .recall import HistoryEntry, SearchHit, SummaryVersion
 from .render import render_message, render_transcript
 from .repair import REPAIR_KIND, Repair, repair_pairs
@@ -135,7 +133,7 @@ from .summary import (
     trimmed_record,
 )
 from .text import cut_chars, normalize_text
-from .trigger import guard_may_hold, should_compress
+from .trigger import Reason, guard_may_hold, is_forced, is_pressed, should_compress
 from .truncate import truncate_to_tokens
 from .usage import (
     NO_USAGE,
@@ -148,7 +146,10 @@ from .usage import (
 )
 from .verdict import Accepted, Rejected, RejectReason, check_summary
 from .window import (
+    MODEL_RESPONSE,
     WindowSplit,
+    find_safe_cut,
+    find_token_cut,
     foldable_history,
     is_summarized,
     probe_limit,

@@ -78,8 +78,7 @@ from .compression_state import (
 )
 from .folding import Outcome
 from .model import Message
-from .reason import is_forced
-from .trigger import guard_may_hold, pressure, should_compress
+from .trigger import guard_may_hold, is_forced, pressure, should_compress
 from .window import WindowSplit, foldable_history, probe_limit, split_window
 
 __all__ = ["CompressionState", "Step", "closing_events", "start", "step"]

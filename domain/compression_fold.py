@@ -44,17 +44,16 @@ from .compression_state import (
     with_calls,
     with_notes,
 )
-from .cut import safe_cuts
 from .folding import OutcomeKind, next_record
 from .measure import LoopGuard, guard_after
 from .pins import with_pins
 from .ports import SummaryReply
 from .prompt import summary_request
-from .reason import is_pressed
 from .summary import trimmed_record
+from .trigger import is_pressed
 from .usage import NO_USAGE, counted_usage
 from .verdict import Accepted, check_summary
-from .window import foldable_history, probe_limit
+from .window import foldable_history, probe_limit, safe_cuts
 
 C = TypeVar("C", bound=Chunking)
 WRITTEN = "summary written"

@@ -20,8 +20,8 @@ from .measure import LoopGuard
 from .model import Message
 from .plan import CompressionPlan
 from .ports import FenceReason, SummaryReply
-from .reason import Reason
 from .summary import SummaryRecord
+from .trigger import Reason
 
 Cost = Callable[[Message], int]
 

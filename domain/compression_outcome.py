@@ -25,8 +25,8 @@ from .events import Compressing, Event, Skipped, Status
 from .folding import Outcome, OutcomeCode, OutcomeKind
 from .measure import LoopGuard
 from .ports import FenceReason
-from .reason import is_forced
 from .summary import SummaryRecord
+from .trigger import is_forced
 
 FENCE_DETAILS: dict[FenceReason, str] = {
     "generation": "the summary changed meanwhile (a clear, a forget or another writer)",

@@ -39,8 +39,8 @@ from .model import Message
 from .plan import CompressionPlan
 from .ports import FenceReason
 from .prompt import joined_instructions
-from .reason import Reason
 from .summary import SummaryRecord
+from .trigger import Reason
 from .truncate import truncate_to_tokens
 from .usage import NO_USAGE, SummarizerUsage
 from .window import WindowSplit, probe_limit

@@ -7,7 +7,7 @@ from typing import Literal
 import attrs
 
 from .folding import Outcome, SkipReason
-from .reason import Reason
+from .trigger import Reason
 
 Status = Literal["start", "done", "error"]
 

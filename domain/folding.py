@@ -16,14 +16,13 @@ import attrs
 from .budget import fair_shares, plan_chunks
 from .config import Locale
 from .content import carries_compaction
-from .cut import safe_cuts
 from .model import EVENT_MARKER, Message
-from .reason import Reason
 from .render import render_message, result_names
 from .summary import SummaryRecord
+from .trigger import Reason
 from .truncate import truncate_to_tokens
 from .usage import NO_USAGE, SummarizerUsage
-from .window import is_summarized
+from .window import is_summarized, safe_cuts
 
 OutcomeKind = Literal["compressed", "trimmed", "skipped", "fenced", "failed"]
 SkipReason = Literal["lease_held", "breaker_open", "nothing_to_fold", "loop_guard"]

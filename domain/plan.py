@@ -16,7 +16,7 @@ from .config import SummaryConfig
 from .injection import HEADERS
 from .model import Message, ToolCall
 from .prompt import latest_todo_call, summary_request, system_prompt
-from .reason import Reason
+from .trigger import Reason
 
 
 @attrs.frozen

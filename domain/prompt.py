@@ -27,8 +27,8 @@ from collections.abc import Sequence
 
 from .config import MAX_INSTRUCTIONS_CHARS, Locale
 from .model import Message, ToolCall
-from .reason import Reason, is_pressed
 from .text import INVISIBLE
+from .trigger import Reason, is_pressed
 
 PREVIOUS_TAG = "previous_summary"
 CONVERSATION_TAG = "conversation"

@@ -10,7 +10,7 @@ from typing import TypeAlias
 
 import attrs
 
-from .reason import Reason, stronger
+from .trigger import Reason, stronger
 
 
 @attrs.frozen

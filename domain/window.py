@@ -1,4 +1,14 @@
-"""Which messages a compression reads, which it summarizes, and which it keeps."""
+"""Which messages a compression reads, which it summarizes, and which it keeps.
+
+Where to cut a history into "fold" and "keep" without splitting a tool-call group.
+
+A *tool-call group* is an assistant message with tool calls plus every later tool result
+answering one of its calls (matched by ``tool_call_id``). Messages of one model
+response are one group too: adjacent messages whose ``metadata[MODEL_RESPONSE]`` holds
+the same text (a reasoning item and the function calls the same response produced
+after it, which OpenAI's Responses API only takes together), with every result of
+their calls.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +17,6 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from .config import SummaryConfig
-from .cut import find_safe_cut, find_token_cut
 from .model import Message, is_host_instruction
 
 SUMMARIZED_ROLES = frozenset({"user", "assistant", "tool"})
@@ -87,3 +96,129 @@ def split_window(
     elif keep_recent is None:
         cut = find_safe_cut(history, 1)
     return WindowSplit(tuple(history[:cut]), tuple(history[cut:]), instructions)
+
+
+MODEL_RESPONSE = "model_response"
+"""Metadata key naming the model response a message came from (see the module)."""
+
+
+def _response_of(message: Message) -> str | None:
+    response = message.metadata.get(MODEL_RESPONSE)
+    return response if isinstance(response, str) and response else None
+
+
+def group_starts(history: Sequence[Message]) -> list[int]:
+    """Return, for each message, the index where its group starts.
+
+    A message outside any group starts its own; a tool result whose call is not in
+    ``history`` (an orphan) starts its own too. A message of the same model response
+    as the one before it starts where that one's group starts.
+    """
+    starts = list(range(len(history)))
+    caller: dict[str, int] = {}
+    previous: str | None = None
+    for index, message in enumerate(history):
+        response = _response_of(message)
+        if response is not None and response == previous:
+            starts[index] = starts[index - 1]
+        previous = response
+        if message.role == "assistant":
+            for call in message.tool_calls:
+                caller[call.id] = index
+        elif message.role == "tool" and message.tool_call_id in caller:
+            starts[index] = starts[caller[message.tool_call_id]]
+    return starts
+
+
+def safe_cuts(history: Sequence[Message]) -> list[bool]:
+    """Tell, for each index, whether ``history`` may be cut just before it.
+
+    A cut is safe where no tool-call group straddles it and the part after it does
+    not start with a tool result (an orphan's call may sit before ``history``, in a
+    page already read). Index 0 is always safe.
+
+    >>> from memory_summary.domain import Message, ToolCall
+    >>> call = Message("assistant", "", tool_calls=(ToolCall("c1", "f", "{}"),))
+    >>> safe_cuts([Message("user", "a"), call, Message("tool", "r", tool_call_id="c1")])
+    [True, True, False]
+    """
+    starts = group_starts(history)
+    safe = [True] * len(history)
+    earliest = len(history)
+    for index in range(len(history) - 1, 0, -1):
+        earliest = min(earliest, starts[index])
+        safe[index] = earliest >= index and history[index].role != "tool"
+    return safe
+
+
+def find_safe_cut(history: Sequence[Message], keep_recent: int) -> int:
+    """Return the index where the kept tail of ``history`` starts.
+
+    ``history[:cut]`` is summarized, ``history[cut:]`` is kept. Invariants:
+
+    - at least ``min(max(keep_recent, 1), len(history))`` messages are kept;
+    - no tool-call group straddles the cut;
+    - the kept tail never starts with a tool result (``cut == 0`` or
+      ``history[cut].role != "tool"``), so no kept result has lost its call.
+
+    The cut only ever moves towards the start, keeping more, never fewer.
+
+    >>> from memory_summary.domain import Message
+    >>> find_safe_cut([Message("user", "a"), Message("user", "b")], 1)
+    1
+    """
+    n = len(history)
+    cut = max(n - max(keep_recent, 1), 0)
+    starts = group_starts(history)
+    # The earliest group start among messages at or after `cut`.
+    earliest = list(starts)
+    for index in range(n - 2, -1, -1):
+        earliest[index] = min(earliest[index], earliest[index + 1])
+    while cut > 0:
+        moved = min(earliest[cut], cut)
+        if history[moved].role == "tool" and moved > 0:
+            moved -= 1
+        if moved == cut:
+            return cut
+        cut = moved
+    return cut
+
+
+def _earliest_starts(history: Sequence[Message]) -> list[int]:
+    """Return, for each index, the earliest group start at or after it."""
+    earliest = group_starts(history)
+    for index in range(len(history) - 2, -1, -1):
+        earliest[index] = min(earliest[index], earliest[index + 1])
+    return earliest
+
+
+def find_token_cut(
+    history: Sequence[Message],
+    keep_tokens: int,
+    cost: Callable[[Message], int],
+) -> int:
+    """Return where a kept tail of at most ``keep_tokens`` tokens starts.
+
+    The tail is the longest run of whole tool-call groups at the end of ``history``
+    whose ``cost`` sums to at most ``keep_tokens``, but never less than the newest
+    group (which may alone be over the bound). The same invariants as
+    ``find_safe_cut`` hold: no group straddles the cut and the tail never starts with
+    a tool result.
+
+    >>> from memory_summary.domain import Message
+    >>> history = [Message("user", "a" * 8), Message("user", "b")]
+    >>> find_token_cut(history, 4, lambda message: len(message.content))
+    1
+    """
+    if not history:
+        return 0
+    earliest = _earliest_starts(history)
+    cut = find_safe_cut(history, 1)
+    used = sum(cost(m) for m in history[cut:])
+    for index in range(cut - 1, -1, -1):
+        used += cost(history[index])
+        if used > keep_tokens:
+            break
+        if earliest[index] == index and (index == 0 or history[index].role != "tool"):
+            cut = index
+    return cut

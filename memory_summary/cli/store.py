@@ -9,7 +9,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING
 
 from memory_summary.domain import find_safe_cut
-from memory_summary.domain.cut import group_starts
+from memory_summary.domain.window import group_starts
 from memory_summary.stats import usage_line
 from memory_summary.terminal_text import shown
 

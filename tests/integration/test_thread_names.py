@@ -11,8 +11,8 @@ import pytest
 
 from memory_summary import Message, SummaryEngine
 from memory_summary.actors import session as session_module
-from memory_summary.actors import threads as threads_module
-from memory_summary.actors.threads import os_name
+from memory_summary.actors import workers as threads_module
+from memory_summary.actors.workers import os_name
 from memory_summary.adapters import SqliteStore
 from memory_summary.adapters.recall.sql_index import CATCH_UP_EVERY
 from memory_summary.testing.fakes import InstrumentedSummarizer

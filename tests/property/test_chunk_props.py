@@ -4,7 +4,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_summary.domain import fold_chunks, plan_chunks
-from memory_summary.domain.cut import group_starts, safe_cuts
+from memory_summary.domain.window import group_starts, safe_cuts
 from memory_summary.testing.strategies import histories
 from tests.conftest import count_chars
 

@@ -15,9 +15,9 @@ from memory_summary.domain import (
     repair_pairs,
     summary_message,
 )
-from memory_summary.domain.cut import group_starts
 from memory_summary.domain.injection import HEADERS
 from memory_summary.domain.repair import owners
+from memory_summary.domain.window import group_starts
 from memory_summary.testing.strategies import histories
 
 IDS = ["a", "b", "c", "d"]

@@ -11,7 +11,7 @@ from memory_summary.domain import (
     is_host_instruction,
     split_window,
 )
-from memory_summary.domain.cut import group_starts
+from memory_summary.domain.window import group_starts
 from memory_summary.testing.strategies import histories
 
 
