@@ -11,7 +11,8 @@ import re
 from collections.abc import Sequence
 
 from memory_summary.domain import cut_chars, pinned_section
-from memory_summary.domain.clause_fold import fold_arguments, fold_clauses
+from memory_summary.domain.argument_fold import fold_arguments
+from memory_summary.domain.clause_fold import fold_clauses
 from memory_summary.domain.config import Locale
 from memory_summary.domain.injection import TRUNCATION_SUFFIXES
 from memory_summary.domain.prompt import FENCE_TAGS, NEUTRAL_OPEN
