@@ -37,6 +37,7 @@ from .salience import (
     WEIGHTS,
     Role,
     Salience,
+    is_event,
     salience_of,
 )
 from .transcript import entries
@@ -70,6 +71,8 @@ def _fact(
 ) -> Fact:
     """Return the fact of one fragment; its salience is read from the fragment alone.
 
+    ``section``: None for a new fact, whose kinds choose it; a dated one (a diary of
+    sessions) goes under facts, its day's date line written once.
     Remembered: a summary's facts come back at every compression of its session.
     """
     text = text.rstrip(" .\u3002")  # a fact's closing stop: bullets need none
@@ -86,12 +89,13 @@ def _fact(
         text,
         role,
         tool,
-        section or _section_of(salience),
+        section or ("facts" if date else _section_of(salience)),
         salience,
         words,
         measures,
         tuple(VALUE.findall(rest)),
         date,
+        is_event(text),
     )
 
 
