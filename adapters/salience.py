@@ -211,7 +211,7 @@ _CUES: tuple[tuple[Kind, re.Pattern[str]], ...] = (
         _cue(
             rf"(?:i|we) (?:(?:just|also|finally|recently|already|even|still|"
             rf"really|have|had|'ve) )?{_DOING}|^(?:{_WHEN}[\s,:-]+)*{_DOING}|i'm|"
-            r"i've|my|our|"
+            r"i've|my|"
             r"favou?rite",
             "我(?:叫|是|喜欢|偏好|讨厌|住|在|有|的|们的)|名字|偏好|喜欢",
         ),

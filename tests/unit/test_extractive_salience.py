@@ -381,3 +381,16 @@ def test_a_decision_the_speaker_made_is_one(sentence):
 )
 def test_an_event_is_a_past_action_of_the_speaker(text, event):
     assert is_event(text) is event
+
+
+@pytest.mark.parametrize(
+    ("sentence", "personal"),
+    [
+        ("Our loved ones give us strength.", False),  # a view, no one's doing
+        ("We went camping in the mountains.", True),
+        ("Our dog and I went to the beach.", True),
+        ("My cat is called Luna.", True),
+    ],
+)
+def test_our_alone_makes_no_personal_statement(sentence, personal):
+    assert ("personal" in salience_of(sentence).kinds) is personal
