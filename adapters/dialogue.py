@@ -2,16 +2,16 @@
 
 - Chatter: a question to the other ("…you…?", or one that leaves "you" out:
   "Wanna see my moves?", "Got any plans?") is chatter unless it names a number,
-  an address, a path or an id; so is what is said of the other ("Your support
-  means a lot", "You look great on stage") unless it asks or tells them to do
-  something ("You must reply in French"); so is a sentence that, once its
-  interjections ("wow", "haha", "好的"), greetings ("hey", "long time no see"),
-  forms of address ("…, Mel!") and emoji are set aside, has fewer than
-  ``MIN_CONTENT_WORDS`` content words left (words that are not function words nor
-  praise such as "amazing") and does not speak of its speaker ("I have a cat" is a
-  fact), nor a number. A CJK
-  sentence needs ``MIN_CONTENT_CJK`` such characters. Praise, thanks and
-  acknowledgements carry no fact, and keeping them spent the budget.
+  an address, a path or an id; so is praise of the other as the subject ("Your
+  support means a lot", "You look great on stage"), not a fact told to them ("Your
+  account is locked") nor a request ("You must reply in French"); so is a
+  sentence that, once its interjections ("wow", "haha", "好的"), greetings ("hey",
+  "long time no see"), forms of address ("…, Mel!") and emoji are set aside, has
+  fewer than ``MIN_CONTENT_WORDS`` content words left (words that are not function
+  words nor praise such as "amazing") and does not speak of its speaker ("I have a
+  cat" is a fact), nor a number. A CJK sentence needs ``MIN_CONTENT_CJK`` such
+  characters. Praise, thanks and acknowledgements carry no fact, and keeping them
+  spent the budget.
 - Compaction: a kept sentence loses the same openers and forms of address, the
   filler words (``FILLER``: "really", "so", "just", articles, 真的, 非常 …), emoji
   and repeated punctuation. Whole words only: an identifier, a
@@ -101,10 +101,17 @@ _COURTESY = re.compile(
     r"that sounds|that's (?:so |really )?(?:great|awesome|amazing|cool|nice|"
     r"wonderful|lovely|fantastic)|you're (?:so |the )|take care|have fun|enjoy)\b"
 )
-# The other person as the subject: praise, guesses, encouragement ("Your support
-# means a lot", "You look great on stage"), unless it asks or tells them to do
-# something ("you must reply in French").
+# Praise of the other person as the subject ("Your support means a lot", "You look
+# great on stage"); not a fact told to them ("Your account is locked") nor a
+# request ("You must reply in French").
 _ABOUT_OTHER = re.compile(r"^(?:you|your|you're|you've|you'll|you'd)\b")
+_PRAISE = re.compile(
+    r"\b(?:amazing|awesome|great|good|nice|cool|wonderful|fantastic|incredible|"
+    r"beautiful|lovely|proud|inspir\w*|impress\w*|talented|brave|strong|rock|"
+    r"badass|look|looks|sound|sounds|support|mean(?:s)? (?:a lot|so much|the world)|"
+    r"motivat\w*|encourag\w*|dedicat\w*|commitment|passion\w*|kind|sweet|best|"
+    r"(?:got|have) this)\b"
+)
 _INSTRUCTS = re.compile(
     r"\b(?:must|should|need|needs|have to|never|always|don't|do not|please|remember|"
     r"can|could|will|would)\b"
@@ -269,8 +276,12 @@ def is_chatter(sentence: str) -> bool:
     if _COURTESY.match(text.lower().replace("\u2019", "'")):
         return True  # thanks, wishes and praise, whatever follows
     lowered = text.lower().replace("\u2019", "'")
-    if _ABOUT_OTHER.match(lowered) and not _INSTRUCTS.search(lowered):
-        return True  # about the other person: what they said of themselves stays
+    if (
+        _ABOUT_OTHER.match(lowered)
+        and _PRAISE.search(lowered)
+        and not _INSTRUCTS.search(lowered)
+    ):
+        return True  # praise of the other: what they said of themselves stays
     if _ASKS_OTHER.search(lowered) or _ASKS_ELLIPTIC.match(lowered):
         return True  # a question to the other: their answer holds the fact
     words = content_words(text)

@@ -26,7 +26,7 @@ CHATTER = [
     "Did you have fun at the party?",
     "哈哈，太棒了！",
     "好的，谢谢！",
-    "Your support means a lot, Gina.",  # about the other: praise
+    "Your support means a lot, Gina.",  # praise of the other
     "You look so confident on stage!",
     "Wanna see my moves next week?",  # a question to the other without "you"
     "Got any favorite styles?",
@@ -40,6 +40,8 @@ FACTS = [
     "我上个月开始练空中瑜伽。",
     "我们决定用 Hugo。",
     "You must reply in French.",  # telling the other what to do: a rule
+    "Your account is locked.",  # a fact told to the other, no praise
+    "Your booking is confirmed.",
     "You should book the 9:40 train.",
     "What time does the museum open?",  # a question that is not to the other
 ]
