@@ -9,12 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_summary.domain import clause_fold
-from memory_summary.domain.clause_fold import (
-    MAX_CANDIDATES,
-    fold_arguments,
-    fold_clauses,
-    values_of,
-)
+from memory_summary.domain.argument_fold import fold_arguments
+from memory_summary.domain.clause_fold import MAX_CANDIDATES, fold_clauses, values_of
 
 TEMPLATES = [
     "Step {}, please keep within budget",

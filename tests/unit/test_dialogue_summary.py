@@ -32,6 +32,10 @@ CHATTER = [
     "Did you have fun at the party?",
     "哈哈，太棒了！",
     "好的，谢谢！",
+    "Your support means a lot, Gina.",  # praise of the other
+    "You look so confident on stage!",
+    "Wanna see my moves next week?",  # a question to the other without "you"
+    "Got any favorite styles?",
 ]
 FACTS = [
     "I started doing aerial yoga last month.",
@@ -41,6 +45,11 @@ FACTS = [
     "My order number is ORD-58213.",
     "我上个月开始练空中瑜伽。",
     "我们决定用 Hugo。",
+    "You must reply in French.",  # telling the other what to do: a rule
+    "Your account is locked.",  # a fact told to the other, no praise
+    "Your booking is confirmed.",
+    "You should book the 9:40 train.",
+    "What time does the museum open?",  # a question that is not to the other
 ]
 
 

@@ -101,13 +101,16 @@ def test_the_summary_of_its_own_summary_keeps_its_dates_and_bullets():
 
 
 def test_each_section_names_its_first_days_year():
-    text = summarize(
+    previous = "\n".join(
         [
-            "User: [8 May 2023] We decided to book the flight to Lisbon.",
-            "User: [9 May 2023] I adopted a cat named Luna.",
-            "User: [10 May 2023] We decided to take the train to Porto.",
+            "Decisions:",
+            "[8 May 2023]",
+            "- user: We decided book flight Lisbon",
+            "[10 May]",
+            "- user: We decided take train Porto",
         ]
     )
+    text = summarize(["User: [9 May 2023] I adopted a cat named Luna."], previous)
 
     assert text.splitlines() == [
         "Decisions:",
@@ -161,3 +164,35 @@ def test_the_latest_day_is_the_last_written_when_a_day_is_no_date():
     assert latest_day(["2023-06-09", "2023-05-25"]) == "2023-06-09"
     assert latest_day(["9 June 2023", "day two"]) == "day two"
     assert latest_day([]) == ""
+
+
+def test_a_dated_transcript_is_a_diary_one_section_by_day():
+    said = [
+        "I want to open a dance studio.",
+        "We decided to rent the space downtown.",
+        "I adopted a cat named Luna.",
+    ]
+    dated = summarize(
+        [f"User: [8 May 2023] {said[0]}"] + [f"User: {s}" for s in said[1:]]
+    )
+    undated = summarize([f"User: {s}" for s in said])
+
+    assert dated.splitlines() == [
+        "Facts:",
+        "[8 May 2023]",  # one date line: no other section repeating it
+        "- user: I want open dance studio; We decided rent space downtown; "
+        "adopted cat named Luna",
+    ]
+    assert [line for line in undated.splitlines() if not line.startswith("-")] == [
+        "Goals:",
+        "Decisions:",
+        "Facts:",
+    ]
+
+
+def test_among_equal_facts_what_happened_outlasts_a_view():
+    # Both score alike; the older one would go first, but it tells an event.
+    lines = ["User: I went to a pottery class.", "User: I love how art heals people."]
+
+    assert summarize(lines, max_tokens=40) == "Facts:\n- user: went pottery class"
+    assert "art heals" in summarize(lines, max_tokens=80)

@@ -7,6 +7,7 @@ from memory_summary.adapters.summarizers.offline.extractive import (
     ExtractiveSummarizer,
     salience_of,
 )
+from memory_summary.adapters.summarizers.offline.salience import is_event
 from memory_summary.domain import summary_request, system_prompt
 from memory_summary.domain.injection import TRUNCATION_SUFFIXES
 
@@ -348,3 +349,48 @@ def test_a_disarmed_fence_tag_with_hidden_characters_is_no_fact():
 
     assert _fragment("\u2039\u200e/conversa\u2063tion >") == ""
     assert _fragment("\u2039/conversation>") == ""
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "It's normal to be nervous with a big decision.",
+        "I love that you chose pottery for your art.",
+    ],
+)
+def test_a_decision_is_the_speakers_own(sentence):
+    assert "decision" not in salience_of(sentence).kinds
+
+
+@pytest.mark.parametrize(
+    "sentence", ["We decided to book the flight.", "I chose the blue one."]
+)
+def test_a_decision_the_speaker_made_is_one(sentence):
+    assert "decision" in salience_of(sentence).kinds
+
+
+@pytest.mark.parametrize(
+    ("text", "event"),
+    [
+        ("Yesterday I joined a gym", True),
+        ("We went camping in the mountains", True),
+        ("went camping with the kids", True),  # compacted: the opening I is gone
+        ("love how art heals", False),
+        ("felt proud of the kids", False),
+    ],
+)
+def test_an_event_is_a_past_action_of_the_speaker(text, event):
+    assert is_event(text) is event
+
+
+@pytest.mark.parametrize(
+    ("sentence", "personal"),
+    [
+        ("Our loved ones give us strength.", False),  # a view, no one's doing
+        ("We went camping in the mountains.", True),
+        ("Our dog and I went to the beach.", True),
+        ("My cat is called Luna.", True),
+    ],
+)
+def test_our_alone_makes_no_personal_statement(sentence, personal):
+    assert ("personal" in salience_of(sentence).kinds) is personal

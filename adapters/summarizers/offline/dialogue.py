@@ -1,13 +1,17 @@
 """Rules of the offline summarizer for what people say: chatter, compaction, dates.
 
-- Chatter: a question to the other ("…you…?") is chatter unless it names a number,
-  an address, a path or an id; so is a sentence that, once its interjections
-  ("wow", "haha", "好的"), greetings ("hey", "long time no see"), forms of address
-  ("…, Mel!") and emoji are set aside, has fewer than ``MIN_CONTENT_WORDS`` content
-  words left (words that are not function words nor praise such as "amazing") and
-  does not speak of its speaker ("I have a cat" is a fact), nor a number. A CJK
-  sentence needs ``MIN_CONTENT_CJK`` such characters. Praise, thanks and
-  acknowledgements carry no fact, and keeping them spent the budget.
+- Chatter: a question to the other ("…you…?", or one that leaves "you" out:
+  "Wanna see my moves?", "Got any plans?") is chatter unless it names a number,
+  an address, a path or an id; so is praise of the other as the subject ("Your
+  support means a lot", "You look great on stage"), not a fact told to them ("Your
+  account is locked") nor a request ("You must reply in French"); so is a
+  sentence that, once its interjections ("wow", "haha", "好的"), greetings ("hey",
+  "long time no see"), forms of address ("…, Mel!") and emoji are set aside, has
+  fewer than ``MIN_CONTENT_WORDS`` content words left (words that are not function
+  words nor praise such as "amazing") and does not speak of its speaker ("I have a
+  cat" is a fact), nor a number. A CJK sentence needs ``MIN_CONTENT_CJK`` such
+  characters. Praise, thanks and acknowledgements carry no fact, and keeping them
+  spent the budget.
 - Compaction: a kept sentence loses the same openers and forms of address, the
   filler words (``FILLER``: "really", "so", "just", articles, 真的, 非常 …), emoji
   and repeated punctuation. Whole words only: an identifier, a
@@ -96,6 +100,26 @@ _COURTESY = re.compile(
     r"(?:i )?hope (?:you|it|that|your)|can't wait|sounds (?:like|great|good|fun)|"
     r"that sounds|that's (?:so |really )?(?:great|awesome|amazing|cool|nice|"
     r"wonderful|lovely|fantastic)|you're (?:so |the )|take care|have fun|enjoy)\b"
+)
+# Praise of the other person as the subject ("Your support means a lot", "You look
+# great on stage"); not a fact told to them ("Your account is locked") nor a
+# request ("You must reply in French").
+_ABOUT_OTHER = re.compile(r"^(?:you|your|you're|you've|you'll|you'd)\b")
+_PRAISE = re.compile(
+    r"\b(?:amazing|awesome|great|good|nice|cool|wonderful|fantastic|incredible|"
+    r"beautiful|lovely|proud|inspir\w*|impress\w*|talented|brave|strong|rock|"
+    r"badass|look|looks|sound|sounds|support|mean(?:s)? (?:a lot|so much|the world)|"
+    r"motivat\w*|encourag\w*|dedicat\w*|commitment|passion\w*|kind|sweet|best|"
+    r"(?:got|have) this)\b"
+)
+_INSTRUCTS = re.compile(
+    r"\b(?:must|should|need|needs|have to|never|always|don't|do not|please|remember|"
+    r"can|could|will|would)\b"
+)
+# A question to the other that leaves "you" out: "Wanna see my moves?", "Got any
+# plans?", "Ever been to Rome?".
+_ASKS_ELLIPTIC = re.compile(
+    r"^(?:wanna|want to|got|ever|any|anything|how about|what about)\b[^.!?]*\?\s*$"
 )
 _ASKS_OTHER = re.compile(r"\byou(?:r|rs|rself)?\b[^.!?]*\?\s*$")
 _OWN = re.compile(r"\b(?:i|i'm|i've|i'd|my|we|we're|we've|our)\b")
@@ -251,7 +275,14 @@ def is_chatter(sentence: str) -> bool:
         return False  # a number, an address, a path or an id: never chatter
     if _COURTESY.match(text.lower().replace("\u2019", "'")):
         return True  # thanks, wishes and praise, whatever follows
-    if _ASKS_OTHER.search(text.lower()):
+    lowered = text.lower().replace("\u2019", "'")
+    if (
+        _ABOUT_OTHER.match(lowered)
+        and _PRAISE.search(lowered)
+        and not _INSTRUCTS.search(lowered)
+    ):
+        return True  # praise of the other: what they said of themselves stays
+    if _ASKS_OTHER.search(lowered) or _ASKS_ELLIPTIC.match(lowered):
         return True  # a question to the other: their answer holds the fact
     words = content_words(text)
     if len(words) >= MIN_CONTENT_WORDS or (words and _OWN.search(text.lower())):

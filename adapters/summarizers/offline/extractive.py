@@ -13,12 +13,14 @@ and keeps *facts*: short fragments quoted from the messages, each ranked by sali
   tool's result +1, a personal statement +2 from either side, tool calls -3). A tool
   result gives its first line, its outcome, and later lines that are no list items; a
   first line that is one item of a list (search hits) scores 1. Advice ("don't give
-  up") is no constraint. Chatter alone (greetings, thanks, filler) scores 0.
+  up") is no constraint; a decision is the speaker's ("you chose pottery", "a big
+  decision" are none). Chatter alone (greetings, thanks, filler) scores 0.
 - Dialogue (``dialogue``): what a person says is read sentence by sentence; chatter
-  (greetings, thanks, praise, questions to the other, the assistant's questions) is
-  no fact, a kept sentence is compacted to its content words, and a message's
-  opening ``[date]`` dates the facts that follow it (a transcript that opens
-  without one goes on from the latest day of the previous summary).
+  (greetings, thanks, praise, praise of the other as the subject, questions to
+  the other with or without "you", the assistant's questions) is no fact, a kept
+  sentence is compacted to its content words, and a message's opening ``[date]``
+  dates the facts that follow it (a transcript that opens without one goes on from
+  the latest day of the previous summary).
 - Host instructions (the request's ``host_instructions`` section): a fact naming one
   of their terms scores ``INSTRUCTED_BONUS`` more.
 - Merge by fact (``fitting``): the previous summary is parsed back into facts (its own
@@ -30,24 +32,29 @@ and keeps *facts*: short fragments quoted from the messages, each ranked by sali
 - Fold (``domain.clause_fold``): facts of one speaker, tool, section and day that
   differ only by one value or by a few words fold into one that keeps the range or
   the set ("Step 1\u201334, please keep within budget"); a tool's repeated calls fold
-  their arguments into each key's distinct values ("todos: flights, hotel"). The
-  next compression reads the fold back and widens it, never unfolds it.
+  their arguments into each key's distinct values (``domain.argument_fold``:
+  "todos: flights, hotel"). The next compression reads the fold back and widens
+  it, never unfolds it.
 - Budget: over ``max_tokens`` (counted exactly with ``count_tokens``), the lowest
   score goes first; a fact whose identifiers an earlier fact already carries scores
   as if it had none; a fact of the shape of an earlier one (other values, not
   folded) that names nothing new is a repeat: it scores at most 1; one most of
   whose content words earlier facts already say is a restatement: it ranks two
   points lower (``fitting.NOVEL_PENALTY``). Among equal ranks repeats go first,
-  then restatements: topics before repetitions. Then, among equal ranks, facts
-  below ``HIGH_SCORE`` drop oldest first and salient ones newest first: first
-  come, first kept. Chatter goes whenever anything else is left, and past
-  ``LOW_SHARE`` of the budget only facts scoring ``FILL_SCORE`` or more stay, so a
-  summary is no longer than what it holds is worth.
+  then restatements: topics before repetitions; then what someone did (a past
+  action, ``salience.is_event``: "went camping with the kids") outlasts a view or
+  a feeling. Then, among equal ranks, facts below ``HIGH_SCORE`` drop oldest first
+  and salient ones newest first: first come, first kept. Chatter goes whenever
+  anything else is left, and past ``LOW_SHARE`` of the budget only facts scoring
+  ``FILL_SCORE`` or more stay, so a summary is no longer than what it holds is
+  worth.
 - Output: short sections in the session's locale (its transcript labels, else its
   previous summary, else its system prompt): ``Goals:``/``Decisions:``/``Facts:``/
   ``Open tasks:``, ``目标：``/``决定：``/``事实：``/``待办：``, only the non-empty
-  ones; in each, a ``[date]`` line per day when known (``[9 May]``: a day of the
-  year the section's previous date line names leaves it out; the next
+  ones (a dated transcript is a diary: its new facts all go under ``Facts:``, so
+  that each day's date line is written once; sections read back from a previous
+  summary stay); in each, a ``[date]`` line per day when known (``[9 May]``: a
+  day of the year the section's previous date line names leaves it out; the next
   compression reads it back in full), then bullets ``- <speaker>: <fact>;
   <fact>`` (the facts of one speaker on one day share one).
   Summarizing its own summary with nothing new returns it unchanged.

@@ -11,7 +11,8 @@ import re
 from collections.abc import Sequence
 
 from memory_summary.domain import cut_chars, pinned_section
-from memory_summary.domain.clause_fold import fold_arguments, fold_clauses
+from memory_summary.domain.argument_fold import fold_arguments
+from memory_summary.domain.clause_fold import fold_clauses
 from memory_summary.domain.config import Locale
 from memory_summary.domain.injection import TRUNCATION_SUFFIXES
 from memory_summary.domain.prompt import FENCE_TAGS, NEUTRAL_OPEN
@@ -36,6 +37,7 @@ from .salience import (
     WEIGHTS,
     Role,
     Salience,
+    is_event,
     salience_of,
 )
 from .transcript import entries
@@ -69,6 +71,8 @@ def _fact(
 ) -> Fact:
     """Return the fact of one fragment; its salience is read from the fragment alone.
 
+    ``section``: None for a new fact, whose kinds choose it; a dated one (a diary of
+    sessions) goes under facts, its day's date line written once.
     Remembered: a summary's facts come back at every compression of its session.
     """
     text = text.rstrip(" .\u3002")  # a fact's closing stop: bullets need none
@@ -85,12 +89,13 @@ def _fact(
         text,
         role,
         tool,
-        section or _section_of(salience),
+        section or ("facts" if date else _section_of(salience)),
         salience,
         words,
         measures,
         tuple(VALUE.findall(rest)),
         date,
+        is_event(text),
     )
 
 

@@ -93,6 +93,7 @@ class Fact:
     measures: tuple[str, ...] = attrs.field(eq=False)  # its quantities and dates
     numbers: tuple[str, ...] = attrs.field(eq=False)  # its other numbers
     date: str = attrs.field(default="", eq=False)  # the day it was said, if known
+    event: bool = attrs.field(default=False, eq=False)  # salience.is_event
 
 
 def _key(text: str) -> str:
@@ -264,15 +265,22 @@ def fitted_text(
 ) -> str:
     """Return the sections of ``facts``, dropping the least salient over ``max_tokens``.
 
-    Among equal scores a fact below ``HIGH_SCORE`` goes oldest first, a salient one
-    newest first (module docstring: budget). The result counts at most ``max_tokens``.
+    Among equal ranks a repeat goes first, then a restatement, then a fact that
+    tells no event (``Fact.event``); then a fact below ``HIGH_SCORE`` goes oldest
+    first, a salient one newest first (module docstring: budget). The result counts
+    at most ``max_tokens``.
     """
     if max_tokens <= 0 or not facts:
         return ""
     scores, ranks, news = _effective_scores(facts)
     order = sorted(
         range(len(facts)),
-        key=lambda i: (ranks[i], news[i], i if ranks[i] < HIGH_SCORE else -i),
+        key=lambda i: (
+            ranks[i],
+            news[i],
+            facts[i].event,
+            i if ranks[i] < HIGH_SCORE else -i,
+        ),
     )
     costs = [count_tokens(fact.text) + FACT_OVERHEAD_TOKENS for fact in facts]
     header_costs = {s: count_tokens(h + "\n") for s, h in HEADERS[locale].items()}
