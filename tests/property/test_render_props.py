@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 from memory_summary import Message, ToolCall
 from memory_summary.domain import cut_chars, render_message, render_transcript
-from memory_summary.domain.render import fenced_text
+from memory_summary.domain.render import UNKNOWN_TOOL, fenced_text
 from memory_summary.domain.text import safe_boundary
 from memory_summary.testing.strategies import clean_texts, histories
 
@@ -76,7 +76,8 @@ def test_name_lookup_prefers_the_tool_call_id(name, fallback):
 
     line = render_message(result, {"id1": call.tool_calls[0].name})
 
-    shown = call.tool_calls[0].name or result.name  # an empty name: the fallback
+    # an empty name: the fallback; both empty (a NUL is dropped): the unknown tool
+    shown = call.tool_calls[0].name or result.name or UNKNOWN_TOOL
     if shown.splitlines() not in ([shown], []):  # a name never breaks its line
         shown = " ".join(shown.split())
     assert line == f"Tool result({shown}): body"
