@@ -74,7 +74,7 @@ class SessionActor(pykka.ThreadingActor):
     def on_start(self) -> None:
         # pykka calls its threads SessionActor-N: the engine's names say whose they are
         number = threading.current_thread().name.rpartition("-")[2]
-        name_this_thread(f"memory-summary-session-{number}")
+        name_this_thread(f"memory-summary-actor-{number}")
 
     def __init__(self, session_id: str, services: SessionServices) -> None:
         super().__init__()

@@ -275,8 +275,8 @@ class LocallyCountingStore(Protocol):
 
 
 @runtime_checkable
-class PoppingStore(CompressionStore, Protocol):
-    """A compression store that can also take back its newest active message.
+class PoppingStore(MemoryStore, Protocol):
+    """A store that can also take back its newest active message.
 
     An optional capability (the Agents SDK session's ``pop_item`` needs it); every
     store this library ships has it.
@@ -350,8 +350,8 @@ class SearchableStore(Protocol):
 
 
 @runtime_checkable
-class WindowReadingStore(CompressionStore, Protocol):
-    """A compression store that reads a compression's inputs in one round trip.
+class WindowReadingStore(MemoryStore, Protocol):
+    """A store that reads a compression's inputs in one round trip.
 
     An optional capability (every store this library ships has it); for any other
     store ``actors.records.read_window`` makes the two calls it replaces.

@@ -244,7 +244,7 @@ class _Indexer:
             thread.join(timeout)
 
     def _loop(self) -> None:
-        # ps -L's name for this thread, as actors/threads.py names the engine's own
+        # ps -L's name for this thread, as actors/workers.py names the engine's own
         comm = f"/proc/self/task/{threading.get_native_id()}/comm"
         with contextlib.suppress(OSError), open(comm, "w") as file:
             file.write("ms-sqlite-index")

@@ -187,3 +187,106 @@ def test_a_fenced_commit_of_a_store_of_old_attaches_nothing():
 
     assert result == CommitResult(fenced="generation")
     assert old.calls == 1
+
+
+# -- stores written against the former port ----------------------------------------
+
+
+def test_a_store_of_old_keeps_its_other_capabilities(make_engine):
+    from memory_summary.domain.capabilities import store_capabilities
+
+    calls = Calls(InMemoryStore(), legacy=True)
+    with pytest.deprecated_call():
+        make_engine(calls, ScriptedSummarizer("Summary one."), config=CONFIG)
+
+    capabilities = store_capabilities(calls)
+
+    assert capabilities.reads_window  # one read per compression, as before
+    assert has_pop(calls)
+
+
+def has_pop(store: Any) -> bool:
+    from memory_summary.domain import PoppingStore
+    from memory_summary.domain.capabilities import has_capability
+
+    return has_capability(store, PoppingStore)
+
+
+class Audited(InMemoryStore):
+    """A shipped store's subclass that audits commits by the former method."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.audited: list[dict[str, Any]] = []
+
+    def commit_compaction_with(self, session_id: str, **fields: Any) -> Any:
+        self.audited.append(fields)
+        return self.commit(CommitRequest(session_id=session_id, **fields))
+
+
+def test_an_override_of_the_former_commit_keeps_being_called(make_engine):
+    store = Audited()
+    _fill(store, "s", 14)
+    with pytest.deprecated_call():
+        engine = make_engine(store, ScriptedSummarizer("Summary one."), config=CONFIG)
+
+    outcome = engine.compress("s").result(timeout=30)
+
+    assert outcome.kind == "compressed", outcome.detail
+    assert len(store.audited) == 1
+    assert store.audited[0]["release_lease"] is True
+    assert store.audited[0]["attach"].namespace == "summary.versions"
+    assert store.lease_owner("s") is None
+
+
+class DatabaseStore:
+    """A store of old with a ``commit()`` of its own (a database's, no request)."""
+
+    def __init__(self) -> None:
+        self.store = InMemoryStore()
+        self.committed = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def commit(self) -> None:  # commits the store's own transaction
+        self.committed += 1
+
+    def commit_compaction(
+        self,
+        session_id: str,
+        *,
+        namespace: str,
+        record: Any,
+        expect_generation: str | None,
+        through_id: int | None = None,
+        expect_archived: int = 0,
+        lease: str | None = None,
+        separator: Any = None,
+    ) -> CommitResult:  # the former signature, keyword by keyword
+        return self.store.commit(
+            CommitRequest(
+                session_id=session_id,
+                namespace=namespace,
+                record=record,
+                expect_generation=expect_generation,
+                through_id=through_id,
+                expect_archived=expect_archived,
+                lease=lease,
+                separator=separator,
+            )
+        )
+
+
+def test_a_store_of_old_with_a_commit_of_its_own_commits_the_former_way(make_engine):
+    store = DatabaseStore()
+    _fill(store.store, "s", 14)
+    with pytest.deprecated_call():
+        engine = make_engine(store, ScriptedSummarizer("Summary one."), config=CONFIG)
+
+    outcome = engine.compress("s").result(timeout=30)
+
+    assert outcome.kind == "compressed", outcome.detail
+    assert engine.summary("s").text == "Summary one."
+    assert store.committed == 0
+    assert store.store.lease_owner("s") is None
