@@ -26,6 +26,7 @@ from memory_summary.domain import ConfigError, StoreError, StoreUnavailable
 
 from .dialect import Dialect
 from .driver import Executor, store_error
+from .postgres_index import STATISTICS_SCHEMA
 from .search_index import PostgresIndex, backfill
 from .sql import SqlArchive, SqlStore
 
@@ -97,7 +98,8 @@ SEARCH_SCHEMA = """
     CREATE INDEX message_terms_by_session ON {s}.message_terms (session_id, length);
     CREATE INDEX messages_in_order ON {s}.messages (session_id, id)
     """
-SCHEMA_VERSION = len(MIGRATIONS) + 1
+# 5: each session's search statistics (``postgres_index.STATISTICS_SCHEMA``).
+SCHEMA_VERSION = len(MIGRATIONS) + 2
 
 
 def dialect(schema: str) -> Dialect:
@@ -284,6 +286,10 @@ class PostgresStore(SqlStore):
                 tx.execute(statement, ())
             backfill(tx, search, f"{quoted}.", where)
 
+        def count_statistics(tx: Executor) -> None:
+            for statement in STATISTICS_SCHEMA:
+                tx.execute(statement.replace("{s}", quoted), ())
+
         migrations = [m.replace("{s}", quoted) for m in MIGRATIONS]
         try:
             if not create:
@@ -291,7 +297,7 @@ class PostgresStore(SqlStore):
             super().__init__(
                 driver,
                 dialect(schema),
-                (*migrations, index_stored),
+                (*migrations, index_stored, count_statistics),
                 where=where,
                 search=search,
             )

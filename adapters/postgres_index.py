@@ -20,6 +20,7 @@ from .driver import Executor, SqlDriver
 from .index_terms import (
     BACKFILL_PAGE,
     Matches,
+    check_terms,
     logs_progress,
     search_sql,
     session_term,
@@ -28,6 +29,71 @@ from .index_terms import (
 from .message_rows import SELECT_COLUMNS, row_message
 
 log = logging.getLogger(__name__)
+
+STATISTICS_SCHEMA = (
+    "CREATE TABLE {s}.session_totals (session_id TEXT PRIMARY KEY, "
+    "documents BIGINT NOT NULL, length BIGINT NOT NULL)",
+    "CREATE TABLE {s}.session_terms (session_id TEXT NOT NULL, term TEXT NOT NULL, "
+    "documents BIGINT NOT NULL, PRIMARY KEY (session_id, term))",
+    """CREATE FUNCTION {s}.count_session_terms() RETURNS trigger LANGUAGE plpgsql
+    AS $$
+    DECLARE
+        sign BIGINT := CASE TG_OP WHEN 'INSERT' THEN 1 ELSE -1 END;
+        sessions TEXT[];
+        terms TEXT[];
+    BEGIN
+        INSERT INTO {s}.session_totals AS k (session_id, documents, length)
+            SELECT session_id, sign * count(*), sign * sum(length) FROM changed
+            GROUP BY session_id ORDER BY session_id
+        ON CONFLICT (session_id) DO UPDATE SET
+            documents = k.documents + excluded.documents,
+            length = k.length + excluded.length;
+        WITH counted AS (
+            INSERT INTO {s}.session_terms AS k (session_id, term, documents)
+                SELECT c.session_id, w.term, sign * count(*)
+                FROM changed c, unnest(tsvector_to_array(c.tsv)) AS w(term)
+                GROUP BY 1, 2 ORDER BY 1, 2
+            ON CONFLICT (session_id, term) DO UPDATE SET
+                documents = k.documents + excluded.documents
+            RETURNING k.session_id, k.term, k.documents)
+        SELECT array_agg(session_id), array_agg(term) INTO sessions, terms
+            FROM counted WHERE documents <= 0;
+        IF sign < 0 THEN
+            DELETE FROM {s}.session_terms k USING unnest(sessions, terms) AS g(s, t)
+                WHERE k.session_id = g.s AND k.term = g.t AND k.documents <= 0;
+            DELETE FROM {s}.session_totals k USING (SELECT DISTINCT session_id
+                FROM changed) AS g WHERE k.session_id = g.session_id
+                AND k.documents <= 0;
+        END IF;
+        RETURN NULL;
+    END
+    $$""",
+    # Triggers before counting: they lock out writers until the migration commits.
+    "CREATE TRIGGER message_terms_added AFTER INSERT ON {s}.message_terms "
+    "REFERENCING NEW TABLE AS changed FOR EACH STATEMENT "
+    "EXECUTE PROCEDURE {s}.count_session_terms()",
+    "CREATE TRIGGER message_terms_removed AFTER DELETE ON {s}.message_terms "
+    "REFERENCING OLD TABLE AS changed FOR EACH STATEMENT "
+    "EXECUTE PROCEDURE {s}.count_session_terms()",
+    "INSERT INTO {s}.session_totals (session_id, documents, length) "
+    "SELECT session_id, count(*), sum(length) FROM {s}.message_terms "
+    "GROUP BY session_id",
+    "INSERT INTO {s}.session_terms (session_id, term, documents) "
+    "SELECT c.session_id, w.term, count(*) FROM {s}.message_terms c, "
+    "unnest(tsvector_to_array(c.tsv)) AS w(term) GROUP BY 1, 2",
+)
+"""Migration 5: each session's search statistics, kept by the database.
+
+``session_totals`` holds a session's indexed messages and their summed length (in
+terms), ``session_terms`` each term's count of indexed messages in the session (every
+lexeme of a row's ``tsv``, as ``@@`` matched them). Two statement triggers on
+``message_terms`` add a statement's new rows and take its deleted ones away (a
+cascade from ``messages`` is one statement too: a cleared session is counted once),
+in the writing transaction, whatever path wrote or deleted: a session or term left
+at 0 is deleted. Each trigger locks its sessions' totals before their terms, in
+order, so two writers of a session never deadlock. The migration then counts every
+row already indexed.
+"""
 
 
 class PostgresIndex:
@@ -41,17 +107,15 @@ class PostgresIndex:
             f"INSERT INTO {tables}message_terms (id, session_id, length, terms, tsv) "
             "VALUES (%s, %s, %s, %s, array_to_tsvector(%s::text[]))"
         )
-        # The session's size and each term's count in it, in one statement (one
-        # snapshot: a pop or a forget between two reads gave a term more messages
-        # than the session); then each seed term's newest matches (domain.ranking):
-        # the database returns a bounded set of rows to score.
+        # The session's size and each term's count in it, kept by the database as
+        # index rows come and go (``STATISTICS_SCHEMA``), in one statement (one
+        # snapshot: a pop between two reads gave a term more messages than the
+        # session); then each seed term's newest matches (domain.ranking): the
+        # database returns a bounded set of rows to score.
         self._statistics = (
-            "WITH size AS (SELECT count(*) AS documents, coalesce(sum(length), 0) "
-            f"AS total FROM {tables}message_terms WHERE session_id = %s) "
-            "SELECT size.documents, size.total, q.term, (SELECT count(*) FROM "
-            f"{tables}message_terms s WHERE s.tsv @@ q.query::tsquery "
-            "AND s.session_id = %s) "
-            "FROM size CROSS JOIN unnest(%s::text[], %s::text[]) AS q(term, query)"
+            f"SELECT t.documents, t.length, s.term, s.documents FROM {tables}"
+            f"session_totals t LEFT JOIN {tables}session_terms s ON s.session_id = "
+            "t.session_id AND s.term = ANY(%s::text[]) WHERE t.session_id = %s"
         )
         self._newest = (
             f"SELECT t.id, t.terms, t.length FROM {tables}message_terms t "
@@ -141,8 +205,8 @@ class PostgresIndex:
         archived_only: bool,
     ) -> Matches:
         terms = list(dict.fromkeys(terms))
-        queries = [term_query(term) for term in terms]
-        rows = read(self._statistics, (session_id, session_id, terms, queries))
+        check_terms(terms)
+        rows = read(self._statistics, (terms, session_id))
         matching = {str(row[2]): int(row[3]) for row in rows if row[3]}
         if not matching:
             return []
