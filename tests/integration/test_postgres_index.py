@@ -87,6 +87,9 @@ def _to_version_4(schema: str) -> None:
             "DROP TABLE {s}.session_totals",
             "DROP TABLE {s}.session_terms",
             "DROP FUNCTION {s}.count_session_terms() CASCADE",  # and its triggers
+            "DROP INDEX {s}.message_terms_in_order",
+            "CREATE INDEX message_terms_by_session ON {s}.message_terms "
+            "(session_id, length)",
             "DELETE FROM {s}.schema_version WHERE version = 5",
         ):
             conn.execute(statement.replace("{s}", f'"{schema}"'))
@@ -192,7 +195,9 @@ def test_a_version_4_schema_counts_its_statistics_and_finds_the_same(schema) -> 
     store = make_postgres(schema)
     try:
         store.clear_all()
-        store.save_messages("s1", [Message("user", f"zebra {i} kiwi") for i in range(5)])
+        store.save_messages(
+            "s1", [Message("user", f"zebra {i} kiwi") for i in range(5)]
+        )
         store.save_messages("s2", [Message("user", "zebra giraffe")] * 3)
         _commit(store, "s1")  # archived messages stay counted and found
         before = store.search_messages("s1", query_terms("zebra kiwi 0"), limit=5)
@@ -242,3 +247,39 @@ def test_concurrent_writers_of_one_session_keep_its_statistics(schema) -> None:
     finally:
         with contextlib.suppress(Exception):
             store.close()
+
+
+@pytest.mark.parametrize("archived_only", [False, True])
+def test_a_walk_and_a_seek_find_each_terms_same_newest_matches(
+    schema, monkeypatch, archived_only
+) -> None:
+    from memory_summary.adapters import postgres_index
+
+    store = make_postgres(schema)
+    try:
+        store.clear_all()
+        store.save_messages(
+            "s1",
+            [
+                Message(
+                    "user", " ".join(w for k, w in enumerate(_WORDS) if i % (k + 2))
+                )
+                for i in range(300)
+            ],
+        )
+        store.save_message("s2", Message("user", "zebra kiwi north"))
+        _commit(store, "s1")
+        found = {}
+        for cost in (0, None, 10**9):  # always a seek, as the counts say, always a walk
+            if cost is not None:
+                monkeypatch.setattr(postgres_index, "WALK_COST", cost)
+            found[cost] = [
+                store.search_messages(
+                    "s1", query_terms(query), limit=20, archived_only=archived_only
+                )
+                for query in ("zebra giraffe", "north kiwi 42", "北京大学 the")
+            ]
+        assert found[0] == found[None] == found[10**9]
+        assert [len(hits) for hits in found[0]] == [20, 20, 20]
+    finally:
+        store.close()
