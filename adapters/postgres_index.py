@@ -30,41 +30,42 @@ from .message_rows import SELECT_COLUMNS, row_message
 
 log = logging.getLogger(__name__)
 
+_COUNT_TERMS = """INSERT INTO {s}.session_terms AS k (session_id, term, documents)
+            SELECT c.session_id, w.term, sign * count(*)
+            FROM changed c, unnest(tsvector_to_array(c.tsv)) AS w(term)
+            GROUP BY 1, 2 ORDER BY 1, 2
+        ON CONFLICT (session_id, term) DO UPDATE SET
+            documents = k.documents + excluded.documents"""
 STATISTICS_SCHEMA = (
     "CREATE TABLE {s}.session_totals (session_id TEXT PRIMARY KEY, "
     "documents BIGINT NOT NULL, length BIGINT NOT NULL)",
     "CREATE TABLE {s}.session_terms (session_id TEXT NOT NULL, term TEXT NOT NULL, "
     "documents BIGINT NOT NULL, PRIMARY KEY (session_id, term))",
-    """CREATE FUNCTION {s}.count_session_terms() RETURNS trigger LANGUAGE plpgsql
+    f"""CREATE FUNCTION {{s}}.count_session_terms() RETURNS trigger LANGUAGE plpgsql
     AS $$
     DECLARE
         sign BIGINT := CASE TG_OP WHEN 'INSERT' THEN 1 ELSE -1 END;
         sessions TEXT[];
         terms TEXT[];
     BEGIN
-        INSERT INTO {s}.session_totals AS k (session_id, documents, length)
+        INSERT INTO {{s}}.session_totals AS k (session_id, documents, length)
             SELECT session_id, sign * count(*), sign * sum(length) FROM changed
             GROUP BY session_id ORDER BY session_id
         ON CONFLICT (session_id) DO UPDATE SET
             documents = k.documents + excluded.documents,
             length = k.length + excluded.length;
-        WITH counted AS (
-            INSERT INTO {s}.session_terms AS k (session_id, term, documents)
-                SELECT c.session_id, w.term, sign * count(*)
-                FROM changed c, unnest(tsvector_to_array(c.tsv)) AS w(term)
-                GROUP BY 1, 2 ORDER BY 1, 2
-            ON CONFLICT (session_id, term) DO UPDATE SET
-                documents = k.documents + excluded.documents
+        IF sign > 0 THEN
+            {_COUNT_TERMS};
+            RETURN NULL;
+        END IF;
+        WITH counted AS ({_COUNT_TERMS}
             RETURNING k.session_id, k.term, k.documents)
         SELECT array_agg(session_id), array_agg(term) INTO sessions, terms
             FROM counted WHERE documents <= 0;
-        IF sign < 0 THEN
-            DELETE FROM {s}.session_terms k USING unnest(sessions, terms) AS g(s, t)
-                WHERE k.session_id = g.s AND k.term = g.t AND k.documents <= 0;
-            DELETE FROM {s}.session_totals k USING (SELECT DISTINCT session_id
-                FROM changed) AS g WHERE k.session_id = g.session_id
-                AND k.documents <= 0;
-        END IF;
+        DELETE FROM {{s}}.session_terms k USING unnest(sessions, terms) AS g(s, t)
+            WHERE k.session_id = g.s AND k.term = g.t AND k.documents <= 0;
+        DELETE FROM {{s}}.session_totals k USING (SELECT DISTINCT session_id
+            FROM changed) AS g WHERE k.session_id = g.session_id AND k.documents <= 0;
         RETURN NULL;
     END
     $$""",
@@ -75,8 +76,6 @@ STATISTICS_SCHEMA = (
     "CREATE TRIGGER message_terms_removed AFTER DELETE ON {s}.message_terms "
     "REFERENCING OLD TABLE AS changed FOR EACH STATEMENT "
     "EXECUTE PROCEDURE {s}.count_session_terms()",
-    # The session's rows in id order, for a walk (``walks``); the statistics no
-    # longer read the (session_id, length) index.
     "DROP INDEX {s}.message_terms_by_session",
     "CREATE INDEX message_terms_in_order ON {s}.message_terms (session_id, id)",
     "INSERT INTO {s}.session_totals (session_id, documents, length) "
@@ -96,7 +95,8 @@ cascade from ``messages`` is one statement too: a cleared session is counted onc
 in the writing transaction, whatever path wrote or deleted: a session or term left
 at 0 is deleted. Each trigger locks its sessions' totals before their terms, in
 order, so two writers of a session never deadlock. The migration then counts every
-row already indexed.
+row already indexed, and swaps the ``(session_id, length)`` index the counting read
+for ``(session_id, id)``, the order a walk reads (``walks``).
 """
 
 
