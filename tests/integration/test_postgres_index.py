@@ -86,7 +86,8 @@ def _to_version_4(schema: str) -> None:
         for statement in (
             "DROP TABLE {s}.session_totals",
             "DROP TABLE {s}.session_terms",
-            "DROP FUNCTION {s}.count_session_terms() CASCADE",  # and its triggers
+            "DROP FUNCTION {s}.count_added_terms() CASCADE",  # and its trigger
+            "DROP FUNCTION {s}.count_removed_terms() CASCADE",
             "DROP INDEX {s}.message_terms_in_order",
             "CREATE INDEX message_terms_by_session ON {s}.message_terms "
             "(session_id, length)",
