@@ -27,8 +27,8 @@ from .message_rows import (
 from .search_index import SearchIndex
 
 
-def _id_or_none(value: object) -> int | None:
-    return None if value is None else int(value)  # type: ignore[call-overload]
+def _id_or_none(value: Any) -> int | None:
+    return None if value is None else int(value)
 
 
 def _hit(row: Sequence[Any], score: float = 0.0) -> StoredHit:
