@@ -33,9 +33,10 @@ import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 import attrs
-import snowballstemmer
+from snowballstemmer.english_stemmer import EnglishStemmer
 
 from .errors import QueryError
 from .model import Message
@@ -75,7 +76,13 @@ _CJK = re.compile(
 )
 _NOT_TEXT = re.compile("[\ud800-\udfff\x00]")
 _EAGER_CHARS = 65_536  # a text at most this long is read whole (text_terms)
-_NEW_STEMMER = type(snowballstemmer.stemmer("english"))
+try:  # PyStemmer: the same Snowball algorithms in C, about 20x faster a word
+    from Stemmer import Stemmer as _CStemmer
+
+    def _new_stemmer() -> Any:
+        return _CStemmer("english", 0)  # no cache of its own: ``_stemmed`` caches
+except ImportError:  # a Python without its wheels (PyPy)
+    _new_stemmer = EnglishStemmer
 
 
 @attrs.frozen
@@ -154,8 +161,9 @@ def _stemmed(word: str) -> str:
     if not word.isascii() and not word.isalpha():
         return word
     # A stemmer keeps the word it works on in itself: one shared by two threads
-    # stems a mix of both words, or fails. A new one costs well under 1% of a stem.
-    return str(_NEW_STEMMER().stemWord(word))
+    # stems a mix of both words, or fails. A new one costs about 1 us in C (about
+    # as much as its stem), well under 1% of a stem in Python.
+    return str(_new_stemmer().stemWord(word))
 
 
 def _words(text: str) -> Iterator[tuple[str, bool]]:

@@ -10,7 +10,6 @@ the modules they wire (``actors``, ``injected_prompts``, ``process_identity``,
 
 from __future__ import annotations
 
-import inspect
 import logging
 import math
 import threading
@@ -36,11 +35,7 @@ from memory_summary.actors.summary_model import (
 )
 from memory_summary.actors.workers import WorkerPool
 from memory_summary.adapters import ExtractiveSummarizer, counter_factory
-from memory_summary.adapters.stores.fence import (
-    CompactingCommit,
-    DeprecatedCommits,
-    OverriddenCommit,
-)
+from memory_summary.adapters.stores.fence import store_commit
 from memory_summary.adapters.tokens import estimate_tokens
 from memory_summary.domain import (
     NAMESPACE,
@@ -49,9 +44,6 @@ from memory_summary.domain import (
     AnthropicSystem,
     Archive,
     ClearResult,
-    CommitRequest,
-    CommitResult,
-    CompactingStore,
     Compressing,
     CompressionStore,
     EngineStats,
@@ -85,8 +77,6 @@ from memory_summary.domain import (
 )
 from memory_summary.domain.capabilities import (
     archive_capabilities,
-    has_capability,
-    missing_members,
     store_capabilities,
 )
 from memory_summary.domain.injection import without_covered
@@ -118,64 +108,6 @@ def _deprecated(name: str, instead: str) -> None:
         DeprecationWarning,
         stacklevel=3,
     )
-
-
-def _store_commit(memory: object) -> Callable[[CommitRequest], CommitResult]:
-    """Check ``memory`` once against ``CompressionStore``; return how it commits.
-
-    A store written against the former port commits through it, with a
-    ``DeprecationWarning``: one with only ``commit_compaction`` (``CompactingStore``,
-    or whose ``commit`` takes no ``CommitRequest``) through ``CompactingCommit``, and a
-    subclass of a shipped store that overrides ``commit_compaction_with`` through its
-    override.
-
-    Raises:
-        TypeError: a member of ``CompressionStore`` is missing; the message names it.
-    """
-    missing = missing_members(memory, CompressionStore)
-    former = _former_commit(memory, missing)
-    if former is not None:
-        warnings.warn(
-            f"memory store {type(memory).__name__} commits through "
-            "commit_compaction(_with), which is deprecated; implement "
-            "commit(CommitRequest): see docs/writing-a-store.md",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        return former
-    if missing:
-        raise TypeError(
-            f"memory store {type(memory).__name__} lacks {', '.join(missing)}; the "
-            "engine archives by message id, fenced and atomically with the "
-            "summary, and needs a CompressionStore (InMemoryStore, SqliteStore or "
-            "PostgresStore; memory_summary.testing checks your own)"
-        )
-    return cast(CompressionStore, memory).commit
-
-
-def _former_commit(
-    memory: object, missing: list[str]
-) -> Callable[[CommitRequest], CommitResult] | None:
-    """Return the commit through the store's former methods, when it relies on them."""
-    kind = type(memory)
-    overridden = getattr(kind, "commit_compaction_with", None)
-    own = overridden is not DeprecatedCommits.commit_compaction_with
-    if overridden is not None and own and missing in ([], ["commit"]):
-        return OverriddenCommit(memory)
-    if not has_capability(memory, CompactingStore):
-        return None
-    if missing == ["commit"] or (not missing and not _takes_a_request(memory)):
-        return CompactingCommit(cast(CompactingStore, memory))
-    return None
-
-
-def _takes_a_request(memory: object) -> bool:
-    """Tell whether the store's ``commit`` can take one ``CommitRequest``."""
-    try:
-        inspect.signature(getattr(memory, "commit")).bind(None)  # noqa: B009
-    except (TypeError, ValueError):
-        return False
-    return True
 
 
 def _check_session_id(session_id: object) -> str:
@@ -240,7 +172,7 @@ class SummaryEngine:
         llms: Mapping[str, Summarizer] | None = None,
         count_tokens_for: Callable[[str | None], Callable[[str], int]] | None = None,
     ) -> None:
-        commit = _store_commit(memory)
+        commit = store_commit(memory)
         self.config = config or SummaryConfig()
         counter = count_tokens_for or counter_factory(
             margin=self.config.token_safety_margin

@@ -21,6 +21,7 @@ from memory_summary.domain.recall import message_terms
 from .terms import (
     BACKFILL_PAGE,
     Matches,
+    check_terms,
     logs_progress,
     search_sql,
     session_term,
@@ -28,6 +29,96 @@ from .terms import (
 )
 
 log = logging.getLogger(__name__)
+
+STATISTICS_SCHEMA = (
+    "CREATE TABLE {s}.session_totals (session_id TEXT PRIMARY KEY, "
+    "documents BIGINT NOT NULL, length BIGINT NOT NULL)",
+    "CREATE TABLE {s}.session_terms (session_id TEXT NOT NULL, term TEXT NOT NULL, "
+    "documents BIGINT NOT NULL, PRIMARY KEY (session_id, term))",
+    """CREATE FUNCTION {s}.count_added_terms() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        INSERT INTO {s}.session_totals AS k (session_id, documents, length)
+        VALUES (NEW.session_id, 1, NEW.length) ON CONFLICT (session_id) DO UPDATE
+        SET documents = k.documents + 1, length = k.length + excluded.length;
+        INSERT INTO {s}.session_terms AS k (session_id, term, documents)
+        SELECT NEW.session_id, w.term, 1
+        FROM unnest(tsvector_to_array(NEW.tsv)) AS w(term) ORDER BY w.term
+        ON CONFLICT (session_id, term) DO UPDATE SET documents = k.documents + 1;
+        RETURN NULL;
+    END $$""",
+    """CREATE FUNCTION {s}.count_removed_terms() RETURNS trigger LANGUAGE plpgsql
+    AS $$
+    DECLARE
+        sessions TEXT[];
+        terms TEXT[];
+    BEGIN
+        INSERT INTO {s}.session_totals AS k (session_id, documents, length)
+        SELECT session_id, -count(*), -sum(length) FROM gone
+        GROUP BY session_id ORDER BY session_id
+        ON CONFLICT (session_id) DO UPDATE SET
+            documents = k.documents + excluded.documents,
+            length = k.length + excluded.length;
+        WITH counted AS (
+            INSERT INTO {s}.session_terms AS k (session_id, term, documents)
+            SELECT g.session_id, w.term, -count(*)
+            FROM gone g, unnest(tsvector_to_array(g.tsv)) AS w(term)
+            GROUP BY 1, 2 ORDER BY 1, 2
+            ON CONFLICT (session_id, term) DO UPDATE SET
+                documents = k.documents + excluded.documents
+            RETURNING k.session_id, k.term, k.documents)
+        SELECT array_agg(session_id), array_agg(term) INTO sessions, terms
+        FROM counted WHERE documents <= 0;
+        DELETE FROM {s}.session_terms k USING unnest(sessions, terms) AS g(s, t)
+        WHERE k.session_id = g.s AND k.term = g.t AND k.documents <= 0;
+        DELETE FROM {s}.session_totals k USING (SELECT DISTINCT session_id FROM gone)
+        AS g WHERE k.session_id = g.session_id AND k.documents <= 0;
+        RETURN NULL;
+    END $$""",
+    # Triggers before counting: they lock out writers until the migration commits.
+    "CREATE TRIGGER message_terms_added AFTER INSERT ON {s}.message_terms "
+    "FOR EACH ROW EXECUTE PROCEDURE {s}.count_added_terms()",
+    "CREATE TRIGGER message_terms_removed AFTER DELETE ON {s}.message_terms "
+    "REFERENCING OLD TABLE AS gone FOR EACH STATEMENT "
+    "EXECUTE PROCEDURE {s}.count_removed_terms()",
+    "DROP INDEX {s}.message_terms_by_session",
+    "CREATE INDEX message_terms_in_order ON {s}.message_terms (session_id, id)",
+    "INSERT INTO {s}.session_totals (session_id, documents, length) "
+    "SELECT session_id, count(*), sum(length) FROM {s}.message_terms "
+    "GROUP BY session_id",
+    "INSERT INTO {s}.session_terms (session_id, term, documents) "
+    "SELECT c.session_id, w.term, count(*) FROM {s}.message_terms c, "
+    "unnest(tsvector_to_array(c.tsv)) AS w(term) GROUP BY 1, 2",
+)
+"""Migration 5: each session's search statistics, kept by the database.
+
+``session_totals`` holds a session's indexed messages and their summed length (in
+terms), ``session_terms`` each term's count of indexed messages in the session (every
+lexeme of a row's ``tsv``, as ``@@`` matched them). Triggers on ``message_terms``
+add each new row (a row trigger: the store inserts one a statement, and a row
+trigger costs about 40 us less than a statement's) and take a statement's deleted
+rows away together (a cascade from ``messages`` is one statement too: a cleared
+session is counted once), in the writing transaction, whatever path wrote or
+deleted: a session or term left at 0 is deleted. Each locks a session's totals
+before its terms, in order, so two writers of a session never deadlock. The
+migration then counts every row already indexed, and swaps the ``(session_id,
+length)`` index the counting read for ``(session_id, id)``, the order a walk reads
+(``walks``).
+"""
+
+
+WALK_COST = 17
+"""How many rows of a session a walk newest first reads for one a GIN seek fetches."""
+
+
+def walks(matching: int, documents: int) -> bool:
+    """Tell whether a term's newest ``PER_TERM`` matches are found sooner by a walk.
+
+    A walk over the session's rows newest first reads about ``PER_TERM * documents /
+    matching`` rows until enough match; a GIN seek fetches every match (``matching``
+    rows, each about ``WALK_COST`` times a walked row: a random heap read and a
+    recheck), then sorts them. At 100k messages the two meet near 770 matches.
+    """
+    return matching * matching * WALK_COST > PER_TERM * documents
 
 
 class PostgresIndex:
@@ -41,31 +132,32 @@ class PostgresIndex:
             f"INSERT INTO {tables}message_terms (id, session_id, length, terms, tsv) "
             "VALUES (%s, %s, %s, %s, array_to_tsvector(%s::text[]))"
         )
-        # The session's size and each term's count in it, in one statement (one
-        # snapshot: a pop or a forget between two reads gave a term more messages
-        # than the session); then each seed term's newest matches (domain.ranking):
-        # the database returns a bounded set of rows to score.
+        # The session's size and each term's count in it, kept by the database as
+        # index rows come and go (``STATISTICS_SCHEMA``), in one statement (one
+        # snapshot: a pop between two reads gave a term more messages than the
+        # session); then each seed term's newest matches (domain.ranking): the
+        # database returns a bounded set of rows to score.
         self._statistics = (
-            "WITH size AS (SELECT count(*) AS documents, coalesce(sum(length), 0) "
-            f"AS total FROM {tables}message_terms WHERE session_id = %s) "
-            "SELECT size.documents, size.total, q.term, (SELECT count(*) FROM "
-            f"{tables}message_terms s WHERE s.tsv @@ q.query::tsquery "
-            "AND s.session_id = %s) "
-            "FROM size CROSS JOIN unnest(%s::text[], %s::text[]) AS q(term, query)"
+            f"SELECT t.documents, t.length, s.term, s.documents FROM {tables}"
+            f"session_totals t LEFT JOIN {tables}session_terms s ON s.session_id = "
+            "t.session_id AND s.term = ANY(%s::text[]) WHERE t.session_id = %s"
         )
         self._newest = (
             f"SELECT t.id, t.terms, t.length FROM {tables}message_terms t "
             "WHERE t.id IN ({seeds})"
         )
-        # One branch a term, its tsquery a parameter of its own: the planner sees
-        # each term's frequency (GIN for a rare term, the id order for a common one).
-        # The term alone and a filter on session_id: ANDing the session's lexeme in
-        # the tsquery makes GIN read the session's whole posting tree.
+        # One branch a term, its tsquery a parameter of its own, in the form its
+        # count in the session makes cheaper (``walks``): GIN then a sort of its
+        # matches for a rare term (``id + 0`` keeps the id order out), the session's
+        # rows newest first until enough match for a common one (the match is a
+        # function call, which no index serves). Not the session's lexeme ANDed in
+        # the tsquery: that makes GIN read the session's whole posting tree.
         self._seed = (
             f"(SELECT s.id FROM {tables}message_terms s {{join}}"
-            "WHERE s.tsv @@ %s::tsquery AND s.session_id = %s "
-            "ORDER BY s.id DESC LIMIT %s)"
+            "WHERE {match} AND s.session_id = %s ORDER BY {order} DESC LIMIT %s)"
         )
+        self._seek = {"match": "s.tsv @@ %s::tsquery", "order": "s.id + 0"}
+        self._walk = {"match": "ts_match_vq(s.tsv, %s::tsquery)", "order": "s.id"}
         self._archived = f"JOIN {tables}messages m ON m.id = s.id AND m.archived "
         self._window = (
             "SELECT m.id FROM unnest(%s::bigint[], %s::bigint[]) AS r(lo, hi) "
@@ -141,19 +233,26 @@ class PostgresIndex:
         archived_only: bool,
     ) -> Matches:
         terms = list(dict.fromkeys(terms))
-        queries = [term_query(term) for term in terms]
-        rows = read(self._statistics, (session_id, session_id, terms, queries))
+        check_terms(terms)
+        rows = read(self._statistics, (terms, session_id))
         matching = {str(row[2]): int(row[3]) for row in rows if row[3]}
         if not matching:
             return []
         documents, total = rows[0][0], rows[0][1]
         terms = informative(terms, matching, int(documents))
-        seeds = [term_query(term) for term in seed_terms(terms, matching)]
-        seed = self._seed.format(join=self._archived if archived_only else "")
-        sql = self._newest.format(seeds=" UNION ".join([seed] * len(seeds)))
+        seeds = seed_terms(terms, matching)
+        join = self._archived if archived_only else ""
+        branches = [
+            self._seed.format(
+                join=join,
+                **self._walk if walks(matching[term], int(documents)) else self._seek,
+            )
+            for term in seeds
+        ]
+        sql = self._newest.format(seeds=" UNION ".join(branches))
         frequencies: dict[int, dict[str, int]] = {}
         lengths: dict[int, int] = {}
-        params = [p for query in seeds for p in (query, session_id, PER_TERM)]
+        params = [p for term in seeds for p in (term_query(term), session_id, PER_TERM)]
         for row in read(sql, params):
             words = str(row[1]).split()
             frequencies[int(row[0])] = {term: words.count(term) for term in terms}

@@ -14,18 +14,18 @@ Each index row also holds a *session term* (``session_term``), but a search does
 AND it with the query's terms: that makes FTS5 read the session's whole doclist and
 GIN its whole posting tree. SQLite walks a term's rows inside the session's id span,
 each joined to its message's ``session_id``; PostgreSQL filters a term's rows on
-``session_id``. The final join on ``session_id`` makes sure no other session's row is
-ever returned.
+``session_id``, found by GIN for a rare term and by a walk of the session's rows
+newest first for a common one (``postgres_index.walks``). The final join on
+``session_id`` makes sure no other session's row is ever returned.
 
 Both bound the candidates as ``domain.ranking`` does (the rarest terms' newest
 matches) and score them here with the reference formula and the session's own
-statistics, as every store does, read in one statement (one snapshot):
-
-- SQLite: the counts it keeps per session as rows are taken in and deleted
-  (``session_totals``: indexed messages and their summed length in tokens;
-  ``session_terms``: each term's count), a few key lookups;
-- PostgreSQL: the session's ``message_terms`` rows (count, summed ``length``) and
-  each term's count among them.
+statistics, as every store does, read in one statement (one snapshot): the counts
+each keeps per session as rows are indexed and deleted (``session_totals``: indexed
+messages and their summed length in terms; ``session_terms``: each term's count), a
+few key lookups. SQLite writes them with each FTS5 batch and in its delete trigger,
+PostgreSQL by statement triggers on ``message_terms``, in the transaction that writes
+or deletes the rows.
 
 This module holds the ``SearchIndex`` protocol the SQL core calls and names the rest:
 ``index_terms`` (what both share), ``sqlite_index`` and ``postgres_index``.

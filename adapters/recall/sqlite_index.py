@@ -1,4 +1,9 @@
-"""The history index of the SQLite store: an FTS5 table, taken in by the batch."""
+"""The history index of the SQLite store: an FTS5 table, taken in by the batch.
+
+Why about 530 lines: one concept, the FTS5 index. Its schema and per-session statistics,
+the catch-up that takes new messages in off the host's thread, and the search over them
+are one body of SQL and the code that binds it; they change together.
+"""
 
 from __future__ import annotations
 

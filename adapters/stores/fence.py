@@ -1,4 +1,4 @@
-"""The fenced commit's argument checks and fence order, once for every store.
+"""The fenced commit: its checks and fence order, and how each kind of store commits.
 
 A compression commit is refused, in this order, when the compressor lost its lease,
 when the summary record changed since it was read (its generation), and when the
@@ -9,14 +9,17 @@ order; only how each check reads the store differs (``CommitChecks``).
 The shipped stores' former commit methods (``commit_compaction``,
 ``commit_compaction_with``) live here once, as deprecated wrappers of ``commit``
 (``DeprecatedCommits``), and so does the engine's ``commit`` for an outside store that
-has only ``commit_compaction`` (``CompactingCommit``).
+has only ``commit_compaction`` (``CompactingCommit``); ``store_commit`` picks, once
+when the engine is wired, which way a store commits.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 import warnings
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol, cast
 
 import attrs
 
@@ -28,6 +31,7 @@ from memory_summary.domain import (
     FenceReason,
     StoreError,
 )
+from memory_summary.domain.capabilities import has_capability, missing_members
 
 from .rows import check_key, check_row_id, metadata_json
 
@@ -185,3 +189,61 @@ def fence_reason(checks: CommitChecks, request: CommitRequest) -> FenceReason | 
         return 0
     archived = checks.archivable(request.through_id)
     return archived if archived == request.expect_archived else "archive"
+
+
+def store_commit(memory: object) -> Callable[[CommitRequest], CommitResult]:
+    """Check ``memory`` once against ``CompressionStore``; return how it commits.
+
+    A store written against the former port commits through it, with a
+    ``DeprecationWarning``: one with only ``commit_compaction`` (``CompactingStore``,
+    or whose ``commit`` takes no ``CommitRequest``) through ``CompactingCommit``, and a
+    subclass of a shipped store that overrides ``commit_compaction_with`` through its
+    override.
+
+    Raises:
+        TypeError: a member of ``CompressionStore`` is missing; the message names it.
+    """
+    missing = missing_members(memory, CompressionStore)
+    former = _former_commit(memory, missing)
+    if former is not None:
+        warnings.warn(
+            f"memory store {type(memory).__name__} commits through "
+            "commit_compaction(_with), which is deprecated; implement "
+            "commit(CommitRequest): see docs/writing-a-store.md",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return former
+    if missing:
+        raise TypeError(
+            f"memory store {type(memory).__name__} lacks {', '.join(missing)}; the "
+            "engine archives by message id, fenced and atomically with the "
+            "summary, and needs a CompressionStore (InMemoryStore, SqliteStore or "
+            "PostgresStore; memory_summary.testing checks your own)"
+        )
+    return cast(CompressionStore, memory).commit
+
+
+def _former_commit(
+    memory: object, missing: list[str]
+) -> Callable[[CommitRequest], CommitResult] | None:
+    """Return the commit through the store's former methods, when it relies on them."""
+    kind = type(memory)
+    overridden = getattr(kind, "commit_compaction_with", None)
+    own = overridden is not DeprecatedCommits.commit_compaction_with
+    if overridden is not None and own and missing in ([], ["commit"]):
+        return OverriddenCommit(memory)
+    if not has_capability(memory, CompactingStore):
+        return None
+    if missing == ["commit"] or (not missing and not _takes_a_request(memory)):
+        return CompactingCommit(cast(CompactingStore, memory))
+    return None
+
+
+def _takes_a_request(memory: object) -> bool:
+    """Tell whether the store's ``commit`` can take one ``CommitRequest``."""
+    try:
+        inspect.signature(getattr(memory, "commit")).bind(None)  # noqa: B009
+    except (TypeError, ValueError):
+        return False
+    return True

@@ -214,6 +214,23 @@ class SearchContract(StoreFixtures):
             assert [i for i, _ in found] == [i for i, _ in ranked], query
             assert [s for _, s in found] == pytest.approx([s for _, s in ranked])
 
+    def test_neighbours_are_the_sessions_own_when_sessions_interleave(
+        self, store: Any, sid: str
+    ) -> None:
+        # Another session writes 0 to 3 messages between two of this one's: a
+        # neighbour is the session's next message, however far its id.
+        saved = []
+        for i in range(40):
+            saved += _save(store, sid, f"w{i % 7} w{i % 11} pad{i % 3}")
+            _save(store, f"{sid}-other", *[f"w{i % 7} other"] * (i * 5 % 4))
+        documents = [(m.id, message_terms(m)) for m in saved]
+
+        for query in ("w3 w5", "w6 pad1", "w10", "w0 w1 w2"):
+            ranked = reference_search(documents, query_terms(query), 10)  # type: ignore[arg-type]
+            found = [(h.message.id, h.score) for h in _search(store, sid, query)]
+            assert [i for i, _ in found] == [i for i, _ in ranked], query
+            assert [s for _, s in found] == pytest.approx([s for _, s in ranked])
+
     def test_limit_bounds_the_hits(self, store: Any, sid: str) -> None:
         _save(store, sid, *[f"zebra {i}" for i in range(12)])
 

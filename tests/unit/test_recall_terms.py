@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
+from pathlib import Path
 from unittest import mock
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_summary.domain import recall
 from memory_summary.domain.recall import MAX_TERM_CHARS, text_terms
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _reference_terms(text: str) -> list[str]:
@@ -69,6 +74,44 @@ def test_threads_stemming_at_once_each_get_their_own_words_stems() -> None:
         sys.setswitchinterval(interval)
 
     assert (wrong, errors) == ([], [])
+
+
+def _pure_stem(word: str) -> str:
+    from snowballstemmer.english_stemmer import EnglishStemmer
+
+    return str(EnglishStemmer().stemWord(word))
+
+
+def test_the_c_stemmer_is_the_one_in_use() -> None:
+    pytest.importorskip("Stemmer")  # a dependency wherever its wheels are (CPython)
+    assert type(recall._new_stemmer()).__module__ == "Stemmer"
+
+
+def test_the_c_stemmer_stems_the_docs_words_as_the_python_one_does() -> None:
+    # Stored terms are compared with a query's: a store written where PyStemmer is
+    # missing (PyPy) must be found by the same words where it is installed.
+    texts = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    words = set()
+    for path in texts:
+        words.update(re.findall(r"[^\W\d_]+", path.read_text("utf-8").casefold()))
+    words.update(
+        f"{stem}{suffix}"
+        for stem in ("connect", "run", "happi", "generaliz", "nation", "relat", "arg")
+        for suffix in ("", "ing", "ed", "ational", "ness", "ly", "ies", "iveness")
+    )
+    assert len(words) > 2_000  # the docs were read
+    different = [
+        w for w in sorted(words) if recall._stemmed.__wrapped__(w) != _pure_stem(w)
+    ]
+    assert different == []
+
+
+@given(st.text(st.characters(categories=["Ll", "Lu", "Lo"]), min_size=1, max_size=24))
+def test_the_c_stemmer_stems_any_word_as_the_python_one_does(word: str) -> None:
+    word = word.casefold()
+    assert recall._stemmed.__wrapped__(word) == (
+        word if not word.isascii() and not word.isalpha() else _pure_stem(word)
+    )
 
 
 _INDEX_TERMS = st.lists(

@@ -27,6 +27,10 @@ from .dialect import Dialect
 from .driver import SqlDriver
 
 
+def _id_or_none(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
 def _hit(row: Sequence[Any], score: float = 0.0) -> StoredHit:
     return StoredHit(row_message(row[:-1]), bool(row[-1]), score)
 
@@ -106,19 +110,39 @@ class SqlHistory:
     def _near(
         self, session_id: str, ids: list[int]
     ) -> dict[int, tuple[int | None, int | None]]:
-        """Return the ids ``CONTEXT_REACH`` messages before and after each id."""
+        """Return the ids ``CONTEXT_REACH`` messages before and after each id.
+
+        A session mostly writes its ids without gaps: when the ``CONTEXT_REACH`` ids
+        on one side of an id are all the session's, the farthest is the answer on
+        that side. One read of the session's ids around each tells (a range scan
+        each); only the ids it leaves open are searched for one side at a time (two
+        scans each, several times the cost on PostgreSQL).
+        """
         if not ids:
             return {}
-        rows = self._read(
-            self._hq["reach"], (session_id, session_id, self._search.id_list(ids))
+        steps = range(1, CONTEXT_REACH + 1)
+        around = [(i - CONTEXT_REACH, i + CONTEXT_REACH) for i in sorted(ids)]
+        held = set(
+            self._search.window(self._read, session_id, around, archived_only=False)
         )
-        return {
-            int(row[0]): (
-                None if row[1] is None else int(row[1]),
-                None if row[2] is None else int(row[2]),
+        near: dict[int, tuple[int | None, int | None]] = {}
+        for i in ids:
+            before = i - CONTEXT_REACH if all(i - d in held for d in steps) else None
+            after = i + CONTEXT_REACH if all(i + d in held for d in steps) else None
+            near[i] = (before, after)
+        open_ = [i for i, (before, after) in near.items() if None in (before, after)]
+        if not open_:
+            return near
+        rows = self._read(
+            self._hq["reach"], (session_id, session_id, self._search.id_list(open_))
+        )
+        for row in rows:
+            before, after = near[int(row[0])]
+            near[int(row[0])] = (
+                before if before is not None else _id_or_none(row[1]),
+                after if after is not None else _id_or_none(row[2]),
             )
-            for row in rows
-        }
+        return near
 
     def read_messages(
         self, session_id: str, around_id: int, *, before: int, after: int

@@ -22,6 +22,7 @@ import psycopg
 import psycopg_pool
 from psycopg.pq import TransactionStatus
 
+from memory_summary.adapters.recall.postgres_index import STATISTICS_SCHEMA
 from memory_summary.adapters.recall.sql_index import PostgresIndex, backfill
 from memory_summary.domain import ConfigError, StoreError, StoreUnavailable
 
@@ -97,7 +98,8 @@ SEARCH_SCHEMA = """
     CREATE INDEX message_terms_by_session ON {s}.message_terms (session_id, length);
     CREATE INDEX messages_in_order ON {s}.messages (session_id, id)
     """
-SCHEMA_VERSION = len(MIGRATIONS) + 1
+# 5: each session's search statistics (``postgres_index.STATISTICS_SCHEMA``).
+SCHEMA_VERSION = len(MIGRATIONS) + 2
 
 
 def dialect(schema: str) -> Dialect:
@@ -284,6 +286,10 @@ class PostgresStore(SqlStore):
                 tx.execute(statement, ())
             backfill(tx, search, f"{quoted}.", where)
 
+        def count_statistics(tx: Executor) -> None:
+            for statement in STATISTICS_SCHEMA:
+                tx.execute(statement.replace("{s}", quoted), ())
+
         migrations = [m.replace("{s}", quoted) for m in MIGRATIONS]
         try:
             if not create:
@@ -291,7 +297,7 @@ class PostgresStore(SqlStore):
             super().__init__(
                 driver,
                 dialect(schema),
-                (*migrations, index_stored),
+                (*migrations, index_stored, count_statistics),
                 where=where,
                 search=search,
             )

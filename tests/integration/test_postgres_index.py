@@ -1,0 +1,289 @@
+"""PostgreSQL's kept search statistics: what a count over the session's rows says."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from memory_summary import Message
+from memory_summary.domain import CommitRequest
+from memory_summary.domain.recall import query_terms
+from tests.contract.stores import dispose, make_postgres, postgres_dsn
+
+pytestmark = pytest.mark.postgres
+
+_WORDS = ("zebra", "Zebras", "giraffe", "the", "north", "北京大学", "42", "kiwi")
+_SESSIONS = ("a", "b", "c")
+
+
+@pytest.fixture(scope="module")
+def schema() -> Iterator[str]:
+    store = make_postgres()
+    name = store.schema  # type: ignore[attr-defined]
+    store.close()  # type: ignore[attr-defined]
+    yield name
+    dispose(make_postgres(name))
+
+
+def _rows(schema: str, sql: str) -> list[tuple]:
+    import psycopg
+
+    with psycopg.connect(postgres_dsn(), autocommit=True) as conn:
+        return conn.execute(sql.replace("{s}", f'"{schema}"')).fetchall()
+
+
+def _kept_statistics(schema: str) -> tuple[dict, dict]:
+    """Return the kept statistics: {session: (documents, length)}, {(s, term): n}."""
+    totals = {sid: (n, length) for sid, n, length in _rows(schema, _KEPT_TOTALS)}
+    terms = {(sid, term): n for sid, term, n in _rows(schema, _KEPT_TERMS)}
+    return totals, terms
+
+
+_KEPT_TOTALS = "SELECT session_id, documents, length FROM {s}.session_totals"
+_KEPT_TERMS = "SELECT session_id, term, documents FROM {s}.session_terms"
+
+
+def _counted_statistics(schema: str) -> tuple[dict, dict]:
+    """Return them counted afresh, as a search counted them before they were kept.
+
+    Each session's index rows and their summed ``length``; each lexeme a row holds,
+    its count by ``@@`` among the session's rows.
+    """
+    totals = {
+        sid: (n, length)
+        for sid, n, length in _rows(
+            schema,
+            "SELECT session_id, count(*), sum(length) FROM {s}.message_terms "
+            "GROUP BY session_id",
+        )
+    }
+    held = _rows(
+        schema,
+        "SELECT DISTINCT session_id, unnest(tsvector_to_array(tsv)) "
+        "FROM {s}.message_terms",
+    )
+    terms = {}
+    for sid, term in held:
+        quoted = term.replace("'", "''")
+        [(n,)] = _rows(
+            schema,
+            "SELECT count(*) FROM {s}.message_terms WHERE session_id = "
+            f"'{sid}' AND tsv @@ '''{quoted}'''::tsquery",
+        )
+        terms[(sid, term)] = n
+    return totals, terms
+
+
+def _to_version_4(schema: str) -> None:
+    """Turn the schema into what version 4 left: no statistics kept."""
+    import psycopg
+
+    with psycopg.connect(postgres_dsn(), autocommit=True) as conn:
+        for statement in (
+            "DROP TABLE {s}.session_totals",
+            "DROP TABLE {s}.session_terms",
+            "DROP FUNCTION {s}.count_added_terms() CASCADE",  # and its trigger
+            "DROP FUNCTION {s}.count_removed_terms() CASCADE",
+            "DROP INDEX {s}.message_terms_in_order",
+            "CREATE INDEX message_terms_by_session ON {s}.message_terms "
+            "(session_id, length)",
+            "DELETE FROM {s}.schema_version WHERE version = 5",
+        ):
+            conn.execute(statement.replace("{s}", f'"{schema}"'))
+
+
+def _commit(store, sid: str) -> None:
+    """Archive the older half of the session's active messages, as a compression."""
+    active = store.get_history(sid)
+    if not active:
+        return
+    record = store.get_metadata("summary", sid)
+    through = active[: max(1, len(active) // 2)]
+    result = store.commit(
+        CommitRequest(
+            session_id=sid,
+            namespace="summary",
+            record={"generation": f"g{len(active)}-{through[-1].id}"},
+            expect_generation=record["generation"] if record else None,
+            through_id=through[-1].id,
+            expect_archived=len(through),
+        )
+    )
+    assert result.archived == len(through)
+
+
+_text = st.lists(st.sampled_from(_WORDS), min_size=0, max_size=4).map(" ".join)
+_session = st.sampled_from(_SESSIONS)
+_steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("save"), _session, _text),
+        st.tuples(st.just("save_many"), _session, st.lists(_text, max_size=4)),
+        st.tuples(st.just("search"), _session, st.sampled_from(_WORDS)),
+        st.tuples(st.just("pop"), _session),
+        st.tuples(st.just("commit"), _session),
+        st.tuples(st.just("clear"), _session),
+        st.tuples(st.just("forget"), _session),
+        st.tuples(st.just("clear_all")),
+        st.tuples(st.just("version_4")),
+    ),
+    max_size=20,
+)
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(steps=_steps)
+@example(
+    steps=[
+        ("save_many", "a", ["zebra the", "the zebra giraffe", "kiwi"]),
+        ("save", "b", "zebra 42"),
+        ("save", "a", "giraffe north"),
+        ("pop", "a"),
+        ("pop", "a"),
+        ("commit", "a"),
+        ("search", "b", "zebra"),
+        ("version_4",),
+        ("save", "a", "北京大学 Zebras"),
+        ("forget", "b"),
+        ("search", "a", "zebra"),
+        ("clear", "a"),
+        ("save", "c", "north north kiwi"),
+        ("version_4",),
+        ("clear_all",),
+    ]
+)
+def test_each_sessions_statistics_stay_what_a_count_says_through_any_sequence(
+    schema, steps
+):
+    store = make_postgres(schema)
+    try:
+        store.clear_all()
+        for step in steps:
+            kind, args = step[0], step[1:]
+            if kind == "save":
+                store.save_message(args[0], Message("user", args[1]))
+            elif kind == "save_many":
+                texts = args[1]
+                store.save_messages(args[0], [Message("user", t) for t in texts])
+            elif kind == "search":
+                store.search_messages(args[0], query_terms(args[1]), limit=3)
+            elif kind == "pop":
+                store.pop_message(args[0])
+            elif kind == "commit":
+                _commit(store, args[0])
+            elif kind == "clear":
+                store.clear_session(args[0])
+            elif kind == "forget":
+                store.forget_session(args[0], namespaces=["summary"])
+            elif kind == "clear_all":
+                store.clear_all()
+            else:  # a database of the previous version, migrated as it is reopened
+                store.close()
+                _to_version_4(schema)
+                store = make_postgres(schema)
+                assert store.schema_version() == 5
+            assert _kept_statistics(schema) == _counted_statistics(schema), step
+    finally:
+        store.close()
+
+
+def test_a_version_4_schema_counts_its_statistics_and_finds_the_same(schema) -> None:
+    store = make_postgres(schema)
+    try:
+        store.clear_all()
+        store.save_messages(
+            "s1", [Message("user", f"zebra {i} kiwi") for i in range(5)]
+        )
+        store.save_messages("s2", [Message("user", "zebra giraffe")] * 3)
+        _commit(store, "s1")  # archived messages stay counted and found
+        before = store.search_messages("s1", query_terms("zebra kiwi 0"), limit=5)
+    finally:
+        store.close()
+    _to_version_4(schema)
+
+    store = make_postgres(schema)
+    try:
+        assert store.schema_version() == 5
+        kept = _kept_statistics(schema)
+        assert kept == _counted_statistics(schema)
+        assert kept[0] == {"s1": (5, 15), "s2": (3, 6)}
+        assert (kept[1][("s1", "kiwi")], kept[1][("s2", "zebra")]) == (5, 3)
+        after = store.search_messages("s1", query_terms("zebra kiwi 0"), limit=5)
+        assert after == before
+        assert (after[0].message.content, after[0].archived) == ("zebra 0 kiwi", True)
+    finally:
+        store.close()
+
+
+def test_concurrent_writers_of_one_session_keep_its_statistics(schema) -> None:
+    """Saves, batches and pops at once: no deadlock, no count lost."""
+    store = make_postgres(schema)
+    try:
+        store.clear_all()
+        start = threading.Barrier(4)
+
+        def work(worker: int) -> None:
+            start.wait()
+            for i in range(15):
+                words = [_WORDS[(worker + i + k) % len(_WORDS)] for k in range(3)]
+                if i % 3 == 0:
+                    store.save_messages("a", [Message("user", w) for w in words])
+                else:
+                    store.save_message("a", Message("user", " ".join(words)))
+                if i % 5 == 4:
+                    store.pop_message("a")
+
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert _kept_statistics(schema) == _counted_statistics(schema)
+        assert _kept_statistics(schema)[0]["a"][0] == len(store.get_history("a"))
+    finally:
+        with contextlib.suppress(Exception):
+            store.close()
+
+
+@pytest.mark.parametrize("archived_only", [False, True])
+def test_a_walk_and_a_seek_find_each_terms_same_newest_matches(
+    schema, monkeypatch, archived_only
+) -> None:
+    from memory_summary.adapters.recall import postgres_index
+
+    store = make_postgres(schema)
+    try:
+        store.clear_all()
+        store.save_messages(
+            "s1",
+            [
+                Message(
+                    "user", " ".join(w for k, w in enumerate(_WORDS) if i % (k + 2))
+                )
+                for i in range(300)
+            ],
+        )
+        store.save_message("s2", Message("user", "zebra kiwi north"))
+        _commit(store, "s1")
+        found = {}
+        for cost in (0, None, 10**9):  # always a seek, as the counts say, always a walk
+            if cost is not None:
+                monkeypatch.setattr(postgres_index, "WALK_COST", cost)
+            found[cost] = [
+                store.search_messages(
+                    "s1", query_terms(query), limit=20, archived_only=archived_only
+                )
+                for query in ("zebra giraffe", "north kiwi 42", "北京大学 the")
+            ]
+        assert found[0] == found[None] == found[10**9]
+        assert [len(hits) for hits in found[0]] == [20, 20, 20]
+    finally:
+        store.close()
