@@ -74,7 +74,7 @@ def trace(store_kind: str) -> tuple[set[str], set[str]]:
 
 
 OFFLINE = {"extractive", "dialogue", "fact_reading", "fitting", "salience"}
-OFFLINE |= {"host_instructions", "transcript", "clause_fold"}
+OFFLINE |= {"host_instructions", "transcript", "clause_fold", "argument_fold"}
 
 
 def main() -> None:
