@@ -5,6 +5,7 @@ from __future__ import annotations
 import email
 import email.message
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -18,8 +19,27 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    # Built from the sdist, as a release is: a wheel built from the tree itself would
-    # also pick up whatever a former build left in ./build.
+    # Built from a copy of the checkout, through the sdist as a release is: the
+    # checkout's own ./build (a former build's modules) and egg-info never leak in, and
+    # two suites running at once never build in the same folder.
+    source = tmp_path_factory.mktemp("source") / "memory-summary"
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".git",
+            ".venv*",
+            "build",
+            "dist",
+            "site",
+            "*.egg-info",
+            "__pycache__",
+            ".hypothesis",
+            ".pytest_cache",
+            ".mypy_cache",
+            ".ruff_cache",
+        ),
+    )
     out = tmp_path_factory.mktemp("dist")
     subprocess.run(
         [
@@ -30,7 +50,7 @@ def wheel(tmp_path_factory) -> Path:
             "--outdir",
             str(out),
         ],
-        cwd=ROOT,
+        cwd=source,
         check=True,
         capture_output=True,
         timeout=300,
