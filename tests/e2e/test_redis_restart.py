@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from memory_summary import Message, StoreError
-from memory_summary.domain import CommitRequest
+from memory_summary.testing.fencing_contract import commit
 from tests.redisserver import RedisServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.redis]
@@ -57,13 +57,8 @@ def test_a_lease_and_the_fence_survive_a_restart_with_persistence(persistence, m
             saved = [
                 store.save_message(SID, Message("user", f"m{i}")) for i in range(4)
             ]
-            first = store.commit(
-                CommitRequest(
-                    session_id=SID,
-                    namespace=NS,
-                    record={"generation": "g1"},
-                    expect_generation=None,
-                )
+            first = commit(
+                store, SID, record={"generation": "g1"}, expect_generation=None
             )
             token = store.acquire_lease(SID, owner="first", ttl_s=120)
             assert first.committed
@@ -81,31 +76,27 @@ def test_a_lease_and_the_fence_survive_a_restart_with_persistence(persistence, m
                 "commit": "committed",
             }
             # Our compression read g1 before the restart: its commit is fenced.
-            stale = store.commit(
-                CommitRequest(
-                    session_id=SID,
-                    namespace=NS,
-                    record={"generation": "g-stale"},
-                    expect_generation="g1",
-                    through_id=saved[1].id,
-                    expect_archived=2,
-                    lease=token,
-                )
+            stale = commit(
+                store,
+                SID,
+                record={"generation": "g-stale"},
+                expect_generation="g1",
+                through_id=saved[1].id,
+                expect_archived=2,
+                lease=token,
             )
             assert stale.fenced == "generation"
             assert store.get_history(SID) == saved
             assert store.get_metadata(NS, SID) == {"generation": "g2"}
             # With what is stored now, the same lease still commits.
-            fresh = store.commit(
-                CommitRequest(
-                    session_id=SID,
-                    namespace=NS,
-                    record={"generation": "g3"},
-                    expect_generation="g2",
-                    through_id=saved[1].id,
-                    expect_archived=2,
-                    lease=token,
-                )
+            fresh = commit(
+                store,
+                SID,
+                record={"generation": "g3"},
+                expect_generation="g2",
+                through_id=saved[1].id,
+                expect_archived=2,
+                lease=token,
             )
             assert fresh.archived == 2
             later = store.save_message(SID, Message("user", "after"))
@@ -123,14 +114,7 @@ def test_without_persistence_a_restart_empties_the_store_and_fences_commits():
             saved = [
                 store.save_message(SID, Message("user", f"m{i}")) for i in range(4)
             ]
-            store.commit(
-                CommitRequest(
-                    session_id=SID,
-                    namespace=NS,
-                    record={"generation": "g1"},
-                    expect_generation=None,
-                )
-            )
+            commit(store, SID, record={"generation": "g1"}, expect_generation=None)
             token = store.acquire_lease(SID, owner="first", ttl_s=120)
             assert token is not None
 
@@ -146,24 +130,17 @@ def test_without_persistence_a_restart_empties_the_store_and_fences_commits():
             assert store.get_metadata(NS, SID) is None
             assert store.lease_owner(SID) is None
             # A compression prepared before the restart commits nothing.
-            leased = store.commit(
-                CommitRequest(
-                    session_id=SID,
-                    namespace=NS,
-                    record={"generation": "g2"},
-                    expect_generation="g1",
-                    through_id=saved[1].id,
-                    expect_archived=0,
-                    lease=token,
-                )
+            leased = commit(
+                store,
+                SID,
+                record={"generation": "g2"},
+                expect_generation="g1",
+                through_id=saved[1].id,
+                expect_archived=0,
+                lease=token,
             )
-            unleased = store.commit(
-                CommitRequest(
-                    session_id=SID,
-                    namespace=NS,
-                    record={"generation": "g2"},
-                    expect_generation="g1",
-                )
+            unleased = commit(
+                store, SID, record={"generation": "g2"}, expect_generation="g1"
             )
             assert (leased.fenced, unleased.fenced) == ("lease", "generation")
             assert store.renew_lease(SID, token, ttl_s=10) is False

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from memory_summary import Message
-from memory_summary.domain import CommitRequest
+from memory_summary.testing.fencing_contract import commit
 from tests.pgcluster import pg_cluster  # noqa: F401
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.postgres]
@@ -60,14 +60,7 @@ def test_a_lease_and_the_fence_survive_a_server_restart(pg_cluster, mode):  # no
     store = PostgresStore(pg_cluster.dsn, schema=SCHEMA, timeout_s=10)
     try:
         saved = [store.save_message(SID, Message("user", f"m{i}")) for i in range(4)]
-        first = store.commit(
-            CommitRequest(
-                session_id=SID,
-                namespace=NS,
-                record={"generation": "g1"},
-                expect_generation=None,
-            )
-        )
+        first = commit(store, SID, record={"generation": "g1"}, expect_generation=None)
         token = store.acquire_lease(SID, owner="first", ttl_s=120)
         assert first.committed
         assert token is not None
@@ -84,31 +77,27 @@ def test_a_lease_and_the_fence_survive_a_server_restart(pg_cluster, mode):  # no
             "commit": "committed",
         }
         # Our compression read g1 before the restart: its commit is fenced.
-        stale = store.commit(
-            CommitRequest(
-                session_id=SID,
-                namespace=NS,
-                record={"generation": "g-stale"},
-                expect_generation="g1",
-                through_id=saved[1].id,
-                expect_archived=2,
-                lease=token,
-            )
+        stale = commit(
+            store,
+            SID,
+            record={"generation": "g-stale"},
+            expect_generation="g1",
+            through_id=saved[1].id,
+            expect_archived=2,
+            lease=token,
         )
         assert stale.fenced == "generation"
         assert store.get_history(SID) == saved
         assert store.get_metadata(NS, SID) == {"generation": "g2"}
         # With what is stored now, the same lease still commits.
-        fresh = store.commit(
-            CommitRequest(
-                session_id=SID,
-                namespace=NS,
-                record={"generation": "g3"},
-                expect_generation="g2",
-                through_id=saved[1].id,
-                expect_archived=2,
-                lease=token,
-            )
+        fresh = commit(
+            store,
+            SID,
+            record={"generation": "g3"},
+            expect_generation="g2",
+            through_id=saved[1].id,
+            expect_archived=2,
+            lease=token,
         )
         assert fresh.archived == 2
     finally:
