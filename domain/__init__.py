@@ -133,6 +133,7 @@ from .summary import (
     trimmed_record,
 )
 from .text import cut_chars, normalize_text
+from .thinking import THINKING_TYPES, clear_old_thinking
 from .trigger import Reason, guard_may_hold, is_forced, is_pressed, should_compress
 from .truncate import truncate_to_tokens
 from .usage import (
@@ -173,6 +174,7 @@ __all__ = [
     "REPAIR_KIND",
     "SKIP_REASONS",
     "SUMMARY_KIND",
+    "THINKING_TYPES",
     "Accepted",
     "ActiveSpan",
     "AnthropicSystem",
@@ -275,6 +277,7 @@ __all__ = [
     "breaker_succeeded",
     "carries_compaction",
     "check_summary",
+    "clear_old_thinking",
     "content_text",
     "content_tokens",
     "counted_usage",

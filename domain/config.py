@@ -266,6 +266,11 @@ class SummaryConfig:
     mask_tool_results_after: int | None = attrs.field(
         default=None, validator=_optional_int_at_least(1)
     )
+    # Anthropic requests: thinking blocks older than this many assistant turns are
+    # dropped (the open tool loop's always stay); None keeps them all.
+    anthropic_keep_thinking_turns: int | None = attrs.field(
+        default=None, validator=_optional_int_at_least(0)
+    )
     # The injected summary says older turns can be looked up (the host offers the
     # recall tools); off by default, so hosts without them do not mislead the model.
     recall_hint: bool = attrs.field(default=False, validator=_is_bool)

@@ -38,6 +38,7 @@ from memory_summary.domain import (
     ToolCall,
     anthropic_pairs,
     assemble_messages,
+    clear_old_thinking,
     messages_from_anthropic,
     messages_to_anthropic,
     summary_message,
@@ -344,7 +345,10 @@ class Conversation:
             system, messages = messages_to_anthropic(
                 anthropic_pairs(assembled, True), alternate=True
             )
-            request: dict[str, object] = {"messages": messages}
+            keep = engine.config.anthropic_keep_thinking_turns
+            request: dict[str, object] = {
+                "messages": clear_old_thinking(messages, keep)
+            }
             if system is not None:
                 request["system"] = system
             return request

@@ -65,6 +65,7 @@ from memory_summary.domain import (
     SummaryRecord,
     anthropic_pairs,
     assemble_messages,
+    clear_old_thinking,
     mask_tool_results,
     messages_from_anthropic,
     messages_from_openai,
@@ -927,7 +928,9 @@ class SummaryEngine:
         rules (``domain.anthropic_pairing``): every ``tool_use`` answered at the
         start of the next user turn, roles alternating, a user turn first.
         ``options`` go to ``assemble`` (``repair``, ``model``); ``placement`` can only
-        be ``"merge"``. Idempotent: a summary merged earlier is replaced.
+        be ``"merge"``. Idempotent: a summary merged earlier is replaced. With
+        ``anthropic_keep_thinking_turns`` set, thinking blocks older than that many
+        assistant turns are dropped (``domain.thinking``; the open tool loop's stay).
 
         Raises:
             MessageError: a message or block is malformed; the field names where.
@@ -951,6 +954,9 @@ class SummaryEngine:
             placement="merge",
             **options,
         )
-        return messages_to_anthropic(
+        system_out, turns = messages_to_anthropic(
             anthropic_pairs(assembled, repair), alternate=repair is not False
+        )
+        return system_out, clear_old_thinking(
+            turns, self.config.anthropic_keep_thinking_turns
         )

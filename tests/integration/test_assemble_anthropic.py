@@ -10,7 +10,7 @@ import asyncio
 
 import pytest
 
-from memory_summary import SummaryEngine
+from memory_summary import SummaryConfig, SummaryEngine
 from memory_summary.aio import AsyncSummaryEngine
 from memory_summary.domain import messages_from_anthropic, messages_to_anthropic
 from memory_summary.domain.anthropic_pairing import CONTINUED
@@ -232,3 +232,79 @@ def test_what_a_compaction_block_replaced_is_not_summarized_again(store, make_en
     assert "go on" not in transcript
     assert "[compacted: Earlier: the user lives in Oslo.]" in transcript
     assert "question 2" in transcript
+
+
+def forecast_days(days):
+    """Each day: a question, a thought tool use, its result, a thought reply."""
+    turns = []
+    for day in range(days):
+        use = {"type": "tool_use", "id": f"toolu_{day}", "name": "find", "input": {}}
+        result = {"type": "tool_result", "tool_use_id": use["id"], "content": "Rain."}
+        turns += [
+            {"role": "user", "content": f"Rain on day {day}?"},
+            {"role": "assistant", "content": [THINKING, use]},
+            {"role": "user", "content": [result]},
+            {"role": "assistant", "content": [THINKING, {"type": "text", "text": "Y"}]},
+        ]
+    return turns
+
+
+def thought(messages):
+    return [
+        i
+        for i, m in enumerate(messages)
+        if isinstance(m["content"], list)
+        and any(b["type"] in ("thinking", "redacted_thinking") for b in m["content"])
+    ]
+
+
+def without_thinking(messages):
+    return [
+        {**m, "content": [b for b in m["content"] if b["type"] != "thinking"]}
+        if isinstance(m["content"], list)
+        else m
+        for m in messages
+    ]
+
+
+@every_store
+def test_old_thinking_leaves_the_request_and_stays_in_the_store(store, make_engine):
+    config = SummaryConfig(anthropic_keep_thinking_turns=1)
+    engine = make_engine(store, config=config)
+    turns = [*forecast_days(3), {"role": "user", "content": "And day 3?"}]
+    for message in messages_from_anthropic(None, turns):
+        store.save_message("t", message)
+    stored = store.get_history("t")
+
+    system, messages = engine.assemble_anthropic("Be brief.", turns, "t")
+
+    # the latest assistant turn (11) and the latest answered tool use (9) keep it
+    assert (system, thought(messages)) == ("Be brief.", [9, 11])
+    assert without_thinking(messages) == without_thinking(turns)
+    assert engine.assemble_anthropic(system, messages, "t") == (system, messages)
+    assert store.get_history("t") == stored
+    assert messages_to_anthropic(stored)[1] == turns
+
+
+def test_the_conversation_handle_clears_only_its_request(store, make_engine):
+    config = SummaryConfig(anthropic_keep_thinking_turns=0)
+    engine = make_engine(store, config=config)
+    turns = forecast_days(2)
+    for message in messages_from_anthropic(None, turns):
+        store.save_message("t", message)
+    chat = engine.conversation("t")
+
+    request = chat.prepare("And day 2?", system="Be brief.", format="anthropic")
+
+    assert thought(request["messages"]) == [5]  # the latest answered tool use
+    asked = [*turns, {"role": "user", "content": "And day 2?"}]
+    assert without_thinking(request["messages"]) == without_thinking(asked)
+    assert messages_to_anthropic(store.get_history("t"))[1] == asked
+    assert thought(asked) == [1, 3, 5, 7]
+
+
+def test_thinking_clearing_is_off_by_default(store, make_engine):
+    engine = make_engine(store)
+    turns = [*forecast_days(3), {"role": "user", "content": "And day 3?"}]
+
+    assert engine.assemble_anthropic(None, turns, "t")[1] == turns

@@ -40,6 +40,7 @@ valid_configs = st.builds(
     truncate_chars=st.integers(1, 1000),
     probe_floor=st.integers(1, 1000),
     mask_tool_results_after=st.none() | st.integers(1, 100),
+    anthropic_keep_thinking_turns=st.none() | st.integers(0, 100),
     recall_hint=st.booleans(),
     recall_result_max_tokens=st.integers(100, 100_000),
 )
