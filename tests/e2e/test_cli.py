@@ -42,7 +42,7 @@ def test_config_check_prints_the_effective_defaults():
 
     assert result.returncode == 0
     assert "configuration OK (defaults" in result.stdout
-    assert "keep_recent               20" in result.stdout
+    assert re.search(r"^\s*keep_recent\s+20$", result.stdout, re.M), result.stdout
 
 
 def test_config_check_reads_a_toml_file_and_environment_overrides(tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -289,7 +290,7 @@ def test_top_level_fields_beside_a_cli_table_are_used_by_check_and_commands(tmp_
     assert checked.returncode == 0, checked.stderr
     values = json.loads(checked.stdout)
     assert (values["threshold"], values["keep_recent"]) == (50, 40)
-    assert f'db                        "{db}"' in shown.stdout
+    assert re.search(rf'^\s*db\s+"{re.escape(str(db))}"$', shown.stdout, re.M)
     assert compressed.returncode == 0, compressed.stderr  # the db of the cli table
     assert "keep_recent keeps the newest 40" in compressed.stdout  # top level
 
