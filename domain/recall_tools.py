@@ -10,7 +10,7 @@ mistake (bad JSON, wrong types, unknown keys, an unknown tool) becomes a ``ToolE
 value whose text tells the model what to send instead, never an exception. Results
 are rendered as text within a token cap (``recall_result_max_tokens``).
 
-Why about 465 lines: one concept, the tools' contract with a model; the definitions,
+Why about 540 lines: one concept, the tools' contract with a model; the definitions,
 the argument checks and the rendering of results change together when a tool does.
 """
 
