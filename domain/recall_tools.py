@@ -1,14 +1,16 @@
 """The recall tools the model can call: their definitions, arguments and results.
 
-Two tools, offered in OpenAI's function-tool format (``tool_definitions``):
+Three tools, offered in OpenAI's function-tool format (``tool_definitions``):
 ``search_history`` (full-text search over the whole stored history, archived turns
-included) and ``read_history`` (the turns around one message, by its id or by the
-``tool_call_id`` a masked tool result names). Arguments come from a model: every
+included), ``read_history`` (the turns around one message, by its id or by the
+``tool_call_id`` a masked tool result names) and ``compact_context`` (the model asks
+for a fold now, with an optional focus the summarizer reads as host instructions).
+Arguments come from a model: every
 mistake (bad JSON, wrong types, unknown keys, an unknown tool) becomes a ``ToolError``
 value whose text tells the model what to send instead, never an exception. Results
 are rendered as text within a token cap (``recall_result_max_tokens``).
 
-Why about 465 lines: one concept, the tools' contract with a model; the definitions,
+Why about 540 lines: one concept, the tools' contract with a model; the definitions,
 the argument checks and the rendering of results change together when a tool does.
 """
 
@@ -20,7 +22,7 @@ from typing import Protocol
 
 import attrs
 
-from .config import Locale
+from .config import MAX_INSTRUCTIONS_CHARS, Locale
 from .model import Message
 from .render import render_message, result_names, tool_names_by_call_id
 from .text import cut_chars
@@ -28,7 +30,8 @@ from .truncate import PROBE_CHARS_PER_TOKEN, truncate_to_tokens
 
 SEARCH_TOOL = "search_history"
 READ_TOOL = "read_history"
-TOOL_NAMES = (SEARCH_TOOL, READ_TOOL)
+COMPACT_TOOL = "compact_context"
+TOOL_NAMES = (SEARCH_TOOL, READ_TOOL, COMPACT_TOOL)
 MAX_QUERY_CHARS = 1000
 MAX_LIMIT = 20
 DEFAULT_LIMIT = 5
@@ -44,10 +47,14 @@ _FIT_TRIES = 4
 JsonSchema = dict[str, object]
 
 
-def tool_definitions() -> list[JsonSchema]:
+def tool_definitions(*, compaction: bool = True) -> list[JsonSchema]:
     """Return the recall tools as OpenAI function-tool definitions (JSON schema).
 
+    ``compaction``: offer ``compact_context`` too (False: the two reading tools).
+
     >>> [d["function"]["name"] for d in tool_definitions()]
+    ['search_history', 'read_history', 'compact_context']
+    >>> [d["function"]["name"] for d in tool_definitions(compaction=False)]
     ['search_history', 'read_history']
     """
     search: JsonSchema = {
@@ -94,7 +101,19 @@ def tool_definitions() -> list[JsonSchema]:
         },
         "additionalProperties": False,
     }
-    return [
+    compact: JsonSchema = {
+        "type": "object",
+        "properties": {
+            "focus": {
+                "type": "string",
+                "maxLength": MAX_INSTRUCTIONS_CHARS,
+                "description": "What the summary must keep for the task ahead "
+                "(names, ids, decisions); optional.",
+            },
+        },
+        "additionalProperties": False,
+    }
+    reading = [
         _function(
             SEARCH_TOOL,
             "Search the whole conversation history, including older turns that "
@@ -107,6 +126,18 @@ def tool_definitions() -> list[JsonSchema]:
             "Read the messages around one message of the history (give around_id, "
             "or the tool_call_id a masked tool result names), in order.",
             read,
+        ),
+    ]
+    if not compaction:
+        return reading
+    return [
+        *reading,
+        _function(
+            COMPACT_TOOL,
+            "Fold the older turns of this conversation into its summary now, to "
+            "make room before a long task; the recent turns stay as they are. Give "
+            "a focus to say what the summary must keep. Runs in the background.",
+            compact,
         ),
     ]
 
@@ -148,7 +179,14 @@ class ToolError:
     text: str
 
 
-RecallRequest = SearchRequest | ReadRequest
+@attrs.frozen
+class CompactRequest:
+    """A valid ``compact_context`` call; ``focus`` is "" when none was given."""
+
+    focus: str = ""
+
+
+RecallRequest = SearchRequest | ReadRequest | CompactRequest
 
 
 def parse_recall_call(name: str, arguments: str) -> RecallRequest | ToolError:
@@ -162,7 +200,7 @@ def parse_recall_call(name: str, arguments: str) -> RecallRequest | ToolError:
     if name not in TOOL_NAMES:
         return ToolError(
             f"Error: unknown tool {short_text(name)!r}; the recall tools are "
-            f"{SEARCH_TOOL} and {READ_TOOL}."
+            f"{SEARCH_TOOL}, {READ_TOOL} and {COMPACT_TOOL}."
         )
     try:
         data = json.loads(arguments) if arguments.strip() else {}
@@ -171,7 +209,7 @@ def parse_recall_call(name: str, arguments: str) -> RecallRequest | ToolError:
     if not isinstance(data, dict):
         return ToolError(f"Error: {name}: the arguments must be a JSON object.")
     try:
-        return _search(data) if name == SEARCH_TOOL else _read(data)
+        return _PARSERS[name](data)
     except _BadArgument as exc:
         return ToolError(f"Error: {name}: {exc}")
 
@@ -208,6 +246,45 @@ def _read(data: Mapping[str, object]) -> ReadRequest:
     if not isinstance(call_id, str) or not call_id:
         raise _BadArgument('"tool_call_id" must be non-empty text.')
     return ReadRequest(tool_call_id=call_id, before=before, after=after)
+
+
+def _compact(data: Mapping[str, object]) -> CompactRequest:
+    _no_unknown_keys(data, ("focus",))
+    focus = data.get("focus", "")
+    if focus is None:
+        focus = ""
+    if not isinstance(focus, str):
+        given = short_text(json.dumps(focus, ensure_ascii=False, default=str))
+        raise _BadArgument(f'"focus" must be text, not {given}.')
+    if len(focus) > MAX_INSTRUCTIONS_CHARS:
+        raise _BadArgument(
+            f'"focus" must be at most {MAX_INSTRUCTIONS_CHARS} characters, '
+            f"not {len(focus)}."
+        )
+    return CompactRequest(focus.strip())
+
+
+_PARSERS: dict[str, Callable[[Mapping[str, object]], RecallRequest]] = {
+    SEARCH_TOOL: _search,
+    READ_TOOL: _read,
+    COMPACT_TOOL: _compact,
+}
+
+
+def compact_result_text(focus: str, *, locale: Locale = "en") -> str:
+    """Return what ``compact_context`` tells the model: the fold was asked for.
+
+    >>> compact_result_text("order numbers").endswith("focused on 'order numbers'.")
+    True
+    """
+    if locale == "zh":
+        head = "已请求压缩：较早的对话将在后台并入摘要"
+        return f"{head}，重点保留 {short_text(focus)!r}。" if focus else f"{head}。"
+    head = (
+        "Compaction requested: older turns will be folded into the summary "
+        "in the background"
+    )
+    return f"{head}, focused on {short_text(focus)!r}." if focus else f"{head}."
 
 
 def _no_unknown_keys(data: Mapping[str, object], known: Sequence[str]) -> None:

@@ -151,6 +151,48 @@ def safe_cuts(history: Sequence[Message]) -> list[bool]:
     return safe
 
 
+def pending_group_start(history: Sequence[Message]) -> int:
+    """Return where the open tool-call group at the end of ``history`` starts.
+
+    A group is open while one of its calls has no result in ``history`` yet (the
+    host is still running it: a ``compact_context`` call whose compression reads the
+    history before its result is saved). It is at the end when nothing but tool
+    results, event markers and host instructions follow its last assistant
+    message. Such a group is never folded: the fold would archive the call and
+    leave the result to come active without it. ``len(history)`` when there is
+    none. A call followed by a user or assistant message was left unanswered; its
+    group may be folded.
+
+    >>> from memory_summary.domain import Message, ToolCall
+    >>> call = Message("assistant", "", tool_calls=(ToolCall("c1", "f", "{}"),))
+    >>> pending_group_start([Message("user", "a"), call])
+    1
+    >>> pending_group_start([Message("user", "a"), call, Message("user", "b")])
+    3
+    """
+    last = len(history) - 1
+    while last >= 0 and _may_follow_a_call(history[last]):
+        last -= 1
+    if last < 0 or history[last].role != "assistant":
+        return len(history)
+    start = group_starts(history)[last]
+    group = history[start:]
+    answered = {m.tool_call_id for m in group if m.role == "tool"}
+    calls = (c.id for m in group if m.role == "assistant" for c in m.tool_calls)
+    if all(call in answered for call in calls):
+        return len(history)
+    return start
+
+
+def _may_follow_a_call(message: Message) -> bool:
+    """Tell whether ``message`` may sit between a call and its result (not a turn)."""
+    return (
+        message.role == "tool"
+        or message.is_event_marker
+        or is_host_instruction(message)
+    )
+
+
 def find_safe_cut(history: Sequence[Message], keep_recent: int) -> int:
     """Return the index where the kept tail of ``history`` starts.
 
@@ -159,7 +201,9 @@ def find_safe_cut(history: Sequence[Message], keep_recent: int) -> int:
     - at least ``min(max(keep_recent, 1), len(history))`` messages are kept;
     - no tool-call group straddles the cut;
     - the kept tail never starts with a tool result (``cut == 0`` or
-      ``history[cut].role != "tool"``), so no kept result has lost its call.
+      ``history[cut].role != "tool"``), so no kept result has lost its call;
+    - an open tool-call group at the end (``pending_group_start``) is kept whole,
+      so a call is never folded before its result is saved.
 
     The cut only ever moves towards the start, keeping more, never fewer.
 
@@ -168,7 +212,7 @@ def find_safe_cut(history: Sequence[Message], keep_recent: int) -> int:
     1
     """
     n = len(history)
-    cut = max(n - max(keep_recent, 1), 0)
+    cut = min(max(n - max(keep_recent, 1), 0), pending_group_start(history))
     starts = group_starts(history)
     # The earliest group start among messages at or after `cut`.
     earliest = list(starts)

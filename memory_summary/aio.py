@@ -316,9 +316,9 @@ class AsyncSummaryEngine:
             self.engine.assemble_openai, list(messages), session_id, **options
         )
 
-    def recall_tools(self) -> list[dict[str, object]]:
+    def recall_tools(self, *, compaction: bool = True) -> list[dict[str, object]]:
         """Return the recall tools' definitions (``SummaryEngine.recall_tools``)."""
-        return self.engine.recall_tools()
+        return self.engine.recall_tools(compaction=compaction)
 
     async def call_recall_tool(self, session_id: str, tool_call: object) -> Message:
         """Run one recall tool call in a worker thread; return the tool message.

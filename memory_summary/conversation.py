@@ -152,8 +152,8 @@ class Conversation:
             budget in that model's encoding, and a reply's usage becomes a context
             ratio with its window. None: the model a reply names.
         answer_recall_tools: answer the model's calls of the library's recall tools
-            (``search_history``, ``read_history``) in ``record``; False leaves
-            every tool call to the host.
+            (``search_history``, ``read_history``, ``compact_context``) in
+            ``record``; False leaves every tool call to the host.
     """
 
     def __init__(

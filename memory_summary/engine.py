@@ -748,18 +748,23 @@ class SummaryEngine:
         converted = messages_from_openai(messages)
         return messages_to_openai(self.assemble(converted, session_id, **options))
 
-    def recall_tools(self) -> list[dict[str, object]]:
+    def recall_tools(self, *, compaction: bool = True) -> list[dict[str, object]]:
         """Return the recall tools as OpenAI function-tool definitions (JSON schema).
 
         ``search_history`` searches the whole stored history, archived turns
-        included; ``read_history`` reads the turns around one message. Pass them to
-        the chat model with the host's own tools and answer their calls with
-        ``call_recall_tool``; set ``recall_hint`` so the summary tells the model.
+        included; ``read_history`` reads the turns around one message;
+        ``compact_context`` lets the model ask for a compression now (before a long
+        task), with an optional ``focus`` the summarizer reads as the host's
+        ``instructions``. Pass them to the chat model with the host's own tools and
+        answer their calls with ``call_recall_tool``; set ``recall_hint`` so the
+        summary tells the model. ``compaction=False`` leaves ``compact_context``
+        out, for a host that does not let the model trigger compressions (its calls
+        are still answered if a model sends one).
 
         >>> [t["function"]["name"] for t in engine.recall_tools()]  # doctest: +SKIP
-        ['search_history', 'read_history']
+        ['search_history', 'read_history', 'compact_context']
         """
-        return tool_definitions()
+        return tool_definitions(compaction=compaction)
 
     def call_recall_tool(self, session_id: str, tool_call: object) -> Message:
         """Run one recall tool call for ``session_id``; return the message to append.
@@ -770,6 +775,10 @@ class SummaryEngine:
         session's chat encoding. Bad JSON, wrong types, an unknown tool or an id of
         another session give a tool message saying what was wrong, never an
         exception; only a call without an id raises ``MessageError``.
+
+        ``compact_context`` asks for ``compress(session_id, "manual",
+        instructions=focus)`` and returns at once (the compression runs in the
+        background); its result says the compaction was requested.
         """
         self._core.check_open()
         _check_session_id(session_id)

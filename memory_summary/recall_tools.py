@@ -13,12 +13,14 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from typing import Protocol
 
 from memory_summary.domain import (
     MemoryStore,
     Message,
     MessageError,
+    Outcome,
     RecallUnsupported,
     StoreError,
     SummaryConfig,
@@ -26,11 +28,13 @@ from memory_summary.domain import (
 )
 from memory_summary.domain.recall_tools import (
     READ_TOOL,
+    CompactRequest,
     Entry,
     Hit,
     ReadRequest,
     SearchRequest,
     ToolError,
+    compact_result_text,
     parse_recall_call,
     read_result_text,
     search_result_text,
@@ -59,6 +63,10 @@ class RecallSource(Protocol):
     def read_history(
         self, session_id: str, around_id: int, *, before: int, after: int
     ) -> Sequence[Entry]: ...
+
+    def compress(
+        self, session_id: str, reason: str = ..., *, instructions: str | None = ...
+    ) -> Future[Outcome]: ...
 
 
 def recall_tool_call(tool_call: object) -> tuple[str, str | ToolCall]:
@@ -130,6 +138,8 @@ def _answer(
         return parsed.text
     cap = engine.config.recall_result_max_tokens
     locale = engine.config.locale
+    if isinstance(parsed, CompactRequest):
+        return _compact(engine, session_id, parsed)
     try:
         if isinstance(parsed, SearchRequest):
             hits = engine.search_history(
@@ -172,6 +182,25 @@ def _answer(
         return f"Error: {call.name}: the history cannot be read right now; try later."
     except ValueError as exc:  # a query the index refuses, an id not of this session
         return f"Error: {call.name}: {exc}"
+
+
+def _compact(engine: RecallSource, session_id: str, request: CompactRequest) -> str:
+    """Ask for a compression of ``session_id`` in the background; never wait for it.
+
+    The focus goes to the summarizer as the host's instructions do
+    (``SummaryEngine.compress(..., instructions=)``). The fold it causes never
+    separates this call from its result: a tool call whose result is not saved yet
+    at the end of the history is kept (``domain.window.pending_group_start``).
+    """
+    future = engine.compress(session_id, "manual", instructions=request.focus or None)
+    future.add_done_callback(lambda done: _log_failure(session_id, done))
+    return compact_result_text(request.focus, locale=engine.config.locale)
+
+
+def _log_failure(session_id: str, future: Future[Outcome]) -> None:
+    error = future.exception()
+    if error is not None:
+        log.warning("session %s: compact_context failed: %s", session_id, error)
 
 
 def _around_id(

@@ -148,13 +148,19 @@ def test_langchain_tools_bound_to_a_session_and_async(store, engine_on):
     from memory_summary.integrations.langchain import recall_tools
 
     archived_locker_code(store, engine_on, "bob")
-    search, read = recall_tools(AsyncSummaryEngine(engine_on), session_id="bob")
+    search, read, compact = recall_tools(
+        AsyncSummaryEngine(engine_on), session_id="bob"
+    )
 
     found = asyncio.run(search.ainvoke({"query": "locker"}))
     schema = search.tool_call_schema
+    requested = asyncio.run(compact.ainvoke({"focus": "the locker"}))
 
     assert "My locker code is 4417." in found
     assert read.name == "read_history"
+    assert compact.name == "compact_context"
+    assert requested.startswith("Compaction requested")
+    assert engine_on.wait_idle(30)
     assert schema["properties"]["query"]["type"] == "string"
 
 

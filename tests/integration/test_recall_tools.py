@@ -283,15 +283,24 @@ def test_the_async_engine_runs_the_tools(store, make_engine):
 
     names, answer = asyncio.run(main())
 
-    assert names == ["search_history", "read_history"]
+    assert names == ["search_history", "read_history", "compact_context"]
     assert "gate B12" in answer.text
 
 
 def test_recall_tools_returns_the_definitions(store):
     with SummaryEngine(store) as engine:
         tools = engine.recall_tools()
+        reading = engine.recall_tools(compaction=False)
 
-    assert [t["function"]["name"] for t in tools] == ["search_history", "read_history"]
+    assert [t["function"]["name"] for t in tools] == [
+        "search_history",
+        "read_history",
+        "compact_context",
+    ]
+    assert [t["function"]["name"] for t in reading] == [
+        "search_history",
+        "read_history",
+    ]
 
 
 @settings(max_examples=30, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -4,14 +4,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_summary.domain import (
+    EVENT_MARKER,
     MODEL_RESPONSE,
+    Message,
+    ToolCall,
     find_safe_cut,
     find_token_cut,
     foldable_history,
     is_host_instruction,
     split_window,
 )
-from memory_summary.domain.window import group_starts
+from memory_summary.domain.window import group_starts, pending_group_start
 from memory_summary.testing.strategies import histories
 
 
@@ -78,14 +81,19 @@ def test_kept_count_never_drops_below_the_floor(history, keep_recent):
 
 @given(history=histories(), keep_recent=st.integers(0, 80))
 def test_cut_is_as_late_as_the_rules_allow(history, keep_recent):
-    """Any later cut keeping at least the floor would break a rule."""
+    """Any later cut keeping at least the floor would break a rule.
+
+    The rules: no group straddles the cut, the tail starts with no tool result, and
+    an open call at the end is kept (``pending_group_start``).
+    """
     cut = find_safe_cut(history, keep_recent)
     starts = group_starts(history)
     floor = len(history) - max(keep_recent, 1)
+    pending = pending_group_start(history)
 
     for later in range(cut + 1, max(floor, 0) + 1):
         splits_group = any((i < later) != (s < later) for i, s in enumerate(starts))
-        assert splits_group or history[later].role == "tool"
+        assert splits_group or history[later].role == "tool" or later > pending
 
 
 @given(history=histories(), keep_recent=st.integers(0, 80))
@@ -117,3 +125,94 @@ def test_a_token_cut_keeps_a_model_response_whole_too(history, keep_tokens):
             sides.setdefault(response, set()).add(index < cut)
 
     assert all(len(side) == 1 for side in sides.values())
+
+
+@st.composite
+def open_call_endings(draw):
+    """A history ending with a tool call whose results are not all saved yet.
+
+    Some of the call's results may be saved already; event markers and host
+    instructions may sit among them (a compression's separator, a system prompt).
+    Returns the history, the call's index and the results still to come.
+    """
+    history = list(draw(histories()))
+    calls = [
+        ToolCall(f"open{n}", "compact_context", "{}")
+        for n in range(draw(st.integers(1, 3)))
+    ]
+    at = len(history)
+    history.append(Message("assistant", "", tool_calls=calls))
+    saved = draw(st.lists(st.sampled_from(calls), unique=True, max_size=len(calls) - 1))
+    noise = st.lists(
+        st.sampled_from(
+            [
+                Message("system", "--- compressed ---", kind=EVENT_MARKER),
+                Message("system", "Be brief."),
+            ]
+        ),
+        max_size=2,
+    )
+    history.extend(draw(noise))
+    for call in saved:
+        history.append(Message("tool", "done", tool_call_id=call.id))
+        history.extend(draw(noise))
+    to_come = [
+        Message("tool", "done", tool_call_id=c.id) for c in calls if c not in saved
+    ]
+    return history, at, to_come
+
+
+def _no_result_without_its_call(kept):
+    """Tell whether every kept result of the open call has the call kept with it."""
+    calls = {c.id for m in kept for c in m.tool_calls}
+    results = [
+        m for m in kept if m.role == "tool" and m.tool_call_id.startswith("open")
+    ]
+    return bool(results) and all(m.tool_call_id in calls for m in results)
+
+
+@given(ending=open_call_endings(), keep_recent=st.integers(0, 80))
+def test_an_open_call_at_the_end_is_never_folded(ending, keep_recent):
+    """The fold a call causes (compact_context) never separates it from its result."""
+    history, at, to_come = ending
+
+    cut = find_safe_cut(history, keep_recent)
+
+    assert pending_group_start(history) <= at
+    assert cut <= at
+    kept = [*history[cut:], *to_come]  # the results the host saves after the fold
+    assert _no_result_without_its_call(kept)
+
+
+@given(
+    ending=open_call_endings(),
+    keep_recent=st.none() | st.integers(0, 80),
+    keep_tokens=st.none() | st.integers(0, 2_000),
+)
+def test_no_split_keeps_an_open_call_apart_from_its_results(
+    ending, keep_recent, keep_tokens
+):
+    history, at, to_come = ending
+
+    split = split_window(
+        history,
+        keep_recent,
+        keep_tokens=keep_tokens,
+        cost=lambda message: len(message.text) + 1,
+    )
+
+    assert history[at] in split.keep
+    assert not any(
+        m.role == "tool" and m.tool_call_id.startswith("open") for m in split.fold
+    )
+    assert _no_result_without_its_call([*split.keep, *to_come])
+
+
+@given(history=histories(), keep_recent=st.integers(0, 80))
+def test_an_answered_or_abandoned_call_does_not_hold_the_cut(history, keep_recent):
+    """Only a call still waiting at the end holds the cut: a turn after it frees it."""
+    call = Message("assistant", "", tool_calls=[ToolCall("late", "f", "{}")])
+    ended = [*history, call, Message("user", "never mind")]
+
+    assert pending_group_start(ended) == len(ended)
+    assert find_safe_cut(ended, 1) == len(ended) - 1

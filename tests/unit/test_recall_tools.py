@@ -9,10 +9,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_summary.domain import Message, ToolCall
+from memory_summary.domain.config import MAX_INSTRUCTIONS_CHARS
 from memory_summary.domain.recall_tools import (
+    CompactRequest,
     ReadRequest,
     SearchRequest,
     ToolError,
+    compact_result_text,
     parse_recall_call,
     read_result_text,
     search_result_text,
@@ -52,6 +55,8 @@ def test_the_definitions_are_valid_json_schema_of_openai_function_tools():
         ("search_history", {"query": "巴黎", "limit": 20, "archived_only": True}),
         ("read_history", {"around_id": 7}),
         ("read_history", {"tool_call_id": "call_1", "before": 0, "after": 20}),
+        ("compact_context", {}),
+        ("compact_context", {"focus": "keep order 42"}),
     ],
 )
 def test_what_the_schema_accepts_parses(name, arguments):
@@ -64,7 +69,7 @@ def test_what_the_schema_accepts_parses(name, arguments):
 
     parsed = parse_recall_call(name, json.dumps(arguments))
 
-    assert isinstance(parsed, (SearchRequest, ReadRequest))
+    assert isinstance(parsed, (SearchRequest, ReadRequest, CompactRequest))
 
 
 @pytest.mark.parametrize(
@@ -87,6 +92,11 @@ def test_what_the_schema_accepts_parses(name, arguments):
         ("read_history", '{"around_id": 0}', "between 1 and"),
         ("read_history", '{"around_id": 3, "before": 21}', "between 0 and 20"),
         ("read_history", '{"tool_call_id": ""}', "non-empty text"),
+        ("compact_context", '{"focus": 7}', '"focus" must be text, not 7'),
+        ("compact_context", '{"focus": ["a"]}', '"focus" must be text'),
+        ("compact_context", json.dumps({"focus": "x" * 2001}), "at most 2000"),
+        ("compact_context", '{"topic": "x"}', "unknown argument(s) topic"),
+        ("compact_context", "[]", "must be a JSON object"),
         ("forget_everything", "{}", "unknown tool 'forget_everything'"),
     ],
 )
@@ -106,7 +116,36 @@ def test_an_integral_float_is_an_integer_as_in_json_schema():
 def test_parsing_never_raises(name, arguments):
     parsed = parse_recall_call(name, arguments)
 
-    assert isinstance(parsed, (SearchRequest, ReadRequest, ToolError))
+    assert isinstance(parsed, (SearchRequest, ReadRequest, CompactRequest, ToolError))
+
+
+def test_compact_context_is_offered_unless_the_host_leaves_it_out():
+    names = [d["function"]["name"] for d in tool_definitions()]
+    reading = [d["function"]["name"] for d in tool_definitions(compaction=False)]
+
+    assert names == ["search_history", "read_history", "compact_context"]
+    assert reading == ["search_history", "read_history"]
+
+
+def test_compact_context_takes_an_optional_focus_bounded_as_instructions():
+    schema = tool_definitions()[2]["function"]["parameters"]
+
+    assert parse_recall_call("compact_context", "") == CompactRequest("")
+    assert parse_recall_call("compact_context", '{"focus": null}') == CompactRequest()
+    assert parse_recall_call(
+        "compact_context", '{"focus": "  the refund  "}'
+    ) == CompactRequest("the refund")
+    longest = json.dumps({"focus": "x" * MAX_INSTRUCTIONS_CHARS})
+    assert parse_recall_call("compact_context", longest) == CompactRequest(
+        "x" * MAX_INSTRUCTIONS_CHARS
+    )
+    assert schema["properties"]["focus"]["maxLength"] == MAX_INSTRUCTIONS_CHARS
+
+
+def test_the_compaction_result_says_it_was_requested_and_its_focus():
+    assert compact_result_text("").startswith("Compaction requested")
+    assert "'order 42'" in compact_result_text("order 42")
+    assert "order 42" in compact_result_text("order 42", locale="zh")
 
 
 def test_search_results_name_ids_lineage_and_scores():
