@@ -198,7 +198,7 @@ def _compact(engine: RecallSource, session_id: str, request: CompactRequest) -> 
 
 
 def _log_failure(session_id: str, future: Future[Outcome]) -> None:
-    error = future.exception()
+    error = None if future.cancelled() else future.exception()  # stop() cancels
     if error is not None:
         log.warning("session %s: compact_context failed: %s", session_id, error)
 
