@@ -101,3 +101,20 @@ def test_a_fold_that_starts_before_the_result_is_saved_keeps_the_call(
     assert [m.tool_call_id for m in active if m.role == "tool"] == ["call_c1"]
     asked = "\n".join(m.text for m in summarizer.requests[0])
     assert "<host_instructions>\nPorto\n</host_instructions>" in asked
+
+
+def test_a_failed_compaction_is_logged_and_a_cancelled_one_is_not(caplog):
+    from concurrent.futures import Future
+
+    from memory_summary.recall_tools import _log_failure
+
+    failed: Future[object] = Future()
+    failed.set_exception(RuntimeError("the store is gone"))
+    cancelled: Future[object] = Future()
+    cancelled.cancel()
+
+    _log_failure("s", failed)  # type: ignore[arg-type]
+    _log_failure("s", cancelled)  # type: ignore[arg-type]
+
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == ["session s: compact_context failed: the store is gone"]
