@@ -76,13 +76,13 @@ class ComponentClock:
 def engine_components(clock: ComponentClock, store: Any) -> Iterator[None]:
     """Wrap the engine's components (module functions, the store's methods)."""
     from memory_summary.adapters import tokens
-    from memory_summary.domain import compression
+    from memory_summary.domain import compression_fold
 
     # counters are built before the run: wrap what they call, not the factory
     clock.patch(tokens.CountMemo, "__call__", "counting")
     clock.patch(tokens, "estimate_tokens", "counting")
-    clock.patch(compression, "with_pins", "pins")
-    clock.patch(compression, "check_summary", "validation")
+    clock.patch(compression_fold, "with_pins", "pins")
+    clock.patch(compression_fold, "check_summary", "validation")
     for name in (
         "get_history",
         "get_oldest_history",
