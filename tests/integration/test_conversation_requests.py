@@ -20,6 +20,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from memory_summary import Message, SummaryConfig, SummaryEngine, ToolCall
 from memory_summary.adapters import InMemoryStore
+from memory_summary.domain import anthropic_pairs, messages_to_anthropic
+from memory_summary.response_items import items_of
 from memory_summary.testing.fakes import InstrumentedSummarizer
 from tests.anthropic_server import AnthropicServer
 from tests.anthropic_server import Behaviour as AnthropicBehaviour
@@ -27,6 +29,7 @@ from tests.openai_server import Behaviour, OpenAICompatibleServer
 
 SID = "s"
 words = st.sampled_from(["alpha", "beta", "gamma", "delta", "order 17", "tram 28"])
+formats = st.sampled_from(["openai", "anthropic", "responses"])
 
 
 class HandleAgainstAssemble(RuleBasedStateMachine):
@@ -52,9 +55,9 @@ class HandleAgainstAssemble(RuleBasedStateMachine):
         if hasattr(self, "engine"):
             self.engine.stop()
 
-    @rule(text=words)
-    def user_turn(self, text):
-        self.check(self.chat.prepare(text, system=self.system))
+    @rule(text=words, kind=formats)
+    def user_turn(self, text, kind):
+        self.check(self.chat.prepare(text, system=self.system, format=kind), kind)
 
     @rule(text=words)
     def reply(self, text):
@@ -95,15 +98,31 @@ class HandleAgainstAssemble(RuleBasedStateMachine):
     def clear_history(self):
         self.store.clear_session(SID)
 
-    @rule()
-    def prepare_again(self):
-        self.check(self.chat.prepare(system=self.system))
+    @rule(kind=formats)
+    def prepare_again(self, kind):
+        self.check(self.chat.prepare(system=self.system, format=kind), kind)
 
-    def check(self, request):
+    def check(self, request, kind="openai"):
         head = [Message("system", self.system)] if self.system else []
         stored = self.store.get_history(SID)
-        expected = self.engine.assemble([*head, *stored], SID, placement="merge")
-        assert request == [message.to_openai() for message in expected]
+        given = [*head, *stored]
+        if kind == "anthropic":
+            assembled = self.engine.assemble(
+                given, SID, placement="merge", repair=False
+            )
+            system, turns = messages_to_anthropic(
+                anthropic_pairs(assembled, True), alternate=True
+            )
+            expected = {"messages": turns}
+            if system is not None:
+                expected["system"] = system
+            assert request == expected
+            return
+        assembled = self.engine.assemble(given, SID, placement="merge")
+        if kind == "responses":
+            assert request == items_of(assembled)
+        else:
+            assert request == [message.to_openai() for message in assembled]
 
     @invariant()
     def a_request_list_is_the_callers(self):
