@@ -302,10 +302,15 @@ def unsaved(messages: list[Message], where: str) -> list[Message]:
     """Return ``messages``, refusing one that is already stored (it has an id)."""
     for message in messages:
         if message.id is not None:
+            hint = (
+                " (prepare() sends the history again without saving anything)"
+                if where == "user"
+                else ""
+            )
             raise MessageError(
                 where,
-                f"message {message.id} is already stored; allowed: a new message "
-                "(prepare(None) sends the history again without saving anything)",
+                f"message {message.id} is already stored; allowed: a new message"
+                + hint,
             )
     return messages
 

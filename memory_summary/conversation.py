@@ -14,7 +14,8 @@ prepared session's active messages and their OpenAI dicts (``Transcripts``), app
 what the handle saves, and reads the history again only when the store's
 ``ActiveSpan`` is not the one its own saves lead to (a compression committed, another
 writer saved or popped). The request of a session whose history is plain (no stored
-instruction or summary, every tool call answered, no masking) is built from what the
+instruction or summary, no masking, tool results next to their calls in the calls'
+order; for Anthropic, no group of calls half answered) is built from what the
 transcript keeps: the OpenAI dicts, the Anthropic turns (each closed turn built once)
 or the Responses items (each message's built once); any other request goes through
 ``assemble``, the same rules either way, and a property test holds the two equal.
@@ -27,7 +28,6 @@ the user's message twice.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from concurrent.futures import Future
 from typing import Literal, Protocol, cast
 
 import attrs
@@ -36,7 +36,6 @@ from memory_summary.domain import (
     AnthropicSystem,
     CompressionStore,
     Message,
-    Outcome,
     Placement,
     Repair,
     SpanningStore,
@@ -51,7 +50,6 @@ from memory_summary.domain import (
 from memory_summary.domain.capabilities import StoreCapabilities
 from memory_summary.domain.measure import known_context_tokens, usage_ratio
 from memory_summary.domain.recall_tools import TOOL_NAMES as RECALL_TOOL_NAMES
-from memory_summary.domain.recall_tools import Entry, Hit
 from memory_summary.domain.replies import (
     host_messages,
     read_reply,
@@ -67,7 +65,7 @@ from .response_items import items_of
 from .transcripts import Transcript, Transcripts
 
 
-class TurnHost(Protocol):
+class TurnHost(RecallSource, Protocol):
     """What a ``Conversation`` uses of its ``SummaryEngine`` (which satisfies it)."""
 
     memory: CompressionStore
@@ -93,18 +91,6 @@ class TurnHost(Protocol):
     def _recall(
         self, session_id: str, tool_call: object, source: RecallSource
     ) -> Message: ...
-
-    def compress(
-        self, session_id: str, reason: str = ..., *, instructions: str | None = ...
-    ) -> Future[Outcome]: ...
-
-    def search_history(
-        self, session_id: str, query: str, *, limit: int, archived_only: bool
-    ) -> Sequence[Hit]: ...
-
-    def read_history(
-        self, session_id: str, around_id: int, *, before: int, after: int
-    ) -> Sequence[Entry]: ...
 
     def _turn_ended(
         self, session_id: str, model: str | None, active: int | None
@@ -211,13 +197,16 @@ class Conversation:
                 **request)``; ``"responses"``: the Responses API's input items.
 
         Nothing is saved when the message is malformed or the store fails; the
-        request is built after the save, from what the store holds. The list is
-        the caller's; the history's dicts in it are shared with the next turns'
-        requests (building them anew would cost every turn the whole history):
-        send them as they are, or copy one (``dict(message)``) to change it.
+        request is built after the save, from what the store holds. The list (the
+        Anthropic request's ``messages`` list) is the caller's; the history's
+        dicts, Anthropic turns and Responses items in it are shared with the next
+        turns' requests (building them anew would cost every turn the whole
+        history): send them as they are, or deep-copy one (``copy.deepcopy``) to
+        change it.
 
         Raises:
-            MessageError: ``user`` is not a user message.
+            MessageError: ``user`` is not a user message, is empty, or is already
+                stored (a retried turn calls ``prepare()`` without it).
             ValueError: an unknown ``format``.
             StoreError: the store failed (the message was not saved).
             EngineClosed: after ``stop()``.
@@ -258,8 +247,9 @@ class Conversation:
         are answered and their results saved with the reply, in one batch.
 
         Raises:
-            MessageError: ``reply`` cannot be read, is not the assistant's or is
-                empty (no text, no tool call); nothing is saved.
+            MessageError: ``reply`` cannot be read, is not the assistant's, is
+                empty (no text and no tool call; thinking alone is empty) or is a
+                ``Message`` already stored (it has an id); nothing is saved.
             StoreError: the store failed; nothing of the turn was saved.
             EngineClosed: after ``stop()``.
         """
@@ -290,7 +280,8 @@ class Conversation:
         are checked before any is saved, and saved in one batch.
 
         Raises:
-            MessageError: a message is malformed; nothing is saved.
+            MessageError: a message is malformed or already stored (it has an id);
+                nothing is saved.
             StoreError: the store failed; nothing is saved.
         """
         self._engine._check_open()

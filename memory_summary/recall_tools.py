@@ -271,7 +271,7 @@ class HeldCompactions:
                 real = self._engine.compress(
                     session_id, reason, instructions=instructions
                 )
-            except MemorySummaryError as error:  # stop() between the save and here
+            except (MemorySummaryError, ValueError, TypeError) as error:  # stop()
                 held.set_exception(error)
                 continue
             real.add_done_callback(functools.partial(_follow, held))

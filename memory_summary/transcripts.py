@@ -36,8 +36,8 @@ class Transcript:
     every tool call answered right after it); ``open_calls`` are the newest
     assistant's calls still unanswered, in order. Results that arrive in another
     order than their calls (``record`` saves the library's answers before the host
-    adds its own) are put in the calls' order once the last one arrives, as
-    ``repair_pairs`` would place them, so such a turn stays plain.
+    adds its own) are put in the calls' order as each arrives, as ``repair_pairs``
+    places them, so such a turn stays plain.
     """
 
     span: ActiveSpan
@@ -47,7 +47,6 @@ class Transcript:
     open_calls: list[str] = attrs.field(factory=list)
     lock: threading.Lock = attrs.field(factory=threading.Lock)
     _calls: list[str] = attrs.field(factory=list)  # the newest assistant's calls
-    _shuffled: bool = False  # a result of them came before an earlier call's
     _turns: _Turns | None = None  # the Anthropic turns, once asked for
     _items: list[list[Item]] | None = None  # each message's Responses items, once asked
 
@@ -55,7 +54,7 @@ class Transcript:
         """Take ``fresh``'s messages (the store's, read again) in place of these."""
         self.span, self.messages, self.dicts = fresh.span, fresh.messages, fresh.dicts
         self.plain, self.open_calls = fresh.plain, fresh.open_calls
-        self._calls, self._shuffled = fresh._calls, fresh._shuffled
+        self._calls = fresh._calls
         self._turns = self._items = None
 
     @property
@@ -94,8 +93,8 @@ class Transcript:
         made.extend(messages, counted=False)
         if made.plain:  # repair must agree: the tracking could miss a case
             repaired = repair_pairs(messages, True)
-            made.plain = len(repaired) == len(messages) and all(
-                a is b for a, b in zip(repaired, messages, strict=True)
+            made.plain = len(repaired) == len(made.messages) and all(
+                a is b for a, b in zip(repaired, made.messages, strict=True)
             )
         return made
 
@@ -119,36 +118,39 @@ class Transcript:
             if message.tool_call_id not in self.open_calls:
                 self.plain = False  # repair would move or drop it
                 return
-            if self.open_calls[0] != message.tool_call_id:
-                self._shuffled = True
             self.open_calls.remove(message.tool_call_id)
-            if not self.open_calls and self._shuffled:
-                self._order_results()
+            self._place_last()
         else:
             if self.open_calls:
                 self.plain = False  # an earlier call was never answered
             self.open_calls = [call.id for call in message.tool_calls]
-            self._calls, self._shuffled = list(self.open_calls), False
+            self._calls = list(self.open_calls)
             if "" in self.open_calls or len(set(self.open_calls)) < len(self._calls):
                 self.plain = False  # repair answers or drops such calls itself
 
-    def _order_results(self) -> None:
-        """Put the newest calls' results, the last messages, in the calls' order."""
+    def _place_last(self) -> None:
+        """Move the result just appended among its group's, in the calls' order.
+
+        ``repair_pairs`` puts results in the order of their calls, answered or not
+        yet; so does this, each time one arrives.
+        """
         if not self.plain:
             return  # the request is assembled, and repaired, anyway
-        start = len(self.messages) - len(self._calls)
-        at = {call: index for index, call in enumerate(self._calls)}
-        order = sorted(
-            range(start, len(self.messages)),
-            key=lambda i: at[self.messages[i].tool_call_id or ""],
-        )
-        self.messages[start:] = [self.messages[i] for i in order]
-        self.dicts[start:] = [self.dicts[i] for i in order]
+        start = len(self.messages) - (len(self._calls) - len(self.open_calls))
+        rank = self._calls.index  # the ids of a plain group are distinct
+        last = len(self.messages) - 1
+        key = rank(self.messages[last].tool_call_id or "")
+        at = last
+        while at > start and rank(self.messages[at - 1].tool_call_id or "") > key:
+            at -= 1
+        if at == last:
+            return
+        self.messages.insert(at, self.messages.pop())
+        self.dicts.insert(at, self.dicts.pop())
         if self._items is not None:
-            self._items[start:] = [self._items[i] for i in order]
+            self._items.insert(at, self._items.pop())
         if self._turns is not None:  # the results are the open user turn
             self._turns.group[:] = self.messages[start:]
-        self._shuffled = False
 
 
 class _Turns:

@@ -65,20 +65,24 @@ class HandleAgainstAssemble(RuleBasedStateMachine):
             {"choices": [{"message": {"role": "assistant", "content": text}}]}
         )
 
-    @rule(count=st.integers(1, 3), answer=st.booleans(), recall=st.booleans())
-    def tool_call(self, count, answer, recall):
+    @rule(count=st.integers(1, 3), recall=st.booleans(), data=st.data())
+    def tool_call(self, count, recall, data):
         calls = []
-        for _ in range(count):
+        where = data.draw(st.integers(0, count - 1)) if recall else -1
+        for index in range(count):
             self.calls += 1
-            name = "search_history" if recall and not calls else "lookup"
+            name = "search_history" if index == where else "lookup"
             args = {"query": "order"} if name == "search_history" else {"q": "x"}
             calls.append(ToolCall(f"c{self.calls}", name, json.dumps(args)))
         recorded = self.chat.record(Message("assistant", None, tool_calls=calls))
-        if answer:
+        # the host answers any of its calls, in any order (or none yet)
+        answered = data.draw(st.permutations(recorded.pending))
+        answered = answered[: data.draw(st.integers(0, len(answered)))]
+        if answered:
             self.chat.add(
                 *(
                     {"role": "tool", "tool_call_id": c.id, "content": f"result {c.id}"}
-                    for c in reversed(recorded.pending)
+                    for c in answered
                 )
             )
 
@@ -127,10 +131,12 @@ class HandleAgainstAssemble(RuleBasedStateMachine):
     @invariant()
     def a_request_list_is_the_callers(self):
         if hasattr(self, "chat"):
-            first = self.chat.prepare(system=self.system)
-            first.append({"role": "assistant", "content": "appended by the host"})
-            first.pop(0)
-            self.check(self.chat.prepare(system=self.system))
+            for kind in ("openai", "anthropic", "responses"):
+                first = self.chat.prepare(system=self.system, format=kind)
+                listed = first["messages"] if kind == "anthropic" else first
+                listed.append({"role": "assistant", "content": "appended by the host"})
+                listed.pop(0)
+                self.check(self.chat.prepare(system=self.system, format=kind), kind)
 
 
 HandleAgainstAssemble.TestCase.settings = settings(

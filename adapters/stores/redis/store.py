@@ -598,7 +598,7 @@ def _attempt(
     except (redis.TimeoutError, redis.ConnectionError) as exc:
         return None, exc
     except redis.ResponseError as exc:
-        if str(exc).startswith("BUSY"):
+        if str(exc).startswith("BUSY "):
             return None, exc
         raise StoreError(f"save_messages failed for {session_id!r}: {exc}") from exc
     except redis.RedisError as exc:
