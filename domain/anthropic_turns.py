@@ -111,7 +111,11 @@ def _blocks(message: Message) -> list[dict[str, object]]:
     return _text_blocks(message.content)
 
 
-def _turn_content(group: Sequence[Message]) -> AnthropicContent:
+def turn_content(group: Sequence[Message]) -> AnthropicContent:
+    """Return the content of one turn: the consecutive messages of one side.
+
+    A lone plain text message stays text; anything else becomes its blocks.
+    """
     only = group[0]
     if (
         len(group) == 1
@@ -162,5 +166,5 @@ def messages_to_anthropic(
         else:
             turns.append((side, [message]))
     return _system_value(instructions), [
-        {"role": side, "content": _turn_content(group)} for side, group in turns
+        {"role": side, "content": turn_content(group)} for side, group in turns
     ]

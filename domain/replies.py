@@ -14,7 +14,10 @@ ratio:
   was compacted).
 
 A reply with neither text nor a tool call is refused (``MessageError``): storing it
-would give the model an empty turn to read back.
+would give the model an empty turn to read back. Thinking alone is no reply either.
+The usage a reply carries is read leniently: a shape neither provider documents (as
+some compatible servers send) counts as no usage, never as a reason to lose the reply;
+a usage the host passes itself (``read_usage_tokens``) is held to the documented shapes.
 """
 
 from __future__ import annotations
@@ -24,12 +27,21 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from .anthropic_format import messages_from_anthropic
-from .content import content_text
+from .content import Content, content_text
 from .errors import MessageError
 from .model import Message
 from .openai_format import openai_mapping
+from .thinking import THINKING_TYPES
 
-__all__ = ["ReadReply", "host_messages", "read_reply", "read_usage_tokens"]
+__all__ = [
+    "ReadReply",
+    "host_messages",
+    "read_reply",
+    "read_usage_tokens",
+    "system_message",
+    "unsaved",
+    "user_message",
+]
 
 
 @attrs.frozen
@@ -112,6 +124,18 @@ def read_usage_tokens(usage: object) -> int | None:
     )
 
 
+def _reply_tokens(usage: object) -> int | None:
+    """Return the tokens of the usage a reply carries; None when its shape is unknown.
+
+    >>> _reply_tokens({"total_tokens": 5}) is None
+    True
+    """
+    try:
+        return read_usage_tokens(usage)
+    except MessageError:
+        return None
+
+
 def _model(data: Mapping[str, object]) -> str | None:
     model = data.get("model")
     return model if isinstance(model, str) and model else None
@@ -125,10 +149,7 @@ def _openai_reply(data: Mapping[str, object]) -> ReadReply:
     message = _assistant(
         Message.from_openai(_mapping(choice.get("message"), "message"))
     )
-    usage = data.get("usage")
-    return ReadReply(
-        message, _model(data), None if usage is None else read_usage_tokens(usage)
-    )
+    return ReadReply(message, _model(data), _reply_tokens(data.get("usage")))
 
 
 def _anthropic_reply(data: Mapping[str, object]) -> ReadReply:
@@ -137,27 +158,30 @@ def _anthropic_reply(data: Mapping[str, object]) -> ReadReply:
     )
     if len(turn) != 1:
         raise MessageError("content", "an Anthropic reply holds one assistant turn")
-    usage = data.get("usage")
     return ReadReply(
-        _assistant(turn[0]),
-        _model(data),
-        None if usage is None else read_usage_tokens(usage),
+        _assistant(turn[0]), _model(data), _reply_tokens(data.get("usage"))
     )
 
 
 def _assistant(message: Message) -> Message:
     if message.role != "assistant":
         raise MessageError("role", f"a reply is the assistant's, got {message.role!r}")
-    if (
-        not message.tool_calls
-        and not message.refusal
-        and not content_text(message.content).strip()
-    ):
+    if not message.tool_calls and not message.refusal and not _says(message.content):
         raise MessageError(
             "content",
-            "the reply is empty (no text and no tool call): nothing to store",
+            "the reply is empty (no text and no tool call, thinking at most): "
+            "nothing to store",
         )
     return message
+
+
+def _says(content: Content) -> bool:
+    """Tell whether ``content`` holds anything but blank text and thinking."""
+    if isinstance(content, tuple):
+        content = tuple(
+            part for part in content if part.get("type") not in THINKING_TYPES
+        )
+    return bool(content_text(content).strip())
 
 
 def read_reply(reply: object) -> ReadReply:
@@ -253,3 +277,56 @@ def host_messages(items: Sequence[object]) -> list[Message]:
         except MessageError as exc:
             raise MessageError(f"messages[{index}].{exc.field}", exc.problem) from exc
     return result
+
+
+def user_message(user: object) -> Message:
+    """Return the user's new message: text, a ``Message`` or a user message dict.
+
+    Raises:
+        MessageError: it is not the user's, or it is empty.
+    """
+    if isinstance(user, str):
+        if not user.strip():
+            raise MessageError("user", "is empty; allowed: the user's text")
+        return Message("user", user)
+    (message,) = host_messages([user])[:1] or (None,)
+    if message is None or message.role != "user":
+        role = None if message is None else message.role
+        raise MessageError("user", f"must be the user's message, got role {role!r}")
+    if not content_text(message.content).strip():
+        raise MessageError("user", "is empty; allowed: the user's text or parts")
+    return message
+
+
+def unsaved(messages: list[Message], where: str) -> list[Message]:
+    """Return ``messages``, refusing one that is already stored (it has an id)."""
+    for message in messages:
+        if message.id is not None:
+            hint = (
+                " (prepare() sends the history again without saving anything)"
+                if where == "user"
+                else ""
+            )
+            raise MessageError(
+                where,
+                f"message {message.id} is already stored; allowed: a new message"
+                + hint,
+            )
+    return messages
+
+
+def system_message(system: object) -> Message | None:
+    """Return the host's system prompt (text or Anthropic blocks) as a message.
+
+    None or an empty prompt is no message.
+    """
+    if system is None:
+        return None
+    if isinstance(system, str):
+        return Message("system", system) if system else None
+    if isinstance(system, Sequence):  # Anthropic's system blocks
+        return messages_from_anthropic(system, [])[0] if system else None
+    raise MessageError(
+        "system",
+        f"must be text or Anthropic system blocks, got {type(system).__name__}",
+    )

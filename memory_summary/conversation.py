@@ -13,10 +13,16 @@ A turn's work does not grow with the active history: the engine keeps each recen
 prepared session's active messages and their OpenAI dicts (``Transcripts``), appends
 what the handle saves, and reads the history again only when the store's
 ``ActiveSpan`` is not the one its own saves lead to (a compression committed, another
-writer saved or popped). The OpenAI request of a session whose history is plain
-(no stored instruction, every tool call answered in order, no masking) is built from
-those dicts as they are; any other request goes through ``assemble``, the same rules
-either way.
+writer saved or popped). The request of a session whose history is plain (no stored
+instruction or summary, no masking, tool results next to their calls in the calls'
+order; for Anthropic, no group of calls half answered) is built from what the
+transcript keeps: the OpenAI dicts, the Anthropic turns (each closed turn built once)
+or the Responses items (each message's built once); any other request goes through
+``assemble``, the same rules either way, and a property test holds the two equal.
+
+A retried turn: ``prepare(text)`` saves ``text``; when the model call fails and the
+host tries again, ``prepare()`` (no message) builds the same request without saving
+the user's message twice.
 """
 
 from __future__ import annotations
@@ -30,7 +36,6 @@ from memory_summary.domain import (
     AnthropicSystem,
     CompressionStore,
     Message,
-    MessageError,
     Placement,
     Repair,
     SpanningStore,
@@ -39,21 +44,28 @@ from memory_summary.domain import (
     anthropic_pairs,
     assemble_messages,
     clear_old_thinking,
-    messages_from_anthropic,
     messages_to_anthropic,
     summary_message,
 )
 from memory_summary.domain.capabilities import StoreCapabilities
 from memory_summary.domain.measure import known_context_tokens, usage_ratio
 from memory_summary.domain.recall_tools import TOOL_NAMES as RECALL_TOOL_NAMES
-from memory_summary.domain.replies import host_messages, read_reply, read_usage_tokens
+from memory_summary.domain.replies import (
+    host_messages,
+    read_reply,
+    read_usage_tokens,
+    system_message,
+    unsaved,
+    user_message,
+)
 
 from .batch import save_batch
+from .recall_tools import HeldCompactions, RecallSource
 from .response_items import items_of
 from .transcripts import Transcript, Transcripts
 
 
-class TurnHost(Protocol):
+class TurnHost(RecallSource, Protocol):
     """What a ``Conversation`` uses of its ``SummaryEngine`` (which satisfies it)."""
 
     memory: CompressionStore
@@ -76,7 +88,9 @@ class TurnHost(Protocol):
         placement: Placement,
     ) -> list[Message]: ...
 
-    def call_recall_tool(self, session_id: str, tool_call: object) -> Message: ...
+    def _recall(
+        self, session_id: str, tool_call: object, source: RecallSource
+    ) -> Message: ...
 
     def _turn_ended(
         self, session_id: str, model: str | None, active: int | None
@@ -115,18 +129,6 @@ class Recorded:
         host's (``pending``, to answer with ``add``).
         """
         return bool(self.reply.tool_calls)
-
-
-def _user_message(user: object) -> Message:
-    if isinstance(user, str):
-        if not user.strip():
-            raise MessageError("user", "is empty; allowed: the user's text")
-        return Message("user", user)
-    (message,) = host_messages([user])[:1] or (None,)
-    if message is None or message.role != "user":
-        role = None if message is None else message.role
-        raise MessageError("user", f"must be the user's message, got role {role!r}")
-    return message
 
 
 def _check_format(format: object) -> RequestFormat:
@@ -195,13 +197,16 @@ class Conversation:
                 **request)``; ``"responses"``: the Responses API's input items.
 
         Nothing is saved when the message is malformed or the store fails; the
-        request is built after the save, from what the store holds. The list is
-        the caller's; the history's dicts in it are shared with the next turns'
-        requests (building them anew would cost every turn the whole history):
-        send them as they are, or copy one (``dict(message)``) to change it.
+        request is built after the save, from what the store holds. The list (the
+        Anthropic request's ``messages`` list) is the caller's; the history's
+        dicts, Anthropic turns and Responses items in it are shared with the next
+        turns' requests (building them anew would cost every turn the whole
+        history): send them as they are, or deep-copy one (``copy.deepcopy``) to
+        change it.
 
         Raises:
-            MessageError: ``user`` is not a user message.
+            MessageError: ``user`` is not a user message, is empty, or is already
+                stored (a retried turn calls ``prepare()`` without it).
             ValueError: an unknown ``format``.
             StoreError: the store failed (the message was not saved).
             EngineClosed: after ``stop()``.
@@ -209,8 +214,8 @@ class Conversation:
         engine = self._engine
         engine._check_open()
         kind = _check_format(format)
-        message = None if user is None else _user_message(user)
-        head = _system_message(system)
+        message = None if user is None else unsaved([user_message(user)], "user")[0]
+        head = system_message(system)
         transcript = self._transcript()
         with transcript.lock:
             self._sync(transcript)
@@ -218,8 +223,15 @@ class Conversation:
             if message is not None:
                 saved = engine.memory.save_message(self.session_id, message)
                 transcript.extend([saved])
-            if kind == "openai" and self._is_plain(transcript, covered):
-                return self._plain_request(head, text, transcript)
+            if self._is_plain(transcript, covered):
+                if kind == "openai":
+                    return self._plain_request(head, text, transcript)
+                if kind == "responses":
+                    return (
+                        items_of(self._lead(head, text)) + transcript.response_items()
+                    )
+                if transcript.settled:
+                    return self._plain_anthropic(head, text, transcript)
             history = list(transcript.messages)
         return self._request(kind, head, text, covered, history)
 
@@ -235,8 +247,9 @@ class Conversation:
         are answered and their results saved with the reply, in one batch.
 
         Raises:
-            MessageError: ``reply`` cannot be read, is not the assistant's or is
-                empty (no text, no tool call); nothing is saved.
+            MessageError: ``reply`` cannot be read, is not the assistant's, is
+                empty (no text and no tool call; thinking alone is empty) or is a
+                ``Message`` already stored (it has an id); nothing is saved.
             StoreError: the store failed; nothing of the turn was saved.
             EngineClosed: after ``stop()``.
         """
@@ -244,10 +257,13 @@ class Conversation:
         engine._check_open()
         read = read_reply(reply)
         tokens = read.context_tokens if usage is None else read_usage_tokens(usage)
+        unsaved([read.message], "reply")
         model = self.model or read.model
         ours, pending = self._split_calls(read.message.tool_calls)
-        answers = [engine.call_recall_tool(self.session_id, call) for call in ours]
+        source = HeldCompactions(engine)
+        answers = [engine._recall(self.session_id, call, source) for call in ours]
         saved, active = self._save([read.message, *answers])
+        source.release()
         engine._turn_ended(self.session_id, model, active)
         window = engine.config.window_for(model) or (
             known_context_tokens(model) if model else None
@@ -264,11 +280,12 @@ class Conversation:
         are checked before any is saved, and saved in one batch.
 
         Raises:
-            MessageError: a message is malformed; nothing is saved.
+            MessageError: a message is malformed or already stored (it has an id);
+                nothing is saved.
             StoreError: the store failed; nothing is saved.
         """
         self._engine._check_open()
-        return self._save(host_messages(messages))[0]
+        return self._save(unsaved(host_messages(messages), "messages"))[0]
 
     # -- the parts
 
@@ -309,10 +326,7 @@ class Conversation:
             self.session_id
         ).matches(transcript.span):
             return
-        fresh = Transcript.of(store.get_history(self.session_id))
-        transcript.span, transcript.messages = fresh.span, fresh.messages
-        transcript.dicts, transcript.plain = fresh.dicts, fresh.plain
-        transcript.open_calls = fresh.open_calls
+        transcript.replace(Transcript.of(store.get_history(self.session_id)))
 
     def _is_plain(self, transcript: Transcript, covered: int | None) -> bool:
         if not transcript.plain or self._engine.config.mask_tool_results_after:
@@ -320,15 +334,32 @@ class Conversation:
         first = transcript.messages[0].id if transcript.messages else None
         return covered is None or first is None or first > covered
 
-    def _plain_request(
-        self, head: Message | None, text: str | None, transcript: Transcript
-    ) -> list[dict[str, object]]:
-        lead = assemble_messages(
+    @staticmethod
+    def _lead(head: Message | None, text: str | None) -> list[Message]:
+        """Return the host's system prompt with the summary merged into it."""
+        return assemble_messages(
             [] if head is None else [head],
             None if text is None else summary_message(text),
             "merge",
         )
+
+    def _plain_request(
+        self, head: Message | None, text: str | None, transcript: Transcript
+    ) -> list[dict[str, object]]:
+        lead = self._lead(head, text)
         return [m.to_openai() for m in lead] + transcript.dicts  # a new list
+
+    def _plain_anthropic(
+        self, head: Message | None, text: str | None, transcript: Transcript
+    ) -> dict[str, object]:
+        system, _ = messages_to_anthropic(self._lead(head, text))
+        keep = self._engine.config.anthropic_keep_thinking_turns
+        request: dict[str, object] = {
+            "messages": clear_old_thinking(transcript.anthropic_turns(), keep)
+        }
+        if system is not None:
+            request["system"] = system
+        return request
 
     def _request(
         self,
@@ -356,16 +387,3 @@ class Conversation:
         if kind == "responses":
             return items_of(assembled)
         return [message.to_openai() for message in assembled]
-
-
-def _system_message(system: object) -> Message | None:
-    if system is None:
-        return None
-    if isinstance(system, str):
-        return Message("system", system) if system else None
-    if isinstance(system, Sequence):  # Anthropic's system blocks
-        return messages_from_anthropic(system, [])[0]
-    raise MessageError(
-        "system",
-        f"must be text or Anthropic system blocks, got {type(system).__name__}",
-    )

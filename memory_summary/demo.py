@@ -364,7 +364,6 @@ def run_demo(
         ConfigError: ``db`` cannot be used (see ``prepare_demo_database``).
     """
     prepare_demo_database(db, force=force)
-    store = SqliteStore(db, pool_size=workers + 4)
     count = TiktokenCounter("o200k_base").count
     stats = DemoStats(sessions, sessions * turns)
     stop = threading.Event()
@@ -374,9 +373,10 @@ def run_demo(
         daemon=True,
     )
     started = time.perf_counter()
-    engine = SummaryEngine(store, llm, config=config, archive=SqliteArchive(store))
-    engine.subscribe(stats.on_event)
-    try:
+    store = SqliteStore(db, pool_size=workers + 4)
+    try:  # the store is closed whatever fails from here, the engine's wiring included
+        engine = SummaryEngine(store, llm, config=config, archive=SqliteArchive(store))
+        engine.subscribe(stats.on_event)
         with engine:
             if progress:
                 display.start()

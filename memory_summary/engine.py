@@ -91,7 +91,7 @@ from .conversation import Conversation
 from .history import HistoryAccess
 from .injected_prompts import InjectedPrompts
 from .process_identity import is_dead_owner, new_generation, owner_id
-from .recall_tools import recall_tool_message
+from .recall_tools import RecallSource, recall_tool_message
 from .transcripts import Transcripts
 
 log = logging.getLogger(__name__)
@@ -780,10 +780,16 @@ class SummaryEngine:
         instructions=focus)`` and returns at once (the compression runs in the
         background); its result says the compaction was requested.
         """
+        return self._recall(session_id, tool_call, self)
+
+    def _recall(
+        self, session_id: str, tool_call: object, source: RecallSource
+    ) -> Message:
+        """``call_recall_tool`` reading and compressing through ``source``."""
         self._core.check_open()
         _check_session_id(session_id)
         count = self._counter(self._facts.model(session_id))
-        return recall_tool_message(self, session_id, tool_call, count)
+        return recall_tool_message(source, session_id, tool_call, count)
 
     def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
         """Call ``callback`` with every event the engine emits.

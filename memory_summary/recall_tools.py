@@ -10,6 +10,7 @@ agent loop never sees an exception for it. Only a call the host built without an
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
@@ -18,6 +19,7 @@ from typing import Protocol
 
 from memory_summary.domain import (
     MemoryStore,
+    MemorySummaryError,
     Message,
     MessageError,
     Outcome,
@@ -44,7 +46,7 @@ from memory_summary.domain.recall_tools import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["RecallSource", "recall_tool_call", "recall_tool_message"]
+__all__ = ["HeldCompactions", "RecallSource", "recall_tool_call", "recall_tool_message"]
 
 
 class RecallSource(Protocol):
@@ -215,3 +217,72 @@ def _around_id(
             if message.role == "tool" and message.tool_call_id == wanted:
                 return message.id
     return None
+
+
+class HeldCompactions:
+    """The engine as the recall tools see it, with ``compact_context`` held back.
+
+    ``record`` answers the model's recall calls before it saves the reply, so the
+    reply and its answers are saved in one batch; the compaction a call asks for
+    starts only once that batch is stored (``release``): a failed save starts none.
+    """
+
+    def __init__(self, engine: RecallSource) -> None:
+        self._engine = engine
+        self._held: list[tuple[str, str, str | None, Future[Outcome]]] = []
+
+    @property
+    def config(self) -> SummaryConfig:
+        return self._engine.config
+
+    @property
+    def memory(self) -> MemoryStore:
+        return self._engine.memory
+
+    def search_history(
+        self, session_id: str, query: str, *, limit: int, archived_only: bool
+    ) -> Sequence[Hit]:
+        return self._engine.search_history(
+            session_id, query, limit=limit, archived_only=archived_only
+        )
+
+    def read_history(
+        self, session_id: str, around_id: int, *, before: int, after: int
+    ) -> Sequence[Entry]:
+        return self._engine.read_history(
+            session_id, around_id, before=before, after=after
+        )
+
+    def compress(
+        self,
+        session_id: str,
+        reason: str = "manual",
+        *,
+        instructions: str | None = None,
+    ) -> Future[Outcome]:
+        held: Future[Outcome] = Future()
+        self._held.append((session_id, reason, instructions, held))
+        return held
+
+    def release(self) -> None:
+        """Ask for the held compactions, each future following the engine's."""
+        for session_id, reason, instructions, held in self._held:
+            try:
+                real = self._engine.compress(
+                    session_id, reason, instructions=instructions
+                )
+            except (MemorySummaryError, ValueError, TypeError) as error:  # stop()
+                held.set_exception(error)
+                continue
+            real.add_done_callback(functools.partial(_follow, held))
+        self._held.clear()
+
+
+def _follow(held: Future[Outcome], done: Future[Outcome]) -> None:
+    if done.cancelled():
+        held.cancel()
+        held.set_running_or_notify_cancel()
+    elif done.exception() is not None:
+        held.set_exception(done.exception())
+    else:
+        held.set_result(done.result())

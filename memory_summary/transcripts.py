@@ -7,6 +7,7 @@ store again only when the store's ``ActiveSpan`` is not the one those saves lead
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -14,6 +15,10 @@ from collections.abc import Sequence
 import attrs
 
 from memory_summary.domain import SUMMARY_KIND, ActiveSpan, Message, repair_pairs
+from memory_summary.domain.anthropic_pairing import CONTINUED
+from memory_summary.domain.anthropic_turns import turn_content
+
+from .response_items import Item, items_of
 
 __all__ = ["TRANSCRIPT_SESSIONS", "Transcript", "Transcripts"]
 
@@ -28,8 +33,11 @@ class Transcript:
 
     ``dicts`` are ``messages`` in OpenAI's format; ``plain`` says the OpenAI
     request can be built from them as they are (no stored instruction or summary,
-    every tool call answered right after it, in the calls' order); ``open_calls``
-    are the newest assistant's calls still unanswered, in order.
+    every tool call answered right after it); ``open_calls`` are the newest
+    assistant's calls still unanswered, in order. Results that arrive in another
+    order than their calls (``record`` saves the library's answers before the host
+    adds its own) are put in the calls' order as each arrives, as ``repair_pairs``
+    places them, so such a turn stays plain.
     """
 
     span: ActiveSpan
@@ -38,6 +46,40 @@ class Transcript:
     plain: bool = True
     open_calls: list[str] = attrs.field(factory=list)
     lock: threading.Lock = attrs.field(factory=threading.Lock)
+    _calls: list[str] = attrs.field(factory=list)  # the newest assistant's calls
+    _turns: _Turns | None = None  # the Anthropic turns, once asked for
+    _items: list[list[Item]] | None = None  # each message's Responses items, once asked
+
+    def replace(self, fresh: Transcript) -> None:
+        """Take ``fresh``'s messages (the store's, read again) in place of these."""
+        self.span, self.messages, self.dicts = fresh.span, fresh.messages, fresh.dicts
+        self.plain, self.open_calls = fresh.plain, fresh.open_calls
+        self._calls = fresh._calls
+        self._turns = self._items = None
+
+    @property
+    def settled(self) -> bool:
+        """Tell whether no tool call of the newest assistant is half answered."""
+        return not self.open_calls or len(self.open_calls) == len(self._calls)
+
+    def anthropic_turns(self) -> list[dict[str, object]]:
+        """Return the messages as Anthropic turns (a plain transcript's; a new list).
+
+        The same turns ``messages_to_anthropic(anthropic_pairs(...), alternate=True)``
+        gives a plain, settled history: a user turn first, each side's consecutive
+        messages one turn. Every turn but the last is built once and shared.
+        """
+        if self._turns is None:
+            self._turns = _Turns()
+            for message in self.messages:
+                self._turns.add(message)
+        return self._turns.all()
+
+    def response_items(self) -> list[Item]:
+        """Return the messages as Responses input items (a new list, shared items)."""
+        if self._items is None:
+            self._items = [items_of([message]) for message in self.messages]
+        return list(itertools.chain.from_iterable(self._items))
 
     @classmethod
     def of(cls, messages: list[Message]) -> Transcript:
@@ -51,8 +93,8 @@ class Transcript:
         made.extend(messages, counted=False)
         if made.plain:  # repair must agree: the tracking could miss a case
             repaired = repair_pairs(messages, True)
-            made.plain = len(repaired) == len(messages) and all(
-                a is b for a, b in zip(repaired, messages, strict=True)
+            made.plain = len(repaired) == len(made.messages) and all(
+                a is b for a, b in zip(repaired, made.messages, strict=True)
             )
         return made
 
@@ -61,6 +103,10 @@ class Transcript:
         for message in saved:
             self.messages.append(message)
             self.dicts.append(message.to_openai())
+            if self._turns is not None:
+                self._turns.add(message)
+            if self._items is not None:
+                self._items.append(items_of([message]))
             self._track(message)
         if counted:
             self.span = self.span.after_saving([m.id or 0 for m in saved])
@@ -69,14 +115,71 @@ class Transcript:
         if message.role in ("system", "developer") or message.kind == SUMMARY_KIND:
             self.plain = False
         elif message.role == "tool":
-            if self.open_calls and self.open_calls[0] == message.tool_call_id:
-                del self.open_calls[0]
-            else:
-                self.plain = False  # repair would move it next to its call
+            if message.tool_call_id not in self.open_calls:
+                self.plain = False  # repair would move or drop it
+                return
+            self.open_calls.remove(message.tool_call_id)
+            self._place_last()
         else:
             if self.open_calls:
                 self.plain = False  # an earlier call was never answered
             self.open_calls = [call.id for call in message.tool_calls]
+            self._calls = list(self.open_calls)
+            if "" in self.open_calls or len(set(self.open_calls)) < len(self._calls):
+                self.plain = False  # repair answers or drops such calls itself
+
+    def _place_last(self) -> None:
+        """Move the result just appended among its group's, in the calls' order.
+
+        ``repair_pairs`` puts results in the order of their calls, answered or not
+        yet; so does this, each time one arrives.
+        """
+        if not self.plain:
+            return  # the request is assembled, and repaired, anyway
+        start = len(self.messages) - (len(self._calls) - len(self.open_calls))
+        rank = self._calls.index  # the ids of a plain group are distinct
+        last = len(self.messages) - 1
+        key = rank(self.messages[last].tool_call_id or "")
+        at = last
+        while at > start and rank(self.messages[at - 1].tool_call_id or "") > key:
+            at -= 1
+        if at == last:
+            return
+        self.messages.insert(at, self.messages.pop())
+        self.dicts.insert(at, self.dicts.pop())
+        if self._items is not None:
+            self._items.insert(at, self._items.pop())
+        if self._turns is not None:  # the results are the open user turn
+            self._turns.group[:] = self.messages[start:]
+
+
+class _Turns:
+    """Anthropic turns built as messages arrive: closed ones kept, the last open."""
+
+    def __init__(self) -> None:
+        self.closed: list[dict[str, object]] = []
+        self.side: str | None = None
+        self.group: list[Message] = []
+
+    def add(self, message: Message) -> None:
+        side = "assistant" if message.role == "assistant" else "user"
+        if self.side is None and side == "assistant":  # a user turn comes first
+            self.closed.append({"role": "user", "content": CONTINUED})
+        if self.group and side == self.side:
+            self.group.append(message)
+            return
+        if self.group:
+            self.closed.append({"role": self.side, "content": turn_content(self.group)})
+        self.side, self.group = side, [message]
+
+    def all(self) -> list[dict[str, object]]:
+        if not self.group:
+            return list(self.closed)
+        last: dict[str, object] = {
+            "role": self.side,
+            "content": turn_content(self.group),
+        }
+        return [*self.closed, last]
 
 
 class Transcripts:

@@ -161,15 +161,21 @@ class _LosingReplies:
     script ran) or not (a connection dropped before it was sent).
     """
 
-    def __init__(self, script: Any, lose: int, *, ran: bool) -> None:
+    def __init__(self, script: Any, lose: int, *, ran: bool, busy: int = 0) -> None:
         self.script, self.lose, self.ran, self.calls = script, lose, ran, 0
+        self.busy = busy  # then this many resends meet the first still running
 
     def __call__(self, **kwargs: Any) -> Any:
         import redis
 
         self.calls += 1
-        if self.calls > self.lose:
+        if self.calls > self.lose + self.busy:
             return self.script(**kwargs)
+        if self.calls > self.lose:
+            raise redis.ResponseError(
+                "BUSY Redis is busy running a script. You can only call "
+                "SCRIPT KILL or SHUTDOWN NOSAVE."
+            )
         if self.ran:
             self.script(**kwargs)
             raise redis.TimeoutError("Timeout reading from socket")
@@ -202,6 +208,31 @@ def test_a_redis_save_whose_reply_is_lost_is_stored_once(redis_server, ran) -> N
         assert [m.id for m in history] == [first.id + i for i in range(4)]
         assert after.id == first.id + 3
         assert _found(store, "s1", "zebra")[0] == saved[0].id
+    finally:
+        dispose(store)
+
+
+@pytest.mark.redis
+def test_a_resend_that_finds_the_first_save_still_running_waits_for_it(
+    redis_server,
+) -> None:
+    from memory_summary import StoreError
+    from memory_summary.adapters.stores.redis.store import SAVE_ATTEMPTS
+
+    store = _redis_store()
+    try:
+        losing = _LosingReplies(store._scripts["SAVE"], 1, ran=True, busy=1)
+        store._scripts["SAVE"] = losing
+        saved = store.save_messages("s1", [Message("user", "a zebra")])
+        assert losing.calls == 3  # timed out, met BUSY, then answered
+        assert [m.content for m in store.get_full_history("s1")] == ["a zebra"]
+        assert saved[0].id == store.get_full_history("s1")[0].id
+
+        busy = _LosingReplies(store._scripts["SAVE"], 1, ran=True, busy=SAVE_ATTEMPTS)
+        store._scripts["SAVE"] = busy
+        with pytest.raises(StoreError, match="may be stored"):
+            store.save_message("s1", Message("user", "an okapi"))
+        assert [m.content for m in store.get_full_history("s1")][-1] == "an okapi"
     finally:
         dispose(store)
 

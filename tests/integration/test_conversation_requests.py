@@ -20,6 +20,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from memory_summary import Message, SummaryConfig, SummaryEngine, ToolCall
 from memory_summary.adapters import InMemoryStore
+from memory_summary.domain import anthropic_pairs, messages_to_anthropic
+from memory_summary.response_items import items_of
 from memory_summary.testing.fakes import InstrumentedSummarizer
 from tests.anthropic_server import AnthropicServer
 from tests.anthropic_server import Behaviour as AnthropicBehaviour
@@ -27,6 +29,7 @@ from tests.openai_server import Behaviour, OpenAICompatibleServer
 
 SID = "s"
 words = st.sampled_from(["alpha", "beta", "gamma", "delta", "order 17", "tram 28"])
+formats = st.sampled_from(["openai", "anthropic", "responses"])
 
 
 class HandleAgainstAssemble(RuleBasedStateMachine):
@@ -52,9 +55,9 @@ class HandleAgainstAssemble(RuleBasedStateMachine):
         if hasattr(self, "engine"):
             self.engine.stop()
 
-    @rule(text=words)
-    def user_turn(self, text):
-        self.check(self.chat.prepare(text, system=self.system))
+    @rule(text=words, kind=formats)
+    def user_turn(self, text, kind):
+        self.check(self.chat.prepare(text, system=self.system, format=kind), kind)
 
     @rule(text=words)
     def reply(self, text):
@@ -62,20 +65,24 @@ class HandleAgainstAssemble(RuleBasedStateMachine):
             {"choices": [{"message": {"role": "assistant", "content": text}}]}
         )
 
-    @rule(count=st.integers(1, 3), answer=st.booleans(), recall=st.booleans())
-    def tool_call(self, count, answer, recall):
+    @rule(count=st.integers(1, 3), recall=st.booleans(), data=st.data())
+    def tool_call(self, count, recall, data):
         calls = []
-        for _ in range(count):
+        where = data.draw(st.integers(0, count - 1)) if recall else -1
+        for index in range(count):
             self.calls += 1
-            name = "search_history" if recall and not calls else "lookup"
+            name = "search_history" if index == where else "lookup"
             args = {"query": "order"} if name == "search_history" else {"q": "x"}
             calls.append(ToolCall(f"c{self.calls}", name, json.dumps(args)))
         recorded = self.chat.record(Message("assistant", None, tool_calls=calls))
-        if answer:
+        # the host answers any of its calls, in any order (or none yet)
+        answered = data.draw(st.permutations(recorded.pending))
+        answered = answered[: data.draw(st.integers(0, len(answered)))]
+        if answered:
             self.chat.add(
                 *(
                     {"role": "tool", "tool_call_id": c.id, "content": f"result {c.id}"}
-                    for c in reversed(recorded.pending)
+                    for c in answered
                 )
             )
 
@@ -95,23 +102,41 @@ class HandleAgainstAssemble(RuleBasedStateMachine):
     def clear_history(self):
         self.store.clear_session(SID)
 
-    @rule()
-    def prepare_again(self):
-        self.check(self.chat.prepare(system=self.system))
+    @rule(kind=formats)
+    def prepare_again(self, kind):
+        self.check(self.chat.prepare(system=self.system, format=kind), kind)
 
-    def check(self, request):
+    def check(self, request, kind="openai"):
         head = [Message("system", self.system)] if self.system else []
         stored = self.store.get_history(SID)
-        expected = self.engine.assemble([*head, *stored], SID, placement="merge")
-        assert request == [message.to_openai() for message in expected]
+        given = [*head, *stored]
+        if kind == "anthropic":
+            assembled = self.engine.assemble(
+                given, SID, placement="merge", repair=False
+            )
+            system, turns = messages_to_anthropic(
+                anthropic_pairs(assembled, True), alternate=True
+            )
+            expected = {"messages": turns}
+            if system is not None:
+                expected["system"] = system
+            assert request == expected
+            return
+        assembled = self.engine.assemble(given, SID, placement="merge")
+        if kind == "responses":
+            assert request == items_of(assembled)
+        else:
+            assert request == [message.to_openai() for message in assembled]
 
     @invariant()
     def a_request_list_is_the_callers(self):
         if hasattr(self, "chat"):
-            first = self.chat.prepare(system=self.system)
-            first.append({"role": "assistant", "content": "appended by the host"})
-            first.pop(0)
-            self.check(self.chat.prepare(system=self.system))
+            for kind in ("openai", "anthropic", "responses"):
+                first = self.chat.prepare(system=self.system, format=kind)
+                listed = first["messages"] if kind == "anthropic" else first
+                listed.append({"role": "assistant", "content": "appended by the host"})
+                listed.pop(0)
+                self.check(self.chat.prepare(system=self.system, format=kind), kind)
 
 
 HandleAgainstAssemble.TestCase.settings = settings(

@@ -199,3 +199,19 @@ def test_the_cli_closes_what_it_opens(tracker, tmp_path: Path):
 
     assert tracker.opened >= 2
     assert tracker.still_open() == 0
+
+
+def test_a_demo_whose_engine_cannot_be_wired_closes_its_store(
+    tracker, tmp_path, monkeypatch
+):
+    from memory_summary import demo
+
+    def refuse(*args, **kwargs):
+        raise TypeError("this engine cannot be wired")
+
+    monkeypatch.setattr(demo, "SummaryEngine", refuse)
+    with pytest.raises(TypeError, match="wired"):
+        demo.run_demo(tmp_path / "demo.sqlite3", sessions=1, turns=1, progress=False)
+
+    assert tracker.opened >= 1
+    assert tracker.still_open() == 0

@@ -589,11 +589,17 @@ def _attempt(
 ) -> tuple[Any, redis.RedisError | None]:
     """Run SAVE once: (its reply, None), or (None, the error) when the reply was lost.
 
-    Any other error is a ``StoreError``: the server refused the script.
+    ``BUSY`` counts as a lost reply: the server is still running a script, the
+    attempt this one resends above all (a resend with the same token is stored
+    once). Any other error is a ``StoreError``: the server refused the script.
     """
     try:
         return script(keys=keys, args=args), None
     except (redis.TimeoutError, redis.ConnectionError) as exc:
         return None, exc
+    except redis.ResponseError as exc:
+        if str(exc).startswith("BUSY "):
+            return None, exc
+        raise StoreError(f"save_messages failed for {session_id!r}: {exc}") from exc
     except redis.RedisError as exc:
         raise StoreError(f"save_messages failed for {session_id!r}: {exc}") from exc
