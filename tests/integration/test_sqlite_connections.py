@@ -215,3 +215,29 @@ def test_a_demo_whose_engine_cannot_be_wired_closes_its_store(
 
     assert tracker.opened >= 1
     assert tracker.still_open() == 0
+
+
+def test_a_connection_in_use_during_close_is_closed_when_given_back(tracker, tmp_path):
+    store = SqliteStore(tmp_path / "s.sqlite3")
+    _fill(store, "s", 2)
+    inside, release = threading.Event(), threading.Event()
+    failures: list[BaseException] = []
+
+    def hold() -> None:
+        try:  # the pool's own hand-off: a transaction still running at close()
+            with store._driver.transaction("test") as conn:
+                inside.set()
+                release.wait(10)
+                conn.execute("SELECT count(*) FROM messages")
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failures.append(exc)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert inside.wait(10)
+    store.close()
+    assert tracker.still_open() == 1  # the one in use stays open under its statement
+    release.set()
+    holder.join(10)
+    assert failures == []
+    assert tracker.still_open() == 0
