@@ -40,6 +40,9 @@ CHATTER = [
     "Check out this piece I made.",
     "Look at this!",
     "看看这张照片！",
+    "Impressed by your commitment!",  # cheering the other on, "you" inside
+    "No doubt, Jon, you've got this!",
+    "Have faith in yourself.",
 ]
 FACTS = [
     "I started doing aerial yoga last month.",
@@ -58,6 +61,9 @@ FACTS = [
     "Here are the photos from 2019.",
     "Here's what happened: my car broke down.",
     "Here's the plan: we fly to Oslo.",
+    "I think your approach is great.",  # the speaker's own view
+    "The build you sent looks broken.",
+    "You should believe in the plan.",
 ]
 
 

@@ -4,7 +4,9 @@
   "Wanna see my moves?", "Got any plans?") is chatter unless it names a number,
   an address, a path or an id; so is praise of the other as the subject ("Your
   support means a lot", "You look great on stage"), not a fact told to them ("Your
-  account is locked") nor a request ("You must reply in French"); so is a
+  account is locked") nor a request ("You must reply in French"); so is cheering
+  them on from anywhere in the sentence ("Impressed by your commitment", "Have
+  faith in yourself") when the speaker says nothing of themselves; so is a
   sentence that, once its interjections ("wow", "haha", "好的"), greetings ("hey",
   "long time no see"), forms of address ("…, Mel!") and emoji are set aside, has
   fewer than ``MIN_CONTENT_WORDS`` content words left (words that are not function
@@ -118,6 +120,15 @@ _PRAISE = re.compile(
     r"badass|look|looks|sound|sounds|support|mean(?:s)? (?:a lot|so much|the world)|"
     r"motivat\w*|encourag\w*|dedicat\w*|commitment|passion\w*|kind|sweet|best|"
     r"(?:got|have) this)\b"
+)
+# Cheering the other on from anywhere in the sentence ("Impressed by your
+# commitment", "No doubt, Jon, you've got this", "Have faith in yourself"): the
+# same praise, without "look"/"sound" ("the build you sent looks broken").
+_TO_OTHER = re.compile(r"\byou(?:r|rs|rself|'re|'ve|'ll)?\b")
+_CHEERING = re.compile(
+    r"\b(?:amazing|awesome|great|wonderful|fantastic|incredible|proud|inspir\w*|"
+    r"impress\w*|talented|brave|strong|rock|support|motivat\w*|encourag\w*|"
+    r"dedicat\w*|commitment|passion\w*|faith|believe in|(?:got|have) this)\b"
 )
 _INSTRUCTS = re.compile(
     r"\b(?:must|should|need|needs|have to|never|always|don't|do not|please|remember|"
@@ -303,6 +314,13 @@ def is_chatter(sentence: str) -> bool:
         and not _INSTRUCTS.search(lowered)
     ):
         return True  # praise of the other: what they said of themselves stays
+    if (
+        _TO_OTHER.search(lowered)
+        and _CHEERING.search(lowered)
+        and not _INSTRUCTS.search(lowered)
+        and not _OWN.search(lowered)
+    ):
+        return True  # cheering the other on, wherever "you" stands
     if _ASKS_OTHER.search(lowered) or _ASKS_ELLIPTIC.match(lowered):
         return True  # a question to the other: their answer holds the fact
     if _is_showing(text, lowered):
