@@ -89,7 +89,7 @@ FILLER = re.compile(
 )
 # The speaker's "I" opening a sentence: the line names its speaker. Elsewhere it
 # stays ("yesterday I joined …" tells who did it).
-_OPENING_I = re.compile(r"^i\s+(?!will|would|had|need|want)(?=\w)", re.IGNORECASE)
+_OPENING_I = re.compile(r"^(?:i\s+(?!will|would|had|need|want)(?=\w))+", re.IGNORECASE)
 _ZH_FILLER = re.compile(r"真的|非常|特别|其实|就是|有点|一下|挺|蛮|超级|好像")
 _PUNCT_RUN = re.compile(r"([!?.])[!?.]+(?=\s|$)")
 _SPACE_BEFORE = re.compile(r"\s+([,;:!?.])(?=\s|$)")
@@ -372,9 +372,9 @@ def compacted(sentence: str) -> str:
     telling = [c for c in clauses if content_words(c)]
     text = "".join(telling or clauses)
     text = FILLER.sub("", text)
-    text = _OPENING_I.sub("", text)
+    text = _OPENING_I.sub("", text.lstrip(" ,;:-\u2013\u2014"))
     text = _ZH_FILLER.sub("", text)
-    text = _PUNCT_RUN.sub(r"\1", text)
     text = _SPACE_BEFORE.sub(r"\1", _SPACES.sub(" ", text))
+    text = _PUNCT_RUN.sub(r"\1", text)
     text = text.strip(" ,;:-\u2013\u2014").rstrip("!.")
     return text or sentence.strip()
