@@ -119,7 +119,7 @@ class ExtractiveSummarizer:
     >>> summarizer = ExtractiveSummarizer()
     >>> text = "<conversation>\nUser: I live in Oslo. Hi!\n</conversation>"
     >>> summarizer.complete([Message("user", text)], max_tokens=100)
-    'Facts:\n- user: live in Oslo'
+    'Facts:\n- user: live Oslo'
     """
 
     label = LABEL
