@@ -98,6 +98,27 @@ def test_only_the_user_sets_goals_and_asks():
     assert not {"goal", "question"} & salience_of("I want it?", "assistant").kinds
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "She gave it to me when I was young",
+        "It made me reflect on how far I've come",
+        "Here's a pic from when we met up",
+    ],
+)
+def test_a_statement_with_a_question_word_inside_is_no_question(text):
+    assert "question" not in salience_of(text, "user").kinds
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["What time does the museum open", "How do I reset it", "When is the train?",
+     "Could you book it", "请帮我订票", "明天去吗"],
+)  # fmt: skip
+def test_a_question_opens_with_its_word_asks_or_ends_with_a_mark(text):
+    assert "question" in salience_of(text, "user").kinds
+
+
 def test_a_stated_goal_outranks_a_bare_question():
     goal = salience_of("I want to learn the guitar.")
 
@@ -169,7 +190,7 @@ def test_a_fact_that_says_more_replaces_the_shorter_one_in_place():
     # compacted facts of one speaker share a bullet
     assert text.splitlines() == [
         "Facts:",
-        "- user: flat in Oslo, near harbour; have cat",
+        "- user: flat Oslo, near harbour; have cat",
     ]
 
 

@@ -4,7 +4,9 @@
   "Wanna see my moves?", "Got any plans?") is chatter unless it names a number,
   an address, a path or an id; so is praise of the other as the subject ("Your
   support means a lot", "You look great on stage"), not a fact told to them ("Your
-  account is locked") nor a request ("You must reply in French"); so is a
+  account is locked") nor a request ("You must reply in French"); so is cheering
+  them on from anywhere in the sentence ("Impressed by your commitment", "Have
+  faith in yourself") when the speaker says nothing of themselves; so is a
   sentence that, once its interjections ("wow", "haha", "好的"), greetings ("hey",
   "long time no see"), forms of address ("…, Mel!") and emoji are set aside, has
   fewer than ``MIN_CONTENT_WORDS`` content words left (words that are not function
@@ -12,9 +14,15 @@
   cat" is a fact), nor a number. A CJK sentence needs ``MIN_CONTENT_CJK`` such
   characters. Praise, thanks and acknowledgements carry no fact, and keeping them
   spent the budget.
+- Showing: a sentence that only points at what is shared ("Here's a pic from
+  the trip", "Check out this piece I made", "Look at this!", "看看这张照片") is
+  chatter unless it names a number or a proper noun: what the picture shows is
+  the fact, not that it was shown.
 - Compaction: a kept sentence loses the same openers and forms of address, the
-  filler words (``FILLER``: "really", "so", "just", articles, 真的, 非常 …), emoji
-  and repeated punctuation. Whole words only: an identifier, a
+  filler words (``FILLER``: "really", "so", "just", articles, the prepositions
+  "with", "in", "on", "into" and "at" (not "at most", "at least"), 真的, 非常 …),
+  emoji and repeated punctuation: the fewer words a fact takes, the more facts
+  the budget holds. Whole words only: an identifier, a
   number, a name or a path is never touched, and compacting twice changes nothing.
 - Dates: a message that opens with a bracketed date (``[8 May 2023] …``) dates what
   follows it; the date becomes the context of the facts it dates, not their text.
@@ -70,7 +78,8 @@ _FILLER_WORDS = (
     "my|myself|am|is|are|was|were|be|been|"
     "being|it's|it is|that's|also|to|of|for|and|that|this|it|its|there|about|"
     "some|which|who|got to|gonna|going to|"
-    "finally|recently|currently|lately|still|even|already|always"
+    "finally|recently|currently|lately|still|even|already|always|"
+    "with|in|on|into|at(?! (?:most|least)\\b)"
 )
 # Whole words: never a piece of a path, an address or an id ("/srv/a/a.py"),
 # and never after a number ("0 of s1" must not read "0 s1", a quantity).
@@ -80,7 +89,7 @@ FILLER = re.compile(
 )
 # The speaker's "I" opening a sentence: the line names its speaker. Elsewhere it
 # stays ("yesterday I joined …" tells who did it).
-_OPENING_I = re.compile(r"^i\s+(?!will|would|had|need|want)(?=\w)", re.IGNORECASE)
+_OPENING_I = re.compile(r"^(?:i\s+(?!will|would|had|need|want)(?=\w))+", re.IGNORECASE)
 _ZH_FILLER = re.compile(r"真的|非常|特别|其实|就是|有点|一下|挺|蛮|超级|好像")
 _PUNCT_RUN = re.compile(r"([!?.])[!?.]+(?=\s|$)")
 _SPACE_BEFORE = re.compile(r"\s+([,;:!?.])(?=\s|$)")
@@ -112,6 +121,15 @@ _PRAISE = re.compile(
     r"motivat\w*|encourag\w*|dedicat\w*|commitment|passion\w*|kind|sweet|best|"
     r"(?:got|have) this)\b"
 )
+# Cheering the other on from anywhere in the sentence ("Impressed by your
+# commitment", "No doubt, Jon, you've got this", "Have faith in yourself"): the
+# same praise, without "look"/"sound" ("the build you sent looks broken").
+_TO_OTHER = re.compile(r"\byou(?:r|rs|rself|'re|'ve|'ll)?\b")
+_CHEERING = re.compile(
+    r"\b(?:amazing|awesome|great|wonderful|fantastic|incredible|proud|inspir\w*|"
+    r"impress\w*|talented|brave|strong|rock|support|motivat\w*|encourag\w*|"
+    r"dedicat\w*|commitment|passion\w*|faith|believe in|(?:got|have) this)\b"
+)
 _INSTRUCTS = re.compile(
     r"\b(?:must|should|need|needs|have to|never|always|don't|do not|please|remember|"
     r"can|could|will|would)\b"
@@ -121,6 +139,20 @@ _INSTRUCTS = re.compile(
 _ASKS_ELLIPTIC = re.compile(
     r"^(?:wanna|want to|got|ever|any|anything|how about|what about)\b[^.!?]*\?\s*$"
 )
+# Pointing at what is shared: "Here's a pic …", "Check out this piece I made",
+# "Look at this!", "看看这张照片": no fact unless it names a number or a name.
+_SHOWING = re.compile(
+    r"^(?:here(?:'s| is| are)|check (?:this|it|these|that) out|check out|"
+    r"look at|take a look(?: at)?)\b(?P<shown>.*)$"
+)
+_SHOWN = re.compile(
+    r"^\W*(?:(?:this|these|that|it|my|our|a|the|new|latest)\s+){0,3}"
+    r"(?:(?:pics?|pictures?|photos?|snaps?|shots?|piece)\b|(?:this|these|that|it)\W*$)"
+)
+_ZH_SHOWING = re.compile(
+    r"^(?:你?看看?|给你看看?|这是)[^，。！？]{0,6}(?:照片|图片|截图|作品)"
+)
+_PROPER_INSIDE = re.compile(r"(?<=[a-z,] )[A-Z][a-z]")
 _ASKS_OTHER = re.compile(r"\byou(?:r|rs|rself)?\b[^.!?]*\?\s*$")
 _OWN = re.compile(r"\b(?:i|i'm|i've|i'd|my|we|we're|we've|our)\b")
 _DATE_PREFIX = re.compile(r"^\[([^\[\]\n]{4,40})\]\s*")
@@ -282,13 +314,36 @@ def is_chatter(sentence: str) -> bool:
         and not _INSTRUCTS.search(lowered)
     ):
         return True  # praise of the other: what they said of themselves stays
+    if (
+        _TO_OTHER.search(lowered)
+        and _CHEERING.search(lowered)
+        and not _INSTRUCTS.search(lowered)
+        and not _OWN.search(lowered)
+    ):
+        return True  # cheering the other on, wherever "you" stands
     if _ASKS_OTHER.search(lowered) or _ASKS_ELLIPTIC.match(lowered):
         return True  # a question to the other: their answer holds the fact
+    if _is_showing(text, lowered):
+        return True  # pointing at a picture: what it shows is the fact
     words = content_words(text)
     if len(words) >= MIN_CONTENT_WORDS or (words and _OWN.search(text.lower())):
         return False  # "I have a cat": one content word is enough about oneself
     cjk = _CJK.findall(_ZH_CHATTER.sub("", _ZH_FILLER.sub("", text)))
     return len(cjk) < MIN_CONTENT_CJK
+
+
+def _is_showing(text: str, lowered: str) -> bool:
+    """Tell whether ``text`` only points at what is shared (module docstring).
+
+    ``text`` holds no digit here (``is_chatter`` kept those); a proper noun after
+    the pointing words ("Here's a pic of Max") names something: no chatter.
+    """
+    if _ZH_SHOWING.match(text):
+        return True
+    match = _SHOWING.match(lowered)
+    if match is None or not _SHOWN.match(match.group("shown")):
+        return False
+    return _PROPER_INSIDE.search(text[match.start("shown") :]) is None
 
 
 def _clauses(text: str) -> list[str]:
@@ -317,9 +372,9 @@ def compacted(sentence: str) -> str:
     telling = [c for c in clauses if content_words(c)]
     text = "".join(telling or clauses)
     text = FILLER.sub("", text)
-    text = _OPENING_I.sub("", text)
+    text = _OPENING_I.sub("", text.lstrip(" ,;:-\u2013\u2014"))
     text = _ZH_FILLER.sub("", text)
-    text = _PUNCT_RUN.sub(r"\1", text)
     text = _SPACE_BEFORE.sub(r"\1", _SPACES.sub(" ", text))
+    text = _PUNCT_RUN.sub(r"\1", text)
     text = text.strip(" ,;:-\u2013\u2014").rstrip("!.")
     return text or sentence.strip()

@@ -16,9 +16,10 @@ and keeps *facts*: short fragments quoted from the messages, each ranked by sali
   up") is no constraint; a decision is the speaker's ("you chose pottery", "a big
   decision" are none). Chatter alone (greetings, thanks, filler) scores 0.
 - Dialogue (``dialogue``): what a person says is read sentence by sentence; chatter
-  (greetings, thanks, praise, praise of the other as the subject, questions to
-  the other with or without "you", the assistant's questions) is no fact, a kept
-  sentence is compacted to its content words, and a message's opening ``[date]``
+  (greetings, thanks, praise, praise of the other as the subject, cheering the
+  other on, pointing at a picture, questions to the other with or without "you",
+  the assistant's questions) is no fact, a kept sentence is compacted to its
+  content words (prepositions are filler too), and a message's opening ``[date]``
   dates the facts that follow it (a transcript that opens without one goes on from
   the latest day of the previous summary).
 - Host instructions (the request's ``host_instructions`` section): a fact naming one
@@ -119,7 +120,7 @@ class ExtractiveSummarizer:
     >>> summarizer = ExtractiveSummarizer()
     >>> text = "<conversation>\nUser: I live in Oslo. Hi!\n</conversation>"
     >>> summarizer.complete([Message("user", text)], max_tokens=100)
-    'Facts:\n- user: live in Oslo'
+    'Facts:\n- user: live Oslo'
     """
 
     label = LABEL

@@ -193,7 +193,7 @@ _CUES: tuple[tuple[Kind, re.Pattern[str]], ...] = (
     (
         "question",
         _cue(
-            r"what|which|where|when|why|how|who|can you|could you|would you|please",
+            r"^(?:what|which|where|why|how|who)|can you|could you|would you|please",
             r"[?？]\W*$|吗|呢|什么|哪|请你|请帮|能不能|能否|如何|怎么|怎样",
         ),
     ),
