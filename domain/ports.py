@@ -15,6 +15,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 import attrs
 
+from .config import RecallIndex
 from .model import Message
 from .usage import TokenUsage
 
@@ -346,6 +347,26 @@ class SearchableStore(Protocol):
 
         At most ``limit``, the oldest first.
         """
+        ...
+
+
+@runtime_checkable
+class IndexPolicyStore(SearchableStore, Protocol):
+    """A searchable store that indexes by the policy the engine gives it.
+
+    ``lazy``: a save does no index work; a search first indexes the session's
+    stored messages not indexed yet (active and archived), then searches.
+    ``eager``: every message is indexed as it is stored. ``off``: no index work;
+    ``search_messages`` raises ``RecallUnsupported``. Whatever the policy, a search
+    finds exactly what eager's would, and deletes keep the index right. The engine
+    calls ``set_recall_index`` once, when it is wired, with
+    ``SummaryConfig.recall_index``.
+    """
+
+    recall_index: RecallIndex
+
+    def set_recall_index(self, policy: RecallIndex) -> None:
+        """Index by ``policy`` from now on (``ConfigError`` for an unknown one)."""
         ...
 
 
