@@ -86,7 +86,7 @@ def test_a_version_4_sqlite_file_counts_its_sessions_statistics_when_migrated(
 
     store = SqliteStore(path)
     try:
-        assert store.schema_version() == sqlite.SCHEMA_VERSION == 5
+        assert store.schema_version() == sqlite.SCHEMA_VERSION == 6
         with contextlib.closing(sqlite3.connect(path)) as conn:
             kept = _kept_statistics(conn)
             assert kept == _counted_statistics(conn)

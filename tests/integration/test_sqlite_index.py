@@ -423,7 +423,7 @@ def test_each_sessions_statistics_stay_what_fts5_counts_through_any_sequence(ste
                     store.close()
                     _to_version_4(path)
                     store = SqliteStore(path)
-                    assert store.schema_version() == sqlite.SCHEMA_VERSION == 5
+                    assert store.schema_version() == sqlite.SCHEMA_VERSION == 6
                 with contextlib.closing(sqlite3.connect(path)) as conn:
                     kept, counted = _kept_statistics(conn), _counted_statistics(conn)
                 assert kept == counted, step
