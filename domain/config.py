@@ -1,6 +1,6 @@
 """The engine's configuration: the seed's fields, their defaults, and their ranges.
 
-Why about 410 lines: one concept, ``SummaryConfig``. Each field's check (the
+Why about 445 lines: one concept, ``SummaryConfig``. Each field's check (the
 validators and converters above the class) reads best next to the field it guards,
 and ``from_mapping``/``to_mapping``/``field_error`` are the same fields spelled for a
 file or an environment variable.

@@ -1,4 +1,9 @@
-"""The history index of the PostgreSQL store: a ``tsvector`` table with GIN."""
+"""The history index of the PostgreSQL store: a ``tsvector`` table with GIN.
+
+Why about 475 lines: one concept, the ``tsvector`` index. Its schema and statistics
+triggers, the writes that index a message (at its save or at its session's search,
+by the policy) and the search over it are one body of SQL that changes together.
+"""
 
 from __future__ import annotations
 
@@ -107,7 +112,21 @@ length)`` index the counting read for ``(session_id, id)``, the order a walk rea
 """
 
 
+_BULK = "memory_summary.counted_in_bulk"
+"""A transaction-local setting: while on, the row trigger leaves the statistics of
+the rows a statement inserts to that statement (a lazy catch-up counts a page in
+bulk: a trigger per row updates the session's totals once per row, each update a new
+version of one row that the next must walk to, quadratic in the page)."""
+
 SESSION_INDEX_SCHEMA = (
+    STATISTICS_SCHEMA[2]
+    .replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1)
+    .replace(
+        "BEGIN\n",
+        f"BEGIN\n        IF current_setting('{_BULK}', true) = 'on' THEN RETURN NULL;"
+        " END IF;\n",
+        1,
+    ),
     "CREATE TABLE {s}.session_index (session_id TEXT PRIMARY KEY, "
     "last_id BIGINT NOT NULL)",
     """CREATE FUNCTION {s}.unmark_sessions() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -122,6 +141,9 @@ SESSION_INDEX_SCHEMA = (
     "EXECUTE PROCEDURE {s}.unmark_sessions()",
 )
 """Migration 6: how far a search indexed each session (``recall_index='lazy'``).
+
+The row trigger that counts an index row learns to leave a bulk insert's rows to it
+(``_BULK``).
 
 ``session_index.last_id``: every message of the session with an id up to it is
 indexed (or deleted). It is only moved while no lazy save of the session is in
@@ -205,8 +227,11 @@ class PostgresIndex:
         )
 
     def prepare(self, message: Message) -> list[str] | None:
-        """Return ``message``'s terms under ``eager`` (its index row is written with
-        it), else None: no term is computed on the saving thread."""
+        """Return ``message``'s terms under ``eager``, else None.
+
+        Eager: its index row is written with it; else no term is computed on the
+        saving thread.
+        """
         return message_terms(message) if self.policy == "eager" else None
 
     def _lazy_insert(self, insert: str) -> str:
@@ -354,10 +379,11 @@ class PostgresIndex:
         it in flight has committed, and reads the session's newest id, ``top``: no
         message of the session below it can still appear. The rows above the
         watermark up to ``top`` are then read, their terms computed outside any
-        transaction, and inserted a page at a time (a row deleted meanwhile, or
-        indexed by another process, is skipped), the watermark moved to ``top``.
+        transaction, and inserted a page a statement, the terms as arrays (a row
+        deleted meanwhile, or indexed by another process, is skipped), the
+        watermark moved to ``top``.
         """
-        tables, driver = self._tables, self._driver
+        driver = self._driver
         if driver is None:  # pragma: no cover - every store passes its driver
             return 0
         mark, newest = driver.read(self._bounds, (session_id, session_id), "search")[0]
@@ -373,12 +399,19 @@ class PostgresIndex:
             rows = driver.read(
                 self._pending, (session_id, after, top, BACKFILL_PAGE), "search"
             )
+            columns: tuple[list[int], list[int], list[str], list[str]]
+            columns = ([], [], [], [])
+            own = session_term(session_id)
+            for found in rows:
+                words = message_terms(row_message(found[:-1]))
+                columns[0].append(int(found[0]))
+                columns[1].append(len(words))
+                columns[2].append(" ".join(words))
+                columns[3].append(" ".join([own, *dict.fromkeys(words)]))
             with driver.transaction("search_messages", session_id) as tx:
-                for found in rows:
-                    words = message_terms(row_message(found[:-1]))
-                    lexemes = [session_term(session_id), *dict.fromkeys(words)]
-                    params = (len(words), " ".join(words), lexemes, int(found[0]))
-                    done += tx.execute(self._index_stored, params).rowcount or 0
+                if rows:
+                    tx.execute("SELECT set_config(%s, 'on', true)", (_BULK,))
+                    done += int(tx.execute(self._index_stored, columns).fetchone()[0])
                 end = int(rows[-1][0]) if len(rows) == BACKFILL_PAGE else top
                 tx.execute(self._mark, (session_id, end, session_id))
             after = end
@@ -405,10 +438,28 @@ class PostgresIndex:
     @property
     def _index_stored(self) -> str:
         t = self._tables
+        # the page's rows, then their statistics in bulk (``_BULK``), totals before
+        # terms, in order, as the triggers lock them
         return (
-            f"INSERT INTO {t}message_terms (id, session_id, length, terms, tsv) "
-            "SELECT m.id, m.session_id, %s, %s, array_to_tsvector(%s::text[]) FROM "
-            f"{t}messages m WHERE m.id = %s FOR KEY SHARE ON CONFLICT (id) DO NOTHING"
+            f"WITH added AS (INSERT INTO {t}message_terms "
+            "(id, session_id, length, terms, tsv) "
+            "SELECT m.id, m.session_id, b.length, b.terms, "
+            "array_to_tsvector(string_to_array(b.lexemes, ' ')) FROM "
+            "unnest(%s::bigint[], %s::int[], %s::text[], %s::text[]) "
+            f"AS b(id, length, terms, lexemes) JOIN {t}messages m ON m.id = b.id "
+            "ORDER BY m.id FOR KEY SHARE OF m ON CONFLICT (id) DO NOTHING "
+            "RETURNING session_id, length, tsv), "
+            f"totals AS (INSERT INTO {t}session_totals AS k "
+            "(session_id, documents, length) SELECT session_id, count(*), "
+            "sum(length) FROM added GROUP BY session_id ON CONFLICT (session_id) "
+            "DO UPDATE SET documents = k.documents + excluded.documents, "
+            "length = k.length + excluded.length RETURNING 1), "
+            f"terms AS (INSERT INTO {t}session_terms AS k (session_id, term, "
+            "documents) SELECT a.session_id, w.term, count(*) FROM added a, "
+            "unnest(tsvector_to_array(a.tsv)) AS w(term) GROUP BY 1, 2 "
+            "ORDER BY 1, 2 ON CONFLICT (session_id, term) DO UPDATE SET "
+            "documents = k.documents + excluded.documents RETURNING 1) "
+            "SELECT count(*) FROM added"
         )
 
     @property

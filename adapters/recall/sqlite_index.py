@@ -1,8 +1,9 @@
 """The history index of the SQLite store: an FTS5 table, taken in by the batch.
 
-Why about 530 lines: one concept, the FTS5 index. Its schema and per-session statistics,
-the catch-up that takes new messages in off the host's thread, and the search over them
-are one body of SQL and the code that binds it; they change together.
+Why about 620 lines: one concept, the FTS5 index. Its schema and per-session statistics,
+the catch-ups that take new messages in (off the host's thread under ``eager``, a
+session at its search under ``lazy``), and the search over them are one body of SQL
+and the code that binds it; they change together.
 """
 
 from __future__ import annotations

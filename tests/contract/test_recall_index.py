@@ -238,9 +238,11 @@ def _index_work(store: object, sid: str) -> object:
     """Return what the store holds of its history index for ``sid``."""
     kind = type(store).__name__
     if kind == "SqliteStore":
-        return run_sql(store, "SELECT count(*) FROM message_index")[0][0] + run_sql(
-            store, "SELECT count(*) FROM session_totals"
-        )[0][0] + run_sql(store, "SELECT count(*) FROM session_index")[0][0]
+        return (
+            run_sql(store, "SELECT count(*) FROM message_index")[0][0]
+            + run_sql(store, "SELECT count(*) FROM session_totals")[0][0]
+            + run_sql(store, "SELECT count(*) FROM session_index")[0][0]
+        )
     if kind == "PostgresStore":
         return sum(
             run_sql(store, f"SELECT count(*) FROM {{t}}{table}")[0][0]
@@ -283,7 +285,9 @@ def test_off_refuses_search_and_does_no_index_work(kind, tmp_path, request):
         if wait is not None:
             assert wait(5)
         assert _index_work(store, "s1") == 0
-        assert [h.message.content for h in store.read_messages("s1", 1, before=0, after=0)]
+        assert [
+            h.message.content for h in store.read_messages("s1", 1, before=0, after=0)
+        ]
     finally:
         dispose(store)
 
@@ -441,4 +445,3 @@ def test_a_version_5_postgres_schema_opens_and_finds_what_it_indexed():
         assert run_sql(store, "SELECT count(*) FROM {t}message_terms")[0][0] == 2
     finally:
         dispose(store)
-

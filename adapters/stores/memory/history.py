@@ -15,8 +15,8 @@ from collections.abc import Sequence
 
 import attrs
 
-from memory_summary.adapters.stores.rows import check_key, check_limit, check_row_id
 from memory_summary.adapters.recall.policy import refuse_search
+from memory_summary.adapters.stores.rows import check_key, check_limit, check_row_id
 from memory_summary.domain import Message, StoredHit, is_host_instruction
 from memory_summary.domain.config import RecallIndex
 from memory_summary.domain.ranking import (

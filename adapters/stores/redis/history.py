@@ -13,6 +13,12 @@ the best matches (the context step), then the messages of the final hits. It sco
 here, with ``domain.ranking`` and the session's own statistics, exactly as
 ``InMemoryStore`` (the reference) does. Every key a script reads is the session's
 own, so no other session's message can be returned.
+
+Under ``recall_index="lazy"`` a search first indexes what the session's saves left
+unindexed (``redis_catch_up``).
+
+Why about 415 lines: one concept, the search and reads of the whole history: their
+read scripts and the code that scores and pages through their replies.
 """
 
 from __future__ import annotations
@@ -22,19 +28,17 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from memory_summary.adapters.recall.policy import refuse_search
 from memory_summary.adapters.stores.redis.catch_up import PAGE
 from memory_summary.adapters.stores.redis.catch_up import SCRIPTS as CATCH_UP
-
 from memory_summary.adapters.stores.rows import (
     check_key,
     check_limit,
     check_row_id,
     row_message,
 )
-from memory_summary.adapters.recall.policy import refuse_search
 from memory_summary.domain import StoredHit
 from memory_summary.domain.config import RecallIndex
-from memory_summary.domain.recall import message_terms
 from memory_summary.domain.ranking import (
     CANDIDATES,
     CONTEXT_REACH,
@@ -45,6 +49,7 @@ from memory_summary.domain.ranking import (
     seed_terms,
     with_context,
 )
+from memory_summary.domain.recall import message_terms
 
 _MAX_SPAN = 10**12  # reads never ask for more neighbours than a session can hold
 
