@@ -445,3 +445,49 @@ def test_a_version_5_postgres_schema_opens_and_finds_what_it_indexed():
         assert run_sql(store, "SELECT count(*) FROM {t}message_terms")[0][0] == 2
     finally:
         dispose(store)
+
+
+def _indexed_ids(store: object, sid: str) -> set[int]:
+    """Return the ids of ``sid`` the store's index holds."""
+    kind = type(store).__name__
+    if kind == "SqliteStore":
+        rows = run_sql(
+            store,
+            "SELECT i.rowid FROM message_index i JOIN messages m ON m.id = i.rowid "
+            "WHERE m.session_id = ?",
+            (sid,),
+        )
+    elif kind == "PostgresStore":
+        rows = run_sql(
+            store, "SELECT id FROM {t}message_terms WHERE session_id = ?", (sid,)
+        )
+    elif kind == "InMemoryStore":
+        session = store._sessions[sid]  # type: ignore[attr-defined]
+        return set(session.terms)
+    else:
+        import redis
+
+        with redis.Redis.from_url(store.url) as client:  # type: ignore[attr-defined]
+            keys = client.hkeys(f"{store.prefix}e:{sid}")  # type: ignore[attr-defined]
+            return {int(k) for k in keys}
+    return {int(row[0]) for row in rows}
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+def test_a_lazy_search_indexes_its_own_session_only(kind, tmp_path, request):
+    if kind == "redis":
+        request.getfixturevalue("redis_server")
+    store = _make(kind, tmp_path, "lazy")
+    try:
+        mine = [
+            store.save_message("mine", Message("user", f"zebra {i}")) for i in range(3)
+        ]
+        theirs = store.save_message("theirs", Message("user", "zebra elsewhere"))
+
+        store.search_messages("mine", query_terms("zebra"), limit=5)
+
+        assert _indexed_ids(store, "mine") == {m.id for m in mine}
+        assert _indexed_ids(store, "theirs") == set()
+        assert theirs.id not in _indexed_ids(store, "mine")
+    finally:
+        dispose(store)
