@@ -72,14 +72,19 @@ class InMemoryStore(MemoryHistory, MemoryRecords, DeprecatedCommits):
 
     Message ids increase across the whole store, so they order a session's messages.
     Leases time out on ``time.monotonic()``; they bind the threads of this process.
-    ``recall_index`` says when a session is indexed for search (``IndexPolicyStore``):
-    at its first search by default.
 
-    >>> store = InMemoryStore()
-    >>> store.save_message("s1", Message("user", "hi")).id
-    1
-    >>> [m.content for m in store.get_history("s1")]
-    ['hi']
+    Args:
+        recall_index: when a session is indexed for search (``IndexPolicyStore``):
+            ``"lazy"`` at its first search (the terms counted outside the store's
+            lock), ``"eager"`` as each message is saved, ``"off"`` never (search
+            refused). An engine applies its own ``SummaryConfig.recall_index``.
+
+    Example:
+        >>> store = InMemoryStore()
+        >>> store.save_message("s1", Message("user", "hi")).id
+        1
+        >>> [m.content for m in store.get_history("s1")]
+        ['hi']
     """
 
     counts_locally: ClassVar[bool] = True
