@@ -1,6 +1,6 @@
 """The history index of the PostgreSQL store: a ``tsvector`` table with GIN.
 
-Why about 475 lines: one concept, the ``tsvector`` index. Its schema and statistics
+Why about 525 lines: one concept, the ``tsvector`` index. Its schema and statistics
 triggers, the writes that index a message (at its save or at its session's search,
 by the policy) and the search over it are one body of SQL that changes together.
 """
