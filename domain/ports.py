@@ -308,10 +308,12 @@ class StoredHit:
 class SearchableStore(Protocol):
     """A store that indexes every message it holds and can search and read them back.
 
-    The index covers active and archived messages; it changes in the same
-    transaction as ``save_message``, ``commit``, ``pop_message``,
-    ``clear_session``, ``forget_session`` and ``clear_all``, so a message is found
-    exactly while it is stored. A store returns only ``session_id``'s messages.
+    The index covers active and archived messages. A search finds a message
+    exactly while it is stored: the store indexes it when it is saved, or (an
+    ``IndexPolicyStore`` under ``lazy``) when its session is next searched, and a
+    delete (``pop_message``, ``clear_session``, ``forget_session``, ``clear_all``)
+    unindexes it in its own transaction. A store returns only ``session_id``'s
+    messages.
     ``memory_summary.testing.SearchContract`` is its suite.
     """
 

@@ -73,7 +73,7 @@ def test_a_version_4_sqlite_file_counts_its_sessions_statistics_when_migrated(
     )
 
     path = tmp_path / "v4.sqlite3"
-    store = SqliteStore(path)
+    store = SqliteStore(path, recall_index="eager")  # as version 4 indexed
     try:
         store.save_messages(
             "s1", [Message("user", f"zebra {i} kiwi") for i in range(5)]
