@@ -1,6 +1,6 @@
 """The history index of the SQLite store: an FTS5 table, taken in by the batch.
 
-Why about 620 lines: one concept, the FTS5 index. Its schema and per-session statistics,
+Why about 660 lines: one concept, the FTS5 index. Its schema and per-session statistics,
 the catch-ups that take new messages in (off the host's thread under ``eager``, a
 session at its search under ``lazy``), and the search over them are one body of SQL
 and the code that binds it; they change together.
@@ -13,6 +13,7 @@ import json
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -230,6 +231,34 @@ _STORED_UNINDEXED = (
     "ON m.id = b.value LEFT JOIN message_index_content i ON i.id = m.id"
 )
 """Which of a batch's ids are still stored, and whether each is indexed already."""
+
+_ADD_TOTALS = (
+    "INSERT INTO session_totals (session_id, documents, length) VALUES (?, ?, ?) "
+    "ON CONFLICT (session_id) DO UPDATE SET documents = documents + "
+    "excluded.documents, length = length + excluded.length"
+)
+_ADD_TERMS = (
+    "INSERT INTO session_terms (session_id, term, documents) VALUES (?, ?, ?) "
+    "ON CONFLICT (session_id, term) DO UPDATE SET "
+    "documents = documents + excluded.documents"
+)
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def count_terms(texts: Sequence[str]) -> tuple[int, Counter[str]]:
+    """Return the rows' summed length in tokens and each token's count of rows.
+
+    As ``message_tokens`` reads FTS5's copy of a row's terms: split on spaces,
+    ASCII letters folded to lower case (SQLite's ``lower``), empty tokens dropped.
+    """
+    length, documents = 0, Counter[str]()
+    for text in texts:
+        tokens = text.translate(_ASCII_LOWER).split(" ")
+        tokens = [token for token in tokens if token]
+        length += len(tokens)
+        documents.update(set(tokens))
+    return length, documents
+
 
 _ROWS_PER_WRITE = 32
 """Rows FTS5 takes in per write transaction of ``catch_up`` (about 1-2 ms each)."""
@@ -479,13 +508,19 @@ class SqliteIndex:
         return fresh
 
     def _insert_new(
-        self, tx: Executor, batch: list[tuple[int, str, str]]
+        self,
+        tx: Executor,
+        batch: list[tuple[int, str, str]],
+        session_id: str | None = None,
     ) -> tuple[int, int]:
         """Index ``batch``'s rows still stored and not indexed yet, with statistics.
 
         A message cleared since the page was read stays out; one another process
-        (or a search) took in meanwhile is not taken twice. Returns how many were
-        taken in and how many of the batch are indexed now.
+        (or a search) took in meanwhile is not taken twice. The rows of one session
+        (``session_id``: a lazy search's) are counted here from their terms, as FTS5
+        counts them (``count_terms``), a few times cheaper than reading them back
+        through ``message_tokens``. Returns how many were taken in and how many of
+        the batch are indexed now.
         """
         if not batch:
             return 0, 0
@@ -496,9 +531,16 @@ class SqliteIndex:
         fresh = [row for row in batch if stored.get(row[0]) is False]
         if fresh:
             tx.executemany(self._insert, fresh)  # type: ignore[attr-defined]
-            ids = json.dumps([row[0] for row in fresh])
-            for statement in _COUNT_BATCH:
-                tx.execute(statement, (ids,))
+            if session_id is None:
+                ids = json.dumps([row[0] for row in fresh])
+                for statement in _COUNT_BATCH:
+                    tx.execute(statement, (ids,))
+            else:
+                length, documents = count_terms([row[2] for row in fresh])
+                tx.execute(_ADD_TOTALS, (session_id, len(fresh), length))
+                tx.executemany(  # type: ignore[attr-defined]
+                    _ADD_TERMS, [(session_id, t, n) for t, n in documents.items()]
+                )
         return len(fresh), len(stored)
 
     def catch_up_session(self, session_id: str) -> int:
@@ -532,7 +574,7 @@ class SqliteIndex:
                     last = at + _SESSION_ROWS_PER_WRITE >= len(batch)
                     end = top if last else part[-1][0]
                     with self._driver.transaction("search_messages", session_id) as tx:
-                        done += self._insert_new(tx, part)[0]
+                        done += self._insert_new(tx, part, session_id)[0]
                         tx.execute(_MARK_SESSION, (session_id, end, session_id))
                     time.sleep(0)  # a writer waiting on the lock goes first
                 if len(rows) < BACKFILL_PAGE:
