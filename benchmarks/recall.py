@@ -10,11 +10,15 @@ Three parts:
   question as the query, and "reachable": the answer text is in the summary, the
   active messages or the top-10 hits (``summary_quality.matching``). Quick
   mode replays a conversation generated here instead (CI has no dataset).
-- ``latency``: ``search_history`` p50/p95 on one session of 10k and 100k messages
-  (quick: 1k), SQLite and PostgreSQL (skipped when no server answers; its tables
-  are vacuumed and analyzed once filled, as autovacuum would have done).
-- ``save_cost``: ``save_message`` with the index against the single autocommit
-  ``INSERT`` it was before the index (the same store, interleaved rounds).
+- ``latency``: per ``recall_index`` policy (``lazy``, ``eager``), the first
+  ``search_history`` after a session was filled (under ``lazy`` it indexes what was
+  saved since the last search) and the steady p50/p95 after it, on one session of
+  10k and 100k messages (quick: 1k), SQLite and PostgreSQL (skipped when no server
+  answers; its tables are vacuumed and analyzed once filled, as autovacuum would
+  have done).
+- ``save_cost``: per policy, ``save_message`` against the single autocommit
+  ``INSERT`` it was before the index (the same store, interleaved rounds), and the
+  process's CPU per message: saving alone, and saving plus indexing up to a search.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from summary_quality.locomo import (
 )
 from summary_quality.matching import contains_answer
 
-from memory_summary import Message, StoreError, SummaryEngine
+from memory_summary import Message, StoreError, SummaryConfig, SummaryEngine
 from memory_summary.adapters import SqliteStore
 from memory_summary.adapters.stores.rows import message_values
 from memory_summary.domain.recall import query_terms
@@ -182,8 +186,14 @@ def _texts(conversations: list[LocomoConversation]) -> tuple[list[str], list[str
     return turns, questions
 
 
-def _stores(workdir: Path) -> Iterator[tuple[str, object]]:
-    sqlite = SqliteStore(workdir / f"latency-{uuid.uuid4().hex[:6]}.sqlite3")
+POLICIES = ("lazy", "eager")
+
+
+def _stores(workdir: Path, policy: str) -> Iterator[tuple[str, object]]:
+    sqlite = SqliteStore(
+        workdir / f"latency-{uuid.uuid4().hex[:6]}.sqlite3",
+        recall_index=policy,  # type: ignore[arg-type]
+    )
     try:
         yield "sqlite", sqlite
     finally:
@@ -191,7 +201,12 @@ def _stores(workdir: Path) -> Iterator[tuple[str, object]]:
     try:
         from memory_summary.adapters import PostgresStore
 
-        store = PostgresStore(DSN, schema=f"bench_{uuid.uuid4().hex[:8]}", timeout_s=3)
+        store = PostgresStore(
+            DSN,
+            schema=f"bench_{uuid.uuid4().hex[:8]}",
+            timeout_s=3,
+            recall_index=policy,  # type: ignore[arg-type]
+        )
     except (ImportError, StoreError) as exc:
         print(f"  recall: PostgreSQL skipped ({exc})")
         return
@@ -221,13 +236,26 @@ def _analyze(store: object) -> None:
 def latency(
     conversations: list[LocomoConversation], sizes: tuple[int, ...], queries: int
 ) -> list[dict]:
-    """Return search p50/p95 (ms) on one session of each size, per store."""
+    """Return the first search and p50/p95 (ms) on a session of each size, per store."""
+    rows = []
+    for policy in POLICIES:
+        rows += _latency(conversations, sizes, queries, policy)
+    return rows
+
+
+def _latency(
+    conversations: list[LocomoConversation],
+    sizes: tuple[int, ...],
+    queries: int,
+    policy: str,
+) -> list[dict]:
     turns, questions = _texts(conversations)
     rng = random.Random(11)
     rows = []
     with tempfile.TemporaryDirectory() as workdir:
-        for kind, store in _stores(Path(workdir)):
-            engine = SummaryEngine(store)  # type: ignore[arg-type]
+        for kind, store in _stores(Path(workdir), policy):
+            config = SummaryConfig(recall_index=policy)  # type: ignore[arg-type]
+            engine = SummaryEngine(store, config=config)  # type: ignore[arg-type]
             sid, stored = "latency", 0
             for size in sizes:
                 started = time.perf_counter()
@@ -236,8 +264,14 @@ def latency(
                     text = f"{turns[stored % len(turns)]} (#{stored})"
                     store.save_message(sid, Message(role, text))  # type: ignore[attr-defined]
                     stored += 1
+                indexing = getattr(store, "_index", None)
+                if indexing is not None:
+                    indexing.wait_idle(600)  # SQLite eager: its batches, off the clock
                 filled = time.perf_counter() - started
                 _analyze(store)
+                begun = time.perf_counter_ns()
+                engine.search_history(sid, questions[0])
+                first = time.perf_counter_ns() - begun
                 samples = []
                 for query in rng.sample(questions, min(queries, len(questions))):
                     begun = time.perf_counter_ns()
@@ -247,8 +281,10 @@ def latency(
                     {
                         "part": "latency",
                         "store": kind,
+                        "policy": policy,
                         "messages": size,
                         "queries": len(samples),
+                        "first_ms": round(first / 1e6, 1),
                         "p50_ms": round(percentile_us(samples, 0.50) / 1000, 2),
                         "p95_ms": round(percentile_us(samples, 0.95) / 1000, 2),
                         "fill_s": round(filled, 1),
@@ -266,9 +302,16 @@ def save_cost(rounds: int) -> list[dict]:
     in (SQLite: on its own thread, by the batch).
     """
     rows = []
+    for policy in POLICIES:
+        rows += _save_cost(rounds, policy)
+    return rows
+
+
+def _save_cost(rounds: int, policy: str) -> list[dict]:
+    rows = []
     message = Message("user", "I went camping with the kids at the lake last weekend.")
     with tempfile.TemporaryDirectory() as workdir:
-        for kind, store in _stores(Path(workdir)):
+        for kind, store in _stores(Path(workdir), policy):
             insert = store._q["insert_message"]  # type: ignore[attr-defined]
             driver = store._driver  # type: ignore[attr-defined]
             values = message_values(message)
@@ -293,6 +336,7 @@ def save_cost(rounds: int) -> list[dict]:
             cpu = time.process_time_ns()
             for _ in range(rounds):
                 store.save_message("total", message)  # type: ignore[attr-defined]
+            saving = (time.process_time_ns() - cpu) / rounds / 1_000
             if indexing is not None:
                 indexing.wait_idle(60)
             store.search_messages("total", query_terms("camping"), limit=1)  # type: ignore[attr-defined]
@@ -301,10 +345,12 @@ def save_cost(rounds: int) -> list[dict]:
                 {
                     "part": "save_cost",
                     "store": kind,
+                    "policy": policy,
                     "rounds": rounds,
                     "with_index_p50_us": round(with_index, 1),
                     "without_index_p50_us": round(without, 1),
                     "ratio": round(with_index / without, 2),
+                    "cpu_saving_us_per_message": round(saving, 1),
                     "cpu_with_indexing_us_per_message": round(total, 1),
                 }
             )

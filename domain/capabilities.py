@@ -16,6 +16,7 @@ import attrs
 from .ports import (
     BatchSavingStore,
     ForgettingArchive,
+    IndexPolicyStore,
     LabelledSummarizer,
     LocallyCountingStore,
     MetadataPages,
@@ -82,6 +83,8 @@ class StoreCapabilities:
     """``SpanningStore``: a ``Conversation`` reads no history it already holds."""
     saves_batches: bool = False
     """``BatchSavingStore``: a batch of messages is saved at once, all or nothing."""
+    sets_recall_index: bool = False
+    """``IndexPolicyStore``: the engine's ``recall_index`` is applied to the store."""
 
 
 def store_capabilities(store: object) -> StoreCapabilities:
@@ -94,6 +97,7 @@ def store_capabilities(store: object) -> StoreCapabilities:
         and getattr(store, "counts_locally") is True,  # noqa: B009 - declared above
         spans=has_capability(store, SpanningStore),
         saves_batches=has_capability(store, BatchSavingStore),
+        sets_recall_index=has_capability(store, IndexPolicyStore),
     )
 
 

@@ -1,6 +1,6 @@
 """The engine's configuration: the seed's fields, their defaults, and their ranges.
 
-Why about 410 lines: one concept, ``SummaryConfig``. Each field's check (the
+Why about 445 lines: one concept, ``SummaryConfig``. Each field's check (the
 validators and converters above the class) reads best next to the field it guards,
 and ``from_mapping``/``to_mapping``/``field_error`` are the same fields spelled for a
 file or an environment variable.
@@ -21,9 +21,13 @@ from .model import LLMRef
 ModelMode = Literal["global", "custom", "session"]
 Locale = Literal["en", "zh"]
 FailurePolicy = Literal["trim", "keep"]
+RecallIndex = Literal["lazy", "eager", "off"]
 MODEL_MODES: tuple[ModelMode, ...] = get_args(ModelMode)
 LOCALES: tuple[Locale, ...] = get_args(Locale)
 FAILURE_POLICIES: tuple[FailurePolicy, ...] = get_args(FailurePolicy)
+RECALL_INDEXES: tuple[RecallIndex, ...] = get_args(RecallIndex)
+"""When a store indexes a session for ``search_history``: at its first search
+(``lazy``), at every save (``eager``), or never, search refused (``off``)."""
 DEFAULT_TASK_TOOLS = ("manage_todo_list", "todo_manage")
 MAX_INSTRUCTIONS_CHARS = 2000
 """The longest instructions a host may give the summarizer (``summary_instructions``,
@@ -94,6 +98,17 @@ def _one_of(
             raise ConfigError(attribute.name, value, " / ".join(map(repr, choices)))
 
     return check
+
+
+def check_recall_index(value: object) -> RecallIndex:
+    """Return ``value`` as a recall index policy; ``ConfigError`` unless it is one.
+
+    A store's ``recall_index=`` argument and ``set_recall_index`` check with this.
+    """
+    for policy in RECALL_INDEXES:
+        if value == policy and isinstance(value, str):
+            return policy
+    raise ConfigError("recall_index", value, " / ".join(map(repr, RECALL_INDEXES)))
 
 
 def _is_bool(instance: object, attribute: attrs.Attribute[bool], value: object) -> None:
@@ -279,6 +294,10 @@ class SummaryConfig:
     )
     # Earlier summaries kept for ``summary_history`` (their id ranges stay too).
     summary_versions_kept: int = attrs.field(default=20, validator=_int_at_least(0))
+    # When the store indexes a session for ``search_history`` (docs/recall.md).
+    recall_index: RecallIndex = attrs.field(
+        default="lazy", validator=_one_of(RECALL_INDEXES)
+    )
 
     def __attrs_post_init__(self) -> None:
         if self.threshold <= self.effective_keep_recent:

@@ -15,6 +15,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 import attrs
 
+from .config import RecallIndex
 from .model import Message
 from .usage import TokenUsage
 
@@ -307,10 +308,12 @@ class StoredHit:
 class SearchableStore(Protocol):
     """A store that indexes every message it holds and can search and read them back.
 
-    The index covers active and archived messages; it changes in the same
-    transaction as ``save_message``, ``commit``, ``pop_message``,
-    ``clear_session``, ``forget_session`` and ``clear_all``, so a message is found
-    exactly while it is stored. A store returns only ``session_id``'s messages.
+    The index covers active and archived messages. A search finds a message
+    exactly while it is stored: the store indexes it when it is saved, or (an
+    ``IndexPolicyStore`` under ``lazy``) when its session is next searched, and a
+    delete (``pop_message``, ``clear_session``, ``forget_session``, ``clear_all``)
+    unindexes it in its own transaction. A store returns only ``session_id``'s
+    messages.
     ``memory_summary.testing.SearchContract`` is its suite.
     """
 
@@ -346,6 +349,26 @@ class SearchableStore(Protocol):
 
         At most ``limit``, the oldest first.
         """
+        ...
+
+
+@runtime_checkable
+class IndexPolicyStore(SearchableStore, Protocol):
+    """A searchable store that indexes by the policy the engine gives it.
+
+    ``lazy``: a save does no index work; a search first indexes the session's
+    stored messages not indexed yet (active and archived), then searches.
+    ``eager``: every message is indexed as it is stored. ``off``: no index work;
+    ``search_messages`` raises ``RecallUnsupported``. Whatever the policy, a search
+    finds exactly what eager's would, and deletes keep the index right. The engine
+    calls ``set_recall_index`` once, when it is wired, with
+    ``SummaryConfig.recall_index``.
+    """
+
+    recall_index: RecallIndex
+
+    def set_recall_index(self, policy: RecallIndex) -> None:
+        """Index by ``policy`` from now on (``ConfigError`` for an unknown one)."""
         ...
 
 

@@ -80,6 +80,11 @@ class HistoryAccess:
     def search(
         self, session_id: str, query: str, *, limit: int, archived_only: bool
     ) -> list[SearchHit]:
+        if self._config.recall_index == "off":
+            raise RecallUnsupported(
+                "search_history is off: SummaryConfig.recall_index='off' keeps no "
+                "history index (set it to 'lazy' or 'eager' to search)"
+            )
         store = self._searchable()
         terms = query_terms(query)
         check_search_limit(limit)

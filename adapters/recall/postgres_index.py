@@ -1,4 +1,9 @@
-"""The history index of the PostgreSQL store: a ``tsvector`` table with GIN."""
+"""The history index of the PostgreSQL store: a ``tsvector`` table with GIN.
+
+Why about 525 lines: one concept, the ``tsvector`` index. Its schema and statistics
+triggers, the writes that index a message (at its save or at its session's search,
+by the policy) and the search over it are one body of SQL that changes together.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from typing import Any
 from memory_summary.adapters.stores.rows import SELECT_COLUMNS, row_message
 from memory_summary.adapters.stores.sql.driver import Executor, SqlDriver
 from memory_summary.domain import Message, StoreError
+from memory_summary.domain.config import RecallIndex
 from memory_summary.domain.ranking import (
     CANDIDATES,
     PER_TERM,
@@ -106,6 +112,46 @@ length)`` index the counting read for ``(session_id, id)``, the order a walk rea
 """
 
 
+_BULK = "memory_summary.counted_in_bulk"
+"""A transaction-local setting: while on, the row trigger leaves the statistics of
+the rows a statement inserts to that statement (a lazy catch-up counts a page in
+bulk: a trigger per row updates the session's totals once per row, each update a new
+version of one row that the next must walk to, quadratic in the page)."""
+
+SESSION_INDEX_SCHEMA = (
+    STATISTICS_SCHEMA[2]
+    .replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1)
+    .replace(
+        "BEGIN\n",
+        f"BEGIN\n        IF current_setting('{_BULK}', true) = 'on' THEN RETURN NULL;"
+        " END IF;\n",
+        1,
+    ),
+    "CREATE TABLE {s}.session_index (session_id TEXT PRIMARY KEY, "
+    "last_id BIGINT NOT NULL)",
+    """CREATE FUNCTION {s}.unmark_sessions() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        DELETE FROM {s}.session_index k USING (SELECT DISTINCT session_id FROM gone)
+        AS g WHERE k.session_id = g.session_id AND NOT EXISTS
+        (SELECT 1 FROM {s}.messages m WHERE m.session_id = g.session_id);
+        RETURN NULL;
+    END $$""",
+    "CREATE TRIGGER messages_unmark AFTER DELETE ON {s}.messages "
+    "REFERENCING OLD TABLE AS gone FOR EACH STATEMENT "
+    "EXECUTE PROCEDURE {s}.unmark_sessions()",
+)
+"""Migration 6: how far a search indexed each session (``recall_index='lazy'``).
+
+The row trigger that counts an index row learns to leave a bulk insert's rows to it
+(``_BULK``).
+
+``session_index.last_id``: every message of the session with an id up to it is
+indexed (or deleted). It is only moved while no lazy save of the session is in
+flight (``PostgresIndex.catch_up_session``). A session whose last message is deleted
+loses its row in the deleting statement, so a forgotten session leaves nothing.
+"""
+
+
 WALK_COST = 17
 """How many rows of a session a walk newest first reads for one a GIN seek fetches."""
 
@@ -122,11 +168,26 @@ def walks(matching: int, documents: int) -> bool:
 
 
 class PostgresIndex:
-    """Table ``message_terms(id, session_id, length, terms, tsv)``, GIN on ``tsv``."""
+    """Table ``message_terms(id, session_id, length, terms, tsv)``, GIN on ``tsv``.
+
+    ``eager``: a message's index row is written in the statement that stores it.
+    ``lazy``: a save stores the message alone, holding the session's recall lock
+    shared until it commits; a search first indexes the session's messages above
+    its watermark (``catch_up_session``). ``off``: nothing is indexed.
+    """
 
     placeholder = "%s"
 
-    def __init__(self, tables: str) -> None:
+    def __init__(
+        self,
+        tables: str,
+        driver: SqlDriver | None = None,
+        lock: str = "",
+        policy: RecallIndex = "lazy",
+    ) -> None:
+        self.policy: RecallIndex = policy
+        self._driver = driver
+        self._lock = lock  # pg_advisory_xact_lock{_shared}(%s), keyed by session
         self._tables = tables
         self._insert = (
             f"INSERT INTO {tables}message_terms (id, session_id, length, terms, tsv) "
@@ -165,9 +226,39 @@ class PostgresIndex:
             "AND m.id BETWEEN r.lo AND r.hi"
         )
 
-    def prepare(self, message: Message) -> list[str]:
-        """Return ``message``'s terms: its index row is written with it."""
-        return message_terms(message)
+    def prepare(self, message: Message) -> list[str] | None:
+        """Return ``message``'s terms under ``eager``, else None.
+
+        Eager: its index row is written with it; else no term is computed on the
+        saving thread.
+        """
+        return message_terms(message) if self.policy == "eager" else None
+
+    def _lazy_insert(self, insert: str) -> str:
+        """Return ``insert`` holding the session's recall lock shared till commit.
+
+        A search's catch-up takes it exclusively to read a watermark no save of the
+        session still in flight can fall under (``catch_up_session``).
+        """
+        values = insert.index("VALUES (")
+        returning = insert.rindex(") RETURNING")
+        columns = insert[insert.index("(") + 1 : insert.index(")")].split(", ")
+        # typed as the columns are: a NULL in a SELECT list would be read as text
+        selected = [
+            "%s::double precision" if column == "timestamp" else "%s"
+            for column in columns
+        ]
+        return (
+            f"WITH l AS (SELECT {self._lock.format(mode='_shared')}) "
+            f"{insert[:values]}SELECT {', '.join(selected)} FROM l"
+            f"{insert[returning + 1 :]}"
+        )
+
+    def _lazy_params(self, session_id: str, values: Sequence[object]) -> list[object]:
+        return [self._lock_key(session_id), session_id, *values]
+
+    def _lock_key(self, session_id: str) -> str:
+        return f"{self._tables}recall/{session_id}"
 
     def save(
         self,
@@ -178,8 +269,16 @@ class PostgresIndex:
         terms: list[str] | None,
     ) -> int:
         # One statement, atomic on its own: the message and its index row together.
-        if terms is None:
-            raise TypeError("PostgresIndex needs the terms prepare() returns")
+        if terms is None:  # lazy or off: the message alone
+            _, row_id = driver.write(
+                self._lazy_insert(insert),
+                self._lazy_params(session_id, values),
+                "save_message",
+                session_id,
+            )
+            if row_id is None:
+                raise StoreError(f"save_message for {session_id!r}: no id returned")
+            return row_id
         sql, params = self._with_terms(insert, session_id, values, terms)
         _, row_id = driver.write(sql, params, "save_message", session_id)
         if row_id is None:
@@ -207,12 +306,15 @@ class PostgresIndex:
         values: Sequence[object],
         terms: list[str] | None,
     ) -> int:
-        if terms is None:
-            raise TypeError("PostgresIndex needs the terms prepare() returns")
-        row = tx.execute(insert, (session_id, *values)).fetchone()
+        if terms is None:  # lazy or off: the message alone
+            sql = self._lazy_insert(insert)
+            row = tx.execute(sql, self._lazy_params(session_id, values)).fetchone()
+        else:
+            row = tx.execute(insert, (session_id, *values)).fetchone()
         if row is None:
             raise StoreError(f"save_message for {session_id!r}: no id returned")
-        self.index(tx, session_id, int(row[0]), terms)
+        if terms is not None:
+            self.index(tx, session_id, int(row[0]), terms)
         return int(row[0])
 
     def index(
@@ -234,6 +336,7 @@ class PostgresIndex:
     ) -> Matches:
         terms = list(dict.fromkeys(terms))
         check_terms(terms)
+        self.catch_up_session(session_id)
         rows = read(self._statistics, (terms, session_id))
         matching = {str(row[2]): int(row[3]) for row in rows if row[3]}
         if not matching:
@@ -265,6 +368,108 @@ class PostgresIndex:
             documents=int(documents),
             average_length=int(total) / int(documents) if documents else 0.0,
             limit=CANDIDATES,
+        )
+
+    def catch_up_session(self, session_id: str) -> int:
+        """Index the session's stored messages not indexed yet; count them.
+
+        Whatever the policy (a process saving lazily may share the database): one
+        read tells whether the session holds messages above its watermark; if so,
+        a transaction takes the session's recall lock exclusively, so every save of
+        it in flight has committed, and reads the session's newest id, ``top``: no
+        message of the session below it can still appear. The rows above the
+        watermark up to ``top`` are then read, their terms computed outside any
+        transaction, and inserted a page a statement, the terms as arrays (a row
+        deleted meanwhile, or indexed by another process, is skipped), the
+        watermark moved to ``top``.
+        """
+        driver = self._driver
+        if driver is None:  # pragma: no cover - every store passes its driver
+            return 0
+        mark, newest = driver.read(self._bounds, (session_id, session_id), "search")[0]
+        if newest is None or int(newest) <= int(mark):
+            return 0
+        key = self._lock_key(session_id)
+        with driver.transaction("search_messages", session_id) as tx:
+            tx.execute(f"SELECT {self._lock.format(mode='')}", (key,))
+            row = tx.execute(self._bounds, (session_id, session_id)).fetchone()
+        after, top = int(row[0]), int(row[1] or 0)
+        done = 0
+        while after < top:
+            rows = driver.read(
+                self._pending, (session_id, after, top, BACKFILL_PAGE), "search"
+            )
+            columns: tuple[list[int], list[int], list[str], list[str]]
+            columns = ([], [], [], [])
+            own = session_term(session_id)
+            for found in rows:
+                words = message_terms(row_message(found[:-1]))
+                columns[0].append(int(found[0]))
+                columns[1].append(len(words))
+                columns[2].append(" ".join(words))
+                columns[3].append(" ".join([own, *dict.fromkeys(words)]))
+            with driver.transaction("search_messages", session_id) as tx:
+                if rows:
+                    tx.execute("SELECT set_config(%s, 'on', true)", (_BULK,))
+                    done += int(tx.execute(self._index_stored, columns).fetchone()[0])
+                end = int(rows[-1][0]) if len(rows) == BACKFILL_PAGE else top
+                tx.execute(self._mark, (session_id, end, session_id))
+            after = end
+        return done
+
+    @property
+    def _bounds(self) -> str:
+        t = self._tables
+        return (
+            "SELECT coalesce((SELECT last_id FROM "
+            f"{t}session_index WHERE session_id = %s), 0), (SELECT max(id) FROM "
+            f"{t}messages WHERE session_id = %s)"
+        )
+
+    @property
+    def _pending(self) -> str:
+        t = self._tables
+        return (
+            f"SELECT {SELECT_COLUMNS}, session_id FROM {t}messages m WHERE "
+            "session_id = %s AND id > %s AND id <= %s AND NOT EXISTS (SELECT 1 FROM "
+            f"{t}message_terms i WHERE i.id = m.id) ORDER BY id LIMIT %s"
+        )
+
+    @property
+    def _index_stored(self) -> str:
+        t = self._tables
+        # the page's rows, then their statistics in bulk (``_BULK``), totals before
+        # terms, in order, as the triggers lock them
+        return (
+            f"WITH added AS (INSERT INTO {t}message_terms "
+            "(id, session_id, length, terms, tsv) "
+            "SELECT m.id, m.session_id, b.length, b.terms, "
+            "array_to_tsvector(string_to_array(b.lexemes, ' ')) FROM "
+            "unnest(%s::bigint[], %s::int[], %s::text[], %s::text[]) "
+            f"AS b(id, length, terms, lexemes) JOIN {t}messages m ON m.id = b.id "
+            "ORDER BY m.id FOR KEY SHARE OF m ON CONFLICT (id) DO NOTHING "
+            "RETURNING session_id, length, tsv), "
+            f"totals AS (INSERT INTO {t}session_totals AS k "
+            "(session_id, documents, length) SELECT session_id, count(*), "
+            "sum(length) FROM added GROUP BY session_id ON CONFLICT (session_id) "
+            "DO UPDATE SET documents = k.documents + excluded.documents, "
+            "length = k.length + excluded.length RETURNING 1), "
+            f"terms AS (INSERT INTO {t}session_terms AS k (session_id, term, "
+            "documents) SELECT a.session_id, w.term, count(*) FROM added a, "
+            "unnest(tsvector_to_array(a.tsv)) AS w(term) GROUP BY 1, 2 "
+            "ORDER BY 1, 2 ON CONFLICT (session_id, term) DO UPDATE SET "
+            "documents = k.documents + excluded.documents RETURNING 1) "
+            "SELECT count(*) FROM added"
+        )
+
+    @property
+    def _mark(self) -> str:
+        t = self._tables
+        return (
+            f"INSERT INTO {t}session_index AS k (session_id, last_id) SELECT %s, %s "
+            f"WHERE EXISTS (SELECT 1 FROM {t}messages WHERE session_id = %s) "
+            "ON CONFLICT (session_id) DO UPDATE SET "
+            "last_id = greatest(k.last_id, excluded.last_id)"
         )
 
     id_source = "unnest(%s::bigint[]) AS c(value)"

@@ -38,6 +38,7 @@ from typing import Any, Protocol
 
 from memory_summary.adapters.stores.sql.driver import Executor, SqlDriver
 from memory_summary.domain import Message
+from memory_summary.domain.config import RecallIndex
 
 from .postgres_index import PostgresIndex, backfill
 from .sqlite_index import SqliteIndex
@@ -73,7 +74,13 @@ __all__ = [
 
 
 class SearchIndex(Protocol):
-    """The part of the history index that differs between databases."""
+    """The part of the history index that differs between databases.
+
+    ``policy`` is the store's ``recall_index`` (``IndexPolicyStore``): ``lazy``
+    indexes a session when it is searched, ``eager`` as it is saved, ``off`` never.
+    """
+
+    policy: RecallIndex
 
     def prepare(self, message: Message) -> list[str] | None:
         """Return what indexing ``message`` needs, computed before any transaction.

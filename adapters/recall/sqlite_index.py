@@ -1,8 +1,9 @@
 """The history index of the SQLite store: an FTS5 table, taken in by the batch.
 
-Why about 530 lines: one concept, the FTS5 index. Its schema and per-session statistics,
-the catch-up that takes new messages in off the host's thread, and the search over them
-are one body of SQL and the code that binds it; they change together.
+Why about 660 lines: one concept, the FTS5 index. Its schema and per-session statistics,
+the catch-ups that take new messages in (off the host's thread under ``eager``, a
+session at its search under ``lazy``), and the search over them are one body of SQL
+and the code that binds it; they change together.
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ import json
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from memory_summary.adapters.stores.rows import SELECT_COLUMNS, row_message
 from memory_summary.adapters.stores.sql.driver import Executor, SqlDriver
 from memory_summary.domain import Message, StoreError
+from memory_summary.domain.config import RecallIndex
 from memory_summary.domain.ranking import (
     CANDIDATES,
     PER_TERM,
@@ -149,6 +152,21 @@ counts every row already indexed (``count_sql``). The statements stay short: the
 schema is read by every new connection (and a file whose schema fits its first page
 is still told apart as a damaged store, ``sqlite_file``).
 """
+SESSION_INDEX_SCHEMA = (
+    "CREATE TABLE session_index (session_id TEXT PRIMARY KEY, "
+    "last_id INTEGER NOT NULL) WITHOUT ROWID",
+    "CREATE TRIGGER messages_unmark AFTER DELETE ON messages WHEN NOT EXISTS "
+    "(SELECT 1 FROM messages WHERE session_id = old.session_id) BEGIN "
+    "DELETE FROM session_index WHERE session_id = old.session_id; END",
+)
+"""Migration 6: how far each session was indexed by a search (``recall_index='lazy'``).
+
+``session_index.last_id``: every message of the session with an id up to it was
+taken in (or deleted since); together with ``index_state.last_id`` (how far the
+eager batches went, over every session) it bounds what a lazy search must still take
+in. A session whose last message is deleted loses its row with it, so a forgotten
+session leaves nothing behind; ids only grow, so the bound stays true meanwhile.
+"""
 _COUNT_BATCH = count_sql("json_each(?) AS b")
 COUNT_ALL = count_sql("(SELECT id AS value FROM message_index_content) AS b")
 
@@ -194,8 +212,59 @@ _PAGE_THROUGH = (
 )
 
 
+_SESSION_PAGE = (
+    f"SELECT {SELECT_COLUMNS}, session_id, search_terms FROM messages "
+    "WHERE session_id = ? AND id > ? AND id <= ? ORDER BY id LIMIT ?"
+)
+_SESSION_BOUNDS = (
+    "SELECT max((SELECT last_id FROM index_state), coalesce((SELECT last_id FROM "
+    "session_index WHERE session_id = ?), 0)), "
+    "(SELECT seq FROM sqlite_sequence WHERE name = 'messages')"
+)
+_MARK_SESSION = (
+    "INSERT INTO session_index (session_id, last_id) SELECT ?, ? WHERE EXISTS "
+    "(SELECT 1 FROM messages WHERE session_id = ?) ON CONFLICT (session_id) "
+    "DO UPDATE SET last_id = max(last_id, excluded.last_id)"
+)
+_STORED_UNINDEXED = (
+    "SELECT m.id, i.id IS NOT NULL FROM json_each(?) AS b CROSS JOIN messages m "
+    "ON m.id = b.value LEFT JOIN message_index_content i ON i.id = m.id"
+)
+"""Which of a batch's ids are still stored, and whether each is indexed already."""
+
+_ADD_TOTALS = (
+    "INSERT INTO session_totals (session_id, documents, length) VALUES (?, ?, ?) "
+    "ON CONFLICT (session_id) DO UPDATE SET documents = documents + "
+    "excluded.documents, length = length + excluded.length"
+)
+_ADD_TERMS = (
+    "INSERT INTO session_terms (session_id, term, documents) VALUES (?, ?, ?) "
+    "ON CONFLICT (session_id, term) DO UPDATE SET "
+    "documents = documents + excluded.documents"
+)
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def count_terms(texts: Sequence[str]) -> tuple[int, Counter[str]]:
+    """Return the rows' summed length in tokens and each token's count of rows.
+
+    As ``message_tokens`` reads FTS5's copy of a row's terms: split on spaces,
+    ASCII letters folded to lower case (SQLite's ``lower``), empty tokens dropped.
+    """
+    length, documents = 0, Counter[str]()
+    for text in texts:
+        tokens = text.translate(_ASCII_LOWER).split(" ")
+        tokens = [token for token in tokens if token]
+        length += len(tokens)
+        documents.update(set(tokens))
+    return length, documents
+
+
 _ROWS_PER_WRITE = 32
 """Rows FTS5 takes in per write transaction of ``catch_up`` (about 1-2 ms each)."""
+_SESSION_ROWS_PER_WRITE = 256
+"""Rows per write transaction of a lazy search's ``catch_up_session``: the search
+waits for them all, so fewer, longer transactions (10-15 ms each) finish sooner."""
 
 
 def _index_row(row: Sequence[Any]) -> tuple[int, str, str]:
@@ -309,7 +378,10 @@ class SqliteIndex:
         rows = read(sql, (json.dumps([list(r) for r in ranges]), session_id))
         return [int(row[0]) for row in rows]
 
-    def __init__(self, driver: SqlDriver, where: str) -> None:
+    def __init__(
+        self, driver: SqlDriver, where: str, policy: RecallIndex = "lazy"
+    ) -> None:
+        self.policy: RecallIndex = policy
         self._driver = driver
         self._where = where
         self._catching_up = threading.Lock()  # one batch of this process at a time
@@ -349,7 +421,7 @@ class SqliteIndex:
         )
         if row_id is None:
             raise StoreError(f"save_message for {session_id!r}: no id was returned")
-        if row_id % CATCH_UP_EVERY == 0:
+        if self.policy == "eager" and row_id % CATCH_UP_EVERY == 0:
             self._indexer.nudge()
         return row_id
 
@@ -365,7 +437,7 @@ class SqliteIndex:
         row_id = getattr(rows, "lastrowid", None)
         if row_id is None:
             raise StoreError(f"save_messages for {session_id!r}: no id was returned")
-        if row_id % CATCH_UP_EVERY == 0:
+        if self.policy == "eager" and row_id % CATCH_UP_EVERY == 0:
             self._indexer.nudge()  # runs once the batch is committed (or finds less)
         return int(row_id)
 
@@ -422,29 +494,91 @@ class SqliteIndex:
                     time.sleep(0)  # a writer waiting on the lock goes first
 
     def _put(self, tx: Executor, batch: list[tuple[int, str, str]], top: int) -> int:
-        """Insert ``batch``'s rows that are new and still stored; move ``last_id``."""
+        """Insert ``batch``'s rows that are new and still stored; move ``last_id``.
+
+        ``index_state.rows`` counts the indexed rows up to ``last_id``: a row a lazy
+        search took in already is counted as the batches pass it.
+        """
         after = int(tx.execute("SELECT last_id FROM index_state", ()).fetchone()[0])
-        fresh = [row for row in batch if row[0] > after]
+        fresh, passed = self._insert_new(tx, [row for row in batch if row[0] > after])
+        if top > after:
+            tx.execute(
+                "UPDATE index_state SET last_id = ?, rows = rows + ?", (top, passed)
+            )
+        return fresh
+
+    def _insert_new(
+        self,
+        tx: Executor,
+        batch: list[tuple[int, str, str]],
+        session_id: str | None = None,
+    ) -> tuple[int, int]:
+        """Index ``batch``'s rows still stored and not indexed yet, with statistics.
+
+        A message cleared since the page was read stays out; one another process
+        (or a search) took in meanwhile is not taken twice. The rows of one session
+        (``session_id``: a lazy search's) are counted here from their terms, as FTS5
+        counts them (``count_terms``), a few times cheaper than reading them back
+        through ``message_tokens``. Returns how many were taken in and how many of
+        the batch are indexed now.
+        """
+        if not batch:
+            return 0, 0
+        found = tx.execute(
+            _STORED_UNINDEXED, (json.dumps([row[0] for row in batch]),)
+        ).fetchall()
+        stored = {int(row[0]): bool(row[1]) for row in found}
+        fresh = [row for row in batch if stored.get(row[0]) is False]
         if fresh:
-            stored = {
-                int(row[0])
-                for row in tx.execute(
-                    "SELECT id FROM messages WHERE id IN "
-                    "(SELECT value FROM json_each(?))",
-                    (json.dumps([row[0] for row in fresh]),),
-                ).fetchall()
-            }  # a message cleared since the page was read stays out
-            fresh = [row for row in fresh if row[0] in stored]
             tx.executemany(self._insert, fresh)  # type: ignore[attr-defined]
-            if fresh:
+            if session_id is None:
                 ids = json.dumps([row[0] for row in fresh])
                 for statement in _COUNT_BATCH:
                     tx.execute(statement, (ids,))
-        if top > after:
-            tx.execute(
-                "UPDATE index_state SET last_id = ?, rows = rows + ?", (top, len(fresh))
-            )
-        return len(fresh)
+            else:
+                length, documents = count_terms([row[2] for row in fresh])
+                tx.execute(_ADD_TOTALS, (session_id, len(fresh), length))
+                tx.executemany(  # type: ignore[attr-defined]
+                    _ADD_TERMS, [(session_id, t, n) for t, n in documents.items()]
+                )
+        return len(fresh), len(stored)
+
+    def catch_up_session(self, session_id: str) -> int:
+        """Take the session's messages not indexed yet into FTS5; count them.
+
+        What a search under ``lazy`` runs first: the session's rows above both
+        watermarks (``index_state.last_id``, ``session_index.last_id``), read and
+        their terms computed outside any write transaction, then inserted a few
+        hundred at a time (whatever is still stored and not indexed), the session's
+        watermark moved with them. SQLite commits writers one at a time in id order,
+        so every id up to the newest read is either seen or gone.
+        """
+        done = 0
+        with self._catching_up:
+            while True:
+                after, newest = self._driver.read(
+                    _SESSION_BOUNDS, (session_id,), "search_messages", session_id
+                )[0]
+                if newest is None or int(after) >= int(newest):
+                    return done
+                rows = self._driver.read(
+                    _SESSION_PAGE,
+                    (session_id, int(after), int(newest), BACKFILL_PAGE),
+                    "search_messages",
+                    session_id,
+                )
+                batch = [_index_row(row) for row in rows]
+                top = batch[-1][0] if len(rows) == BACKFILL_PAGE else int(newest)
+                for at in range(0, max(len(batch), 1), _SESSION_ROWS_PER_WRITE):
+                    part = batch[at : at + _SESSION_ROWS_PER_WRITE]
+                    last = at + _SESSION_ROWS_PER_WRITE >= len(batch)
+                    end = top if last else part[-1][0]
+                    with self._driver.transaction("search_messages", session_id) as tx:
+                        done += self._insert_new(tx, part, session_id)[0]
+                        tx.execute(_MARK_SESSION, (session_id, end, session_id))
+                    time.sleep(0)  # a writer waiting on the lock goes first
+                if len(rows) < BACKFILL_PAGE:
+                    return done
 
     def take_in(self, tx: Executor, *, report: bool = False) -> int:
         """Index the rows after ``index_state.last_id`` inside ``tx``; count them.
@@ -491,7 +625,10 @@ class SqliteIndex:
         *,
         archived_only: bool,
     ) -> Matches:
-        self.catch_up()
+        if self.policy == "eager":
+            self.catch_up()  # every session's rows: what the batches left
+        else:
+            self.catch_up_session(session_id)
         # The session's statistics, as every store counts them, in one statement:
         # one snapshot, whatever a pop or a catch-up commits meanwhile.
         terms = list(dict.fromkeys(terms))

@@ -129,19 +129,25 @@ def test_a_postgres_search_racing_a_pop_or_forget_reads_one_snapshot(
 REDIS_TEXT = " ".join(str(10**8 + i) for i in range(500_000))
 
 
-def _redis_store() -> Any:
+def _redis_store(policy: str = "lazy") -> Any:
     from tests.contract.stores import make_redis
 
-    return make_redis()
+    return make_redis(recall_index=policy)
 
 
 @pytest.mark.redis
-def test_redis_indexes_a_bounded_prefix_of_a_5_mb_tool_result(redis_server) -> None:
-    store = _redis_store()
+@pytest.mark.parametrize("policy", ["eager", "lazy"])
+def test_redis_indexes_a_bounded_prefix_of_a_5_mb_tool_result(
+    redis_server, policy
+) -> None:
+    store = _redis_store(policy)
     try:
         saved = store.save_message("s1", Message("tool", REDIS_TEXT, tool_call_id="c"))
+        if policy == "lazy":  # the SAVE script indexed nothing: the search's INDEX
+            store.search_messages("s1", ["unfound"], limit=1)
         client = store._client
-        postings = client.zcard(store._key("p", "s1"))
+        # every member but the lazy search's mark (NUL, then an id)
+        postings = client.zlexcount(store._key("p", "s1"), b"[\x01", b"+")
         entry = client.hget(store._key("e", "s1"), str(saved.id)).split()
 
         assert store.get_history("s1")[0].content == REDIS_TEXT  # stored whole

@@ -58,10 +58,12 @@ def test_tenants_under_their_own_prefix_never_see_each_other(tenants):
     assert first.renew_lease("s1", token, ttl_s=60)
 
 
-def test_a_session_ttl_covers_the_history_and_the_summary_only(redis_server):
-    store = make_redis(session_ttl_s=300)
+@pytest.mark.parametrize("policy", ["eager", "lazy"])
+def test_a_session_ttl_covers_the_history_and_the_summary_only(redis_server, policy):
+    store = make_redis(session_ttl_s=300, recall_index=policy)
     try:
         store.save_message("s1", Message("user", "hi"))
+        store.search_messages("s1", ["hi"], limit=1)  # lazy: the search indexes
         store.commit(
             CommitRequest(
                 session_id="s1",

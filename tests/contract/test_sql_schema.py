@@ -73,7 +73,7 @@ def test_a_version_4_sqlite_file_counts_its_sessions_statistics_when_migrated(
     )
 
     path = tmp_path / "v4.sqlite3"
-    store = SqliteStore(path)
+    store = SqliteStore(path, recall_index="eager")  # as version 4 indexed
     try:
         store.save_messages(
             "s1", [Message("user", f"zebra {i} kiwi") for i in range(5)]
@@ -86,7 +86,7 @@ def test_a_version_4_sqlite_file_counts_its_sessions_statistics_when_migrated(
 
     store = SqliteStore(path)
     try:
-        assert store.schema_version() == sqlite.SCHEMA_VERSION == 5
+        assert store.schema_version() == sqlite.SCHEMA_VERSION == 6
         with contextlib.closing(sqlite3.connect(path)) as conn:
             kept = _kept_statistics(conn)
             assert kept == _counted_statistics(conn)

@@ -226,7 +226,7 @@ def test_a_version_3_sqlite_file_indexes_its_messages_when_migrated(
         store = SqliteStore(path)
     try:
         found = store.search_messages("s1", query_terms("zebra"), limit=5)
-        assert store.schema_version() == 5
+        assert store.schema_version() == 6
         assert (found[0].message.content, found[0].archived) == ("an old zebra", True)
         assert len(store.search_messages("s2", query_terms("zebra"), limit=9)) == 5
         assert "indexed 7 of 7 messages" in caplog.text

@@ -92,9 +92,18 @@ def _to_version_4(schema: str) -> None:
             "DROP INDEX {s}.message_terms_in_order",
             "CREATE INDEX message_terms_by_session ON {s}.message_terms "
             "(session_id, length)",
-            "DELETE FROM {s}.schema_version WHERE version = 5",
+            "DROP FUNCTION {s}.unmark_sessions() CASCADE",  # version 6's
+            "DROP TABLE {s}.session_index",
+            "DELETE FROM {s}.schema_version WHERE version >= 5",
         ):
             conn.execute(statement.replace("{s}", f'"{schema}"'))
+
+
+def _eager(schema: str):
+    """Return a store on ``schema`` that indexes each message as it is saved."""
+    store = make_postgres(schema)
+    store.set_recall_index("eager")  # type: ignore[attr-defined]
+    return store
 
 
 def _commit(store, sid: str) -> None:
@@ -189,14 +198,14 @@ def test_each_sessions_statistics_stay_what_a_count_says_through_any_sequence(
                 store.close()
                 _to_version_4(schema)
                 store = make_postgres(schema)
-                assert store.schema_version() == 5
+                assert store.schema_version() == 6
             assert _kept_statistics(schema) == _counted_statistics(schema), step
     finally:
         store.close()
 
 
 def test_a_version_4_schema_counts_its_statistics_and_finds_the_same(schema) -> None:
-    store = make_postgres(schema)
+    store = _eager(schema)
     try:
         store.clear_all()
         store.save_messages(
@@ -209,9 +218,9 @@ def test_a_version_4_schema_counts_its_statistics_and_finds_the_same(schema) -> 
         store.close()
     _to_version_4(schema)
 
-    store = make_postgres(schema)
+    store = _eager(schema)
     try:
-        assert store.schema_version() == 5
+        assert store.schema_version() == 6
         kept = _kept_statistics(schema)
         assert kept == _counted_statistics(schema)
         assert kept[0] == {"s1": (5, 15), "s2": (3, 6)}
@@ -225,7 +234,7 @@ def test_a_version_4_schema_counts_its_statistics_and_finds_the_same(schema) -> 
 
 def test_concurrent_writers_of_one_session_keep_its_statistics(schema) -> None:
     """Saves, batches and pops at once: no deadlock, no count lost."""
-    store = make_postgres(schema)
+    store = _eager(schema)
     try:
         store.clear_all()
         start = threading.Barrier(4)
@@ -259,7 +268,7 @@ def test_a_walk_and_a_seek_find_each_terms_same_newest_matches(
 ) -> None:
     from memory_summary.adapters.recall import postgres_index
 
-    store = make_postgres(schema)
+    store = _eager(schema)
     try:
         store.clear_all()
         store.save_messages(

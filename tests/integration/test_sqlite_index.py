@@ -1,9 +1,11 @@
 """SQLite's history index: saves compute no terms; batches are taken in off the caller.
 
-A save stores the message alone. FTS5 takes stored rows in on the index's own thread
-every ``CATCH_UP_EVERY`` messages, and before every search, with the terms computed
-outside the write transaction. These tests pin what that must never cost: a message
-missing from a search, a message indexed twice, or a cleared message left in FTS5.
+A save stores the message alone. Under ``recall_index="eager"`` FTS5 takes stored rows
+in on the index's own thread every ``CATCH_UP_EVERY`` messages, and before every
+search; under ``lazy`` (the default) a search takes its session's rows in first; the
+terms are computed outside the write transaction either way. These tests pin what
+that must never cost: a message missing from a search, a message indexed twice, or a
+cleared message left in FTS5.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def _thread(store: SqliteStore) -> threading.Thread | None:
 
 def test_a_save_stores_no_terms_and_the_index_takes_rows_in_on_its_thread(tmp_path):
     path = tmp_path / "h.sqlite3"
-    store = SqliteStore(path)
+    store = SqliteStore(path, recall_index="eager")
     try:
         for i in range(CATCH_UP_EVERY):
             store.save_message("s", Message("user", f"word{i} qzsavedx"))
@@ -70,7 +72,7 @@ def test_a_save_stores_no_terms_and_the_index_takes_rows_in_on_its_thread(tmp_pa
 
 
 def test_a_search_takes_in_what_no_batch_took_yet(tmp_path):
-    store = SqliteStore(tmp_path / "h.sqlite3")
+    store = SqliteStore(tmp_path / "h.sqlite3", recall_index="eager")
     try:
         saved = store.save_message("s", Message("user", "a lonely qzpenguinx"))
 
@@ -85,7 +87,7 @@ def test_a_search_takes_in_what_no_batch_took_yet(tmp_path):
 @pytest.mark.parametrize("remove", ["clear_session", "pop_message", "clear_all"])
 def test_a_search_after_every_unindexed_message_was_deleted_moves_on(tmp_path, remove):
     path = tmp_path / "h.sqlite3"
-    store = SqliteStore(path)
+    store = SqliteStore(path, recall_index="eager")
     try:
         gone = store.save_message("s", Message("user", "qzgonex"))
         getattr(store, remove)(*(["s"] if remove != "clear_all" else []))
@@ -107,7 +109,7 @@ def test_a_search_after_every_unindexed_message_was_deleted_moves_on(tmp_path, r
 
 def test_a_message_cleared_while_its_batch_is_prepared_stays_out(tmp_path, monkeypatch):
     path = tmp_path / "h.sqlite3"
-    store = SqliteStore(path)
+    store = SqliteStore(path, recall_index="eager")
     try:
         store.save_message("gone", Message("user", "qzclearedx"))
         kept = store.save_message("kept", Message("user", "qzkeptx"))
@@ -132,7 +134,7 @@ def test_a_message_cleared_while_its_batch_is_prepared_stays_out(tmp_path, monke
 
 def test_concurrent_saves_batches_and_searches_index_every_message_once(tmp_path):
     path = tmp_path / "h.sqlite3"
-    store = SqliteStore(path)
+    store = SqliteStore(path, recall_index="eager")
     writers, per_writer = 3, CATCH_UP_EVERY + 40
     start = threading.Barrier(writers + 1)
     errors: list[Exception] = []
@@ -179,7 +181,7 @@ def test_rows_written_with_their_terms_are_taken_in_with_those(tmp_path):
             "INSERT INTO messages (session_id, role, content, search_terms) "
             "VALUES ('s', 'user', 'what the row says', 'qzfromtermsx')"
         )
-    store = SqliteStore(path)
+    store = SqliteStore(path, recall_index="eager")
     try:
         hits = store.search_messages("s", query_terms("qzfromtermsx"), limit=3)
         assert [h.message.content for h in hits] == ["what the row says"]
@@ -190,7 +192,7 @@ def test_rows_written_with_their_terms_are_taken_in_with_those(tmp_path):
 def test_a_failed_background_batch_is_logged_and_left_to_the_next_search(
     tmp_path, caplog
 ):
-    store = SqliteStore(tmp_path / "h.sqlite3")
+    store = SqliteStore(tmp_path / "h.sqlite3", recall_index="eager")
     index = store._index
     run = index._indexer._run
     failed = threading.Event()
@@ -218,7 +220,7 @@ def test_a_failed_background_batch_is_logged_and_left_to_the_next_search(
 
 
 def test_a_closed_store_takes_no_more_batches(tmp_path):
-    store = SqliteStore(tmp_path / "h.sqlite3")
+    store = SqliteStore(tmp_path / "h.sqlite3", recall_index="eager")
     store.close()
 
     store._index._indexer.nudge()
@@ -230,7 +232,7 @@ def test_a_closed_store_takes_no_more_batches(tmp_path):
 
 def test_a_save_goes_between_two_writes_of_a_catch_up(tmp_path, monkeypatch):
     """FTS5 takes a page in by short transactions: a turn's save never waits it out."""
-    store = SqliteStore(tmp_path / "h.sqlite3")
+    store = SqliteStore(tmp_path / "h.sqlite3", recall_index="eager")
     try:
         rows = 3 * sqlite_index._ROWS_PER_WRITE  # fewer than CATCH_UP_EVERY: no nudge
         for i in range(rows):
@@ -328,7 +330,9 @@ def _to_version_4(path) -> None:
         conn.execute("DROP VIEW message_tokens")
         conn.execute("DROP TRIGGER messages_unindex")
         conn.execute(sqlite.SEARCH_SCHEMA[-1])  # version 4's trigger
-        conn.execute("DELETE FROM schema_version WHERE version = 5")
+        conn.execute("DROP TRIGGER messages_unmark")
+        conn.execute("DROP TABLE session_index")
+        conn.execute("DELETE FROM schema_version WHERE version >= 5")
 
 
 _text = st.lists(st.sampled_from(_WORDS), min_size=0, max_size=4).map(" ".join)
@@ -423,7 +427,7 @@ def test_each_sessions_statistics_stay_what_fts5_counts_through_any_sequence(ste
                     store.close()
                     _to_version_4(path)
                     store = SqliteStore(path)
-                    assert store.schema_version() == sqlite.SCHEMA_VERSION == 5
+                    assert store.schema_version() == sqlite.SCHEMA_VERSION == 6
                 with contextlib.closing(sqlite3.connect(path)) as conn:
                     kept, counted = _kept_statistics(conn), _counted_statistics(conn)
                 assert kept == counted, step

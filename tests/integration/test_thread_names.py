@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_summary import Message, SummaryEngine
+from memory_summary import Message, SummaryConfig, SummaryEngine
 from memory_summary.actors import session as session_module
 from memory_summary.actors import workers as threads_module
 from memory_summary.actors.workers import os_name
@@ -56,13 +56,14 @@ def test_the_threads_alive_and_started_are_the_ones_the_page_lists(
     before = {t.ident for t in threading.enumerate()}
     gate = threading.Event()
     llm = InstrumentedSummarizer(gate=gate)
-    store = SqliteStore(str(tmp_path / "s.db"))
+    store = SqliteStore(str(tmp_path / "s.db"), recall_index="eager")
     try:
         store.save_messages(
             "s", [Message("user", f"question {i} about the plan") for i in range(300)]
         )
         assert CATCH_UP_EVERY <= 300  # the index thread has been nudged
-        with SummaryEngine(store, llm) as engine:
+        config = SummaryConfig(recall_index="eager")  # the index thread's policy
+        with SummaryEngine(store, llm, config=config) as engine:
             engine.turn_after("s")  # through the gate, as a database store's turn
             assert llm.entered.wait(30), "no compression reached the summarizer"
             alive = [t for t in threading.enumerate() if t.ident not in before]

@@ -105,6 +105,7 @@ def test_a_delegating_proxy_has_what_it_delegates_to():
         counts_locally=True,
         spans=True,
         saves_batches=True,
+        sets_recall_index=True,
     )
 
 
@@ -123,7 +124,11 @@ def test_a_member_that_is_not_callable_is_not_a_method():
 
     assert missing_members(Odd(), ports.WindowReadingStore) == ["read_window"]
     assert store_capabilities(Odd()) == StoreCapabilities(
-        pages_metadata=True, searchable=True, spans=True, saves_batches=True
+        pages_metadata=True,
+        searchable=True,
+        spans=True,
+        saves_batches=True,
+        sets_recall_index=True,
     )
 
 

@@ -52,3 +52,30 @@ def test_the_hint_follows_the_header_in_the_locale_only_when_enabled(locale):
     assert "search_history" in with_hint
     assert "read_history" in with_hint
     assert is_summary_message(Message("system", with_hint))  # found without kind
+
+
+def test_recall_index_is_lazy_by_default_and_read_from_camel_case():
+    assert SummaryConfig().recall_index == "lazy"
+    assert SummaryConfig.from_mapping({"recallIndex": "eager"}).recall_index == "eager"
+    assert SummaryConfig(recall_index="off").recall_index == "off"
+
+
+@pytest.mark.parametrize("bad", ["Lazy", "", "never", None, 0, True])
+def test_an_unknown_recall_index_names_the_field_and_the_policies(bad):
+    with pytest.raises(ConfigError) as caught:
+        SummaryConfig(recall_index=bad)
+
+    assert caught.value.field == "recall_index"
+    assert caught.value.allowed == "'lazy' / 'eager' / 'off'"
+
+
+def test_a_store_checks_its_policy_as_the_config_does():
+    from memory_summary.domain.config import check_recall_index
+
+    assert [check_recall_index(p) for p in ("lazy", "eager", "off")] == [
+        "lazy",
+        "eager",
+        "off",
+    ]
+    with pytest.raises(ConfigError, match="recall_index='LAZY'"):
+        check_recall_index("LAZY")

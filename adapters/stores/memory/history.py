@@ -15,8 +15,10 @@ from collections.abc import Sequence
 
 import attrs
 
+from memory_summary.adapters.recall.policy import refuse_search
 from memory_summary.adapters.stores.rows import check_key, check_limit, check_row_id
 from memory_summary.domain import Message, StoredHit, is_host_instruction
+from memory_summary.domain.config import RecallIndex
 from memory_summary.domain.ranking import (
     CANDIDATES,
     CONTEXT_REACH,
@@ -42,10 +44,29 @@ class MemorySession:
     terms: dict[int, list[str]] = attrs.Factory(dict)  # each indexed id's terms
     unindexed: dict[int, Message] = attrs.Factory(dict)  # saved since the last search
 
-    def append(self, row: Message) -> None:
-        """Keep a saved row; its terms wait for the next search (``take_in``)."""
+    def append(self, row: Message, policy: RecallIndex) -> None:
+        """Keep a saved row, indexed by ``policy`` (``InMemoryStore.recall_index``).
+
+        ``lazy``: its terms wait for the next search (``take_in``); ``off``: it is
+        not even queued (``requeue`` queues it if the policy changes); ``eager``:
+        the caller indexes it at once (``index_now``).
+        """
         self.messages.append(row)
-        self.unindexed[row.id] = row  # type: ignore[index]
+        if policy == "lazy":
+            self.unindexed[row.id] = row  # type: ignore[index]
+
+    def index_now(self, row_id: int, counts: Counter[str]) -> None:
+        """Index a row just saved under ``eager`` (its terms counted by the caller)."""
+        self.index.add_counted(row_id, counts)
+        self.terms[row_id] = list(counts)
+
+    def requeue(self) -> None:
+        """Queue every stored message that is not indexed, in id order."""
+        self.unindexed = {
+            m.id: m  # type: ignore[misc]
+            for m in self.messages
+            if m.id not in self.terms
+        }
 
     def pending(self) -> list[Message]:
         """Return the saved messages not indexed yet, oldest first."""
@@ -108,8 +129,8 @@ class MemorySession:
         if popped is None:
             return None
         row_id: int = popped.id  # type: ignore[assignment]
-        if self.unindexed.pop(row_id, None) is None:  # else never indexed
-            self.index.remove(row_id, self.terms.pop(row_id, ()))
+        if self.unindexed.pop(row_id, None) is None and row_id in self.terms:
+            self.index.remove(row_id, self.terms.pop(row_id))
         return popped
 
     def _pop_row(self) -> Message | None:
@@ -193,6 +214,7 @@ class MemoryHistory:
 
     _lock: threading.Lock
     _sessions: dict[str, MemorySession]
+    recall_index: RecallIndex
 
     def search_messages(
         self,
@@ -205,6 +227,7 @@ class MemoryHistory:
         """Return the best matches of ``terms``; see ``SearchableStore``."""
         check_key("session_id", session_id)
         check_limit(limit)
+        refuse_search(self, self.recall_index)
         while True:
             with self._lock:
                 session = self._sessions.get(session_id)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import Counter
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -36,6 +37,8 @@ from memory_summary.domain import (
     CommitResult,
     Message,
 )
+from memory_summary.domain.config import RecallIndex, check_recall_index
+from memory_summary.domain.recall import message_terms
 
 from .history import MemoryHistory, MemorySession
 from .records import Lease, MemoryRecords
@@ -70,17 +73,25 @@ class InMemoryStore(MemoryHistory, MemoryRecords, DeprecatedCommits):
     Message ids increase across the whole store, so they order a session's messages.
     Leases time out on ``time.monotonic()``; they bind the threads of this process.
 
-    >>> store = InMemoryStore()
-    >>> store.save_message("s1", Message("user", "hi")).id
-    1
-    >>> [m.content for m in store.get_history("s1")]
-    ['hi']
+    Args:
+        recall_index: when a session is indexed for search (``IndexPolicyStore``):
+            ``"lazy"`` at its first search (the terms counted outside the store's
+            lock), ``"eager"`` as each message is saved, ``"off"`` never (search
+            refused). An engine applies its own ``SummaryConfig.recall_index``.
+
+    Example:
+        >>> store = InMemoryStore()
+        >>> store.save_message("s1", Message("user", "hi")).id
+        1
+        >>> [m.content for m in store.get_history("s1")]
+        ['hi']
     """
 
     counts_locally: ClassVar[bool] = True
     """Whether ``count_history`` is a cheap local read the host's thread may run."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, recall_index: RecallIndex = "lazy") -> None:
+        self.recall_index: RecallIndex = check_recall_index(recall_index)
         self._lock = threading.Lock()
         self._sessions: dict[str, MemorySession] = {}
         self._metadata: dict[tuple[str, str], dict[str, object]] = {}
@@ -92,11 +103,15 @@ class InMemoryStore(MemoryHistory, MemoryRecords, DeprecatedCommits):
         metadata = metadata_column(message)  # refuses what the SQL stores refuse
         content_column(message)
         kept: dict[str, object] = json.loads(metadata) if metadata else {}
+        policy = self.recall_index
+        counts = Counter(message_terms(message)) if policy == "eager" else None
         with self._lock:
             row_id = self._next_id
             self._next_id += 1
             session = self._sessions.setdefault(session_id, MemorySession())
-            session.append(_row(message, kept, row_id))
+            session.append(_row(message, kept, row_id), policy)
+            if counts is not None:
+                session.index_now(row_id, counts)
         return stored_message(message, row_id)
 
     def save_messages(
@@ -110,16 +125,35 @@ class InMemoryStore(MemoryHistory, MemoryRecords, DeprecatedCommits):
             content_column(message)
             kept = json.loads(metadata) if metadata else {}
             checked.append((message, kept))
+        policy = self.recall_index
+        counted = [
+            Counter(message_terms(m)) if policy == "eager" else None for m in messages
+        ]
         with self._lock:
             first = self._next_id
             self._next_id += len(checked)
             session = self._sessions.setdefault(session_id, MemorySession())
             for offset, (message, kept) in enumerate(checked):
-                session.append(_row(message, kept, first + offset))
+                session.append(_row(message, kept, first + offset), policy)
+                counts = counted[offset]
+                if counts is not None:
+                    session.index_now(first + offset, counts)
         return [
             stored_message(message, first + offset)
             for offset, (message, _) in enumerate(checked)
         ]
+
+    def set_recall_index(self, policy: RecallIndex) -> None:
+        """Index by ``policy`` from now on; see ``IndexPolicyStore``.
+
+        Leaving ``off`` queues every message saved meanwhile for the next search.
+        """
+        policy = check_recall_index(policy)
+        with self._lock:
+            if self.recall_index == "off" and policy != "off":
+                for session in self._sessions.values():
+                    session.requeue()
+            self.recall_index = policy
 
     def get_history(self, session_id: str, limit: int | None = None) -> list[Message]:
         check_key("session_id", session_id)

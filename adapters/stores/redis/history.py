@@ -13,6 +13,12 @@ the best matches (the context step), then the messages of the final hits. It sco
 here, with ``domain.ranking`` and the session's own statistics, exactly as
 ``InMemoryStore`` (the reference) does. Every key a script reads is the session's
 own, so no other session's message can be returned.
+
+Under ``recall_index="lazy"`` a search first indexes what the session's saves left
+unindexed (``redis_catch_up``).
+
+Why about 415 lines: one concept, the search and reads of the whole history: their
+read scripts and the code that scores and pages through their replies.
 """
 
 from __future__ import annotations
@@ -22,6 +28,9 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from memory_summary.adapters.recall.policy import refuse_search
+from memory_summary.adapters.stores.redis.catch_up import PAGE
+from memory_summary.adapters.stores.redis.catch_up import SCRIPTS as CATCH_UP
 from memory_summary.adapters.stores.rows import (
     check_key,
     check_limit,
@@ -29,6 +38,7 @@ from memory_summary.adapters.stores.rows import (
     row_message,
 )
 from memory_summary.domain import StoredHit
+from memory_summary.domain.config import RecallIndex
 from memory_summary.domain.ranking import (
     CANDIDATES,
     CONTEXT_REACH,
@@ -39,6 +49,7 @@ from memory_summary.domain.ranking import (
     seed_terms,
     with_context,
 )
+from memory_summary.domain.recall import message_terms
 
 _MAX_SPAN = 10**12  # reads never ask for more neighbours than a session can hold
 
@@ -203,6 +214,7 @@ SCRIPTS = {
     "ROWS": ROWS,
     "AROUND": AROUND,
     "RANGE": RANGE,
+    **CATCH_UP,
 }
 """The read scripts of the history index, by name (``RedisStore`` registers them)."""
 Arg = bytes | str | int | float
@@ -223,6 +235,8 @@ class RedisScripted:
 class RedisHistory(RedisScripted):
     """Search and read a session's whole history; ``RedisStore`` mixes it in."""
 
+    recall_index: RecallIndex
+
     def search_messages(
         self,
         session_id: str,
@@ -234,9 +248,11 @@ class RedisHistory(RedisScripted):
         """Return the best matches of ``terms``; see ``SearchableStore``."""
         check_key("session_id", session_id)
         check_limit(limit)
+        refuse_search(self, self.recall_index)
         terms = list(dict.fromkeys(terms))
         if not limit or not terms:
             return []
+        self.catch_up_session(session_id)
         key = self._key
         counts = self._script(
             "TERM_COUNTS",
@@ -266,6 +282,23 @@ class RedisHistory(RedisScripted):
             for (row_id, score), raw in zip(found, rows[2:], strict=True)
             if raw is not None
         ]
+
+    def catch_up_session(self, session_id: str) -> int:
+        """Index the session's messages saved without an entry; count them.
+
+        Whatever the policy (another process may save lazily): see ``catch_up``.
+        """
+        keys = [self._key(kind, session_id) for kind in ("h", "p", "e", "w")]
+        done = 0
+        while True:
+            reply = self._script("PENDING", session_id, keys, [PAGE])
+            if not reply:
+                return done
+            args: list[Arg] = [reply[0]]
+            for at in range(1, len(reply), 2):
+                message = row_message(json.loads(reply[at + 1]))
+                args += [reply[at], index_entry(message_terms(message))]
+            done += int(self._script("INDEX", session_id, keys, args))
 
     def _row_keys(self, session_id: str) -> list[str]:
         """The keys the reads of rows need: history, boundary, kept instructions."""

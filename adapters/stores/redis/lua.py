@@ -98,7 +98,8 @@ end
 # KEYS: counter, history, sessions, boundary, instructions, postings, entries, words,
 # session records..., then the save's token key.
 # ARGV: sid, ttl ms (0: none), how long the token is kept (ms), then per message:
-# its row without the id (JSON after "["), its index entry. Returns the first id;
+# its row without the id (JSON after "["), its index entry ('' under a lazy policy:
+# ``catch_up``). Returns the first id;
 # the messages get consecutive ids and nothing lands in between. The index changes
 # in the same step. The token makes a save safe to resend: a save whose reply was
 # lost (a socket timeout, a dropped connection) is sent again with its token, and
@@ -115,7 +116,8 @@ local words = 0
 for i = 1, n do
   local id = string.format('%d', first + i - 1)
   redis.call('ZADD', KEYS[2], id, '[' .. id .. ',' .. ARGV[2 * i + 2])
-  redis.call('HSET', KEYS[7], id, ARGV[2 * i + 3])
+  -- an empty entry (recall_index lazy or off): a search indexes it (catch_up)
+  if ARGV[2 * i + 3] ~= '' then redis.call('HSET', KEYS[7], id, ARGV[2 * i + 3]) end
   local members, length = postings(id, ARGV[2 * i + 3])
   local scored = {}
   for _, member in ipairs(members) do
@@ -125,7 +127,7 @@ for i = 1, n do
   each_chunk(scored, function(...) redis.call('ZADD', KEYS[6], ...) end)
   words = words + length
 end
-redis.call('INCRBY', KEYS[8], words)
+if words > 0 then redis.call('INCRBY', KEYS[8], words) end
 redis.call('ZADD', KEYS[3], 0, ARGV[1])
 local ttl = tonumber(ARGV[2])
 if ttl > 0 then

@@ -52,6 +52,7 @@ from memory_summary.domain import (
     Message,
     StoreError,
 )
+from memory_summary.domain.config import RecallIndex, check_recall_index
 from memory_summary.domain.recall import message_terms
 
 from . import history as redis_history
@@ -102,6 +103,10 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
         timeout_s: connect and socket timeout of each command.
         client: a ``redis.Redis`` of your own (then ``url`` and ``timeout_s`` are
             not used, and ``close()`` leaves it open).
+        recall_index: when a session is indexed for search (``IndexPolicyStore``):
+            ``"lazy"`` at its first search, ``"eager"`` in the script that saves
+            each message, ``"off"`` never (search refused). An engine applies its
+            own ``SummaryConfig.recall_index`` when it is wired.
 
     Raises:
         StoreError: the server does not answer.
@@ -122,8 +127,10 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
         session_namespaces: Sequence[str] = (NAMESPACE,),
         timeout_s: float = 5.0,
         client: redis.Redis | None = None,
+        recall_index: RecallIndex = "lazy",
     ) -> None:
         check_key("prefix", prefix)
+        self.recall_index: RecallIndex = check_recall_index(recall_index)
         if session_ttl_s is not None:
             check_ttl(session_ttl_s)
         if isinstance(session_namespaces, str):
@@ -208,10 +215,11 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
         consecutive ids with nothing of another writer in between.
         """
         check_key("session_id", session_id)
+        eager = self.recall_index == "eager"
         pairs: list[str] = []  # per message: its row without "[" (the script puts
-        for message in messages:  # its id first), its index entry
+        for message in messages:  # its id first), its index entry ('': lazy, off)
             row = json.dumps(list(message_values(message)), ensure_ascii=False)
-            pairs += [row[1:], index_entry(message_terms(message))]
+            pairs += [row[1:], index_entry(message_terms(message)) if eager else ""]
         if not pairs:
             return []
         keys = [
@@ -226,6 +234,10 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
             stored_message(message, first + offset)
             for offset, message in enumerate(messages)
         ]
+
+    def set_recall_index(self, policy: RecallIndex) -> None:
+        """Index by ``policy`` from now on; see ``IndexPolicyStore``."""
+        self.recall_index = check_recall_index(policy)
 
     def _save(self, session_id: str, keys: list[str], args: list[str]) -> Any:
         """Run SAVE; resend it, with its token, while its reply is lost.

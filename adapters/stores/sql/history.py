@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from memory_summary.adapters.recall.policy import refuse_search
 from memory_summary.adapters.recall.sql_index import SearchIndex
 from memory_summary.adapters.stores.rows import (
     MAX_ROW_ID,
@@ -21,6 +22,7 @@ from memory_summary.adapters.stores.rows import (
     row_message,
 )
 from memory_summary.domain import StoredHit
+from memory_summary.domain.config import RecallIndex, check_recall_index
 from memory_summary.domain.ranking import CONTEXT_REACH, CONTEXT_SEEDS, with_context
 
 from .dialect import Dialect
@@ -65,6 +67,15 @@ class SqlHistory:
         }
         return {name: sql.replace("?", p) for name, sql in queries.items()}
 
+    @property
+    def recall_index(self) -> RecallIndex:
+        """When a session is indexed for search; see ``IndexPolicyStore``."""
+        return self._search.policy
+
+    def set_recall_index(self, policy: RecallIndex) -> None:
+        """Index by ``policy`` from now on; see ``IndexPolicyStore``."""
+        self._search.policy = check_recall_index(policy)
+
     def _read(self, sql: str, params: Sequence[object]) -> list[Any]:
         return self._driver.read(sql, params, "search_messages")
 
@@ -79,6 +90,7 @@ class SqlHistory:
         """Return the best matches of ``terms``; see ``SearchableStore``."""
         check_key("session_id", session_id)
         check_limit(limit)
+        refuse_search(self, self._search.policy)
         if not limit or not terms:
             return []
         q = self._hq

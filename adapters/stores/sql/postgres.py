@@ -22,9 +22,13 @@ import psycopg
 import psycopg_pool
 from psycopg.pq import TransactionStatus
 
-from memory_summary.adapters.recall.postgres_index import STATISTICS_SCHEMA
+from memory_summary.adapters.recall.postgres_index import (
+    SESSION_INDEX_SCHEMA,
+    STATISTICS_SCHEMA,
+)
 from memory_summary.adapters.recall.sql_index import PostgresIndex, backfill
 from memory_summary.domain import ConfigError, StoreError, StoreUnavailable
+from memory_summary.domain.config import RecallIndex, check_recall_index
 
 from .core import SqlArchive, SqlStore
 from .dialect import Dialect
@@ -99,7 +103,9 @@ SEARCH_SCHEMA = """
     CREATE INDEX messages_in_order ON {s}.messages (session_id, id)
     """
 # 5: each session's search statistics (``postgres_index.STATISTICS_SCHEMA``).
-SCHEMA_VERSION = len(MIGRATIONS) + 2
+# 6: how far a search indexed each session (``postgres_index.SESSION_INDEX_SCHEMA``);
+# an old schema's messages are all indexed, and a first search moves the mark.
+SCHEMA_VERSION = len(MIGRATIONS) + 3
 
 
 def dialect(schema: str) -> Dialect:
@@ -242,6 +248,10 @@ class PostgresStore(SqlStore):
         create: create the schema and tables when missing (the default); False
             opens only a schema that already holds this library's store and raises
             ``StoreUnavailable`` otherwise, creating nothing (tools that only read).
+        recall_index: when a session is indexed for search (``IndexPolicyStore``):
+            ``"lazy"`` at its first search, ``"eager"`` in the statement that saves
+            each message, ``"off"`` never (search refused). An engine applies its own
+            ``SummaryConfig.recall_index`` when it is wired.
 
     Raises:
         ConfigError: ``schema`` is not a name this store uses (``[a-z_][a-z0-9_]*``,
@@ -263,12 +273,14 @@ class PostgresStore(SqlStore):
         max_size: int = 8,
         timeout_s: float = 10.0,
         create: bool = True,
+        recall_index: RecallIndex = "lazy",
     ) -> None:
         dsn = dsn or os.environ.get(DSN_VARIABLE)
         if not dsn:
             raise StoreError(f"PostgresStore needs a DSN argument or ${DSN_VARIABLE}")
         if not _SCHEMA_NAME.match(schema):
             raise ConfigError("schema", schema, _schema_names_allowed(schema))
+        policy = check_recall_index(recall_index)
         self.schema = schema
         driver = PostgresDriver(
             dsn,
@@ -278,7 +290,12 @@ class PostgresStore(SqlStore):
             timeout_s=timeout_s,
         )
         quoted = f'"{schema}"'
-        search = PostgresIndex(f"{quoted}.")
+        search = PostgresIndex(
+            f"{quoted}.",
+            driver,
+            f"pg_advisory_xact_lock{{mode}}({LOCK_CLASS}, hashtext(%s))",
+            policy,
+        )
         where = f"schema {schema}"
 
         def index_stored(tx: Executor) -> None:
@@ -290,6 +307,10 @@ class PostgresStore(SqlStore):
             for statement in STATISTICS_SCHEMA:
                 tx.execute(statement.replace("{s}", quoted), ())
 
+        def mark_sessions(tx: Executor) -> None:
+            for statement in SESSION_INDEX_SCHEMA:
+                tx.execute(statement.replace("{s}", quoted), ())
+
         migrations = [m.replace("{s}", quoted) for m in MIGRATIONS]
         try:
             if not create:
@@ -297,7 +318,7 @@ class PostgresStore(SqlStore):
             super().__init__(
                 driver,
                 dialect(schema),
-                (*migrations, index_stored, count_statistics),
+                (*migrations, index_stored, count_statistics, mark_sessions),
                 where=where,
                 search=search,
             )

@@ -19,8 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from memory_summary.adapters.recall.sql_index import SqliteIndex
-from memory_summary.adapters.recall.sqlite_index import COUNT_ALL, STATISTICS_SCHEMA
+from memory_summary.adapters.recall.sqlite_index import (
+    COUNT_ALL,
+    SESSION_INDEX_SCHEMA,
+    STATISTICS_SCHEMA,
+)
 from memory_summary.domain import StoreError
+from memory_summary.domain.config import RecallIndex, check_recall_index
 
 from .core import SqlArchive, SqlStore
 from .dialect import Dialect
@@ -96,7 +101,9 @@ SEARCH_SCHEMA = (
 )
 # 5: each session's statistics, kept by the batch and the delete trigger
 # (``sqlite_index.STATISTICS_SCHEMA``), counted from the rows already indexed.
-SCHEMA_VERSION = len(MIGRATIONS) + 2
+# 6: how far a lazy search indexed each session (``sqlite_index.SESSION_INDEX_SCHEMA``);
+# an old database's rows are all indexed up to ``index_state.last_id`` already.
+SCHEMA_VERSION = len(MIGRATIONS) + 3
 _CLOCK_FUNCTION = "memory_summary_now"
 DIALECT = Dialect(clock=f"{_CLOCK_FUNCTION}()", unlimited=-1)
 _DRIVER_ERRORS = (sqlite3.Error, OverflowError, UnicodeError)
@@ -281,6 +288,10 @@ class SqliteStore(SqlStore):
             keeps everything in one private in-memory connection.
         pool_size: connections shared by all threads (each operation borrows one).
         busy_timeout_s: how long a writer waits for another before failing.
+        recall_index: when a session is indexed for search (``IndexPolicyStore``):
+            ``"lazy"`` at its first search, ``"eager"`` in batches as it is saved,
+            ``"off"`` never (search refused). An engine applies its own
+            ``SummaryConfig.recall_index`` when it is wired.
 
     >>> from memory_summary import Message
     >>> store = SqliteStore(":memory:")
@@ -296,14 +307,20 @@ class SqliteStore(SqlStore):
     host threads; handed off, it stays under 0.1 ms."""
 
     def __init__(
-        self, path: str | Path, *, pool_size: int = 4, busy_timeout_s: float = 10.0
+        self,
+        path: str | Path,
+        *,
+        pool_size: int = 4,
+        busy_timeout_s: float = 10.0,
+        recall_index: RecallIndex = "lazy",
     ) -> None:
         self.path = str(path)
+        policy = check_recall_index(recall_index)
         driver = SqliteDriver(
             self.path, pool_size=pool_size, busy_timeout_s=busy_timeout_s
         )
         where = repr(self.path)
-        search = SqliteIndex(driver, where)
+        search = SqliteIndex(driver, where, policy)
         self._index = search
 
         def index_stored(tx: Executor) -> None:
@@ -315,11 +332,15 @@ class SqliteStore(SqlStore):
             for statement in (*STATISTICS_SCHEMA, *COUNT_ALL):
                 tx.execute(statement, ())
 
+        def mark_sessions(tx: Executor) -> None:
+            for statement in SESSION_INDEX_SCHEMA:
+                tx.execute(statement, ())
+
         try:
             super().__init__(
                 driver,
                 DIALECT,
-                (*MIGRATIONS, index_stored, count_sessions),
+                (*MIGRATIONS, index_stored, count_sessions, mark_sessions),
                 where=where,
                 search=search,
             )

@@ -1,0 +1,113 @@
+"""The lazy half of the Redis history index: a search indexes what a save did not.
+
+Under ``recall_index="lazy"`` (and ``"off"``) ``SAVE`` stores a message without its
+index entry. A search first runs ``PENDING``: the session's rows above its *mark*
+(the highest id a search has indexed through) that have no entry; then ``INDEX``
+with their entries, computed here, which adds each row still stored and still
+without an entry (another process may have popped or indexed it meanwhile) and moves
+the mark. Ids come from one counter and scripts run one at a time, so a row saved
+after ``PENDING`` has a higher id than the mark ``INDEX`` sets: none is skipped.
+
+The mark is a member of the session's postings set, ``NUL`` then the id: no term
+is empty, so no term's lex range holds it, and it goes wherever the postings go (a
+pop keeps it, a clear, a forget or the session's TTL drops it).
+"""
+
+from __future__ import annotations
+
+PAGE = 2_000
+"""Rows ``PENDING`` reads at most at once (a first search of a big session pages)."""
+
+_MARK = """
+local function mark(postings)
+  local found = redis.call('ZRANGEBYLEX', postings, '[\\0', '(\\1', 'LIMIT', 0, 1)
+  if #found == 0 then return nil, 0 end
+  return found[1], tonumber(string.sub(found[1], 2))
+end
+local function set_mark(history, postings, entries, words, top)
+  local member, at = mark(postings)
+  if top > at then
+    if member then redis.call('ZREM', postings, member) end
+    redis.call('ZADD', postings, 0, '\\0' .. string.format('%d', top))
+  end
+  local ttl = redis.call('PTTL', history)
+  if ttl > 0 then
+    for _, key in ipairs({postings, entries, words}) do
+      redis.call('PEXPIRE', key, ttl)
+    end
+  end
+end
+"""
+
+# KEYS: history, postings, entries, words. ARGV: page size.
+# Returns {top, id, row, id, row...}: the highest id read above the mark and the
+# rows among them without an entry; {} when there are none (the mark moved to top).
+PENDING = (
+    _MARK
+    + """
+local _, at = mark(KEYS[2])
+local rows = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. at, '+inf',
+  'WITHSCORES', 'LIMIT', 0, ARGV[1])
+if #rows == 0 then return {} end
+local top = tonumber(rows[#rows])
+local out = {string.format('%d', top)}
+for i = 1, #rows, 2 do
+  local id = string.format('%d', tonumber(rows[i + 1]))
+  if redis.call('HEXISTS', KEYS[3], id) == 0 then
+    out[#out + 1] = id
+    out[#out + 1] = rows[i]
+  end
+end
+if #out == 1 then
+  set_mark(KEYS[1], KEYS[2], KEYS[3], KEYS[4], top)
+  return {}
+end
+return out
+"""
+)
+
+# KEYS: history, postings, entries, words. ARGV: top, then id, entry per row.
+# Indexes each row still stored and without an entry; moves the mark to top.
+# Returns how many rows it indexed.
+INDEX = (
+    _MARK
+    + """
+local function postings(id, entry)
+  local members, length, term = {}, nil, nil
+  for token in string.gmatch(entry, '%S+') do
+    if length == nil then
+      length = tonumber(token)
+    elseif term == nil then
+      term = token
+    else
+      members[#members + 1] = 0
+      members[#members + 1] = term .. '\\0' .. id .. '\\0' .. token
+      term = nil
+    end
+  end
+  return members, length or 0
+end
+local done, words = 0, 0
+for i = 2, #ARGV, 2 do
+  local id = ARGV[i]
+  if redis.call('ZCOUNT', KEYS[1], id, id) > 0
+      and redis.call('HEXISTS', KEYS[3], id) == 0 then
+    redis.call('HSET', KEYS[3], id, ARGV[i + 1])
+    local members, length = postings(id, ARGV[i + 1])
+    for at = 1, #members, 500 do
+      redis.call('ZADD', KEYS[2], unpack(members, at, math.min(at + 499, #members)))
+    end
+    words = words + length
+    done = done + 1
+  end
+end
+if words > 0 then redis.call('INCRBY', KEYS[4], words) end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  set_mark(KEYS[1], KEYS[2], KEYS[3], KEYS[4], tonumber(ARGV[1]))
+end
+return done
+"""
+)
+
+SCRIPTS = {"PENDING": PENDING, "INDEX": INDEX}
+"""The catch-up scripts, by name (``RedisStore`` registers them)."""
