@@ -294,9 +294,10 @@ class SummaryConfig:
     )
     # Earlier summaries kept for ``summary_history`` (their id ranges stay too).
     summary_versions_kept: int = attrs.field(default=20, validator=_int_at_least(0))
-    # When the store indexes a session for ``search_history`` (docs/recall.md).
-    recall_index: RecallIndex = attrs.field(
-        default="lazy", validator=_one_of(RECALL_INDEXES)
+    # When the store indexes a session for ``search_history`` (docs/recall.md);
+    # None leaves each store its own (``recall_index=``, lazy by default).
+    recall_index: RecallIndex | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_one_of(RECALL_INDEXES))
     )
 
     def __attrs_post_init__(self) -> None:

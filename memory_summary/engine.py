@@ -188,8 +188,9 @@ class SummaryEngine:
         self._store_can = store_capabilities(memory)
         self._archive_can = archive_capabilities(archive, memory)
         self._counts_locally = self._store_can.counts_locally
-        if self._store_can.sets_recall_index:  # the config's policy, once
-            cast(IndexPolicyStore, memory).set_recall_index(self.config.recall_index)
+        policy = self.config.recall_index
+        if policy is not None and self._store_can.sets_recall_index:  # once
+            cast(IndexPolicyStore, memory).set_recall_index(policy)
         self._facts = SessionMemory()  # bounded: least recent go first
         self._resolver = ModelResolver(
             self.config,

@@ -337,6 +337,22 @@ def test_the_engine_gives_its_store_the_configured_policy(policy):
         assert store.recall_index == policy
 
 
+@pytest.mark.parametrize("policy", ["lazy", "eager", "off"])
+def test_an_engine_whose_config_names_no_policy_leaves_the_stores_own(policy):
+    store = InMemoryStore(recall_index=policy)
+
+    with SummaryEngine(store, config=SummaryConfig()) as engine:
+        assert store.recall_index == policy
+        store.save_message("s1", Message("user", "a zebra"))
+        if policy == "off":
+            with pytest.raises(RecallUnsupported):
+                engine.search_history("s1", "zebra")
+        else:
+            hits = engine.search_history("s1", "zebra")
+            assert [hit.message.content for hit in hits] == ["a zebra"]
+    assert InMemoryStore().recall_index == "lazy"
+
+
 def test_an_engine_with_recall_off_refuses_search_history():
     store = InMemoryStore()
     with SummaryEngine(store, config=SummaryConfig(recall_index="off")) as engine:

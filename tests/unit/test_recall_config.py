@@ -54,13 +54,13 @@ def test_the_hint_follows_the_header_in_the_locale_only_when_enabled(locale):
     assert is_summary_message(Message("system", with_hint))  # found without kind
 
 
-def test_recall_index_is_lazy_by_default_and_read_from_camel_case():
-    assert SummaryConfig().recall_index == "lazy"
+def test_recall_index_leaves_the_stores_own_by_default_and_is_read_from_camel_case():
+    assert SummaryConfig().recall_index is None  # each store's own: lazy
     assert SummaryConfig.from_mapping({"recallIndex": "eager"}).recall_index == "eager"
     assert SummaryConfig(recall_index="off").recall_index == "off"
 
 
-@pytest.mark.parametrize("bad", ["Lazy", "", "never", None, 0, True])
+@pytest.mark.parametrize("bad", ["Lazy", "", "never", 0, True])
 def test_an_unknown_recall_index_names_the_field_and_the_policies(bad):
     with pytest.raises(ConfigError) as caught:
         SummaryConfig(recall_index=bad)
