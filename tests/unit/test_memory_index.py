@@ -122,3 +122,35 @@ def ids_in(store: InMemoryStore, sid: str, word: str) -> list[int | None]:
     return [
         h.message.id for h in store.search_messages(sid, query_terms(word), limit=5)
     ]
+
+
+class _PolicyChangesFirst:
+    """The store's lock, with a policy change landing just before a save takes it."""
+
+    def __init__(self, lock, change) -> None:
+        self.lock, self.change = lock, change
+
+    def __enter__(self):
+        change, self.change = self.change, None
+        if change is not None:
+            change()  # takes the real lock itself, then lets it go
+        return self.lock.__enter__()
+
+    def __exit__(self, *exc):
+        return self.lock.__exit__(*exc)
+
+
+def test_a_save_racing_a_policy_change_is_kept_by_the_policy_it_lands_under() -> None:
+    for before, after in (("off", "lazy"), ("off", "eager"), ("eager", "off")):
+        store = InMemoryStore(recall_index=before)
+        store.save_message("s", Message("user", "apples"))
+        store._lock = _PolicyChangesFirst(
+            store._lock, lambda s=store, a=after: s.set_recall_index(a)
+        )
+        store.save_message("s", Message("user", "a zebra"))
+        assert store.recall_index == after
+        if after != "off":
+            assert ids(store, "zebra")[:1] == [2], (before, after)
+            assert ids(store, "apples")[:1] == [1]
+        store.set_recall_index("lazy")  # anything kept under off is queued again
+        assert ids(store, "zebra")[:1] == [2], (before, after)

@@ -109,9 +109,7 @@ class InMemoryStore(MemoryHistory, MemoryRecords, DeprecatedCommits):
             row_id = self._next_id
             self._next_id += 1
             session = self._sessions.setdefault(session_id, MemorySession())
-            session.append(_row(message, kept, row_id), policy)
-            if counts is not None:
-                session.index_now(row_id, counts)
+            self._keep(session, _row(message, kept, row_id), counts)
         return stored_message(message, row_id)
 
     def save_messages(
@@ -134,14 +132,29 @@ class InMemoryStore(MemoryHistory, MemoryRecords, DeprecatedCommits):
             self._next_id += len(checked)
             session = self._sessions.setdefault(session_id, MemorySession())
             for offset, (message, kept) in enumerate(checked):
-                session.append(_row(message, kept, first + offset), policy)
-                counts = counted[offset]
-                if counts is not None:
-                    session.index_now(first + offset, counts)
+                self._keep(
+                    session, _row(message, kept, first + offset), counted[offset]
+                )
         return [
             stored_message(message, first + offset)
             for offset, (message, _) in enumerate(checked)
         ]
+
+    def _keep(
+        self, session: MemorySession, row: Message, counts: Counter[str] | None
+    ) -> None:
+        """Keep ``row`` by the policy as it is now (under the lock).
+
+        The policy may have changed since ``counts`` were (or were not) computed:
+        a row ``eager`` cannot index at once is queued, as ``lazy`` queues it, for
+        the next search; under ``off`` it waits for ``requeue``.
+        """
+        policy = self.recall_index
+        if policy == "eager" and counts is not None:
+            session.append(row, "eager")
+            session.index_now(row.id, counts)  # type: ignore[arg-type]
+        else:
+            session.append(row, "off" if policy == "off" else "lazy")
 
     def set_recall_index(self, policy: RecallIndex) -> None:
         """Index by ``policy`` from now on; see ``IndexPolicyStore``.
