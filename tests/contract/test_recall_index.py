@@ -507,3 +507,56 @@ def test_a_lazy_search_indexes_its_own_session_only(kind, tmp_path, request):
         assert theirs.id not in _indexed_ids(store, "mine")
     finally:
         dispose(store)
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+def test_a_first_lazy_search_reaches_past_pages_another_writer_indexed(
+    kind, tmp_path, request
+):
+    # An eager writer (another process, or the same database before an upgrade)
+    # indexed several pages of the session; what the lazy one saved after them is
+    # found by the first search, not a page further on each search.
+    if kind == "redis":
+        request.getfixturevalue("redis_server")
+    lazy, other, eager = _pair(kind, tmp_path)
+    try:
+        words = [Message("user", f"{WORDS[i % 6]} note {i}") for i in range(2_300)]
+        for at in range(0, len(words), 500):
+            other.save_messages("s1", words[at : at + 500])
+        saved = lazy.save_message("s1", Message("user", "a zebra in the garden"))
+
+        hits = lazy.search_messages("s1", query_terms("zebra"), limit=3)
+
+        assert [h.message.id for h in hits][:1] == [saved.id]
+    finally:
+        for store in {id(s): s for s in (lazy, other, eager)}.values():
+            dispose(store)
+
+
+@pytest.mark.redis
+def test_a_redis_catch_up_writes_bounded_postings_per_script(redis_server, monkeypatch):
+    from memory_summary.adapters.stores.redis import history
+
+    monkeypatch.setattr(history, "POSTINGS_PER_CALL", 40)
+    store = make_redis(recall_index="lazy")
+    calls: list[int] = []
+    real = store._scripts["INDEX"]
+
+    def counting(**kwargs):
+        entries = kwargs["args"][2::2]
+        calls.append(sum((len(str(e).split()) - 1) // 2 for e in entries))
+        return real(**kwargs)
+
+    store._scripts["INDEX"] = counting
+    try:
+        for i in range(30):
+            text = " ".join(f"w{i}x{j}" for j in range(15))
+            store.save_message("s1", Message("user", text))
+
+        hits = store.search_messages("s1", query_terms("w0x3 w29x7"), limit=5)
+
+        assert {h.message.id for h in hits} >= {1, 30}
+        assert len(calls) >= 10
+        assert max(calls) <= 40
+    finally:
+        dispose(store)

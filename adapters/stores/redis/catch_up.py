@@ -15,8 +15,12 @@ pop keeps it, a clear, a forget or the session's TTL drops it).
 
 from __future__ import annotations
 
-PAGE = 2_000
+PAGE = 500
 """Rows ``PENDING`` reads at most at once (a first search of a big session pages)."""
+
+POSTINGS_PER_CALL = 20_000
+"""Postings one ``INDEX`` call writes at most (more rows go in further calls): a
+script holds the whole server, so its work is bounded, about 0.1 s at most."""
 
 _MARK = """
 local function mark(postings)
@@ -41,7 +45,8 @@ end
 
 # KEYS: history, postings, entries, words. ARGV: page size.
 # Returns {top, id, row, id, row...}: the highest id read above the mark and the
-# rows among them without an entry; {} when there are none (the mark moved to top).
+# rows among them without an entry; {top} when every row read has one (the mark
+# moved to top: read on); {} when no row is above the mark.
 PENDING = (
     _MARK
     + """
@@ -60,7 +65,6 @@ for i = 1, #rows, 2 do
 end
 if #out == 1 then
   set_mark(KEYS[1], KEYS[2], KEYS[3], KEYS[4], top)
-  return {}
 end
 return out
 """

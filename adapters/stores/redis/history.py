@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memory_summary.adapters.recall.policy import refuse_search
-from memory_summary.adapters.stores.redis.catch_up import PAGE
+from memory_summary.adapters.stores.redis.catch_up import PAGE, POSTINGS_PER_CALL
 from memory_summary.adapters.stores.redis.catch_up import SCRIPTS as CATCH_UP
 from memory_summary.adapters.stores.rows import (
     check_key,
@@ -294,11 +294,17 @@ class RedisHistory(RedisScripted):
             reply = self._script("PENDING", session_id, keys, [PAGE])
             if not reply:
                 return done
-            args: list[Arg] = [reply[0]]
+            if len(reply) == 1:
+                continue  # a page already indexed: the mark moved past it
+            rows: list[tuple[Arg, str, int]] = []
             for at in range(1, len(reply), 2):
-                message = row_message(json.loads(reply[at + 1]))
-                args += [reply[at], index_entry(message_terms(message))]
-            done += int(self._script("INDEX", session_id, keys, args))
+                terms = message_terms(row_message(json.loads(reply[at + 1])))
+                rows.append((reply[at], index_entry(terms), len(set(terms))))
+            for part, top in _calls(rows, reply[0]):
+                args: list[Arg] = [top]
+                for row_id, entry, _ in part:
+                    args += [row_id, entry]
+                done += int(self._script("INDEX", session_id, keys, args))
 
     def _row_keys(self, session_id: str) -> list[str]:
         """The keys the reads of rows need: history, boundary, kept instructions."""
@@ -416,3 +422,25 @@ def _hits(reply: Sequence[Any]) -> list[StoredHit]:
         row_id = message.id or 0
         hits.append(StoredHit(message, row_id <= boundary and row_id not in kept))
     return hits
+
+
+def _calls(
+    rows: list[tuple[Arg, str, int]], top: Arg
+) -> list[tuple[list[tuple[Arg, str, int]], Arg]]:
+    """Split ``rows`` (id, entry, postings) into ``INDEX`` calls of bounded work.
+
+    Each call moves the mark through its last row; the last call to ``top`` (the
+    page's highest id, rows without an entry or not). A row of more postings than
+    the bound goes alone (its entry is bounded: ``MAX_INDEXED_TERMS``).
+    """
+    calls: list[tuple[list[tuple[Arg, str, int]], Arg]] = []
+    part: list[tuple[Arg, str, int]] = []
+    postings = 0
+    for row in rows:
+        if part and postings + row[2] > POSTINGS_PER_CALL:
+            calls.append((part, part[-1][0]))
+            part, postings = [], 0
+        part.append(row)
+        postings += row[2]
+    calls.append((part, top))
+    return calls
