@@ -13,6 +13,7 @@ import json
 import logging
 import threading
 import time
+import zlib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -265,6 +266,10 @@ _ROWS_PER_WRITE = 32
 _SESSION_ROWS_PER_WRITE = 256
 """Rows per write transaction of a lazy search's ``catch_up_session``: the search
 waits for them all, so fewer, longer transactions (10-15 ms each) finish sooner."""
+_SESSION_LOCKS = 64
+"""Locks a session's lazy catch-up takes by its id's hash: one catch-up per session
+at a time in a process; another session's search waits behind it only when their ids
+share a lock (one chance in 64), where a single lock kept every search waiting."""
 
 
 def _index_row(row: Sequence[Any]) -> tuple[int, str, str]:
@@ -385,6 +390,8 @@ class SqliteIndex:
         self._driver = driver
         self._where = where
         self._catching_up = threading.Lock()  # one batch of this process at a time
+        # one lazy catch-up per session at a time; other sessions' searches go on
+        self._session_locks = [threading.Lock() for _ in range(_SESSION_LOCKS)]
         self._indexer = _Indexer(self.catch_up, where)
         self._insert = (
             "INSERT INTO message_index (rowid, session, terms) VALUES (?, ?, ?)"
@@ -554,7 +561,8 @@ class SqliteIndex:
         so every id up to the newest read is either seen or gone.
         """
         done = 0
-        with self._catching_up:
+        lock = self._session_locks[zlib.crc32(session_id.encode()) % _SESSION_LOCKS]
+        with lock:
             while True:
                 after, newest = self._driver.read(
                     _SESSION_BOUNDS, (session_id,), "search_messages", session_id
@@ -567,7 +575,10 @@ class SqliteIndex:
                     "search_messages",
                     session_id,
                 )
-                batch = [_index_row(row) for row in rows]
+                batch = []
+                for row in rows:
+                    batch.append(_index_row(row))
+                    time.sleep(0)  # lets a waiting thread take the GIL (catch_up)
                 top = batch[-1][0] if len(rows) == BACKFILL_PAGE else int(newest)
                 for at in range(0, max(len(batch), 1), _SESSION_ROWS_PER_WRITE):
                     part = batch[at : at + _SESSION_ROWS_PER_WRITE]

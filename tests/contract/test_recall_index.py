@@ -560,3 +560,54 @@ def test_a_redis_catch_up_writes_bounded_postings_per_script(redis_server, monke
         assert max(calls) <= 40
     finally:
         dispose(store)
+
+
+def test_a_sqlite_first_search_holds_up_no_other_sessions_search(tmp_path, monkeypatch):
+    import threading
+    import zlib
+
+    from memory_summary.adapters.recall import sqlite_index
+
+    slow, quick = "s-slow", "s-quick"
+    stripes = sqlite_index._SESSION_LOCKS
+    assert zlib.crc32(slow.encode()) % stripes != zlib.crc32(quick.encode()) % stripes
+    store = SqliteStore(tmp_path / "s.sqlite3", recall_index="lazy")
+    store.save_messages(slow, [Message("user", f"a heron {i}") for i in range(50)])
+    store.save_message(quick, Message("user", "a zebra"))
+    store.search_messages(quick, query_terms("zebra"), limit=1)  # indexed now
+    inside, release = threading.Event(), threading.Event()
+    real = sqlite_index._index_row
+
+    def held(row):
+        if not inside.is_set():
+            inside.set()
+            release.wait(30)
+        return real(row)
+
+    monkeypatch.setattr(sqlite_index, "_index_row", held)
+    found: list[object] = []
+    first = threading.Thread(
+        target=lambda: found.append(
+            store.search_messages(slow, query_terms("heron"), limit=1)
+        )
+    )
+    try:
+        first.start()
+        assert inside.wait(10)  # the slow session's catch-up is under way, held
+        store.save_message(quick, Message("user", "another zebra"))
+        hits: list[object] = []
+        second = threading.Thread(
+            target=lambda: hits.extend(
+                store.search_messages(quick, query_terms("zebra"), limit=2)
+            )
+        )
+        second.start()
+        second.join(10)  # a search behind the held one would still be waiting
+        assert not second.is_alive()
+        assert {h.message.content for h in hits} == {"a zebra", "another zebra"}
+    finally:
+        release.set()
+        first.join(10)
+        store.close()
+    assert found
+    assert found[0]
