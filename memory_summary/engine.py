@@ -85,7 +85,7 @@ from memory_summary.domain.injection import without_covered
 from memory_summary.domain.lineage import VERSIONS_NAMESPACE
 from memory_summary.domain.prompt import checked_instructions
 from memory_summary.domain.recall import HistoryEntry, SearchHit, SummaryVersion
-from memory_summary.domain.recall_tools import tool_definitions
+from memory_summary.domain.recall_tools import SEARCH_TOOL, tool_definitions
 from memory_summary.domain.trigger import usage_triggers
 
 from .conversation import Conversation
@@ -763,12 +763,20 @@ class SummaryEngine:
         answer their calls with ``call_recall_tool``; set ``recall_hint`` so the
         summary tells the model. ``compaction=False`` leaves ``compact_context``
         out, for a host that does not let the model trigger compressions (its calls
-        are still answered if a model sends one).
+        are still answered if a model sends one). Under ``recall_index="off"`` (the
+        config's or the store's own) ``search_history`` is left out: every call
+        would be refused.
 
         >>> [t["function"]["name"] for t in engine.recall_tools()]  # doctest: +SKIP
         ['search_history', 'read_history', 'compact_context']
         """
-        return tool_definitions(compaction=compaction)
+        tools = tool_definitions(compaction=compaction)
+        policy = self.config.recall_index
+        if policy is None and self._store_can.sets_recall_index:
+            policy = cast(IndexPolicyStore, self.memory).recall_index
+        if policy == "off":
+            return [t for t in tools if t["function"]["name"] != SEARCH_TOOL]  # type: ignore[index]
+        return tools
 
     def call_recall_tool(self, session_id: str, tool_call: object) -> Message:
         """Run one recall tool call for ``session_id``; return the message to append.

@@ -611,3 +611,21 @@ def test_a_sqlite_first_search_holds_up_no_other_sessions_search(tmp_path, monke
         store.close()
     assert found
     assert found[0]
+
+
+@pytest.mark.parametrize(
+    ("configured", "own", "offered"),
+    [
+        (None, "lazy", True),
+        (None, "off", False),
+        ("off", "lazy", False),
+        ("eager", "off", True),
+    ],
+)
+def test_the_search_tool_is_offered_only_where_search_is_kept(configured, own, offered):
+    store = InMemoryStore(recall_index=own)
+    config = SummaryConfig(recall_index=configured)
+    with SummaryEngine(store, config=config) as engine:
+        names = [t["function"]["name"] for t in engine.recall_tools()]
+    assert names[-2:] == ["read_history", "compact_context"]
+    assert ("search_history" in names) is offered
