@@ -98,13 +98,13 @@ def test_compaction_drops_filler_and_keeps_what_matters(sentence, kept):
 @pytest.mark.parametrize(
     ("sentence", "short"),
     [
-        ("I took my kids camping in the mountains.", "took kids camping mountains"),
-        ("I met with Anna in Paris on 8 May.", "met Anna Paris 8 May"),
+        ("I took my kids camping in the mountains.", "took kids camping in mountains"),
+        ("I met with Anna in Paris on 8 May.", "met with Anna in Paris on 8 May"),
         ("The budget is at most 500 EUR.", "budget at most 500 EUR"),
         ("We stay at least 3 nights.", "We stay at least 3 nights"),
     ],
 )
-def test_compaction_drops_prepositions_but_not_a_bound(sentence, short):
+def test_compaction_keeps_prepositions_and_bounds(sentence, short):
     assert compacted(sentence) == short
 
 

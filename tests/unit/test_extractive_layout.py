@@ -84,7 +84,7 @@ def test_the_summary_of_its_own_summary_keeps_its_dates_and_bullets():
     assert again == text
     assert later.splitlines()[-2:] == [
         "[21 May 2023]",
-        "- user: sold old bike Bergen",
+        "- user: sold old bike in Bergen",
     ]
     assert later.count("[20 May]") == 1
     assert isinstance(

@@ -190,7 +190,7 @@ def test_a_fact_that_says_more_replaces_the_shorter_one_in_place():
     # compacted facts of one speaker share a bullet
     assert text.splitlines() == [
         "Facts:",
-        "- user: flat Oslo, near harbour; have cat",
+        "- user: flat in Oslo, near harbour; have cat",
     ]
 
 

@@ -19,8 +19,7 @@
   chatter unless it names a number or a proper noun: what the picture shows is
   the fact, not that it was shown.
 - Compaction: a kept sentence loses the same openers and forms of address, the
-  filler words (``FILLER``: "really", "so", "just", articles, the prepositions
-  "with", "in", "on", "into" and "at" (not "at most", "at least"), 真的, 非常 …),
+  filler words (``FILLER``: "really", "so", "just", articles, 真的, 非常 …),
   emoji and repeated punctuation: the fewer words a fact takes, the more facts
   the budget holds. Whole words only: an identifier, a
   number, a name or a path is never touched, and compacting twice changes nothing.
@@ -78,8 +77,7 @@ _FILLER_WORDS = (
     "my|myself|am|is|are|was|were|be|been|"
     "being|it's|it is|that's|also|to|of|for|and|that|this|it|its|there|about|"
     "some|which|who|got to|gonna|going to|"
-    "finally|recently|currently|lately|still|even|already|always|"
-    "with|in|on|into|at(?! (?:most|least)\\b)"
+    "finally|recently|currently|lately|still|even|already|always"
 )
 # Whole words: never a piece of a path, an address or an id ("/srv/a/a.py"),
 # and never after a number ("0 of s1" must not read "0 s1", a quantity).

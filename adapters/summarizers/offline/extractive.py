@@ -19,7 +19,7 @@ and keeps *facts*: short fragments quoted from the messages, each ranked by sali
   (greetings, thanks, praise, praise of the other as the subject, cheering the
   other on, pointing at a picture, questions to the other with or without "you",
   the assistant's questions) is no fact, a kept sentence is compacted to its
-  content words (prepositions are filler too), and a message's opening ``[date]``
+  content words, and a message's opening ``[date]``
   dates the facts that follow it (a transcript that opens without one goes on from
   the latest day of the previous summary).
 - Host instructions (the request's ``host_instructions`` section): a fact naming one
@@ -120,7 +120,7 @@ class ExtractiveSummarizer:
     >>> summarizer = ExtractiveSummarizer()
     >>> text = "<conversation>\nUser: I live in Oslo. Hi!\n</conversation>"
     >>> summarizer.complete([Message("user", text)], max_tokens=100)
-    'Facts:\n- user: live Oslo'
+    'Facts:\n- user: live in Oslo'
     """
 
     label = LABEL
