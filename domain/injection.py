@@ -31,6 +31,16 @@ RECALL_HINTS: dict[Locale, str] = {
 }
 """Said after the header when the host offers the recall tools (``recall_hint``)."""
 
+READ_HINTS: dict[Locale, str] = {
+    "en": (
+        f"Older turns are archived, not lost: call {READ_TOOL} to read the turns "
+        "around a message a tool result names."
+    ),
+    "zh": f"较早的对话已归档而非丢失：可调用 {READ_TOOL} 查看某条消息前后的对话。",
+}
+"""The hint when search is off (``recall_index="off"``): only ``read_history`` is
+offered."""
+
 TRUNCATION_SUFFIXES: dict[Locale, str] = {
     "en": "\n[… summary truncated to fit its token budget]",
     "zh": "\n[……摘要已按 token 预算截断]",
@@ -45,6 +55,7 @@ def injection_text(
     count_tokens: Callable[[str], int],
     recall_hint: bool = False,
     ceiling: Callable[[str], int] | None = None,
+    search: bool = True,
 ) -> str:
     """Return the injected system text: header plus summary, within ``budget_tokens``.
 
@@ -52,7 +63,8 @@ def injection_text(
     to: a count stored in another encoding never lets a summary skip the cut. The
     header is kept; the summary is cut on a character boundary and marked with the
     locale's truncation suffix. With ``recall_hint`` the line after the header tells
-    the model that older turns can be looked up with the recall tools. ``ceiling``:
+    the model that older turns can be looked up with the recall tools (with
+    ``search=False``, ``read_history`` alone: the host keeps no search). ``ceiling``:
     a cheap count that ``count_tokens`` never exceeds (UTF-8 bytes, for a byte-level
     BPE): a text whose ceiling fits is injected whole without running the tokenizer,
     as it would be.
@@ -61,7 +73,8 @@ def injection_text(
     ...     count_tokens=len, recall_hint=True).splitlines()[1][:30]
     'Older turns are archived, not '
     """
-    hint = RECALL_HINTS[locale] + "\n" if recall_hint else ""
+    hints = RECALL_HINTS if search else READ_HINTS
+    hint = hints[locale] + "\n" if recall_hint else ""
     full = HEADERS[locale] + "\n" + hint + summary
     if ceiling is not None and ceiling(full) <= budget_tokens:
         return full

@@ -247,6 +247,7 @@ class SummaryEngine:
             counter,
             calls,
             lambda: self._core.closed,
+            self._searchable,
         )
         self._transcripts = Transcripts()
         self._warmed = threading.Event()
@@ -771,12 +772,16 @@ class SummaryEngine:
         ['search_history', 'read_history', 'compact_context']
         """
         tools = tool_definitions(compaction=compaction)
+        if not self._searchable():
+            return [t for t in tools if t["function"]["name"] != SEARCH_TOOL]  # type: ignore[index]
+        return tools
+
+    def _searchable(self) -> bool:
+        """Tell whether search is kept: no ``recall_index="off"``, config or store."""
         policy = self.config.recall_index
         if policy is None and self._store_can.sets_recall_index:
             policy = cast(IndexPolicyStore, self.memory).recall_index
-        if policy == "off":
-            return [t for t in tools if t["function"]["name"] != SEARCH_TOOL]  # type: ignore[index]
-        return tools
+        return policy != "off"
 
     def call_recall_tool(self, session_id: str, tool_call: object) -> Message:
         """Run one recall tool call for ``session_id``; return the message to append.

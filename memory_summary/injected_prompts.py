@@ -51,6 +51,7 @@ class InjectedPrompts:
         counter: Callable[[str | None], Callable[[str], int]],
         calls: WorkerPool,
         closed: Callable[[], bool],
+        searchable: Callable[[], bool] = lambda: True,
     ) -> None:
         self._config = config
         self._resolver = resolver
@@ -58,6 +59,7 @@ class InjectedPrompts:
         self._counter = counter
         self._calls = calls
         self._closed = closed
+        self._searchable = searchable
         self._cache: dict[str, tuple[str, int, object, str]] = {}
         self._resolving: set[str | None] = set()
         self._lock = threading.Lock()
@@ -80,6 +82,7 @@ class InjectedPrompts:
             count_tokens=count,
             recall_hint=self._config.recall_hint,
             ceiling=getattr(count, "ceiling", None),
+            search=self._searchable(),
         )
         if len(self._cache) >= PROMPT_CACHE_SIZE:
             self._cache.clear()

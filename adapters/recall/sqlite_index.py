@@ -575,10 +575,9 @@ class SqliteIndex:
                     "search_messages",
                     session_id,
                 )
-                batch = []
-                for row in rows:
-                    batch.append(_index_row(row))
-                    time.sleep(0)  # lets a waiting thread take the GIL (catch_up)
+                # no GIL hand-over per row here (catch_up's): the search waits for
+                # this, and each hand-over to a busy thread costs up to 5 ms
+                batch = [_index_row(row) for row in rows]
                 top = batch[-1][0] if len(rows) == BACKFILL_PAGE else int(newest)
                 for at in range(0, max(len(batch), 1), _SESSION_ROWS_PER_WRITE):
                     part = batch[at : at + _SESSION_ROWS_PER_WRITE]

@@ -608,6 +608,7 @@ def test_a_sqlite_first_search_holds_up_no_other_sessions_search(tmp_path, monke
     finally:
         release.set()
         first.join(10)
+        second.join(10)
         store.close()
     assert found
     assert found[0]
@@ -629,3 +630,18 @@ def test_the_search_tool_is_offered_only_where_search_is_kept(configured, own, o
         names = [t["function"]["name"] for t in engine.recall_tools()]
     assert names[-2:] == ["read_history", "compact_context"]
     assert ("search_history" in names) is offered
+
+
+@pytest.mark.parametrize("policy", ["lazy", "off"])
+def test_the_recall_hint_names_only_the_tools_offered(policy):
+    from memory_summary.testing.fakes import InstrumentedSummarizer
+
+    store = InMemoryStore(recall_index=policy)
+    config = SummaryConfig(recall_hint=True, threshold=6, keep_recent=2)
+    with SummaryEngine(store, InstrumentedSummarizer(), config=config) as engine:
+        for turn in range(8):
+            store.save_message("s1", Message("user", f"question {turn}"))
+        assert engine.compress("s1").result(timeout=10).kind == "compressed"
+        prompt = engine.build_prompt("s1") or ""
+    assert "read_history" in prompt
+    assert ("search_history" in prompt) is (policy != "off")

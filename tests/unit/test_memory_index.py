@@ -152,5 +152,8 @@ def test_a_save_racing_a_policy_change_is_kept_by_the_policy_it_lands_under() ->
         if after != "off":
             assert ids(store, "zebra")[:1] == [2], (before, after)
             assert ids(store, "apples")[:1] == [1]
+        else:  # saved under off: neither indexed nor queued until off is left
+            assert 2 not in store._sessions["s"].terms
+            assert 2 not in store._sessions["s"].unindexed
         store.set_recall_index("lazy")  # anything kept under off is queued again
         assert ids(store, "zebra")[:1] == [2], (before, after)
