@@ -17,7 +17,7 @@ own, so no other session's message can be returned.
 Under ``recall_index="lazy"`` a search first indexes what the session's saves left
 unindexed (``redis_catch_up``).
 
-Why about 415 lines: one concept, the search and reads of the whole history: their
+Why about 445 lines: one concept, the search and reads of the whole history: their
 read scripts and the code that scores and pages through their replies.
 """
 
