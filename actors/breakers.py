@@ -64,7 +64,8 @@ class BreakerBox:
     def admit(self, llm: Summarizer) -> bool:
         """Tell whether a call to ``llm`` may go out now (False while open)."""
         with self._lock:
-            self._labels.setdefault(id(llm), label_for(llm, None))
+            if id(llm) not in self._labels:  # decided once: it reads the Protocols
+                self._labels[id(llm)] = label_for(llm, None)
             state, admitted = breaker_admit(
                 self._breakers.get(id(llm), Breaker()), self._clock()
             )

@@ -56,10 +56,13 @@ def known_context_tokens(model: str) -> int | None:
     (128000, None)
     """
     name = model.lower().rsplit("/", 1)[-1]
-    for prefix, tokens in sorted(KNOWN_CONTEXT_TOKENS, key=lambda p: -len(p[0])):
+    for prefix, tokens in _LONGEST_FIRST:
         if name.startswith(prefix):
             return tokens
     return None
+
+
+_LONGEST_FIRST = sorted(KNOWN_CONTEXT_TOKENS, key=lambda p: -len(p[0]))
 
 
 def message_tokens(message: Message, count: Callable[[str], int]) -> int:

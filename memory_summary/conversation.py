@@ -346,8 +346,13 @@ class Conversation:
     def _plain_request(
         self, head: Message | None, text: str | None, transcript: Transcript
     ) -> list[dict[str, object]]:
-        lead = self._lead(head, text)
-        return [m.to_openai() for m in lead] + transcript.dicts  # a new list
+        key = (None if head is None else head.content, text)
+        if not (key[0] is None or isinstance(key[0], str)):  # blocks: built each time
+            return [m.to_openai() for m in self._lead(head, text)] + transcript.dicts
+        if transcript.lead is None or transcript.lead[0] != key:
+            transcript.lead = (key, [m.to_openai() for m in self._lead(head, text)])
+        lead = [dict(made) for made in transcript.lead[1]]  # the caller's to change
+        return lead + transcript.dicts  # a new list
 
     def _plain_anthropic(
         self, head: Message | None, text: str | None, transcript: Transcript

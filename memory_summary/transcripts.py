@@ -49,6 +49,9 @@ class Transcript:
     _calls: list[str] = attrs.field(factory=list)  # the newest assistant's calls
     _turns: _Turns | None = None  # the Anthropic turns, once asked for
     _items: list[list[Item]] | None = None  # each message's Responses items, once asked
+    lead: tuple[object, list[dict[str, object]]] | None = None
+    """The last OpenAI lead (the host's text prompt with the summary merged) and what
+    it was built from: a turn with the same prompt and summary copies it."""
 
     def replace(self, fresh: Transcript) -> None:
         """Take ``fresh``'s messages (the store's, read again) in place of these."""

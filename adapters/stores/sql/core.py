@@ -144,12 +144,16 @@ class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
     ) -> list[Message]:
         """Store ``messages`` in order, in one transaction; see ``BatchSavingStore``.
 
-        Locked like a commit, so two batches of one session never interleave.
+        Locked like a commit, so two batches of one session never interleave. A
+        batch of one is ``save_message``'s single statement, atomic on its own (a
+        chat turn's reply: no BEGIN and COMMIT round trips).
         """
         check_key("session_id", session_id)
         rows = [message_values(message) for message in messages]  # all checked
         if not rows:
             return []
+        if len(rows) == 1:
+            return [self.save_message(session_id, messages[0])]
         terms = [self._search.prepare(message) for message in messages]
         insert, ids = self._q["insert_message"], []
         with self._driver.transaction("save_messages", session_id) as tx:

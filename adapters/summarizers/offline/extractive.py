@@ -64,6 +64,7 @@ and keeps *facts*: short fragments quoted from the messages, each ranked by sali
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Sequence
 
 from memory_summary.domain import Message, normalize_text
@@ -159,10 +160,15 @@ class ExtractiveSummarizer:
         request, instructions = instructions_of(normalize_text(request))
         previous, conversation = sections_of(request)
         older, summary_locale = previous_facts(previous)
+        time.sleep(0)
         last_day = latest_day([fact.date for fact in older])
         newer, labelled = new_facts(conversation, last_day)
+        time.sleep(0)
         locale = _locale_of(labelled, summary_locale, normalize_text(system))
-        facts = instructed(folded_facts(merged_facts(older, newer)), instructions)
+        merged = merged_facts(older, newer)
+        time.sleep(0)
+        facts = instructed(folded_facts(merged), instructions)
+        time.sleep(0)
         return fitted_text(facts, locale, max_tokens, self._count)
 
     def _count(self, text: str) -> int:
