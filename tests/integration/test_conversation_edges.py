@@ -366,3 +366,20 @@ def test_a_failed_save_in_prepare_or_add_saves_nothing_and_the_next_turn_recover
                 },
             ]
         }
+
+
+def test_a_host_changing_the_prompt_it_was_sent_changes_no_later_request():
+    """The lead (prompt and summary) is built once per pair; a request gets a copy."""
+    store = InMemoryStore()
+    with SummaryEngine(store, InstrumentedSummarizer(), config=CONFIG) as engine:
+        chat = engine.conversation("ann", model="gpt-4o")
+        sent = chat.prepare("hi", system="Be brief.")
+        sent[0]["content"] += " And rude."  # the host's own edit of its request
+        sent[0]["name"] = "edited"
+        chat.record(completion("hello"))
+        again = chat.prepare("and?", system="Be brief.")
+        assert again[0] == {"role": "system", "content": "Be brief."}
+        assert again == reference(engine, "ann", "Be brief.")
+        other = chat.prepare(system="Be kind.")  # the same turn, another prompt
+        assert other[0] == {"role": "system", "content": "Be kind."}
+        assert chat.prepare()[0]["role"] == "user"  # no prompt: no lead at all
