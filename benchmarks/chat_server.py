@@ -28,10 +28,15 @@ indexing; the machine's load barely moves it), the event loop's longest stall
 and p99 lateness (a task that sleeps 1 ms at a time records how late it wakes), the
 compressions; and per face, the latency the library adds (library minus by hand,
 per percentile). The targets (issue 33): at most 2 ms at p50 and 10 ms at p99.
-With no pause between a session's turns the server process is saturated (its CPU, not
-the model, sets the pace), so the latency added is about ``SESSIONS`` times the CPU
-added; ``CHAT_SERVER_THINK_S=0.25`` gives each session a pause between turns, a load
-the process keeps up with.
+Two loads, each app under both, in the same run:
+
+- ``saturated``: no pause between a session's turns. The server process is saturated
+  (its CPU, not the model, sets the pace), so every turn queues behind the others and
+  the latency added is about ``SESSIONS`` times the CPU added: a throughput figure.
+- ``paced`` (rows named ``<app> paced``): each session pauses ``PACED_THINK_S``
+  between its turns (a person reading and typing, much faster than people do), a load
+  the process keeps up with: the latency a turn gains from the library's own work and
+  from its background threads holding the GIL.
 """
 
 from __future__ import annotations
@@ -65,11 +70,9 @@ APPS = (
 LLM_S = 0.2  # the ``_llm`` apps' summarizer: a remote model's wait, no CPU
 SESSIONS = 20
 MODEL_S = 0.020
-THINK_S = float(os.environ.get("CHAT_SERVER_THINK_S", "0"))
-"""A session's pause between its turns (a person reading and typing). 0, the default,
-saturates one server process: every turn then queues behind the others, and the latency
-added is about ``SESSIONS`` times the CPU added; a pause shows the latency at a load the
-process keeps up with."""
+PACED_THINK_S = 0.25
+"""A session's pause between its turns under the ``paced`` load."""
+LOADS = (("saturated", 0.0), ("paced", PACED_THINK_S))
 MODEL = "gpt-4o-mini"
 SYSTEM = "You are a helpful assistant."
 HAND_WINDOW = 30  # messages the by-hand server sends: the library's default threshold
@@ -344,7 +347,9 @@ def _server(kind: str, workdir: Path) -> Iterator[str]:
         child.wait(timeout=120)
 
 
-async def _drive(base_url: str, turns: int, offset: int) -> dict[str, Any]:
+async def _drive(
+    base_url: str, turns: int, offset: int, think_s: float
+) -> dict[str, Any]:
     """Hold ``SESSIONS`` conversations at once; return the client's samples."""
     import httpx
 
@@ -371,8 +376,8 @@ async def _drive(base_url: str, turns: int, offset: int) -> dict[str, Any]:
                 latencies.append(time.perf_counter_ns() - started)
                 if response.json().get("reply") != f"echo: {text}":
                     wrong += 1
-                if THINK_S:
-                    await asyncio.sleep(THINK_S)
+                if think_s:
+                    await asyncio.sleep(think_s)
 
         await asyncio.gather(*(talk(f"s{n}") for n in range(SESSIONS)))
         stats = (await client.get("/stats")).json()
@@ -384,7 +389,18 @@ def _added(lib: dict[str, float], hand: dict[str, float]) -> dict[str, float]:
 
 
 def run(quick: bool) -> list[dict[str, object]]:
-    """Run the four apps round-robin; return a row per app and per face."""
+    """Run the apps round-robin under each load; return a row per app, face and load."""
+    rows: list[dict[str, object]] = []
+    for load, think_s in LOADS:
+        for row in _run_load(quick, think_s):
+            if load != "saturated":
+                row["app"] = f"{row['app']} {load}"
+            rows.append({**row, "load": load})
+    return rows
+
+
+def _run_load(quick: bool, think_s: float) -> list[dict[str, object]]:
+    """Run the apps round-robin at one load; return a row per app and per face."""
     rounds, turns = (1, 8) if quick else (3, 50)
     found: dict[str, dict[str, Any]] = {
         kind: {"latencies": [], "server": [], "stalls": [], "stall_p99": [], "cpu": [],
@@ -396,7 +412,7 @@ def run(quick: bool) -> list[dict[str, object]]:
             for kind in APPS:
                 (Path(tmp) / f"r{number}").mkdir(exist_ok=True)
                 with _server(kind, Path(tmp) / f"r{number}") as base_url:
-                    got = asyncio.run(_drive(base_url, turns, number * turns))
+                    got = asyncio.run(_drive(base_url, turns, number * turns, think_s))
                 into = found[kind]
                 into["latencies"] += got["latencies"]
                 into["server"].append(got["server_ms"])
@@ -455,6 +471,7 @@ def table(results: list[dict[str, Any]]) -> list[dict[str, object]]:
     return [
         {
             "app": r["app"],
+            "load": r["load"],
             "turns": r["turns"],
             "p50_ms": r["latency_ms"]["p50_ms"],
             "p99_ms": r["latency_ms"]["p99_ms"],

@@ -392,6 +392,8 @@ CHAT_SERVER_APPS = (
     "added_async",
     "added_async_llm",
 )
+CHAT_SERVER_APPS += tuple(f"{app} paced" for app in CHAT_SERVER_APPS)
+"""Each app under both loads: saturated (as named) and paced."""
 CHAT_SERVER_KEYS = (
     "turns",
     "latency_ms",
@@ -422,6 +424,8 @@ def _chat_server(results: list[object], quick: bool) -> list[str]:
         if missing:
             problems.append(f"chat_server {app}: missing {', '.join(missing)}")
             continue
+        if row.get("load") not in ("saturated", "paced"):
+            problems.append(f"chat_server {app}: load {row.get('load')!r}")
         if not row["turns"] or row["wrong_replies"] or row["settled"] is not True:
             problems.append(f"chat_server {app}: no turns, wrong replies or unsettled")
     if not quick:
