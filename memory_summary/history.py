@@ -27,6 +27,7 @@ from memory_summary.domain.lineage import (
     read_lineage,
     summary_versions,
 )
+from memory_summary.domain.ranking import SPEAKER_DEPTH, by_named_speaker
 from memory_summary.domain.recall import (
     HistoryEntry,
     SearchHit,
@@ -93,8 +94,12 @@ class HistoryAccess:
                 f"archived_only={archived_only!r} is invalid; allowed: bool"
             )
         found = store.search_messages(
-            session_id, terms, limit=limit, archived_only=archived_only
+            session_id,
+            terms,
+            limit=limit * SPEAKER_DEPTH,
+            archived_only=archived_only,
         )
+        found = by_named_speaker(found, terms, limit)
         lineage = self.lineage(session_id) if any(h.archived for h in found) else None
         return [
             SearchHit(hit.message, hit.score, hit.archived, _version(lineage, hit))
