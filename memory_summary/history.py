@@ -3,7 +3,9 @@
 The engine's ``search_history``, ``read_history``, ``read_history_range`` and
 ``summary_history`` run here, on the caller's thread: each is one or two store reads.
 The query is parsed in ``domain.recall`` (untrusted text becomes letters-and-digits
-terms), so a store never sees the raw text.
+terms), so a store never sees the raw text. A search asks the store for
+``SPEAKER_DEPTH`` times the hits it returns and lets the speakers the query names
+count (``domain.ranking.by_named_speaker``), the same above every store.
 """
 
 from __future__ import annotations
