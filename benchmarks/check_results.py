@@ -31,7 +31,7 @@ EXPECTED = (
     "chat_server",
 )
 RECALL_KEYS = {
-    "evidence": ("category", "questions", "recall_at_1", "recall_at_5",
+    "evidence": ("half", "category", "questions", "recall_at_1", "recall_at_5",
                  "recall_at_10", "reachable"),
     "latency": ("store", "messages", "queries", "p50_ms", "p95_ms"),
     "save_cost": ("store", "rounds", "with_index_p50_us", "without_index_p50_us",
@@ -333,7 +333,9 @@ def _recall(results: list[object]) -> list[str]:
             and 0 <= row["reachable"] <= 100
             and row["questions"] > 0
         ):
-            problems.append(f"recall evidence {row['category']}: shares out of order")
+            problems.append(
+                f"recall evidence {row['half']} {row['category']}: shares out of order"
+            )
     if "evidence" in parts and not any(
         isinstance(r, dict) and r.get("category") == "all" for r in results
     ):

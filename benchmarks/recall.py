@@ -8,8 +8,12 @@ Three parts:
   summarizer) on SQLite, one session per conversation. Per category (1 multi-hop,
   2 temporal, 4 single-hop): evidence recall@1/5/10 of ``search_history`` with the
   question as the query, and "reachable": the answer text is in the summary, the
-  active messages or the top-10 hits (``summary_quality.matching``). Quick
-  mode replays a conversation generated here instead (CI has no dataset).
+  active messages or the top-10 hits (``summary_quality.matching``). Each figure
+  is given for the conversations ranking was tuned on (``TUNING``), those it is
+  only measured on (``MEASURING``), any other (``unseen``: say, LoCoMo's held-out
+  half) and all of them: a fixed split by conversation, so that a rule that only
+  fits the conversations it was tuned on shows. Quick mode replays a conversation
+  generated here instead (CI has no dataset).
 - ``latency``: per ``recall_index`` policy (``lazy``, ``eager``), the first
   ``search_history`` after a session was filled (under ``lazy`` it indexes what was
   saved since the last search) and the steady p50/p95 after it, on one session of
@@ -47,6 +51,10 @@ from memory_summary.adapters.stores.rows import message_values
 from memory_summary.domain.recall import query_terms
 
 CATEGORIES = (1, 2, 4)
+TUNING = ("conv-26", "conv-41", "conv-43")
+"""The shared LoCoMo conversations ranking rules and parameters are tuned on."""
+MEASURING = ("conv-30", "conv-42")
+"""The shared ones they are only measured on (the rest of the development half)."""
 DSN = os.environ.get(
     "MEMORY_SUMMARY_PG_DSN", "host=127.0.0.1 port=5432 dbname=test user=postgres"
 )
@@ -133,14 +141,15 @@ def _replay(
 
 
 def evidence(conversations: list[LocomoConversation], dataset: str) -> list[dict]:
-    """Return recall@1/5/10 and reachability per category, and over all three."""
-    counts: dict[object, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
+    """Return recall@1/5/10 and reachability per half and category, and overall."""
+    counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
     with tempfile.TemporaryDirectory() as workdir:
         store = SqliteStore(Path(workdir) / "recall.sqlite3")
         with SummaryEngine(store) as engine:
             for conversation in conversations:
                 dia = _replay(engine, store, conversation)
                 sid = conversation.sample_id
+                part = half(sid)
                 record = engine.summary(sid)
                 summary = record.text if record else ""
                 active = "\n".join(m.text for m in store.get_history(sid))
@@ -154,7 +163,13 @@ def evidence(conversations: list[LocomoConversation], dataset: str) -> list[dict
                     reachable = bool(question.answer) and any(
                         contains_answer(text, question.answer) for text in texts
                     )
-                    for key in (question.category, "all"):
+                    category = str(question.category)
+                    for key in (
+                        (part, category),
+                        (part, "all"),
+                        ("all", category),
+                        ("all", "all"),
+                    ):
                         row = counts[key]
                         row[0] += 1
                         for slot, k in enumerate((1, 5, 10), start=1):
@@ -165,16 +180,29 @@ def evidence(conversations: list[LocomoConversation], dataset: str) -> list[dict
         {
             "part": "evidence",
             "dataset": dataset,
-            "category": str(key),
+            "half": key[0],
+            "category": key[1],
             "questions": row[0],
             "recall_at_1": round(100 * row[1] / row[0], 1),
             "recall_at_5": round(100 * row[2] / row[0], 1),
             "recall_at_10": round(100 * row[3] / row[0], 1),
             "reachable": round(100 * row[4] / row[0], 1),
         }
-        for key, row in sorted(counts.items(), key=lambda kv: str(kv[0]))
+        for key, row in sorted(counts.items(), key=lambda kv: _order(kv[0]))
         if row[0]
     ]
+
+
+def half(sample_id: str) -> str:
+    """Return the half a conversation belongs to: tuning, measuring or unseen."""
+    if sample_id in TUNING:
+        return "tuning"
+    return "measuring" if sample_id in MEASURING else "unseen"
+
+
+def _order(key: tuple[str, str]) -> tuple[int, str]:
+    halves = ("tuning", "measuring", "unseen", "all")
+    return halves.index(key[0]), key[1]
 
 
 # -- latency and save cost -----------------------------------------------------------

@@ -20,18 +20,32 @@
    found in many messages scores low, so the bound costs little recall (none on
    LoCoMo) and keeps a search on a session of 100k messages to a few thousand scores
    instead of one per match.
+4. The speaker a query names (``by_named_speaker``, over what a store returned): a
+   message whose ``name`` (its speaker) is a word of the query scores
+   ``SPEAKER_BOOST`` more, among the best ``SPEAKER_DEPTH`` times the hits asked
+   for. "What did Melanie paint?" asks what Melanie said: in LoCoMo 96% of the
+   evidence of a question naming one speaker is that speaker's. The name is a term
+   of every message of its speaker, and of those that mention it, so it is too
+   common to weigh in BM25 (step 1 leaves it out); who said a message tells the two
+   apart. On LoCoMo (categories 1, 2, 4) this lifts evidence recall@10 by 3 points
+   on the conversations it was tuned on and 2 on the others.
 
 Ties go to the newer message.
 """
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import attrs
+
+from .errors import QueryError
+from .ports import StoredHit
+from .recall import query_terms
 
 K1 = 1.2
 B = 0.75
@@ -48,6 +62,10 @@ SEED_TERMS = 6
 """Candidates come from the query's rarest this many terms."""
 PER_TERM = 100
 """Each of those terms brings at most this many candidates: the newest holding it."""
+SPEAKER_BOOST = 0.5
+"""A hit by a speaker the query names scores this share more (``by_named_speaker``)."""
+SPEAKER_DEPTH = 2
+"""The speaker rule reorders the best this many times the hits asked for."""
 
 
 def idf(documents: int, matching: int) -> float:
@@ -267,3 +285,45 @@ def reference_search(
         for near in order[max(i - CONTEXT_REACH, 0) : i + CONTEXT_REACH + 1]:
             scored.setdefault(near, 0.0)
     return with_context(list(scored.items()), {i: later[i] for i in scored}, limit)
+
+
+def by_named_speaker(
+    hits: Sequence[StoredHit], terms: Sequence[str], limit: int
+) -> list[StoredHit]:
+    """Return the best ``limit`` of ``hits`` once the speakers the query names count.
+
+    A hit whose message's ``name`` has a term among the query's ``terms`` (its
+    speaker is named: "What did Melanie paint?") scores ``1 + SPEAKER_BOOST`` times
+    its score; the others keep theirs. Best first, ties newest first. ``hits`` are
+    a store's best ``limit * SPEAKER_DEPTH``, best first.
+    """
+    asked = set(terms)
+    scored = [
+        (
+            hit.score * (1 + SPEAKER_BOOST)
+            if hit.message.name and asked & speaker_terms(hit.message.name)
+            else hit.score,
+            hit,
+        )
+        for hit in hits
+    ]
+    scored.sort(key=lambda pair: (-pair[0], -(pair[1].message.id or 0)))
+    return [
+        hit if score == hit.score else attrs.evolve(hit, score=score)
+        for score, hit in scored[:limit]
+    ]
+
+
+@functools.lru_cache(maxsize=1024)
+def speaker_terms(name: str) -> frozenset[str]:
+    """Return the terms a query names a speaker by: its name's, as a query's.
+
+    >>> sorted(speaker_terms("Caroline"))
+    ['carolin']
+    >>> speaker_terms("--")
+    frozenset()
+    """
+    try:
+        return frozenset(query_terms(name))
+    except QueryError:
+        return frozenset()

@@ -3,7 +3,9 @@
 The engine's ``search_history``, ``read_history``, ``read_history_range`` and
 ``summary_history`` run here, on the caller's thread: each is one or two store reads.
 The query is parsed in ``domain.recall`` (untrusted text becomes letters-and-digits
-terms), so a store never sees the raw text.
+terms), so a store never sees the raw text. A search asks the store for
+``SPEAKER_DEPTH`` times the hits it returns and lets the speakers the query names
+count (``domain.ranking.by_named_speaker``), the same above every store.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from memory_summary.domain.lineage import (
     read_lineage,
     summary_versions,
 )
+from memory_summary.domain.ranking import SPEAKER_DEPTH, by_named_speaker
 from memory_summary.domain.recall import (
     HistoryEntry,
     SearchHit,
@@ -93,8 +96,12 @@ class HistoryAccess:
                 f"archived_only={archived_only!r} is invalid; allowed: bool"
             )
         found = store.search_messages(
-            session_id, terms, limit=limit, archived_only=archived_only
+            session_id,
+            terms,
+            limit=limit * SPEAKER_DEPTH,
+            archived_only=archived_only,
         )
+        found = by_named_speaker(found, terms, limit)
         lineage = self.lineage(session_id) if any(h.archived for h in found) else None
         return [
             SearchHit(hit.message, hit.score, hit.archived, _version(lineage, hit))

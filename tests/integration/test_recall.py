@@ -39,6 +39,29 @@ def _talk(engine, store, sid: str, count: int, start: int = 0) -> list[Message]:
     return saved
 
 
+def test_a_question_naming_a_speaker_finds_what_that_speaker_said_first(
+    store, make_engine
+) -> None:
+    engine = make_engine(store, ScriptedSummarizer("Summary."), config=CONFIG)
+    said = [
+        Message("user", "I painted a lighthouse last week", name="Ana"),
+        Message("assistant", "Nice, Ana! I painted a barn and painted it", name="Ben"),
+    ]
+    chat = ["How was work?", "Busy, thanks.", "Talk soon!", "Bye for now."]
+    saved = [store.save_message("s1", m) for m in said]
+    for i, text in enumerate(chat):
+        store.save_message("s1", Message("user", text, name=("Ana", "Ben")[i % 2]))
+
+    hits = engine.search_history("s1", "What did Ana paint?", limit=2)
+    unnamed = engine.search_history("s1", "What was painted?", limit=2)
+
+    # Ben's message says "painted" twice and names Ana: it ranks first by BM25
+    # alone; Ana said the other one, which a question about Ana puts first.
+    assert [h.message.id for h in hits] == [saved[0].id, saved[1].id]
+    assert hits[0].score > hits[1].score
+    assert [h.message.id for h in unnamed] == [saved[1].id, saved[0].id]
+
+
 def test_a_folded_message_is_found_with_the_version_that_folded_it(
     store, make_engine
 ) -> None:

@@ -105,3 +105,43 @@ def test_idf_is_finite_whatever_statistics_a_racing_store_read(
 
     assert math.isfinite(value)
     assert value >= ranking.MIN_IDF
+
+
+SPEAKERS = ["Ana", "Ben", None]
+hit_lists = st.lists(
+    st.tuples(st.sampled_from(SPEAKERS), st.floats(0, 50, allow_nan=False)),
+    max_size=30,
+)
+
+
+def _hits(drawn: list[tuple[str | None, float]]) -> list:
+    from memory_summary.domain import Message, StoredHit
+
+    hits = [
+        StoredHit(Message("user", "x", name=name, id=i + 1), False, score)
+        for i, (name, score) in enumerate(drawn)
+    ]
+    return sorted(hits, key=lambda h: (-h.score, -h.message.id))
+
+
+@given(drawn=hit_lists, named=st.sets(st.sampled_from(["ana", "ben", "cat"])))
+def test_a_named_speaker_scores_its_boost_more_and_the_rest_keep_their_order(
+    drawn, named
+) -> None:
+    hits = _hits(drawn)
+    terms = ["paint", *sorted(named)]
+    limit = max(len(hits) // ranking.SPEAKER_DEPTH, 1)
+
+    found = ranking.by_named_speaker(hits, terms, limit)
+
+    want = []
+    for hit in hits:
+        boosted = hit.message.name is not None and hit.message.name.lower() in named
+        want.append(
+            (hit.score * (1 + ranking.SPEAKER_BOOST) if boosted else hit.score, hit)
+        )
+    want.sort(key=lambda pair: (-pair[0], -pair[1].message.id))
+    assert [h.message.id for h in found] == [h.message.id for _, h in want[:limit]]
+    assert [h.score for h in found] == [score for score, _ in want[:limit]]
+    if not named & {"ana", "ben"}:  # nobody named: the store's order, cut
+        assert found == hits[:limit]
