@@ -98,7 +98,7 @@ class HistoryAccess:
         found = store.search_messages(
             session_id,
             terms,
-            limit=limit * SPEAKER_DEPTH,
+            limit=min(limit * SPEAKER_DEPTH, 1000),  # a store may hold to 1..1000
             archived_only=archived_only,
         )
         found = by_named_speaker(found, terms, limit)
