@@ -90,9 +90,21 @@ def _names_block(exc: SummarizerError) -> bool:
 class AnthropicCompactingLLM(AnthropicLLM):
     """Summarizes with Claude's own compaction; ``AnthropicLLM``'s text path besides.
 
-    Takes ``AnthropicLLM``'s arguments. ``compact`` is what the engine calls to fold
-    a range (``NativeSummarizer``); ``complete`` and ``stream`` stay the text path
-    (recovering ranges archived without a summary, and the fallback).
+    ``compact`` is what the engine calls to fold a range (``NativeSummarizer``);
+    ``complete`` and ``stream`` stay the text path (recovering ranges archived
+    without a summary, and the fallback).
+
+    Args:
+        model: the model that compacts (``$ANTHROPIC_MODEL``, else
+            ``"claude-haiku-4-5"``); it must support on-demand compaction.
+        api_key: as ``AnthropicLLM``'s.
+        base_url: as ``AnthropicLLM``'s.
+        timeout_s: as ``AnthropicLLM``'s; a compaction and its fallback share it.
+        max_retries: as ``AnthropicLLM``'s.
+        connect_timeout_s: as ``AnthropicLLM``'s.
+        context_tokens: as ``AnthropicLLM``'s.
+        max_reply_chars: as ``AnthropicLLM``'s.
+        extra_body: as ``AnthropicLLM``'s, sent with compactions too.
 
     Example:
         >>> llm = AnthropicCompactingLLM("claude-sonnet-4-6", api_key="sk-ant-...")
