@@ -126,7 +126,7 @@ class NativeRequest:
 
 
 def with_block_first(
-    block: Mapping[str, object], turns: Sequence[Mapping[str, object]]
+    block: Mapping[str, object], turns: Sequence[dict[str, object]]
 ) -> list[dict[str, object]]:
     """Return Anthropic ``turns`` with ``block`` first, in place of what it summarizes.
 
@@ -138,7 +138,7 @@ def with_block_first(
     ...     [{"role": "user", "content": "hi"}])[0]["content"][0]["type"]
     'compaction'
     """
-    rest = [dict(turn) for turn in turns]
+    rest = list(turns)  # the turns are shared (a transcript's): copy what changes
     if rest and rest[0].get("role") == "user" and rest[0].get("content") == CONTINUED:
         rest = rest[1:]
     if rest and rest[0].get("role") == "assistant":
@@ -150,6 +150,5 @@ def with_block_first(
             if isinstance(content, list)
             else []
         )
-        rest[0]["content"] = [dict(block), *blocks]
-        return rest
+        return [{**rest[0], "content": [dict(block), *blocks]}, *rest[1:]]
     return [{"role": "assistant", "content": [dict(block)]}, *rest]

@@ -64,6 +64,7 @@ class Behaviour:
     raw_body: bytes | None = None  # a 200 answer's body sent as is (not JSON)
     raw_type: str = "application/json"  # the Content-Type sent with raw_body
     compaction: object = None  # the block a compaction request gets, as given
+    iterations: object = None  # usage.iterations of a 200 answer, when given
 
 
 class AnthropicServer:
@@ -177,6 +178,11 @@ class AnthropicServer:
                         "usage": {
                             **_input_usage(behaviour),
                             "output_tokens": len(behaviour.text.split(" ")),
+                            **(
+                                {"iterations": behaviour.iterations}
+                                if behaviour.iterations is not None
+                                else {}
+                            ),
                         },
                     },
                     {},

@@ -231,3 +231,24 @@ def test_an_unreadable_stored_artifact_is_dropped_and_the_text_sent(server, stor
     assert read_record(stored).native is None
     assert SUMMARY in system
     assert "compaction" not in str(messages)
+
+
+def test_the_compaction_is_accounted_by_its_iterations(server, store, llm):
+    def step(kind, read, write, inputs, outputs):
+        return {
+            "type": kind,
+            "input_tokens": inputs,
+            "output_tokens": outputs,
+            "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": write,
+        }
+
+    iterations = [step("compaction", 900, 100, 50, 300), step("message", 0, 0, 7, 1)]
+    compacted(server, store, llm, iterations=iterations, input_tokens=7)
+
+    with SummaryEngine(store, llm) as engine:
+        usage = engine.usage("s1")
+
+    # the compaction entry's tokens are not in the top-level fields: the sum is
+    assert (usage.input_tokens, usage.output_tokens) == (1057, 301)
+    assert (usage.calls, usage.counted_calls) == (1, 0)  # the provider's figures

@@ -17,6 +17,7 @@ from memory_summary.domain import (
 )
 from memory_summary.domain.anthropic_pairing import CONTINUED
 from memory_summary.domain.compression_io import Summarize
+from memory_summary.domain.replies import read_usage_tokens
 from tests.compression_world import GOOD, World, history, run, setting_for
 
 CONFIG = SummaryConfig()  # threshold 30, keep_recent 20
@@ -169,3 +170,33 @@ def test_a_text_summarizer_gets_no_native_request():
     run(world, setting_for(CONFIG, "manual"))
 
     assert [a.native for a in _summarize_actions(world)] == [None]
+
+
+@pytest.mark.parametrize(
+    ("iterations", "tokens"),
+    [
+        # the compaction entry measures the compaction: the message before it counts
+        (
+            [
+                {"type": "message", "input_tokens": 30_000},
+                {"type": "compaction", "input_tokens": 3_000},
+            ],
+            30_000,
+        ),
+        # only a compaction entry: the top-level fields
+        ([{"type": "compaction", "input_tokens": 3_000}], 15),
+        (
+            [
+                {"type": "compaction", "input_tokens": 190_000},
+                {"type": "message", "input_tokens": 20_000},
+            ],
+            20_000,
+        ),
+    ],
+)
+def test_the_context_is_the_last_sampling_iteration_never_a_compaction(
+    iterations, tokens
+):
+    usage = {"input_tokens": 5, "cache_read_input_tokens": 10, "iterations": iterations}
+
+    assert read_usage_tokens(usage) == tokens
