@@ -15,6 +15,7 @@ from memory_summary.adapters import AnthropicCompactingLLM
 from memory_summary.adapters.summarizers.anthropic.native import COMPACTION_BETA
 from memory_summary.domain import NAMESPACE, NativeArtifact, read_record
 from tests.anthropic_server import AnthropicServer, Behaviour
+from tests.contract.stores import every_store
 from tests.integration.conversation import fill
 
 MODEL = "claude-haiku-4-5"
@@ -80,6 +81,7 @@ def test_the_compaction_request_carries_the_beta_the_field_system_and_tools(
     assert "stream" not in body
 
 
+@every_store
 def test_the_block_is_the_record_text_and_kept_verbatim(server, store, llm):
     _, record = compacted(server, store, llm)
 
@@ -89,6 +91,7 @@ def test_the_block_is_the_record_text_and_kept_verbatim(server, store, llm):
     assert stored["native"]["block"] == BLOCK
 
 
+@every_store
 def test_the_next_request_sends_the_block_first_in_place_of_the_text(
     server, store, llm
 ):
@@ -197,6 +200,7 @@ def test_a_400_that_names_the_block_is_retried_with_the_text(server, store, llm)
     assert SUMMARY in retried["system"]  # the record's text took the block's place
 
 
+@every_store
 def test_drop_native_sends_the_text_next_and_is_counted(server, store, llm):
     compacted(server, store, llm)
 
@@ -252,3 +256,25 @@ def test_the_compaction_is_accounted_by_its_iterations(server, store, llm):
     # the compaction entry's tokens are not in the top-level fields: the sum is
     assert (usage.input_tokens, usage.output_tokens) == (1057, 301)
     assert (usage.calls, usage.counted_calls) == (1, 0)  # the provider's figures
+
+
+def test_prepare_in_anthropic_format_gives_the_compaction_its_system(
+    server, store, llm
+):
+    system = [
+        {
+            "type": "text",
+            "text": "You are terse.",
+            "cache_control": {"type": "ephemeral"},
+        }
+    ]
+    server.then(Behaviour(compaction=BLOCK))
+    fill(store, "s1", 30)
+
+    with SummaryEngine(store, llm) as engine:
+        engine.conversation("s1").prepare(system=system, format="anthropic")
+        engine.compress("s1").result(timeout=20)
+
+    body = server.requests[-1]
+    assert body["system"] == system
+    assert "tools" not in body

@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anthropic
+import attrs
 
 from memory_summary.adapters.summarizers.sdk.core import (
     CONNECT_TIMEOUT_S,
@@ -375,17 +376,10 @@ def token_usage(usage: object) -> TokenUsage | None:
     usage is missing or reports no input or no output count.
     """
     steps = _field(usage, "iterations")
-    if isinstance(steps, list) and steps:
-        parts = [token_usage(step) for step in steps]
-        if all(part is not None for part in parts):
-            return TokenUsage(
-                sum(p.input_tokens for p in parts if p),
-                sum(p.output_tokens for p in parts if p),
-                cache_read_tokens=sum(p.cache_read_tokens for p in parts if p),
-                cache_write_tokens=sum(p.cache_write_tokens for p in parts if p),
-            )
-    if usage is None:
-        return None
+    parts = [token_usage(step) for step in steps] if isinstance(steps, list) else []
+    if parts and None not in parts:
+        fields = attrs.fields_dict(TokenUsage)
+        return TokenUsage(**{f: sum(getattr(p, f) for p in parts) for f in fields})
     if _field(usage, "input_tokens") is None or _field(usage, "output_tokens") is None:
         return None
     read = _count(_field(usage, "cache_read_input_tokens"))
