@@ -65,7 +65,8 @@ def native_block(data: object) -> dict[str, object] | None:
     """Return ``data`` as a plain JSON compaction block, or None if it is no usable one.
 
     Usable: a mapping with text keys, ``type`` ``"compaction"`` and non-empty text
-    ``content`` (null content is a failed compaction), every value JSON.
+    ``content`` (null content is a failed compaction), every value JSON that every
+    store keeps (no lone surrogate).
 
     >>> native_block({"type": "compaction", "content": "Likes tea.", "x": [1]})
     {'type': 'compaction', 'content': 'Likes tea.', 'x': [1]}
@@ -80,8 +81,10 @@ def native_block(data: object) -> dict[str, object] | None:
     if not content.strip():
         return None
     try:
-        copied: object = json.loads(json.dumps(data, allow_nan=False))
-    except (TypeError, ValueError):
+        text = json.dumps(data, ensure_ascii=False, allow_nan=False)
+        text.encode("utf-8")  # a lone surrogate: no store keeps it
+        copied: object = json.loads(text)
+    except (TypeError, ValueError):  # UnicodeEncodeError is a ValueError
         return None
     return copied if isinstance(copied, dict) else None
 

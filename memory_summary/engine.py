@@ -916,7 +916,7 @@ class SummaryEngine:
                     session_id=sid,
                     namespace=NAMESPACE,
                     record=kept.to_mapping(),
-                    expect_generation=record.generation,
+                    expect_generation=record.generation or "",
                 )
             )
             if result.committed:

@@ -157,6 +157,7 @@ def test_another_format_or_model_gets_the_plain_summary(server, store, llm, fmt,
         {"type": "compaction", "content": "", "signature": "x"},
         {"type": "compaction", "signature": "x"},
         {"type": "compaction", "content": 5},
+        {"type": "compaction", "content": SUMMARY, "signature": "a\ud800b"},
         {"type": "text", "text": "not a block"},
     ],
 )

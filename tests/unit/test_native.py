@@ -69,6 +69,7 @@ def test_a_record_from_an_older_version_reads_without_an_artifact():
         {"provider": "anthropic", "model": None, "block": dict(BLOCK, type="text")},
         {"provider": "anthropic", "model": None, "block": {1: "not a text key"}},
         {"provider": "anthropic", "model": None, "block": dict(BLOCK, x=float("nan"))},
+        {"provider": "anthropic", "model": None, "block": dict(BLOCK, x="a\ud800b")},
     ],
 )
 def test_an_unreadable_artifact_is_dropped_and_the_record_still_reads(native):
