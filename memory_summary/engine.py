@@ -606,7 +606,8 @@ class SummaryEngine:
         """Return the summary to inject: text or native block, and what it covers.
 
         A request to ``provider`` whose model the record's native artifact serves
-        (``model``, else the session's last) gets the block and no text.
+        (``model``, else the session's last) gets the block, and as text only what
+        the record's text adds to it (its pinned facts).
         """
         self._core.check_open()
         _check_model(model)
@@ -617,15 +618,23 @@ class SummaryEngine:
             return None, None, None
         if record is None or not record.text:
             return None, None, None
-        native = record.native
+        native, block = record.native, None
         if (
             provider is not None
             and native is not None
             and native.serves(provider, model or self._facts.model(session_id))
         ):
-            return None, record.covered_through_id, native.block
+            block = native.block
+            # what the text adds to the block (pinned facts) goes with it, as text
+            content = str(block.get("content"))
+            extra = (
+                record.text[len(content) :] if record.text.startswith(content) else ""
+            )
+            if not extra.strip():
+                return None, record.covered_through_id, block
+            record = attrs.evolve(record, text=extra.strip())
         text = self._prompts.text(session_id, model, record)
-        return text, record.covered_through_id, None
+        return text, record.covered_through_id, block
 
     def _note_request(
         self,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import anthropic
 import pytest
 
-from memory_summary import SummaryEngine
+from memory_summary import Message, SummaryEngine
 from memory_summary.adapters import AnthropicCompactingLLM
 from memory_summary.adapters.summarizers.anthropic.native import COMPACTION_BETA
 from memory_summary.domain import NAMESPACE, NativeArtifact, read_record
@@ -56,10 +56,11 @@ def llm(server):
     made.close()
 
 
-def compacted(server, store, llm, block=BLOCK, **behaviour):
-    """Compress session s1 (30 messages) once; return the engine's record."""
+def compacted(server, store, llm, block=BLOCK, filled=False, **behaviour):
+    """Compress session s1 (30 messages, unless ``filled``) once; return its record."""
     server.then(Behaviour(compaction=block, **behaviour))
-    fill(store, "s1", 30)
+    if not filled:
+        fill(store, "s1", 30)
     with SummaryEngine(store, llm) as engine:
         engine.assemble_anthropic("Be brief.", [], "s1", tools=[TOOL])
         outcome = engine.compress("s1").result(timeout=20)
@@ -279,3 +280,21 @@ def test_prepare_in_anthropic_format_gives_the_compaction_its_system(
     body = server.requests[-1]
     assert body["system"] == system
     assert "tools" not in body
+
+
+def test_pinned_facts_the_block_lost_go_with_it_as_text(server, store, llm):
+    fill(store, "s1", 3)
+    store.save_message("s1", Message("user", "My order is ORD-4711, please track it."))
+    fill(store, "s1", 26, start=4)
+    _, record = compacted(server, store, llm, filled=True)
+
+    with SummaryEngine(store, llm) as engine:
+        system, messages = engine.assemble_anthropic(
+            "Be brief.", [{"role": "user", "content": "Hi"}], "s1", model=MODEL
+        )
+
+    assert record.text.startswith(SUMMARY)
+    assert "ORD-4711" in record.text
+    assert messages[0] == {"role": "assistant", "content": [BLOCK]}
+    assert "ORD-4711" in system
+    assert SUMMARY not in system
