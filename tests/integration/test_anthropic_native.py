@@ -298,3 +298,22 @@ def test_pinned_facts_the_block_lost_go_with_it_as_text(server, store, llm):
     assert messages[0] == {"role": "assistant", "content": [BLOCK]}
     assert "ORD-4711" in system
     assert SUMMARY not in system
+
+
+def test_a_refused_block_is_replaced_by_the_text_within_the_same_turn(
+    server, store, llm
+):
+    compacted(server, store, llm)
+
+    with SummaryEngine(store, llm) as engine:
+        chat = engine.conversation("s1", model=MODEL)
+        first = chat.prepare("Where were we?", system="Be brief.", format="anthropic")
+        # the host's call fails: a 400 that names the block; it drops the artifact
+        engine.drop_native("s1", "400: invalid compaction block")
+        retried = chat.prepare(system="Be brief.", format="anthropic")
+
+    assert first["messages"][0] == {"role": "assistant", "content": [BLOCK]}
+    assert "compaction" not in str(retried["messages"])
+    assert SUMMARY in retried["system"]
+    assert retried["messages"][-1] == first["messages"][-1]  # saved once
+    assert [m.text for m in store.get_history("s1")].count("Where were we?") == 1
