@@ -317,3 +317,38 @@ def test_a_refused_block_is_replaced_by_the_text_within_the_same_turn(
     assert SUMMARY in retried["system"]
     assert retried["messages"][-1] == first["messages"][-1]  # saved once
     assert [m.text for m in store.get_history("s1")].count("Where were we?") == 1
+
+
+def test_a_model_without_compaction_takes_the_text_path(server, store, llm):
+    unsupported = {
+        "type": "error",
+        "error": {
+            "type": "invalid_request_error",
+            "message": "compaction: not supported by this model",
+        },
+    }
+    server.then(Behaviour(status=400, error=unsupported), Behaviour(text=TEXT_SUMMARY))
+    fill(store, "s1", 30)
+
+    with SummaryEngine(store, llm) as engine:
+        outcome = engine.compress("s1").result(timeout=20)
+        record = engine.summary("s1")
+
+    assert outcome.kind == "compressed"
+    assert (record.text, record.native) == (TEXT_SUMMARY, None)
+    assert "compaction" not in server.requests[-1]
+
+
+def test_other_invalid_requests_are_not_hidden_by_the_text_path(server, store, llm):
+    other = {
+        "type": "error",
+        "error": {"type": "invalid_request_error", "message": "max_tokens: too big"},
+    }
+    server.then(Behaviour(status=400, error=other), Behaviour(text=TEXT_SUMMARY))
+    fill(store, "s1", 30)
+
+    with SummaryEngine(store, llm) as engine:
+        outcome = engine.compress("s1").result(timeout=20)
+
+    assert outcome.kind == "trimmed"  # a failed summary, as with any summarizer
+    assert len(server.requests) == 1

@@ -14,9 +14,10 @@ the record's native artifact.
 Never bricked: a block whose ``content`` is null or empty, a missing or malformed
 block, or a stop short of one falls back, within the same call's deadline, to the
 text path (``complete_with_usage`` on the rendered prompt), whose reply has no
-artifact; a 400 that names the compaction block sent first is retried once without
-it (the record's text in its place). Other errors are the text path's, retried and
-translated by the same code (``errors``, ``sdk.core``).
+artifact; a 400 that names compaction is retried once without the block sent first
+(the record's text in its place), and then (a model without on-demand compaction)
+takes the text path too. Other errors are the text path's, retried and translated by
+the same code (``errors``, ``sdk.core``).
 """
 
 from __future__ import annotations
@@ -77,8 +78,8 @@ def compaction_payload(
     return system, turns if block is None else with_block_first(block, turns)
 
 
-def _names_block(exc: SummarizerError) -> bool:
-    """Tell whether a failed call was a 400 about the compaction block sent."""
+def _names_compaction(exc: SummarizerError) -> bool:
+    """Tell whether a failed call was a 400 about compaction (its block, its field)."""
     cause = exc.__cause__
     return (
         isinstance(cause, anthropic.APIStatusError)
@@ -129,13 +130,19 @@ class AnthropicCompactingLLM(AnthropicLLM):
             if previous is not None and previous.serves(ANTHROPIC_PROVIDER, name)
             else None
         )
-        try:
-            reply = self._compacted(request, name, max_tokens, deadline, block)
-        except SummarizerError as exc:
-            if block is None or not _names_block(exc):
-                raise
-            log.warning("the compaction block was refused; sending the text instead")
-            reply = self._compacted(request, name, max_tokens, deadline, None)
+        reply = None
+        for sent in (block, None) if block is not None else (None,):
+            try:
+                reply = self._compacted(request, name, max_tokens, deadline, sent)
+                break
+            except SummarizerError as exc:
+                if not _names_compaction(exc):
+                    raise
+                log.warning(
+                    "compaction refused (%s); %s",
+                    "the block sent first" if sent is not None else "the request",
+                    "sending the text instead" if sent else "using the text path",
+                )
         if reply is not None:
             return reply
         remaining = (
