@@ -36,6 +36,7 @@ from memory_summary.domain import (
     CompressionPlan,
     CompressionStore,
     Message,
+    NativeRequest,
     Outcome,
     Reason,
     StoreError,
@@ -160,6 +161,8 @@ class Compressor:
             guard=facts.guard,
             instructions=request.instructions,
             context=self.context.chat_context(sid, facts.model),
+            system=facts.system,
+            tools=facts.tools,
         )
         run = _Run(self, request)
         state, action = start(setting)
@@ -294,8 +297,8 @@ class _Run:
                 return BacklogRead(
                     _stored(c.store.get_oldest_history(sid, limit, after_id=after))
                 )
-            case Summarize(request=request, max_tokens=max_tokens):
-                return self._summarize(request, max_tokens)
+            case Summarize(request=request, max_tokens=max_tokens, native=native):
+                return self._summarize(request, max_tokens, native)
             case Commit():
                 return self._commit(action)
         raise TypeError(f"unknown action {action!r}")  # pragma: no cover
@@ -332,6 +335,7 @@ class _Run:
                 resolved.count_tokens,
                 plan,
                 estimate_usage=resolved.usage_tokens,
+                native=resolved.compacts,
             )
         )
 
@@ -344,7 +348,12 @@ class _Run:
     def _lost(self) -> bool:
         return self._lease is not None and self._c.leases.is_lost(self._lease)
 
-    def _summarize(self, request: Sequence[Message], budget: int) -> Observation:
+    def _summarize(
+        self,
+        request: Sequence[Message],
+        budget: int,
+        native: NativeRequest | None = None,
+    ) -> Observation:
         c, resolved = self._c, self.resolved
         assert resolved is not None
         return summarize(
@@ -356,6 +365,7 @@ class _Run:
             timeout_s=c.config.summarizer_timeout_s,
             is_cancelled=c.is_cancelled,
             lost=self._lost,
+            native=native,
         )
 
     def _commit(self, action: Commit) -> Observation:

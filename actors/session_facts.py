@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 
 import attrs
 
-from memory_summary.domain import LoopGuard
+from memory_summary.domain import AnthropicSystem, LoopGuard
 
 MAX_SESSION_FACTS = 50_000
 """Sessions whose facts are remembered; the least recently touched go first."""
@@ -34,6 +35,10 @@ class SessionFacts:
     model: str | None = None
     host_reports: bool = False
     guard: LoopGuard | None = None
+    system: AnthropicSystem = attrs.field(default=None, hash=False)
+    """The host's system prompt of the session's last Anthropic request."""
+    tools: tuple[Mapping[str, object], ...] = attrs.field(default=(), hash=False)
+    """The host's tools of the session's last Anthropic request."""
 
 
 NO_FACTS = SessionFacts()
@@ -75,6 +80,19 @@ class SessionMemory:
         if facts is not None and facts.host_reports:  # the hot path: no lock
             return
         self._update(session_id, host_reports=True)
+
+    def set_request(
+        self,
+        session_id: str,
+        system: AnthropicSystem,
+        tools: Sequence[Mapping[str, object]] = (),
+    ) -> None:
+        """Remember the host's system prompt and tools (a native summary sends them)."""
+        facts = self._facts.get(session_id)
+        given = tuple(tools)
+        if facts is not None and facts.system == system and facts.tools == given:
+            return  # the hot path: no lock
+        self._update(session_id, system=system, tools=given)
 
     def set_guard(self, session_id: str, guard: LoopGuard | None) -> None:
         """Remember (or lift) the session's loop guard."""

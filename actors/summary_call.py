@@ -18,6 +18,7 @@ from typing import Protocol
 
 from memory_summary.domain import (
     Message,
+    NativeRequest,
     SummarizerContextError,
     SummarizerError,
     SummarizerTimeout,
@@ -58,6 +59,7 @@ def summarize(
     timeout_s: float,
     is_cancelled: Callable[[], bool],
     lost: Callable[[], bool],
+    native: NativeRequest | None = None,
 ) -> Observation:
     """Make one call; return what came of it.
 
@@ -74,7 +76,7 @@ def summarize(
             return Fenced("lease")
         try:
             observed = _call(
-                resolved, request, budget, calls, timeout_s, is_cancelled, lost
+                resolved, request, budget, calls, timeout_s, is_cancelled, lost, native
             )
         except SummarizerContextError as exc:
             answered = True
@@ -99,6 +101,7 @@ def _call(
     timeout_s: float,
     is_cancelled: Callable[[], bool],
     lost: Callable[[], bool],
+    native: NativeRequest | None,
 ) -> Observation:
     """Call off this thread and wait in slices, watching the lease and the stop.
 
@@ -110,7 +113,7 @@ def _call(
     handle = CallHandle()
     try:
         future = calls.submit(
-            resolved.call, request, budget, TEMPERATURE, deadline, handle
+            resolved.call, request, budget, TEMPERATURE, deadline, handle, native
         )
     except RuntimeError:  # the pool is shut down: the engine is stopping
         return Cancelled()

@@ -21,6 +21,7 @@ import attrs
 from memory_summary.domain import (
     Backoff,
     Message,
+    NativeRequest,
     Summarizer,
     SummarizerError,
     SummarizerTimeout,
@@ -106,6 +107,9 @@ class ResolvedModel:
     streams: bool
     takes_timeout: bool = False
     reports_usage: bool = False
+    compacts: bool = False
+    """The summarizer folds natively (``NativeSummarizer``): ``call`` with a
+    ``NativeRequest`` uses ``compact``."""
     usage_tokens: Callable[[str], int] | None = attrs.field(
         default=None, eq=False, kw_only=True
     )
@@ -119,8 +123,12 @@ class ResolvedModel:
         temperature: float,
         deadline: float,
         handle: CallHandle,
+        native: NativeRequest | None = None,
     ) -> SummaryReply:
         """Return the summarizer's whole answer; a broken stream yields nothing.
+
+        With ``native`` (and a ``NativeSummarizer``) the range is folded by the
+        provider's own compaction, never streamed.
 
         The reply carries the provider's usage when the summarizer reports it (a
         ``UsageReportingSummarizer``, or a stream with a ``usage`` attribute).
@@ -138,6 +146,14 @@ class ResolvedModel:
             kwargs["timeout_s"] = max(deadline - time.monotonic(), 0.001)
         cap = max(max_tokens * REPLY_CHARS_PER_TOKEN, MIN_REPLY_CHARS)
         try:
+            if native is not None and self.compacts:
+                reply = self.llm.compact(  # type: ignore[attr-defined]
+                    native,
+                    model=self.model,
+                    max_tokens=max_tokens,
+                    timeout_s=max(deadline - time.monotonic(), 0.001),
+                )
+                return attrs.evolve(reply, text=reply.text[:cap])
             if not self.streams:
                 if self.reports_usage:
                     reply = self.llm.complete_with_usage(  # type: ignore[attr-defined]
@@ -330,6 +346,7 @@ class ModelResolver:
             streams=can.streams,
             takes_timeout=_takes_timeout(llm, can.streams),
             reports_usage=can.reports_usage,
+            compacts=can.compacts,
             usage_tokens=self._usage_tokens,
         )
         with self._lock:

@@ -19,11 +19,17 @@ if TYPE_CHECKING:
     from .stores.redis.store import RedisStore
     from .stores.sql.postgres import PostgresArchive, PostgresStore
     from .summarizers.anthropic.llm import AnthropicLLM, AnthropicStream
+    from .summarizers.anthropic.native import AnthropicCompactingLLM
     from .summarizers.openai.llm import OpenAIChatLLM
     from .summarizers.openai.stream import OpenAIChatStream
 
 # name -> (module, the driver it needs, the extra that installs it)
 _LAZY: dict[str, tuple[str, str, str]] = {
+    "AnthropicCompactingLLM": (
+        "summarizers.anthropic.native",
+        "anthropic",
+        "anthropic",
+    ),
     "AnthropicLLM": ("summarizers.anthropic.llm", "anthropic", "anthropic"),
     "AnthropicStream": ("summarizers.anthropic.llm", "anthropic", "anthropic"),
     "OpenAIChatLLM": ("summarizers.openai.llm", "openai", "openai"),
@@ -58,6 +64,7 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "AnthropicCompactingLLM",
     "AnthropicLLM",
     "AnthropicStream",
     "ExtractiveSummarizer",

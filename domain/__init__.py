@@ -82,6 +82,7 @@ from .model import (
     messages_from_openai,
     messages_to_openai,
 )
+from .native import NativeArtifact, NativeRequest, read_native, with_block_first
 from .openai_format import OPENAI_EXTRAS, OpenAIMessage
 from .pins import PinScan, extract_pins, pinned_section, scan_pins, with_pins
 from .plan import CompressionPlan, injection_budget_tokens, plan_compression
@@ -105,6 +106,7 @@ from .ports import (
     MemoryStore,
     MetadataPages,
     ModelNamingSummarizer,
+    NativeSummarizer,
     PoppingStore,
     SearchableStore,
     SessionCountingStore,
@@ -223,6 +225,9 @@ __all__ = [
     "MessageError",
     "MetadataPages",
     "ModelNamingSummarizer",
+    "NativeArtifact",
+    "NativeRequest",
+    "NativeSummarizer",
     "OpenAIMessage",
     "Outcome",
     "OutcomeCode",
@@ -316,6 +321,7 @@ __all__ = [
     "plan_chunks",
     "plan_compression",
     "probe_limit",
+    "read_native",
     "read_record",
     "read_usage",
     "render_message",
@@ -334,5 +340,6 @@ __all__ = [
     "trimmed_record",
     "truncate_to_tokens",
     "usage_ratio",
+    "with_block_first",
     "with_pins",
 ]

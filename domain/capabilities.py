@@ -21,6 +21,7 @@ from .ports import (
     LocallyCountingStore,
     MetadataPages,
     ModelNamingSummarizer,
+    NativeSummarizer,
     SearchableStore,
     SpanningStore,
     StoreArchive,
@@ -135,6 +136,8 @@ class SummarizerCapabilities:
     """A ``LabelledSummarizer``'s label (a summary's origin), else None."""
     model: str | None = None
     """A ``ModelNamingSummarizer``'s default model, else None."""
+    compacts: bool = False
+    """``NativeSummarizer``: folds with its provider's own compaction."""
 
 
 def _declared_text(obj: object, protocol: type, name: str) -> str | None:
@@ -150,4 +153,5 @@ def summarizer_capabilities(llm: object) -> SummarizerCapabilities:
         reports_usage=has_capability(llm, UsageReportingSummarizer),
         label=_declared_text(llm, LabelledSummarizer, "label"),
         model=_declared_text(llm, ModelNamingSummarizer, "model"),
+        compacts=has_capability(llm, NativeSummarizer),
     )

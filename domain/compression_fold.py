@@ -46,6 +46,7 @@ from .compression_state import (
 )
 from .folding import OutcomeKind, next_record
 from .measure import LoopGuard, guard_after
+from .native import NativeArtifact, NativeRequest
 from .pins import with_pins
 from .ports import SummaryReply
 from .prompt import summary_request
@@ -105,11 +106,12 @@ def backlog(state: Folding, seen: BacklogRead) -> Step:
 
 def summarize(state: C, effects: Effects) -> tuple[C, Summarize]:
     """Ask the summarizer for the chunk in hand."""
-    assert state.current is not None
+    work = state.current
+    assert work is not None
     plan = state.plan
     request = tuple(
         summary_request(
-            state.current.chunk.transcript,
+            work.chunk.transcript,
             previous_summary=previous_text(state),
             todo=plan.todo,
             system=plan.system,
@@ -118,7 +120,20 @@ def summarize(state: C, effects: Effects) -> tuple[C, Summarize]:
         )
     )
     state = attrs.evolve(state, request=request)
-    return state, Summarize(request, plan.summary_tokens, effects)
+    native = None
+    # the range itself, and the prompt for the text path; recovery folds old ranges
+    # into the text alone (the block never saw them)
+    if state.model.native and isinstance(state, Folding):
+        setting, record = state.setting, state.record
+        native = NativeRequest(
+            tuple(foldable_history(work.chunk.messages)),
+            request,
+            previous=None if record is None else record.native,
+            previous_text=previous_text(state) or "",
+            system=setting.system,
+            tools=setting.tools,
+        )
+    return state, Summarize(request, plan.summary_tokens, effects, native)
 
 
 def answer(
@@ -167,7 +182,8 @@ def answered(state: Folding, seen: Replied | CallFailed | BreakerRefused) -> Ste
         return fold_next(*halved(state))
     effects = Effects(breaker=breaker)
     if isinstance(result, Accepted):
-        return _commit_fold(state, result, effects)
+        native = seen.reply.native if isinstance(seen, Replied) else None
+        return _commit_fold(state, result, effects, native)
     keep = state.setting.config.on_summarizer_failure == "keep"
     # seed: a failed summary still trims, or the session loops on retries; the
     # previous summary stays and a partial text is never stored.
@@ -216,7 +232,10 @@ def _trim(state: Folding, effects: Effects) -> Step:
 
 
 def _commit_fold(
-    state: Folding, summary: Accepted | None, effects: Effects = NO_EFFECTS
+    state: Folding,
+    summary: Accepted | None,
+    effects: Effects = NO_EFFECTS,
+    native: NativeArtifact | None = None,
 ) -> Step:
     assert state.current is not None
     chunk = state.current.chunk
@@ -228,6 +247,7 @@ def _commit_fold(
         model=state.model.label,
         now=0.0,
         generation="",
+        native=native,
     )
     final: OutcomeKind | None = "compressed" if state.last else None
     version = (stored_id(chunk.messages[0]), chunk.through_id)

@@ -8,16 +8,18 @@ observations too: nothing in a compression's course is an exception.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal, TypeAlias
 
 import attrs
 
+from .anthropic_format import AnthropicSystem
 from .config import SummaryConfig
 from .events import Event
 from .folding import Outcome, OutcomeKind
 from .measure import LoopGuard
 from .model import Message
+from .native import NativeRequest
 from .plan import CompressionPlan
 from .ports import FenceReason, SummaryReply
 from .summary import SummaryRecord
@@ -61,6 +63,8 @@ class Setting:
         guard: the session's loop guard, if a pressed compression left one.
         instructions: the host's words for this compression (config's first).
         context: the chat context; None counts in the summary model's encoding.
+        system: the host's system prompt for the session, when it gave one.
+        tools: the host's tool definitions for the session, when it gave them.
     """
 
     session_id: str
@@ -70,6 +74,8 @@ class Setting:
     guard: LoopGuard | None = None
     instructions: str = ""
     context: ChatContext | None = None
+    system: AnthropicSystem = attrs.field(default=None, hash=False)
+    tools: tuple[Mapping[str, object], ...] = attrs.field(default=(), hash=False)
 
 
 @attrs.frozen
@@ -85,6 +91,8 @@ class SummaryModel:
     estimate_usage: Callable[[str], int] | None = attrs.field(default=None, eq=False)
     """Counts a call's usage when the provider reports none and no budget reads it
     (an estimate, never fewer); None counts it exactly with ``count_tokens``."""
+    native: bool = False
+    """The summarizer folds by its provider's own compaction (``NativeSummarizer``)."""
 
 
 # -- observations ----------------------------------------------------------------------
@@ -295,11 +303,15 @@ class ReadBacklog:
 
 @attrs.frozen
 class Summarize:
-    """Call the summarizer with ``request``, bounded by the deadline."""
+    """Call the summarizer with ``request``, bounded by the deadline.
+
+    ``native``: the range itself for a ``NativeSummarizer`` (None: the text path).
+    """
 
     request: tuple[Message, ...]
     max_tokens: int
     effects: Effects = NO_EFFECTS
+    native: NativeRequest | None = None
 
 
 @attrs.frozen

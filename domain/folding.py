@@ -17,6 +17,7 @@ from .budget import fair_shares, plan_chunks
 from .config import Locale
 from .content import carries_compaction
 from .model import EVENT_MARKER, Message
+from .native import NativeArtifact
 from .render import render_message, result_names
 from .summary import SummaryRecord
 from .trigger import Reason
@@ -226,8 +227,13 @@ def next_record(
     model: str | None,
     now: float,
     generation: str,
+    native: NativeArtifact | None = None,
 ) -> SummaryRecord:
-    """Return the record after ``chunk`` was folded into ``text`` (empty: no call)."""
+    """Return the record after ``chunk`` was folded into ``text`` (empty: no call).
+
+    ``native``: the provider's block ``text`` came from; a text summary drops the
+    previous one (it no longer holds what the text does).
+    """
     base = previous or SummaryRecord(text="", covered_through_id=None, tokens=0)
     if not chunk.transcript:  # only messages the summarizer never reads
         return attrs.evolve(
@@ -246,6 +252,7 @@ def next_record(
         model=model,
         updated_at=now,
         generation=generation,
+        native=native,
     )
 
 

@@ -75,11 +75,14 @@ class Health:
         last_failure: the last failed or degraded compression since start, if any.
         unsummarized: session id -> id ranges archived without a summary (only the
             sessions that have some).
+        native_dropped: native artifacts dropped since start because their provider
+            refused them (``drop_native``); those sessions carry the plain summary.
     """
 
     summarizers: tuple[SummarizerHealth, ...]
     last_failure: LastFailure | None
     unsummarized: Mapping[str, IdRanges] = attrs.field(factory=dict, hash=False)
+    native_dropped: int = 0
 
     @property
     def degraded(self) -> bool:

@@ -2,7 +2,7 @@
 
 Adapters satisfy these structurally; none inherits from them.
 
-Why about 610 lines: the ports are one contract. Every capability the engine uses is a
+Why about 650 lines: the ports are one contract. Every capability the engine uses is a
 Protocol here, checked once when the engine is wired, and each carries the rules its
 implementers must keep (the commit's, on ``CommitRequest``), so a store's author reads
 one file.
@@ -17,6 +17,7 @@ import attrs
 
 from .config import RecallIndex
 from .model import Message
+from .native import NativeArtifact, NativeRequest
 from .usage import TokenUsage
 
 
@@ -547,10 +548,15 @@ class ModelNamingSummarizer(Summarizer, Protocol):
 
 @attrs.frozen
 class SummaryReply:
-    """A summarizer's answer and, when its provider reported it, the call's usage."""
+    """A summarizer's answer and, when its provider reported it, the call's usage.
+
+    ``native``: the provider's own compaction block the text came from (a
+    ``NativeSummarizer``'s), kept with the record.
+    """
 
     text: str
     usage: TokenUsage | None = None
+    native: NativeArtifact | None = None
 
 
 @runtime_checkable
@@ -570,6 +576,28 @@ class UsageReportingSummarizer(Summarizer, Protocol):
         temperature: float,
     ) -> SummaryReply:
         """Return the model's answer to ``messages`` with the provider's usage."""
+        ...
+
+
+@runtime_checkable
+class NativeSummarizer(Summarizer, Protocol):
+    """A summarizer that folds a range with its provider's own compaction.
+
+    ``compact`` sends the range itself (``NativeRequest``) and answers with the
+    block's readable text and the block (``SummaryReply.native``). It never fails
+    where the text path would not: a failed or refused compaction falls back to
+    ``complete`` on ``request.prompt`` (a reply without ``native``).
+    """
+
+    def compact(
+        self,
+        request: NativeRequest,
+        *,
+        model: str | None = None,
+        max_tokens: int,
+        timeout_s: float | None = None,
+    ) -> SummaryReply:
+        """Return the summary of ``request.history`` and, natively made, its block."""
         ...
 
 

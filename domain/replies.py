@@ -10,8 +10,8 @@ ratio:
 - OpenAI: ``usage.prompt_tokens`` (cached tokens are part of it).
 - Anthropic: ``input_tokens`` plus ``cache_creation_input_tokens`` and
   ``cache_read_input_tokens``; with ``usage.iterations`` (server-side compaction),
-  the last iteration's, never their sum (the earlier ones read the context before it
-  was compacted).
+  the last sampling iteration's, never their sum (the earlier ones read the context
+  before it was compacted) nor a ``compaction`` entry's (it measures the compaction).
 
 A reply with neither text nor a tool call is refused (``MessageError``): storing it
 would give the model an empty turn to read back. Thinking alone is no reply either.
@@ -89,8 +89,8 @@ def read_usage_tokens(usage: object) -> int | None:
     """Return the tokens a request held from a usage object, or None when unknown.
 
     ``usage`` is an int (tokens), OpenAI's usage (``prompt_tokens``) or Anthropic's
-    (input plus cache tokens; the last of ``iterations`` when present), as a dict or
-    an SDK object.
+    (input plus cache tokens; the last of ``iterations`` that is no ``compaction``
+    entry, when present), as a dict or an SDK object.
 
     Raises:
         MessageError: ``usage`` is none of these.
@@ -110,7 +110,9 @@ def read_usage_tokens(usage: object) -> int | None:
     data = _mapping(usage, "usage")
     iterations = data.get("iterations")
     if isinstance(iterations, Sequence) and not isinstance(iterations, str):
+        # a compaction entry measures the compaction, never the context
         steps = [openai_mapping(step) for step in iterations if step is not None]
+        steps = [step for step in steps if step.get("type") != "compaction"]
         if steps:
             return _anthropic_tokens(steps[-1])
     if "prompt_tokens" in data:

@@ -23,7 +23,8 @@ their meaning.
 
 ``usage`` (the summarizer's totals, ``domain.usage``) is bookkeeping: a record
 without it (written before it existed) or with a malformed one reads with no usage,
-and its summary stays readable.
+and its summary stays readable. So is ``native`` (a provider's compaction block,
+``domain.native``): absent, or unreadable and dropped, the record reads without it.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from typing import TypeAlias, TypeGuard
 import attrs
 
 from .errors import MalformedRecord
+from .native import NativeArtifact, read_native
 from .text import normalize_text
 from .usage import NO_USAGE, SummarizerUsage, read_usage
 
@@ -91,6 +93,8 @@ class SummaryRecord:
         unsummarized: id ranges archived without a summary, oldest first.
         usage: the summarizer's tokens and time over the session's life, carried
             forward by every commit (and gone with the record on a clear or forget).
+        native: the provider's own compaction block for ``text``, when a native
+            summarizer wrote it (stored only when set).
     """
 
     text: str
@@ -105,12 +109,17 @@ class SummaryRecord:
         default=(), converter=_as_ranges, validator=_check_ranges
     )
     usage: SummarizerUsage = NO_USAGE
+    native: NativeArtifact | None = None
 
     def to_mapping(self) -> dict[str, object]:
         """Return the record as JSON-compatible metadata (ranges as lists)."""
         out = attrs.asdict(self, recurse=False)
         out["unsummarized"] = [list(pair) for pair in self.unsummarized]
         out["usage"] = self.usage.to_mapping()
+        if self.native is None:
+            del out["native"]
+        else:
+            out["native"] = self.native.to_mapping()
         return out
 
     @classmethod
@@ -216,6 +225,7 @@ def _read_own(data: Mapping[object, object]) -> SummaryRecord:
         unsummarized=_ranges(data, "unsummarized"),
         # usage is bookkeeping: a malformed value resets it, never the summary
         usage=read_usage(data.get("usage")),
+        native=read_native(data.get("native")),  # a cache: unreadable, dropped
     )
 
 
@@ -353,4 +363,5 @@ def resummarized_record(
         model=model,
         generation=generation,
         updated_at=now,
+        native=None,  # the text now holds what the block never saw
     )

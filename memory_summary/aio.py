@@ -241,6 +241,10 @@ class AsyncSummaryEngine:
         """Fold ranges archived without a summary into it (``SummaryEngine``)."""
         return await asyncio.wrap_future(self.engine.resummarize(session_id))
 
+    async def drop_native(self, session_id: str, reason: str = "") -> bool:
+        """Drop a refused native artifact (``SummaryEngine.drop_native``)."""
+        return await asyncio.to_thread(self.engine.drop_native, session_id, reason)
+
     async def forget(self, session_id: str) -> int:
         """Erase everything of a session (see ``SummaryEngine.forget``)."""
         return await asyncio.to_thread(self.engine.forget, session_id)

@@ -23,11 +23,13 @@ or the Responses items (each message's built once); any other request goes throu
 A retried turn: ``prepare(text)`` saves ``text``; when the model call fails and the
 host tries again, ``prepare()`` (no message) builds the same request without saving
 the user's message twice.
+
+(About 415 lines: the handle's three calls and the four ways a request is built.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal, Protocol, cast
 
 import attrs
@@ -46,9 +48,11 @@ from memory_summary.domain import (
     clear_old_thinking,
     messages_to_anthropic,
     summary_message,
+    with_block_first,
 )
 from memory_summary.domain.capabilities import StoreCapabilities
 from memory_summary.domain.measure import known_context_tokens, usage_ratio
+from memory_summary.domain.native import ANTHROPIC_PROVIDER
 from memory_summary.domain.recall_tools import TOOL_NAMES as RECALL_TOOL_NAMES
 from memory_summary.domain.replies import (
     host_messages,
@@ -75,9 +79,16 @@ class TurnHost(RecallSource, Protocol):
 
     def _check_open(self) -> None: ...
 
-    def _injected(
-        self, session_id: str, model: str | None
-    ) -> tuple[str | None, int | None]: ...
+    def _injection(
+        self, session_id: str, model: str | None, provider: str | None = None
+    ) -> tuple[str | None, int | None, Mapping[str, object] | None]: ...
+
+    def _note_request(
+        self,
+        session_id: str,
+        system: AnthropicSystem,
+        tools: Iterable[Mapping[str, object]] = (),
+    ) -> None: ...
 
     def _assembled(
         self,
@@ -216,10 +227,15 @@ class Conversation:
         kind = _check_format(format)
         message = None if user is None else unsaved([user_message(user)], "user")[0]
         head = system_message(system)
+        if kind == "anthropic":  # a native summarizer sends the session's system
+            engine._note_request(self.session_id, system)
         transcript = self._transcript()
         with transcript.lock:
             self._sync(transcript)
-            text, covered = engine._injected(self.session_id, self.model)
+            provider = ANTHROPIC_PROVIDER if kind == "anthropic" else None
+            text, covered, block = engine._injection(
+                self.session_id, self.model, provider
+            )
             if message is not None:
                 saved = engine.memory.save_message(self.session_id, message)
                 transcript.extend([saved])
@@ -231,9 +247,9 @@ class Conversation:
                         items_of(self._lead(head, text)) + transcript.response_items()
                     )
                 if transcript.settled:
-                    return self._plain_anthropic(head, text, transcript)
+                    return self._plain_anthropic(head, text, transcript, block)
             history = list(transcript.messages)
-        return self._request(kind, head, text, covered, history)
+        return self._request(kind, head, text, covered, history, block)
 
     def record(self, reply: object, *, usage: object = None) -> Recorded:
         """Save the model's reply; report its usage; answer the library's tool calls.
@@ -355,16 +371,17 @@ class Conversation:
         return lead + transcript.dicts  # a new list
 
     def _plain_anthropic(
-        self, head: Message | None, text: str | None, transcript: Transcript
+        self,
+        head: Message | None,
+        text: str | None,
+        transcript: Transcript,
+        block: Mapping[str, object] | None,
     ) -> dict[str, object]:
         system, _ = messages_to_anthropic(self._lead(head, text))
         keep = self._engine.config.anthropic_keep_thinking_turns
-        request: dict[str, object] = {
-            "messages": clear_old_thinking(transcript.anthropic_turns(), keep)
-        }
-        if system is not None:
-            request["system"] = system
-        return request
+        return _anthropic_request(
+            system, clear_old_thinking(transcript.anthropic_turns(), keep), block
+        )
 
     def _request(
         self,
@@ -373,6 +390,7 @@ class Conversation:
         text: str | None,
         covered: int | None,
         history: list[Message],
+        block: Mapping[str, object] | None = None,
     ) -> list[dict[str, object]] | dict[str, object]:
         given = history if head is None else [head, *history]
         engine = self._engine
@@ -382,13 +400,22 @@ class Conversation:
                 anthropic_pairs(assembled, True), alternate=True
             )
             keep = engine.config.anthropic_keep_thinking_turns
-            request: dict[str, object] = {
-                "messages": clear_old_thinking(messages, keep)
-            }
-            if system is not None:
-                request["system"] = system
-            return request
+            return _anthropic_request(system, clear_old_thinking(messages, keep), block)
         assembled = engine._assembled(given, text, covered, True, "merge")
         if kind == "responses":
             return items_of(assembled)
         return [message.to_openai() for message in assembled]
+
+
+def _anthropic_request(
+    system: AnthropicSystem,
+    turns: list[dict[str, object]],
+    block: Mapping[str, object] | None,
+) -> dict[str, object]:
+    """Return ``{"system", "messages"}``; a native summary's block goes first."""
+    request: dict[str, object] = {
+        "messages": turns if block is None else with_block_first(block, turns)
+    }
+    if system is not None:
+        request["system"] = system
+    return request

@@ -2,7 +2,7 @@
 
 This is the one place that builds concrete objects: the store's collaborators, the
 summarizer (the offline one by default), the thread runtime and the compressor.
-It runs about 960 lines because it is the whole public API, one method per call, each
+It runs about 1080 lines because it is the whole public API, one method per call, each
 with the docstring the reference is generated from; what the methods do lives in
 the modules they wire (``actors``, ``injected_prompts``, ``process_identity``,
 ``history``, ``recall_tools``).
@@ -19,6 +19,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FuturesTimeout
 from typing import Any, Literal, cast
+
+import attrs
 
 from memory_summary.actors.breakers import BreakerBox
 from memory_summary.actors.compression import Compressor
@@ -44,6 +46,7 @@ from memory_summary.domain import (
     AnthropicSystem,
     Archive,
     ClearResult,
+    CommitRequest,
     Compressing,
     CompressionStore,
     EngineStats,
@@ -76,6 +79,7 @@ from memory_summary.domain import (
     should_compress,
     summary_message,
     total_usage,
+    with_block_first,
 )
 from memory_summary.domain.capabilities import (
     archive_capabilities,
@@ -83,6 +87,7 @@ from memory_summary.domain.capabilities import (
 )
 from memory_summary.domain.injection import without_covered
 from memory_summary.domain.lineage import VERSIONS_NAMESPACE
+from memory_summary.domain.native import ANTHROPIC_PROVIDER
 from memory_summary.domain.prompt import checked_instructions
 from memory_summary.domain.recall import HistoryEntry, SearchHit, SummaryVersion
 from memory_summary.domain.recall_tools import SEARCH_TOOL, tool_definitions
@@ -175,6 +180,7 @@ class SummaryEngine:
         count_tokens_for: Callable[[str | None], Callable[[str], int]] | None = None,
     ) -> None:
         commit = store_commit(memory)
+        self._commit = commit
         self.config = config or SummaryConfig()
         counter = count_tokens_for or counter_factory(
             margin=self.config.token_safety_margin
@@ -199,11 +205,17 @@ class SummaryEngine:
             counter,
             estimate_tokens=None if count_tokens_for else estimate_tokens,
         )
+        self._native_summarizer = any(
+            self._resolver.capabilities(one).compacts
+            for one in (self.llm, *(llms or {}).values())
+        )
         self._records = RecordReader(memory, self._store_can)
         self._history = HistoryAccess(memory, self.config, self._store_can)
         events = EventBus()
         self._breakers = BreakerBox(self.config)
         self._last_failure: LastFailure | None = None
+        self._native_dropped = 0
+        self._native_lock = threading.Lock()
         events.subscribe(self._note_failure)
         calls = WorkerPool(
             "memory-summary-llm", self.config.max_concurrent_summaries, grow=True
@@ -588,17 +600,53 @@ class SummaryEngine:
         self, session_id: str, model: str | None
     ) -> tuple[str | None, int | None]:
         """Return ``build_prompt``'s text and the id its summary covers through."""
+        return self._injection(session_id, model)[:2]
+
+    def _injection(
+        self, session_id: str, model: str | None, provider: str | None = None
+    ) -> tuple[str | None, int | None, Mapping[str, object] | None]:
+        """Return the summary to inject: text or native block, and what it covers.
+
+        A request to ``provider`` whose model the record's native artifact serves
+        (``model``, else the session's last) gets the block, and as text only what
+        the record's text adds to it (its pinned facts).
+        """
         self._core.check_open()
         _check_model(model)
         try:
             record = self.summary(session_id)
         except StoreError as exc:
             log.warning("session %s: summary unreadable, ignored: %s", session_id, exc)
-            return None, None
+            return None, None, None
         if record is None or not record.text:
-            return None, None
+            return None, None, None
+        native, block = record.native, None
+        if (
+            provider is not None
+            and native is not None
+            and native.serves(provider, model or self._facts.model(session_id))
+        ):
+            block = native.block
+            # what the text adds to the block (pinned facts) goes with it, as text
+            content = str(block.get("content"))
+            extra = (
+                record.text[len(content) :] if record.text.startswith(content) else ""
+            )
+            if not extra.strip():
+                return None, record.covered_through_id, block
+            record = attrs.evolve(record, text=extra.strip())
         text = self._prompts.text(session_id, model, record)
-        return text, record.covered_through_id
+        return text, record.covered_through_id, block
+
+    def _note_request(
+        self,
+        session_id: str,
+        system: AnthropicSystem,
+        tools: Iterable[Mapping[str, object]] = (),
+    ) -> None:
+        """Remember the host's system and tools when a native summarizer sends them."""
+        if self._native_summarizer:
+            self._facts.set_request(session_id, system, tuple(tools))
 
     def assemble(
         self,
@@ -851,7 +899,48 @@ class SummaryEngine:
                 for sid, record in records
                 if record.unsummarized
             },
+            native_dropped=self._native_dropped,
         )
+
+    def drop_native(self, session_id: str, reason: str = "") -> bool:
+        """Drop the session's native artifact: its provider refused it.
+
+        Call it when a request carrying the provider's compaction block failed
+        because of the block (a 400 that names it, a model or account switch): the
+        record keeps its plain summary, and the next request (``assemble_anthropic``,
+        ``conversation().prepare``) carries that text instead. Logged with
+        ``reason`` and counted in ``health().native_dropped``. A compression
+        running meanwhile is fenced and commits nothing; the next one writes anew.
+        Returns whether an artifact was dropped.
+
+        Raises:
+            StoreError: the store failed (nothing was dropped).
+        """
+        sid = _check_session_id(session_id)
+        for _ in range(3):  # a commit landed between the read and the write: again
+            record = self._records.read(sid)
+            if record is None or record.native is None:
+                return False
+            kept = attrs.evolve(record, native=None, generation=new_generation())
+            result = self._commit(
+                CommitRequest(
+                    session_id=sid,
+                    namespace=NAMESPACE,
+                    record=kept.to_mapping(),
+                    expect_generation=record.generation or "",
+                )
+            )
+            if result.committed:
+                with self._native_lock:
+                    self._native_dropped += 1
+                log.warning(
+                    "session %s: native artifact dropped (%s); the text goes instead",
+                    sid,
+                    reason or "refused by its provider",
+                    extra={"session_id": sid},
+                )
+                return True
+        return False
 
     def check_summarizer(self, timeout: float = 30.0) -> SummarizerCheck:
         """Ask the summary model for a one-word reply; say whether it answered.
@@ -961,8 +1050,14 @@ class SummaryEngine:
         whole ``system`` when there was none). Tool use is paired by Anthropic's
         rules (``domain.anthropic_pairing``): every ``tool_use`` answered at the
         start of the next user turn, roles alternating, a user turn first.
-        ``options`` go to ``assemble`` (``repair``, ``model``); ``placement`` can only
-        be ``"merge"``. Idempotent: a summary merged earlier is replaced. With
+        ``options`` are ``assemble``'s (``repair``, ``model``; ``placement`` can only
+        be ``"merge"``) and ``tools``, the request's tool definitions, which a
+        native summarizer sends with the session's ``system``. When the summary was
+        made by Anthropic's own compaction (``AnthropicCompactingLLM``) and the
+        request goes to the model that made it (``model``, else the session's
+        last), its compaction block comes first in ``messages``, verbatim, in
+        place of the summary text (``drop_native`` when the API refuses it).
+        Idempotent: a summary merged earlier is replaced. With
         ``anthropic_keep_thinking_turns`` set, thinking blocks older than that many
         assistant turns are dropped (``domain.thinking``; the open tool loop's stay).
 
@@ -981,16 +1076,16 @@ class SummaryEngine:
                 "(the Messages API has no system role inside messages)"
             )
         repair: Repair = options.pop("repair", True)
-        assembled = self.assemble(
-            messages_from_anthropic(system, messages),
-            session_id,
-            repair=False,
-            placement="merge",
-            **options,
-        )
+        tools = options.pop("tools", ())
+        model = options.pop("model", None)
+        if options:
+            raise TypeError(f"unexpected options: {sorted(options)}")
+        given = messages_from_anthropic(system, messages)
+        text, covered, block = self._injection(session_id, model, ANTHROPIC_PROVIDER)
+        self._note_request(session_id, system, tools)
+        assembled = self._assembled(given, text, covered, False, "merge")
         system_out, turns = messages_to_anthropic(
             anthropic_pairs(assembled, repair), alternate=repair is not False
         )
-        return system_out, clear_old_thinking(
-            turns, self.config.anthropic_keep_thinking_turns
-        )
+        turns = clear_old_thinking(turns, self.config.anthropic_keep_thinking_turns)
+        return system_out, turns if block is None else with_block_first(block, turns)

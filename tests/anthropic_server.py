@@ -10,6 +10,9 @@ a connection cut midway, a stream without ``message_stop``, and pings or text th
 never end until the client leaves (recorded in ``disconnected``). What gateways and
 local servers send too: a ``message_start`` without usage, a ``message_delta`` whose
 usage is null, a 200 answer whose body is not JSON; and a reply cut at ``max_tokens``.
+On-demand compaction: a request with a top-level ``compaction`` gets the scripted
+``compaction`` block alone (``stop_reason`` ``"compaction"``), sent as given (null
+content, unknown fields, a block that is not one).
 """
 
 from __future__ import annotations
@@ -60,6 +63,8 @@ class Behaviour:
     delta_usage: object = "counts"  # message_delta's usage: the counts, or as given
     raw_body: bytes | None = None  # a 200 answer's body sent as is (not JSON)
     raw_type: str = "application/json"  # the Content-Type sent with raw_body
+    compaction: object = None  # the block a compaction request gets, as given
+    iterations: object = None  # usage.iterations of a 200 answer, when given
 
 
 class AnthropicServer:
@@ -153,6 +158,7 @@ class AnthropicServer:
                     self.end_headers()
                     self.wfile.write(behaviour.raw_body)
                     return
+                compacting = "compaction" in body and behaviour.compaction is not None
                 self._json(
                     200,
                     {
@@ -160,12 +166,23 @@ class AnthropicServer:
                         "type": "message",
                         "role": "assistant",
                         "model": body.get("model"),
-                        "content": [{"type": "text", "text": behaviour.text}],
-                        "stop_reason": behaviour.stop_reason,
+                        "content": (
+                            [behaviour.compaction]
+                            if compacting
+                            else [{"type": "text", "text": behaviour.text}]
+                        ),
+                        "stop_reason": (
+                            "compaction" if compacting else behaviour.stop_reason
+                        ),
                         "stop_sequence": None,
                         "usage": {
                             **_input_usage(behaviour),
                             "output_tokens": len(behaviour.text.split(" ")),
+                            **(
+                                {"iterations": behaviour.iterations}
+                                if behaviour.iterations is not None
+                                else {}
+                            ),
                         },
                     },
                     {},

@@ -13,6 +13,7 @@ import attrs
 
 from memory_summary.domain import (
     Message,
+    NativeArtifact,
     SummaryConfig,
     SummaryRecord,
     SummaryReply,
@@ -96,6 +97,7 @@ class World:
     breaker_open: bool = False
     context_length: int | None = 128_000
     estimate_usage: Callable[[str], int] | None = None
+    native: bool = False  # the summarizer folds natively; "native" answers a block
     commits: list[Commit] = attrs.field(factory=list)
     actions: list[Action] = attrs.field(factory=list)
     events: list[Event] = attrs.field(factory=list)
@@ -114,7 +116,9 @@ class World:
                 instructions=instructions,
             )
 
-        return SummaryModel("fake-model", count, plan, self.estimate_usage)
+        return SummaryModel(
+            "fake-model", count, plan, self.estimate_usage, native=self.native
+        )
 
     def answer(self, action: Action) -> Observation:
         match action:
@@ -152,6 +156,11 @@ class World:
         match answer:
             case "ok":
                 return Replied(SummaryReply(f"{GOOD} Call {self.calls}."), 0.5)
+            case "native":
+                text = f"{GOOD} Call {self.calls}."
+                block = {"type": "compaction", "content": text, "signature": "s"}
+                artifact = NativeArtifact("anthropic", "m", block)
+                return Replied(SummaryReply(text, native=artifact), 0.5)
             case "fail":
                 return CallFailed("RuntimeError: down")
             case "long":

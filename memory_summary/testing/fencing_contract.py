@@ -14,7 +14,13 @@ from typing import Any
 import pytest
 
 from memory_summary import Message
-from memory_summary.domain import CommitRequest, CommitResult
+from memory_summary.domain import (
+    CommitRequest,
+    CommitResult,
+    NativeArtifact,
+    SummaryRecord,
+    read_record,
+)
 
 from .lease_contract import poll_until_acquired
 
@@ -144,6 +150,42 @@ class FencingContract:
         store.delete_metadata(NS, sid)  # a clear, while a compression ran
 
         assert commit(store, sid, expect_generation="").fenced == "generation"
+
+    def test_a_record_with_a_native_artifact_commits_reads_back_and_fences(
+        self, store: Any, sid: str
+    ) -> None:
+        saved = save(store, sid, 4)
+        block = {
+            "type": "compaction",
+            "content": "Likes tea \u2615; \u05e9\u05dc\u05d5\u05dd.",
+            "signature": "c2ln",
+            "tool_changes": [],
+            "later_field": {"nested": [1, None, "x", 2.5, True]},
+        }
+        record = SummaryRecord(
+            "Likes tea.",
+            saved[1].id,
+            3,
+            generation="g1",
+            native=NativeArtifact("anthropic", "claude-haiku-4-5", block),
+        )
+
+        result = commit(
+            store,
+            sid,
+            record=record.to_mapping(),
+            through_id=saved[1].id,
+            expect_archived=2,
+        )
+        stored = store.get_metadata(NS, sid)
+        fenced = commit(store, sid, expect_generation="g0")
+
+        assert result.committed
+        assert read_record(stored) == record
+        assert stored is not None
+        assert stored["native"]["block"] == block
+        assert fenced.fenced == "generation"
+        assert store.get_metadata(NS, sid) == stored
 
     def test_an_expired_lease_fences_the_commit(
         self, store: Any, sid: str, compressing: Any

@@ -15,6 +15,7 @@ import pytest
 
 import memory_summary.testing.fakes as kit_fakes
 from memory_summary.adapters import (
+    AnthropicCompactingLLM,
     AnthropicLLM,
     ExtractiveSummarizer,
     OpenAIChatLLM,
@@ -98,6 +99,22 @@ class TestAnthropicLLM(SummarizerContract):
     def make_failing_summarizer(self, request):
         server = request.getfixturevalue("failing_servers")[1]
         return AnthropicLLM("m", base_url=server.base_url, api_key="k", max_retries=0)
+
+
+class TestAnthropicCompactingLLM(SummarizerContract):
+    """The text path (``complete``, ``stream``) a native summarizer keeps."""
+
+    def make_summarizer(self, request):
+        server = request.getfixturevalue("anthropic_server")
+        return AnthropicCompactingLLM(
+            "claude-haiku-4-5", base_url=server.base_url, api_key="k", max_retries=0
+        )
+
+    def make_failing_summarizer(self, request):
+        server = request.getfixturevalue("failing_servers")[1]
+        return AnthropicCompactingLLM(
+            "m", base_url=server.base_url, api_key="k", max_retries=0
+        )
 
 
 class TestScriptedSummarizer(SummarizerContract):

@@ -109,3 +109,29 @@ def test_a_poisoned_usage_field_never_costs_the_summary(base, value):
     assert isinstance(found, SummaryRecord)
     assert found.text == base.text
     assert found.usage.counted_calls <= found.usage.calls
+
+
+@given(
+    base=summary_records(),
+    native=json_like()
+    | st.fixed_dictionaries(
+        {"provider": st.just("anthropic"), "model": st.none(), "block": json_like()}
+    )
+    | st.fixed_dictionaries(
+        {
+            "provider": st.just("anthropic"),
+            "model": st.none() | st.text(max_size=20),
+            "block": st.fixed_dictionaries(
+                {"type": st.just("compaction"), "content": json_like()},
+                optional={"signature": json_like(), "extra": json_like()},
+            ),
+        }
+    ),
+)
+def test_a_poisoned_native_artifact_never_costs_the_record(base, native):
+    found = read_record({**base.to_mapping(), "native": native})
+
+    assert isinstance(found, SummaryRecord)
+    assert attrs.evolve(found, native=None) == attrs.evolve(base, native=None)
+    if found.native is not None:
+        assert read_record(found.to_mapping()) == found

@@ -44,6 +44,7 @@ FACADE_API = [
     "messages_to_openai",
 ]
 ADAPTERS_API = [
+    "AnthropicCompactingLLM",
     "AnthropicLLM",
     "AnthropicStream",
     "ExtractiveSummarizer",

@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anthropic
+import attrs
 
 from memory_summary.adapters.summarizers.sdk.core import (
     CONNECT_TIMEOUT_S,
@@ -370,19 +371,27 @@ def message_text(response: object) -> str:
 def token_usage(usage: object) -> TokenUsage | None:
     """Return a response's ``usage`` as ours: input counts the cached tokens too.
 
-    None when it is missing or reports no input or no output count.
+    With ``iterations`` (server-side compaction: a ``compaction`` entry's tokens are
+    not in the top-level fields), the call's tokens are their sum. None when the
+    usage is missing or reports no input or no output count.
     """
-    if usage is None:
+    steps = _field(usage, "iterations")
+    parts = [token_usage(step) for step in steps] if isinstance(steps, list) else []
+    if parts and None not in parts:
+        fields = attrs.fields_dict(TokenUsage)
+        return TokenUsage(**{f: sum(getattr(p, f) for p in parts) for f in fields})
+    if _field(usage, "input_tokens") is None or _field(usage, "output_tokens") is None:
         return None
-    if getattr(usage, "input_tokens", None) is None:
-        return None
-    if getattr(usage, "output_tokens", None) is None:
-        return None
-    read = _count(getattr(usage, "cache_read_input_tokens", None))
-    write = _count(getattr(usage, "cache_creation_input_tokens", None))
+    read = _count(_field(usage, "cache_read_input_tokens"))
+    write = _count(_field(usage, "cache_creation_input_tokens"))
     return TokenUsage(
-        _count(getattr(usage, "input_tokens", None)) + read + write,
-        _count(getattr(usage, "output_tokens", None)),
+        _count(_field(usage, "input_tokens")) + read + write,
+        _count(_field(usage, "output_tokens")),
         cache_read_tokens=read,
         cache_write_tokens=write,
     )
+
+
+def _field(data: object, name: str) -> object:
+    """Return a field of an SDK object, or of a dict (an extra field stays one)."""
+    return data.get(name) if isinstance(data, Mapping) else getattr(data, name, None)

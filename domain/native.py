@@ -1,0 +1,157 @@
+"""A provider's own summary, kept with a summary record: its native artifact.
+
+Anthropic's on-demand compaction answers with one ``compaction`` block: readable
+``content`` (the record's text, checked, pinned and budgeted as any summary) and
+fields only the provider reads (``signature``, ``encrypted_content``,
+``tool_changes``, any it adds later), which go back unchanged. ``NativeArtifact``
+keeps the whole block, with the provider and model that wrote it; the record stores
+it under ``"native"``, as part of its JSON, in every store.
+
+The artifact is a cache and the record's text the source of truth: ``read_native``
+never raises, and a stored value that is not a usable block (missing, not JSON, no
+readable ``content``: a failed compaction) reads as None, so the record stays
+readable and requests carry the text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+
+import attrs
+
+from .anthropic_format import AnthropicSystem
+from .anthropic_pairing import CONTINUED
+from .model import Message
+
+ANTHROPIC_PROVIDER = "anthropic"
+PROVIDERS = (ANTHROPIC_PROVIDER,)
+COMPACTION_TYPE = "compaction"
+
+
+@attrs.frozen
+class NativeArtifact:
+    """A provider's compaction block, verbatim, and who wrote it.
+
+    Attributes:
+        provider: the provider that wrote it (``"anthropic"``).
+        model: the model that wrote it, None when unknown.
+        block: the block as the provider returned it (plain JSON; extra fields kept).
+    """
+
+    provider: str
+    model: str | None
+    block: Mapping[str, object] = attrs.field(hash=False)
+
+    def serves(self, provider: str, model: str | None) -> bool:
+        """Tell whether a request to ``provider``'s ``model`` may carry the block.
+
+        Only the provider that wrote a block reads it; a model named on both sides
+        must be the same one (an unnamed side cannot tell, and gets the block).
+
+        >>> NativeArtifact("anthropic", "m1", {}).serves("anthropic", "m2")
+        False
+        """
+        return provider == self.provider and (
+            model is None or self.model is None or model == self.model
+        )
+
+    def to_mapping(self) -> dict[str, object]:
+        """Return the artifact as JSON-compatible metadata."""
+        return {"provider": self.provider, "model": self.model, "block": self.block}
+
+
+def native_block(data: object) -> dict[str, object] | None:
+    """Return ``data`` as a plain JSON compaction block, or None if it is no usable one.
+
+    Usable: a mapping with text keys, ``type`` ``"compaction"`` and non-empty text
+    ``content`` (null content is a failed compaction), every value JSON that every
+    store keeps (no lone surrogate).
+
+    >>> native_block({"type": "compaction", "content": "Likes tea.", "x": [1]})
+    {'type': 'compaction', 'content': 'Likes tea.', 'x': [1]}
+    >>> native_block({"type": "compaction", "content": None}) is None
+    True
+    """
+    if not isinstance(data, Mapping) or not all(isinstance(k, str) for k in data):
+        return None
+    content = data.get("content")
+    if data.get("type") != COMPACTION_TYPE or not isinstance(content, str):
+        return None
+    if not content.strip():
+        return None
+    try:
+        text = json.dumps(data, ensure_ascii=False, allow_nan=False)
+        text.encode("utf-8")  # a lone surrogate: no store keeps it
+        copied: object = json.loads(text)
+    except (TypeError, ValueError):  # UnicodeEncodeError is a ValueError
+        return None
+    return copied if isinstance(copied, dict) else None
+
+
+def read_native(data: object) -> NativeArtifact | None:
+    """Return the artifact stored as ``data``; None for anything else, never raise.
+
+    >>> read_native({"provider": "anthropic", "model": None, "block": "x"}) is None
+    True
+    """
+    if not isinstance(data, Mapping):
+        return None
+    provider, model = data.get("provider"), data.get("model")
+    block = native_block(data.get("block"))
+    if provider not in PROVIDERS or block is None:
+        return None
+    if model is not None and not isinstance(model, str):
+        return None
+    return NativeArtifact(str(provider), model, block)
+
+
+@attrs.frozen
+class NativeRequest:
+    """What a native summarizer folds: the range itself, not a rendered prompt.
+
+    Attributes:
+        history: the messages to fold, as stored (tool calls and blocks included).
+        prompt: the rendered text request, for the text path when the native one
+            fails (``Summarizer.complete`` takes it).
+        previous: the record's artifact, sent first in place of what it summarizes.
+        previous_text: the record's text when no artifact is sent ("": none).
+        system: the host's system prompt for the session, when known.
+        tools: the host's tool definitions for the session, when known.
+    """
+
+    history: tuple[Message, ...]
+    prompt: tuple[Message, ...]
+    previous: NativeArtifact | None = None
+    previous_text: str = ""
+    system: AnthropicSystem = attrs.field(default=None, hash=False)
+    tools: tuple[Mapping[str, object], ...] = attrs.field(default=(), hash=False)
+
+
+def with_block_first(
+    block: Mapping[str, object], turns: Sequence[dict[str, object]]
+) -> list[dict[str, object]]:
+    """Return Anthropic ``turns`` with ``block`` first, in place of what it summarizes.
+
+    The block opens an assistant turn: the first turn's content when that one is
+    the assistant's (after dropping the placeholder user turn the pairing rules put
+    before it), else a turn of its own.
+
+    >>> with_block_first({"type": "compaction", "content": "s"},
+    ...     [{"role": "user", "content": "hi"}])[0]["content"][0]["type"]
+    'compaction'
+    """
+    rest = list(turns)  # the turns are shared (a transcript's): copy what changes
+    if rest and rest[0].get("role") == "user" and rest[0].get("content") == CONTINUED:
+        rest = rest[1:]
+    if rest and rest[0].get("role") == "assistant":
+        content = rest[0].get("content")
+        blocks = (
+            [{"type": "text", "text": content}]
+            if isinstance(content, str) and content
+            else list(content)
+            if isinstance(content, list)
+            else []
+        )
+        return [{**rest[0], "content": [dict(block), *blocks]}, *rest[1:]]
+    return [{"role": "assistant", "content": [dict(block)]}, *rest]
