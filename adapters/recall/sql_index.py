@@ -126,8 +126,14 @@ class SearchIndex(Protocol):
         terms: Sequence[str],
         *,
         archived_only: bool,
+        held: set[int] | None = None,
     ) -> Matches:
-        """Return the session's best ``CANDIDATES`` matches as (id, BM25 score)."""
+        """Return the session's best ``CANDIDATES`` matches as (id, BM25 score).
+
+        ``held``: when given, the index may add to it the session's ids within
+        ``CONTEXT_REACH`` of every match, if it read them with the matches (one
+        round trip fewer); the caller reads whatever it does not hold.
+        """
         ...
 
     @property
