@@ -1,8 +1,9 @@
-"""The history index of the PostgreSQL store: a ``tsvector`` table with GIN.
+"""The history index of the PostgreSQL store: a ``tsvector`` table and postings.
 
-Why about 525 lines: one concept, the ``tsvector`` index. Its schema and statistics
-triggers, the writes that index a message (at its save or at its session's search,
-by the policy) and the search over it are one body of SQL that changes together.
+Why about 620 lines: one concept, the history index. Its schema and the triggers that
+keep its statistics and postings, the writes that index a message (at its save or at
+its session's search, by the policy) and the search over it are one body of SQL that
+changes together.
 """
 
 from __future__ import annotations
@@ -107,8 +108,8 @@ session is counted once), in the writing transaction, whatever path wrote or
 deleted: a session or term left at 0 is deleted. Each locks a session's totals
 before its terms, in order, so two writers of a session never deadlock. The
 migration then counts every row already indexed, and swaps the ``(session_id,
-length)`` index the counting read for ``(session_id, id)``, the order a walk reads
-(``walks``).
+length)`` index the counting read for ``(session_id, id)``, the order a walk read
+(version 7 replaced the walk by ``term_postings``).
 """
 
 
@@ -179,10 +180,12 @@ POSTINGS_SCHEMA = (
         sessions TEXT[];
         terms TEXT[];
     BEGIN
-        DELETE FROM {s}.term_postings p USING gone g,
+        -- planned at each run: a plan kept from a pop's one row took seconds to
+        -- delete a cleared session's
+        EXECUTE 'DELETE FROM {s}.term_postings p USING gone g,
             unnest(tsvector_to_array(g.tsv)) AS w(term), {s}.session_terms k
-        WHERE k.session_id = g.session_id AND k.term = w.term
-            AND p.term_key = k.key AND p.id = g.id;
+            WHERE k.session_id = g.session_id AND k.term = w.term
+            AND p.term_key = k.key AND p.id = g.id';
         INSERT INTO {s}.session_totals AS k (session_id, documents, length)
         SELECT session_id, -count(*), -sum(length) FROM gone
         GROUP BY session_id ORDER BY session_id
@@ -224,7 +227,10 @@ get theirs here. The GIN index on ``tsv`` served only that search: it goes.
 
 
 class PostgresIndex:
-    """Table ``message_terms(id, session_id, length, terms, tsv)``, GIN on ``tsv``.
+    """Table ``message_terms(id, session_id, length, terms, tsv)``, and postings.
+
+    A search reads the session's statistics, then its seed terms' newest matches
+    from ``term_postings`` (``POSTINGS_SCHEMA``), each with the ids around it.
 
     ``eager``: a message's index row is written in the statement that stores it.
     ``lazy``: a save stores the message alone, holding the session's recall lock
