@@ -528,10 +528,10 @@ class PostgresIndex:
     @property
     def _index_stored(self) -> str:
         t = self._tables
-        # the page's rows (``_page``: each row's length and lexemes, its session's
-        # term and its distinct terms, made here from its terms), then their
-        # statistics and postings in bulk (``_BULK``), totals before terms, in
-        # order, as the triggers lock them
+        # the page's rows (``_page``; each row's length and lexemes, the session's
+        # term and its distinct terms, are made here from its terms), then their
+        # statistics and postings in bulk (``_BULK``; each term grouped once),
+        # totals before terms, in order, as the triggers lock them
         return (
             f"WITH added AS (INSERT INTO {t}message_terms "
             "(id, session_id, length, terms, tsv) "
