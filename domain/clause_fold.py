@@ -83,7 +83,7 @@ _MEMBER_SEPARATORS = (", ", "、")
 def _tokens(clause: str) -> tuple[tuple[str, str], ...]:
     """Return ``(kind, text)`` per token: slot, word, cjk, space or other."""
     return tuple(
-        (str(match.lastgroup), match.group()) for match in _TOKEN.finditer(clause)
+        [(str(match.lastgroup), match.group()) for match in _TOKEN.finditer(clause)]
     )
 
 
@@ -219,8 +219,12 @@ def _exact_keys(clause: str) -> tuple[str, ...]:
     return tuple(_key(k, t) if k != "slot" else t for k, t in _tokens(clause))
 
 
+@functools.lru_cache(maxsize=8192)
 def _merged_middles(a: str, b: str, max_chars: int) -> str | None:
-    """Return ``a`` and ``b`` folded by their differing middle, or None."""
+    """Return ``a`` and ``b`` folded by their differing middle, or None.
+
+    Remembered: the next compression tries the same pairs of kept clauses again.
+    """
     if _shape(a) == _shape(b):
         return None  # a record with other values (``_fold_shapes``), not a list
     ta, tb = _tokens(a), _tokens(b)

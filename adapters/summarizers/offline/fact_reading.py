@@ -29,16 +29,17 @@ from .fitting import (
     VALUE,
     Fact,
     Section,
+    fact_of,
 )
 from .salience import (
     LIST_ITEM,
     SENTENCE_END,
-    SPANS,
     WEIGHTS,
     Role,
     Salience,
     is_event,
     salience_of,
+    spans_for,
 )
 from .transcript import entries
 
@@ -85,7 +86,7 @@ def _fact(
     rest = text
     for measure in measures:
         rest = rest.replace(measure, " ")
-    return Fact(
+    return fact_of(
         text,
         role,
         tool,
@@ -105,6 +106,7 @@ _FENCE_ONLY = re.compile(
 _HIDDEN = re.compile(f"[{INVISIBLE}]+")
 
 
+@functools.lru_cache(maxsize=FACT_CACHE_SIZE)
 def _fragment(sentence: str, limit: int = LINE_CHARS) -> str:
     """Return ``sentence`` as one line of at most ``limit`` chars, around what matters.
 
@@ -116,7 +118,7 @@ def _fragment(sentence: str, limit: int = LINE_CHARS) -> str:
         return ""
     if len(text) <= limit:
         return text
-    found = ((WEIGHTS[kind], pattern.search(text)) for kind, pattern in SPANS)
+    found = ((WEIGHTS[kind], pattern.search(text)) for kind, pattern in spans_for(text))
     spans = [(-weight, match.start()) for weight, match in found if match]
     at = min(spans, default=(0, 0))[1]
     start = max(at - 30, 0)

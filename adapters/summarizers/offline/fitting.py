@@ -5,8 +5,11 @@ See ``extractive`` for the rules (merge by fact, budget, output); ``salience`` s
 
 from __future__ import annotations
 
+import functools
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
+from itertools import accumulate
 from typing import Literal
 
 import attrs
@@ -94,8 +97,47 @@ class Fact:
     numbers: tuple[str, ...] = attrs.field(eq=False)  # its other numbers
     date: str = attrs.field(default="", eq=False)  # the day it was said, if known
     event: bool = attrs.field(default=False, eq=False)  # salience.is_event
+    shape: str = attrs.field(default="", eq=False)  # its clause_shape, spaces joined
+    own: frozenset[str] = attrs.field(default=frozenset(), eq=False)  # identifiers
+    named: frozenset[str] = attrs.field(default=frozenset(), eq=False)  # no measures
 
 
+def fact_of(
+    text: str,
+    role: Role | None,
+    tool: str,
+    section: Section,
+    salience: Salience,
+    words: frozenset[str],
+    measures: tuple[str, ...],
+    numbers: tuple[str, ...],
+    date: str,
+    event: bool,
+) -> Fact:
+    """Return a ``Fact`` with what ``_effective_scores`` reads of it, read once."""
+    identifiers = salience.identifiers
+    return Fact(
+        text,
+        role,
+        tool,
+        section,
+        salience,
+        words,
+        measures,
+        numbers,
+        date,
+        event,
+        " ".join(clause_shape(text).split()),
+        frozenset(value.casefold() for _, value in identifiers),
+        frozenset(
+            value.casefold()
+            for kind, value in identifiers
+            if kind not in ("date", "quantity")
+        ),
+    )
+
+
+@functools.lru_cache(maxsize=8192)
 def _key(text: str) -> str:
     return " ".join(text.casefold().split()).rstrip(".,;:!?\u3002\uff01\uff1f\u2026")
 
@@ -120,29 +162,55 @@ def _supersedes(new: Fact, old: Fact) -> bool:
     return overlap >= (0.5 if CORRECTION.search(new.text.lower()) else 0.75)
 
 
+def _containment(keys: Sequence[str]) -> list[tuple[set[int], set[int]]]:
+    """Return, per key, the other keys inside it and the other keys holding it.
+
+    Each key is searched once in all of them joined (keys hold no line break): a
+    few searches in C instead of one comparison per pair.
+    """
+    joined = "\n".join(keys)
+    starts = list(accumulate((len(key) + 1 for key in keys[:-1]), initial=0))
+    found: list[tuple[set[int], set[int]]] = [(set(), set()) for _ in keys]
+    for i, key in enumerate(keys):
+        if not key:
+            continue
+        at = joined.find(key)
+        while at >= 0:
+            j = bisect_right(starts, at) - 1
+            if j != i:
+                found[j][0].add(i)
+                found[i][1].add(j)
+            at = joined.find(key, starts[j + 1]) if j + 1 < len(keys) else -1
+    return found
+
+
 def merged_facts(older: Sequence[Fact], newer: Sequence[Fact]) -> list[Fact]:
     """Return ``older`` then ``newer``, each fact once (module docstring: merge)."""
+    every = [*older, *newer]
+    keys = [_key(fact.text) for fact in every]
+    containment = _containment(keys)
     facts: list[Fact] = []
-    keys: list[str] = []
-    for fact in [*older, *newer]:
-        key = _key(fact.text)
-        if not key or any(key in kept for kept in keys):
-            continue
-        grown = [i for i, kept in enumerate(keys) if kept in key]
-        if grown:  # it says more than kept facts: it takes the first one's place
-            facts[grown[0]], keys[grown[0]] = fact, key
-            for index in reversed(grown[1:]):
-                del facts[index], keys[index]
+    origins: list[int] = []  # the index in ``every`` of each kept fact
+    for index, fact in enumerate(every):
+        inside, holding = containment[index]
+        if not keys[index] or not holding.isdisjoint(origins):
+            continue  # said already by a kept fact
+        if not inside.isdisjoint(origins):
+            # it says more than kept facts: it takes the first one's place
+            grown = [at for at, kept in enumerate(origins) if kept in inside]
+            facts[grown[0]], origins[grown[0]] = fact, index
+            for at in reversed(grown[1:]):
+                del facts[at], origins[at]
             continue
         stale = (  # only a fact with a quantity or a date can restate another's
-            [i for i, kept in enumerate(facts) if _supersedes(fact, kept)]
+            [at for at, kept in enumerate(facts) if _supersedes(fact, kept)]
             if fact.measures
             else []
         )
-        for index in reversed(stale):
-            del facts[index], keys[index]
+        for at in reversed(stale):
+            del facts[at], origins[at]
         facts.append(fact)
-        keys.append(key)
+        origins.append(index)
     return facts
 
 
@@ -167,13 +235,8 @@ def _effective_scores(
     ranks: list[int] = []
     news: list[int] = []
     for fact in facts:
-        own = {value.casefold() for _, value in fact.salience.identifiers}
-        shape = (fact.role, fact.tool, " ".join(clause_shape(fact.text).split()))
-        named = {
-            value.casefold()
-            for kind, value in fact.salience.identifiers
-            if kind not in ("date", "quantity")
-        }
+        own, named = fact.own, fact.named
+        shape = (fact.role, fact.tool, fact.shape)
         listing = "listing" in fact.salience.kinds  # one hit of many: never news
         repeat = shape in shapes and (named <= seen or listing)
         if own and own <= seen:
