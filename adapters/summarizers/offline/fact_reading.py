@@ -23,6 +23,7 @@ from .dialogue import compacted, is_chatter, read_day, session_date
 from .fitting import (
     CONTENT,
     CORRECTION,
+    DAY_SEPARATOR,
     HEADERS,
     SEPARATORS,
     STOP,
@@ -189,6 +190,7 @@ def new_facts(
                 text = text.replace(SEPARATORS["en"], ", ").replace(
                     SEPARATORS["zh"], "\uff0c"
                 )
+            text = text.replace(DAY_SEPARATOR, ", ")  # it parts a day's speakers
             name = _tool_name(tool) if tool else ""
             if chatter:  # no fact; a transcript of chatter only keeps its first
                 fallback = fallback or (text, role, name, date)
@@ -240,6 +242,21 @@ _PARSED_ROLES: dict[str, Role] = {
 }
 
 
+def _said_facts(text: str, section: Section, date: str) -> list[Fact]:
+    """Return the facts of one speaker's part of a summary: ``speaker: a; b``."""
+    match = _SPEAKER.match(text)
+    role: Role | None = None
+    tool = ""
+    if match:
+        role = _PARSED_ROLES[(match.group("role") or match.group("kind")).lower()]
+        tool = match.group("tool") or ""
+        text = text[match.end() :]
+    return [
+        _fact(_fragment(piece), role, tool, section, date)
+        for piece in _SHARED_BULLET.split(text)
+    ]
+
+
 def previous_facts(previous: str) -> tuple[list[Fact], Locale | None]:
     """Return the facts of a previous summary (ours or not), and its headers' locale."""
     body = pinned_section(pinned_section(previous, "en")[0], "zh")[0]  # the engine's
@@ -257,24 +274,13 @@ def previous_facts(previous: str) -> tuple[list[Fact], Locale | None]:
             date = year = ""
             continue
         day, rest = session_date(line)
-        if day and not rest:  # a date line: the day of the facts below it
+        if day:  # a day's line: its facts, or the day of the bullets below it
             date, year = read_day(day, year)
+            for said in rest.split(DAY_SEPARATOR) if rest.strip() else ():
+                facts.extend(_said_facts(said.strip(), section, date))
             continue
         if line[:2] in ("- ", "* ", "\u2022 "):
-            text = line[2:].strip()
-            match = _SPEAKER.match(text)
-            role: Role | None = None
-            tool = ""
-            if match:
-                role = _PARSED_ROLES[
-                    (match.group("role") or match.group("kind")).lower()
-                ]
-                tool = match.group("tool") or ""
-                text = text[match.end() :]
-            facts.extend(
-                _fact(_fragment(piece), role, tool, section, date)
-                for piece in _SHARED_BULLET.split(text)
-            )
+            facts.extend(_said_facts(line[2:].strip(), section, date))
             continue
         facts.extend(  # a foreign summary: its sentences
             _fact(_fragment(sentence), None, "", section)

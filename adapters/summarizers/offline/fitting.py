@@ -1,6 +1,7 @@
 """Merging facts and fitting them into the budget (extractive summarizer).
 
 See ``extractive`` for the rules (merge by fact, budget, output); ``salience`` scores.
+About 400 lines: merging, scoring and rendering read the same ``Fact``.
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ SPEAKERS: dict[Locale, dict[Role, str]] = {
 COLONS: dict[Locale, str] = {"en": ": ", "zh": "："}
 SEPARATORS: dict[Locale, str] = {"en": "; ", "zh": "；"}
 """Between facts of one speaker that share a bullet."""
+DAY_SEPARATOR = " | "
+"""Between the speakers of one day's line."""
 GROUP_CHARS = 320
 """The longest bullet that still takes another fact of its speaker."""
 FACT_OVERHEAD_TOKENS = 2
@@ -270,17 +273,18 @@ def _line(fact: Fact, locale: Locale) -> str:
 
 
 def _section_lines(facts: Sequence[Fact], locale: Locale) -> list[str]:
-    """Return one section's lines: each day's line, then its facts' bullets.
+    """Return one section's lines: a line per day, then bullets of undated facts.
 
     The facts of one day come together, the days in the order they first appear,
     and in a day each speaker's facts, the speakers in the order they first
-    speak: one speaker's facts of one day share a bullet (``SEPARATORS`` between
-    them) while it stays within ``GROUP_CHARS``; a label costs more than a
-    separator. A date line leaves out the year of the one above
-    (``dialogue.written_day``).
+    speak. A day is one line: its date, then each speaker's facts
+    (``speaker: a; b``, ``DAY_SEPARATOR`` between speakers); it leaves out the
+    year of the line above (``dialogue.written_day``). Undated facts are bullets:
+    one speaker's facts share one (``SEPARATORS`` between them) while it stays
+    within ``GROUP_CHARS``; a label costs more than a separator.
     """
     lines: list[str] = []
-    date = year = ""
+    year = ""
     speaker: tuple[Role | None, str] | None = None
     separator = SEPARATORS[locale]
     days: dict[str, dict[tuple[Role | None, str], list[Fact]]] = {}
@@ -288,22 +292,23 @@ def _section_lines(facts: Sequence[Fact], locale: Locale) -> list[str]:
         days.setdefault(fact.date, {}).setdefault((fact.role, fact.tool), []).append(
             fact
         )
-    for fact in (
-        fact
-        for same_day in days.values()
-        for same_speaker in same_day.values()
-        for fact in same_speaker
-    ):
-        if fact.date and fact.date != date:
-            written, year = written_day(fact.date, year)
-            lines.append(f"[{written}]")
-            date, speaker = fact.date, None
-        who = (fact.role, fact.tool)
-        if who == speaker and len(lines[-1]) + len(fact.text) < GROUP_CHARS:
-            lines[-1] += separator + fact.text
-        else:
-            lines.append(_line(fact, locale))
-            speaker = who
+    for date, same_day in days.items():
+        if date:
+            written, year = written_day(date, year)
+            said = (
+                _line(group[0], locale)[2:]
+                + "".join(separator + fact.text for fact in group[1:])
+                for group in same_day.values()
+            )
+            lines.append(f"[{written}] " + DAY_SEPARATOR.join(said))
+            continue
+        for fact in (fact for group in same_day.values() for fact in group):
+            who = (fact.role, fact.tool)
+            if who == speaker and len(lines[-1]) + len(fact.text) < GROUP_CHARS:
+                lines[-1] += separator + fact.text
+            else:
+                lines.append(_line(fact, locale))
+                speaker = who
     return lines
 
 
