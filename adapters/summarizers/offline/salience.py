@@ -94,8 +94,8 @@ SPANS = tuple((kind, re.compile(pattern)) for kind, pattern in _SPAN_PATTERNS)
 _D, _NO = ("digit",), ()
 _SPAN_NEEDS: tuple[tuple[str, ...], ...] = (
     ("/",), ("@",), ("/",), ("\\",), ("/",), (".",),  # contacts and paths
-    _D, _D, _D, _D, _D, _D,  # dates
-    _D, _D, ("-",), ("-", "_"), _D, _D, _D, _D, ("cjk",), _D, ("_",), _NO,  # ids
+    _D, _D, _D, ("cjk",), _D, _D,  # dates
+    ("#",), _D, ("-",), ("-", "_"), _D, _D, _D, _D, ("cjk",), _D, ("_",), _NO,  # ids
     _D, _D, _D,  # quantities and numbers
 )  # fmt: skip
 if len(_SPAN_NEEDS) != len(_SPAN_PATTERNS):  # pragma: no cover: a pattern was added
@@ -112,7 +112,7 @@ def spans_for(text: str) -> tuple[tuple[Kind, re.Pattern[str]], ...]:
     )
 
 
-_MARKS = ("/", "@", "\\", ".", "-", "_")
+_MARKS = ("/", "@", "\\", ".", "-", "_", "#")
 
 
 @functools.cache
