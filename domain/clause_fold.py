@@ -117,6 +117,12 @@ def values_of(slot: str) -> list[str]:
     >>> values_of("1\u20133, 7, ORD-9")
     ['1', '2', '3', '7', 'ORD-9']
     """
+    return list(_values(slot))
+
+
+@functools.lru_cache(maxsize=8192)
+def _values(slot: str) -> tuple[str, ...]:
+    """Return ``values_of``, remembered: a folded range comes back at every fold."""
     expanded: list[str] = []
     for piece in re.split(r", ", slot):
         ranged = _RANGE.fullmatch(piece)
@@ -124,11 +130,17 @@ def values_of(slot: str) -> list[str]:
             expanded.extend(str(n) for n in range(int(ranged[1]), int(ranged[2]) + 1))
         else:
             expanded.append(piece)
-    return list(dict.fromkeys(expanded))
+    return tuple(dict.fromkeys(expanded))
 
 
 def rendered_values(values: Sequence[str]) -> str:
     """Return distinct values as a slot: integers sorted into ranges, else in order."""
+    return _rendered(tuple(values))
+
+
+@functools.lru_cache(maxsize=8192)
+def _rendered(values: tuple[str, ...]) -> str:
+    """Return ``rendered_values``, remembered: a range comes back at every fold."""
     if all(_INTEGER.fullmatch(v) for v in values):
         numbers = sorted({int(v) for v in values})
         runs: list[str] = []
