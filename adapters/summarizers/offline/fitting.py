@@ -168,22 +168,29 @@ def _supersedes(new: Fact, old: Fact) -> bool:
 def _containment(keys: Sequence[str]) -> list[tuple[set[int], set[int]]]:
     """Return, per key, the other keys inside it and the other keys holding it.
 
-    Each key is searched once in all of them joined (keys hold no line break): a
-    few searches in C instead of one comparison per pair.
+    Each key is searched once in the keys at least as long, joined longest first
+    (keys hold no line break): a few searches in C, not a comparison per pair.
     """
-    joined = "\n".join(keys)
-    starts = list(accumulate((len(key) + 1 for key in keys[:-1]), initial=0))
+    order = sorted(range(len(keys)), key=lambda i: -len(keys[i]))
+    joined = "\n".join(keys[i] for i in order)
+    starts = list(accumulate((len(keys[i]) + 1 for i in order), initial=0))
     found: list[tuple[set[int], set[int]]] = [(set(), set()) for _ in keys]
-    for i, key in enumerate(keys):
+    shorter = 0  # the place in ``order`` of the first key shorter than the key
+    for rank in range(len(order)):  # longest first: ``shorter`` only moves on
+        i = order[rank]
+        key = keys[i]
+        while shorter < len(order) and len(keys[order[shorter]]) >= len(key):
+            shorter += 1
         if not key:
             continue
-        at = joined.find(key)
+        at = joined.find(key, 0, starts[shorter])
         while at >= 0:
-            j = bisect_right(starts, at) - 1
+            place = bisect_right(starts, at) - 1
+            j = order[place]
             if j != i:
                 found[j][0].add(i)
                 found[i][1].add(j)
-            at = joined.find(key, starts[j + 1]) if j + 1 < len(keys) else -1
+            at = joined.find(key, starts[place + 1], starts[shorter])
     return found
 
 
@@ -196,9 +203,9 @@ def merged_facts(older: Sequence[Fact], newer: Sequence[Fact]) -> list[Fact]:
     origins: list[int] = []  # the index in ``every`` of each kept fact
     for index, fact in enumerate(every):
         inside, holding = containment[index]
-        if not keys[index] or not holding.isdisjoint(origins):
+        if not keys[index] or (holding and not holding.isdisjoint(origins)):
             continue  # said already by a kept fact
-        if not inside.isdisjoint(origins):
+        if inside and not inside.isdisjoint(origins):
             # it says more than kept facts: it takes the first one's place
             grown = [at for at, kept in enumerate(origins) if kept in inside]
             facts[grown[0]], origins[grown[0]] = fact, index
