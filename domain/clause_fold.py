@@ -83,7 +83,7 @@ _MEMBER_SEPARATORS = (", ", "、")
 def _tokens(clause: str) -> tuple[tuple[str, str], ...]:
     """Return ``(kind, text)`` per token: slot, word, cjk, space or other."""
     return tuple(
-        (str(match.lastgroup), match.group()) for match in _TOKEN.finditer(clause)
+        [(str(match.lastgroup), match.group()) for match in _TOKEN.finditer(clause)]
     )
 
 
@@ -117,6 +117,12 @@ def values_of(slot: str) -> list[str]:
     >>> values_of("1\u20133, 7, ORD-9")
     ['1', '2', '3', '7', 'ORD-9']
     """
+    return list(_values(slot))
+
+
+@functools.lru_cache(maxsize=8192)
+def _values(slot: str) -> tuple[str, ...]:
+    """Return ``values_of``, remembered: a folded range comes back at every fold."""
     expanded: list[str] = []
     for piece in re.split(r", ", slot):
         ranged = _RANGE.fullmatch(piece)
@@ -124,11 +130,17 @@ def values_of(slot: str) -> list[str]:
             expanded.extend(str(n) for n in range(int(ranged[1]), int(ranged[2]) + 1))
         else:
             expanded.append(piece)
-    return list(dict.fromkeys(expanded))
+    return tuple(dict.fromkeys(expanded))
 
 
 def rendered_values(values: Sequence[str]) -> str:
     """Return distinct values as a slot: integers sorted into ranges, else in order."""
+    return _rendered(tuple(values))
+
+
+@functools.lru_cache(maxsize=8192)
+def _rendered(values: tuple[str, ...]) -> str:
+    """Return ``rendered_values``, remembered: a range comes back at every fold."""
     if all(_INTEGER.fullmatch(v) for v in values):
         numbers = sorted({int(v) for v in values})
         runs: list[str] = []
@@ -219,8 +231,12 @@ def _exact_keys(clause: str) -> tuple[str, ...]:
     return tuple(_key(k, t) if k != "slot" else t for k, t in _tokens(clause))
 
 
+@functools.lru_cache(maxsize=8192)
 def _merged_middles(a: str, b: str, max_chars: int) -> str | None:
-    """Return ``a`` and ``b`` folded by their differing middle, or None."""
+    """Return ``a`` and ``b`` folded by their differing middle, or None.
+
+    Remembered: the next compression tries the same pairs of kept clauses again.
+    """
     if _shape(a) == _shape(b):
         return None  # a record with other values (``_fold_shapes``), not a list
     ta, tb = _tokens(a), _tokens(b)

@@ -3,12 +3,13 @@ r"""Redundancy: the share of a summary spent saying again what it already said.
 A summary's *clauses* are its lines, each cut at ``; `` (``；`` in Chinese). A bullet's
 marker (``- ``) and its speaker's label (``user: ``, ``call web_search: ``,
 ``用户：``) are no part of a clause, and neither are a section's header
-(``Facts:``), a line of one date (``[8 May 2023]``) nor the label of the pinned
-section: they are structure. A clause *repeats* when, once case-folded, its spaces
-collapsed and each run of digits replaced by ``0``, it equals an earlier clause of
-the same summary, and it holds a word besides its digits (``#109`` after ``#298``
-is another id, not a repeat); a pin is a value the engine re-attached, never a
-repeat (``12 kg`` after ``15 kg`` in ``Pinned facts:``).
+(``Facts:``), a line of one date (``[8 May 2023]``), the date opening a day's line
+(``[8 May 2023] user: a; b | assistant: c``, its speakers parted by `` | ``) nor the
+label of the pinned section: they are structure. A clause *repeats* when, once
+case-folded, its spaces collapsed and each run of digits replaced by ``0``, it
+equals an earlier clause of the same summary, and it holds a word besides its digits
+(``#109`` after ``#298`` is another id, not a repeat); a pin is a value the engine
+re-attached, never a repeat (``12 kg`` after ``15 kg`` in ``Pinned facts:``).
 
 ``redundancy`` is the share of the clauses' characters that are in repeating
 clauses: 0 for a summary that says each thing once. It needs nothing but the summary's
@@ -23,6 +24,8 @@ text, so it judges any summarizer's output: the demo and both benchmarks
 0.5
 >>> redundancy("Facts:\n- user: flew home\nPinned facts: 12 kg; 15 kg")
 0.0
+>>> redundancy("Facts:\n[8 May 2023] user: went camping | assistant: went camping")
+0.5
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ _LABEL = re.compile(
 _HEADER = re.compile(r"^[^\s:：]{1,24}(?: [^\s:：]{1,24}){0,2}[:：]$")
 _PINNED = re.compile(r"^(?:Pinned facts|固定事实)(?:: |：)")
 _DATE_LINE = re.compile(r"^\[[^\[\]]{1,40}\]$")
+_DAY_OPENING = re.compile(r"^\[[^\[\]]{1,40}\] ")
+_DAY_PARTS = " | "
 _DIGITS = re.compile(r"\d+")
 _WORD = re.compile(r"[^\W\d_]")
 
@@ -54,8 +59,12 @@ def _clauses(summary: str) -> list[tuple[str, bool]]:
         if not line or _HEADER.match(line) or _DATE_LINE.match(line):
             continue
         pinned = _PINNED.match(line) is not None
-        line = _LABEL.sub("", _BULLET.sub("", line))
-        found.extend((c.strip(), pinned) for c in _SEPARATOR.split(line) if c.strip())
+        day = _DAY_OPENING.match(line)
+        for part in line[day.end() :].split(_DAY_PARTS) if day else [line]:
+            said = _LABEL.sub("", _BULLET.sub("", part.strip()))
+            found.extend(
+                (c.strip(), pinned) for c in _SEPARATOR.split(said) if c.strip()
+            )
     return found
 
 
@@ -64,6 +73,8 @@ def clauses_of(summary: str) -> list[str]:
 
     >>> clauses_of("Facts:\n[8 May 2023]\n- user: a; b\nPinned facts: #1; #2")
     ['a', 'b', '#1', '#2']
+    >>> clauses_of("Facts:\n[8 May 2023] user: a; b | assistant: c\n[9 May] user: d")
+    ['a', 'b', 'c', 'd']
     """
     return [clause for clause, _ in _clauses(summary)]
 

@@ -10,6 +10,12 @@ from memory_summary.adapters.summarizers.offline.extractive import (
     ExtractiveSummarizer,
     utf8_bytes,
 )
+from memory_summary.adapters.summarizers.offline.salience import (
+    _CHATTER,
+    _CUES,
+    SPANS,
+    spans_for,
+)
 from memory_summary.conversations import session_turns
 from memory_summary.domain import (
     Accepted,
@@ -186,3 +192,30 @@ def test_hostile_messages_and_summaries_never_raise(text):
 
         assert type(answer) is str
         assert utf8_bytes(answer) <= 300
+
+
+SPAN_TEXT = st.lists(
+    st.sampled_from(
+        [*"aZ09 -_./@\\:#$€年月日号订单ABCxyz,;!?", "kg", "May", "2023", "ORD", "you"]
+    ),
+    max_size=40,
+).map("".join)
+
+
+@given(SPAN_TEXT)
+def test_the_span_shortcut_skips_only_patterns_that_cannot_match(text):
+    kept = spans_for(text)
+    for span in SPANS:
+        if span not in kept:
+            assert span[1].search(text) is None
+
+
+@given(SPAN_TEXT | st.text(max_size=40))
+def test_a_cue_s_ascii_pattern_finds_what_the_whole_one_finds(text):
+    lowered = text.lower()
+    if not lowered.isascii():
+        return
+    for cue in (_CHATTER, *(cue for _, cue in _CUES)):
+        whole, short = cue.pattern.search(lowered), cue.ascii.search(lowered)
+        assert (whole and whole.span()) == (short and short.span())
+        assert cue.pattern.sub(" ", lowered) == cue.ascii.sub(" ", lowered)

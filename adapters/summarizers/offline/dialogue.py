@@ -273,7 +273,8 @@ def _stripped(sentence: str, *, address: bool = True) -> str:
     "…, Mel!"); only the chatter test does this, as the name may be a fact ("…my
     home country, Sweden").
     """
-    text = _EMOJI.sub("", sentence).strip()
+    emoji = not sentence.isascii() or ":" in sentence or ";" in sentence  # _EMOJI
+    text = (_EMOJI.sub("", sentence) if emoji else sentence).strip()
     for _ in range(3):  # "Hey Mel! Wow, ..." takes more than one pass
         before = text
         text = _OPENER.sub("", text).strip()
@@ -282,7 +283,7 @@ def _stripped(sentence: str, *, address: bool = True) -> str:
             text = _VOCATIVE_START.sub("", text).strip()
         if text == before:
             break
-    return _VOCATIVE_END.sub("", text).strip() if address else text
+    return _VOCATIVE_END.sub("", text).strip() if address and "," in text else text
 
 
 def content_words(text: str) -> list[str]:
@@ -365,7 +366,8 @@ def compacted(sentence: str) -> str:
     text = _stripped(sentence, address=False)
     if not text:
         return sentence.strip()
-    text = _ADDRESS_END.sub("", text).strip() or text
+    if "," in text:  # what _ADDRESS_END needs
+        text = _ADDRESS_END.sub("", text).strip() or text
     clauses = _clauses(text)
     telling = [c for c in clauses if content_words(c)]
     text = "".join(telling or clauses)

@@ -53,11 +53,12 @@ and keeps *facts*: short fragments quoted from the messages, each ranked by sali
   previous summary, else its system prompt): ``Goals:``/``Decisions:``/``Facts:``/
   ``Open tasks:``, ``目标：``/``决定：``/``事实：``/``待办：``, only the non-empty
   ones (a dated transcript is a diary: its new facts all go under ``Facts:``, so
-  that each day's date line is written once; sections read back from a previous
-  summary stay); in each, a ``[date]`` line per day when known (``[9 May]``: a
-  day of the year the section's previous date line names leaves it out; the next
-  compression reads it back in full), then bullets ``- <speaker>: <fact>;
-  <fact>`` (the facts of one speaker on one day share one).
+  that each day is written once; sections read back from a previous summary
+  stay); in each, one line per known day, ``[9 May] <speaker>: <fact>; <fact> |
+  <speaker>: <fact>`` (``[9 May]``: a day of the year the section's previous day
+  line names leaves it out; the next compression reads it back in full; a date
+  alone on its line, with bullets below, reads back too), then bullets
+  ``- <speaker>: <fact>; <fact>`` for undated facts (one speaker's share one).
   Summarizing its own summary with nothing new returns it unchanged.
 """
 

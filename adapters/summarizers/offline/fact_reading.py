@@ -23,22 +23,24 @@ from .dialogue import compacted, is_chatter, read_day, session_date
 from .fitting import (
     CONTENT,
     CORRECTION,
+    DAY_SEPARATOR,
     HEADERS,
     SEPARATORS,
     STOP,
     VALUE,
     Fact,
     Section,
+    fact_of,
 )
 from .salience import (
     LIST_ITEM,
     SENTENCE_END,
-    SPANS,
     WEIGHTS,
     Role,
     Salience,
     is_event,
     salience_of,
+    spans_for,
 )
 from .transcript import entries
 
@@ -85,7 +87,7 @@ def _fact(
     rest = text
     for measure in measures:
         rest = rest.replace(measure, " ")
-    return Fact(
+    return fact_of(
         text,
         role,
         tool,
@@ -105,6 +107,7 @@ _FENCE_ONLY = re.compile(
 _HIDDEN = re.compile(f"[{INVISIBLE}]+")
 
 
+@functools.lru_cache(maxsize=FACT_CACHE_SIZE)
 def _fragment(sentence: str, limit: int = LINE_CHARS) -> str:
     """Return ``sentence`` as one line of at most ``limit`` chars, around what matters.
 
@@ -116,7 +119,7 @@ def _fragment(sentence: str, limit: int = LINE_CHARS) -> str:
         return ""
     if len(text) <= limit:
         return text
-    found = ((WEIGHTS[kind], pattern.search(text)) for kind, pattern in SPANS)
+    found = ((WEIGHTS[kind], pattern.search(text)) for kind, pattern in spans_for(text))
     spans = [(-weight, match.start()) for weight, match in found if match]
     at = min(spans, default=(0, 0))[1]
     start = max(at - 30, 0)
@@ -187,6 +190,7 @@ def new_facts(
                 text = text.replace(SEPARATORS["en"], ", ").replace(
                     SEPARATORS["zh"], "\uff0c"
                 )
+            text = text.replace(DAY_SEPARATOR, ", ")  # it parts a day's speakers
             name = _tool_name(tool) if tool else ""
             if chatter:  # no fact; a transcript of chatter only keeps its first
                 fallback = fallback or (text, role, name, date)
@@ -238,6 +242,21 @@ _PARSED_ROLES: dict[str, Role] = {
 }
 
 
+def _said_facts(text: str, section: Section, date: str) -> list[Fact]:
+    """Return the facts of one speaker's part of a summary: ``speaker: a; b``."""
+    match = _SPEAKER.match(text)
+    role: Role | None = None
+    tool = ""
+    if match:
+        role = _PARSED_ROLES[(match.group("role") or match.group("kind")).lower()]
+        tool = match.group("tool") or ""
+        text = text[match.end() :]
+    return [
+        _fact(_fragment(piece), role, tool, section, date)
+        for piece in _SHARED_BULLET.split(text)
+    ]
+
+
 def previous_facts(previous: str) -> tuple[list[Fact], Locale | None]:
     """Return the facts of a previous summary (ours or not), and its headers' locale."""
     body = pinned_section(pinned_section(previous, "en")[0], "zh")[0]  # the engine's
@@ -255,24 +274,13 @@ def previous_facts(previous: str) -> tuple[list[Fact], Locale | None]:
             date = year = ""
             continue
         day, rest = session_date(line)
-        if day and not rest:  # a date line: the day of the facts below it
+        if day:  # a day's line: its facts, or the day of the bullets below it
             date, year = read_day(day, year)
+            for said in rest.split(DAY_SEPARATOR) if rest.strip() else ():
+                facts.extend(_said_facts(said.strip(), section, date))
             continue
         if line[:2] in ("- ", "* ", "\u2022 "):
-            text = line[2:].strip()
-            match = _SPEAKER.match(text)
-            role: Role | None = None
-            tool = ""
-            if match:
-                role = _PARSED_ROLES[
-                    (match.group("role") or match.group("kind")).lower()
-                ]
-                tool = match.group("tool") or ""
-                text = text[match.end() :]
-            facts.extend(
-                _fact(_fragment(piece), role, tool, section, date)
-                for piece in _SHARED_BULLET.split(text)
-            )
+            facts.extend(_said_facts(line[2:].strip(), section, date))
             continue
         facts.extend(  # a foreign summary: its sentences
             _fact(_fragment(sentence), None, "", section)

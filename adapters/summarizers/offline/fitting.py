@@ -1,12 +1,16 @@
 """Merging facts and fitting them into the budget (extractive summarizer).
 
 See ``extractive`` for the rules (merge by fact, budget, output); ``salience`` scores.
+About 400 lines: merging, scoring and rendering read the same ``Fact``.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
+from itertools import accumulate
 from typing import Literal
 
 import attrs
@@ -55,6 +59,8 @@ SPEAKERS: dict[Locale, dict[Role, str]] = {
 COLONS: dict[Locale, str] = {"en": ": ", "zh": "："}
 SEPARATORS: dict[Locale, str] = {"en": "; ", "zh": "；"}
 """Between facts of one speaker that share a bullet."""
+DAY_SEPARATOR = " | "
+"""Between the speakers of one day's line."""
 GROUP_CHARS = 320
 """The longest bullet that still takes another fact of its speaker."""
 FACT_OVERHEAD_TOKENS = 2
@@ -94,8 +100,47 @@ class Fact:
     numbers: tuple[str, ...] = attrs.field(eq=False)  # its other numbers
     date: str = attrs.field(default="", eq=False)  # the day it was said, if known
     event: bool = attrs.field(default=False, eq=False)  # salience.is_event
+    shape: str = attrs.field(default="", eq=False)  # its clause_shape, spaces joined
+    own: frozenset[str] = attrs.field(default=frozenset(), eq=False)  # identifiers
+    named: frozenset[str] = attrs.field(default=frozenset(), eq=False)  # no measures
 
 
+def fact_of(
+    text: str,
+    role: Role | None,
+    tool: str,
+    section: Section,
+    salience: Salience,
+    words: frozenset[str],
+    measures: tuple[str, ...],
+    numbers: tuple[str, ...],
+    date: str,
+    event: bool,
+) -> Fact:
+    """Return a ``Fact`` with what ``_effective_scores`` reads of it, read once."""
+    identifiers = salience.identifiers
+    return Fact(
+        text,
+        role,
+        tool,
+        section,
+        salience,
+        words,
+        measures,
+        numbers,
+        date,
+        event,
+        " ".join(clause_shape(text).split()),
+        frozenset(value.casefold() for _, value in identifiers),
+        frozenset(
+            value.casefold()
+            for kind, value in identifiers
+            if kind not in ("date", "quantity")
+        ),
+    )
+
+
+@functools.lru_cache(maxsize=8192)
 def _key(text: str) -> str:
     return " ".join(text.casefold().split()).rstrip(".,;:!?\u3002\uff01\uff1f\u2026")
 
@@ -120,29 +165,62 @@ def _supersedes(new: Fact, old: Fact) -> bool:
     return overlap >= (0.5 if CORRECTION.search(new.text.lower()) else 0.75)
 
 
+def _containment(keys: Sequence[str]) -> list[tuple[set[int], set[int]]]:
+    """Return, per key, the other keys inside it and the other keys holding it.
+
+    Each key is searched once in the keys at least as long, joined longest first
+    (keys hold no line break): a few searches in C, not a comparison per pair.
+    """
+    order = sorted(range(len(keys)), key=lambda i: -len(keys[i]))
+    joined = "\n".join(keys[i] for i in order)
+    starts = list(accumulate((len(keys[i]) + 1 for i in order), initial=0))
+    found: list[tuple[set[int], set[int]]] = [(set(), set()) for _ in keys]
+    shorter = 0  # the place in ``order`` of the first key shorter than the key
+    for rank in range(len(order)):  # longest first: ``shorter`` only moves on
+        i = order[rank]
+        key = keys[i]
+        while shorter < len(order) and len(keys[order[shorter]]) >= len(key):
+            shorter += 1
+        if not key:
+            continue
+        at = joined.find(key, 0, starts[shorter])
+        while at >= 0:
+            place = bisect_right(starts, at) - 1
+            j = order[place]
+            if j != i:
+                found[j][0].add(i)
+                found[i][1].add(j)
+            at = joined.find(key, starts[place + 1], starts[shorter])
+    return found
+
+
 def merged_facts(older: Sequence[Fact], newer: Sequence[Fact]) -> list[Fact]:
     """Return ``older`` then ``newer``, each fact once (module docstring: merge)."""
+    every = [*older, *newer]
+    keys = [_key(fact.text) for fact in every]
+    containment = _containment(keys)
     facts: list[Fact] = []
-    keys: list[str] = []
-    for fact in [*older, *newer]:
-        key = _key(fact.text)
-        if not key or any(key in kept for kept in keys):
-            continue
-        grown = [i for i, kept in enumerate(keys) if kept in key]
-        if grown:  # it says more than kept facts: it takes the first one's place
-            facts[grown[0]], keys[grown[0]] = fact, key
-            for index in reversed(grown[1:]):
-                del facts[index], keys[index]
+    origins: list[int] = []  # the index in ``every`` of each kept fact
+    for index, fact in enumerate(every):
+        inside, holding = containment[index]
+        if not keys[index] or (holding and not holding.isdisjoint(origins)):
+            continue  # said already by a kept fact
+        if inside and not inside.isdisjoint(origins):
+            # it says more than kept facts: it takes the first one's place
+            grown = [at for at, kept in enumerate(origins) if kept in inside]
+            facts[grown[0]], origins[grown[0]] = fact, index
+            for at in reversed(grown[1:]):
+                del facts[at], origins[at]
             continue
         stale = (  # only a fact with a quantity or a date can restate another's
-            [i for i, kept in enumerate(facts) if _supersedes(fact, kept)]
+            [at for at, kept in enumerate(facts) if _supersedes(fact, kept)]
             if fact.measures
             else []
         )
-        for index in reversed(stale):
-            del facts[index], keys[index]
+        for at in reversed(stale):
+            del facts[at], origins[at]
         facts.append(fact)
-        keys.append(key)
+        origins.append(index)
     return facts
 
 
@@ -167,13 +245,8 @@ def _effective_scores(
     ranks: list[int] = []
     news: list[int] = []
     for fact in facts:
-        own = {value.casefold() for _, value in fact.salience.identifiers}
-        shape = (fact.role, fact.tool, " ".join(clause_shape(fact.text).split()))
-        named = {
-            value.casefold()
-            for kind, value in fact.salience.identifiers
-            if kind not in ("date", "quantity")
-        }
+        own, named = fact.own, fact.named
+        shape = (fact.role, fact.tool, fact.shape)
         listing = "listing" in fact.salience.kinds  # one hit of many: never news
         repeat = shape in shapes and (named <= seen or listing)
         if own and own <= seen:
@@ -207,17 +280,18 @@ def _line(fact: Fact, locale: Locale) -> str:
 
 
 def _section_lines(facts: Sequence[Fact], locale: Locale) -> list[str]:
-    """Return one section's lines: each day's line, then its facts' bullets.
+    """Return one section's lines: a line per day, then bullets of undated facts.
 
     The facts of one day come together, the days in the order they first appear,
     and in a day each speaker's facts, the speakers in the order they first
-    speak: one speaker's facts of one day share a bullet (``SEPARATORS`` between
-    them) while it stays within ``GROUP_CHARS``; a label costs more than a
-    separator. A date line leaves out the year of the one above
-    (``dialogue.written_day``).
+    speak. A day is one line: its date, then each speaker's facts
+    (``speaker: a; b``, ``DAY_SEPARATOR`` between speakers); it leaves out the
+    year of the line above (``dialogue.written_day``). Undated facts are bullets:
+    one speaker's facts share one (``SEPARATORS`` between them) while it stays
+    within ``GROUP_CHARS``; a label costs more than a separator.
     """
     lines: list[str] = []
-    date = year = ""
+    year = ""
     speaker: tuple[Role | None, str] | None = None
     separator = SEPARATORS[locale]
     days: dict[str, dict[tuple[Role | None, str], list[Fact]]] = {}
@@ -225,22 +299,23 @@ def _section_lines(facts: Sequence[Fact], locale: Locale) -> list[str]:
         days.setdefault(fact.date, {}).setdefault((fact.role, fact.tool), []).append(
             fact
         )
-    for fact in (
-        fact
-        for same_day in days.values()
-        for same_speaker in same_day.values()
-        for fact in same_speaker
-    ):
-        if fact.date and fact.date != date:
-            written, year = written_day(fact.date, year)
-            lines.append(f"[{written}]")
-            date, speaker = fact.date, None
-        who = (fact.role, fact.tool)
-        if who == speaker and len(lines[-1]) + len(fact.text) < GROUP_CHARS:
-            lines[-1] += separator + fact.text
-        else:
-            lines.append(_line(fact, locale))
-            speaker = who
+    for date, same_day in days.items():
+        if date:
+            written, year = written_day(date, year)
+            said = (
+                _line(group[0], locale)[2:]
+                + "".join(separator + fact.text for fact in group[1:])
+                for group in same_day.values()
+            )
+            lines.append(f"[{written}] " + DAY_SEPARATOR.join(said))
+            continue
+        for fact in (fact for group in same_day.values() for fact in group):
+            who = (fact.role, fact.tool)
+            if who == speaker and len(lines[-1]) + len(fact.text) < GROUP_CHARS:
+                lines[-1] += separator + fact.text
+            else:
+                lines.append(_line(fact, locale))
+                speaker = who
     return lines
 
 

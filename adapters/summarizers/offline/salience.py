@@ -3,10 +3,14 @@
 A fragment scores its strongest kind (``WEIGHTS``), plus one per further kind (at most
 3), plus the speaker's bonus (``ROLE_BONUS``); chatter alone scores 0. See
 ``extractive`` for the whole summarizer.
+
+About 440 lines: the patterns of every kind stay together, with what lets a search
+skip the ones a text cannot match (``spans_for``, ``Cue``).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from typing import Literal
@@ -83,6 +87,48 @@ _SPAN_PATTERNS: tuple[tuple[Kind, str], ...] = (
     ("number", r"\d[\d,.]{0,20}"),
 )
 SPANS = tuple((kind, re.compile(pattern)) for kind, pattern in _SPAN_PATTERNS)
+# What a text must hold for each of ``_SPAN_PATTERNS`` to match in it: one of these
+# marks (a character, ``digit``: a decimal digit as ``\d`` reads it, ``cjk``: a
+# character outside ASCII); none for anything. Most fragments hold no digit: their
+# search skips more than half the patterns.
+_D, _NO = ("digit",), ()
+_SPAN_NEEDS: tuple[tuple[str, ...], ...] = (
+    ("/",), ("@",), ("/",), ("\\",), ("/",), (".",),  # contacts and paths
+    _D, _D, _D, ("cjk",), _D, _D,  # dates
+    ("#",), _D, ("-",), ("-", "_"), _D, _D, _D, _D, ("cjk",), _D, ("_",), _NO,  # ids
+    _D, _D, _D,  # quantities and numbers
+)  # fmt: skip
+if len(_SPAN_NEEDS) != len(_SPAN_PATTERNS):  # pragma: no cover: a pattern was added
+    raise AssertionError("_SPAN_NEEDS must name what each span pattern needs")
+_DIGIT = re.compile(r"\d")
+
+
+def spans_for(text: str) -> tuple[tuple[Kind, re.Pattern[str]], ...]:
+    """Return the ``SPANS`` that can match in ``text``, in order (``_SPAN_NEEDS``)."""
+    return _spans_holding(
+        _DIGIT.search(text) is not None,
+        not text.isascii(),
+        *(mark in text for mark in _MARKS),
+    )
+
+
+_MARKS = ("/", "@", "\\", ".", "-", "_", "#")
+
+
+@functools.cache
+def _spans_holding(
+    digit: bool, cjk: bool, *marks: bool
+) -> tuple[tuple[Kind, re.Pattern[str]], ...]:
+    held = {mark for mark, held in zip(_MARKS, marks, strict=True) if held}
+    held |= {"digit"} if digit else set()
+    held |= {"cjk"} if cjk else set()
+    return tuple(
+        span
+        for span, needs in zip(SPANS, _SPAN_NEEDS, strict=True)
+        if not needs or held.intersection(needs)
+    )
+
+
 _NAME = re.compile(r"\b[A-Z][a-z]{1,20}(?:[ -][A-Z][a-z]{1,20}){1,3}\b")
 _PROPER = re.compile(r"(?<=[a-z0-9,;:] )[A-Z][a-z]{2,20}\b")
 _SURNAMES = (
@@ -114,9 +160,47 @@ _NOT_NAMES = frozenset(
 )
 
 
-def _cue(english: str, chinese: str) -> re.Pattern[str]:
+def _cue(english: str, chinese: str) -> Cue:
     """Return a pattern of whole English phrases or Chinese ones, ``|``-separated."""
-    return re.compile(rf"\b(?:{english})\b|{chinese}" if english else chinese)
+    return Cue(
+        re.compile(rf"\b(?:{english})\b|{chinese}" if english else chinese),
+        re.compile(
+            "|".join([rf"\b(?:{english})\b"] * bool(english) + _ascii_branches(chinese))
+        ),
+    )
+
+
+@attrs.frozen
+class Cue:
+    """A cue's pattern, and the same without the branches ASCII text cannot match.
+
+    Each Chinese branch costs a test at every place of a text; most texts are ASCII.
+    """
+
+    pattern: re.Pattern[str]
+    ascii: re.Pattern[str]
+
+
+def _ascii_branches(pattern: str) -> list[str]:
+    """Return the top-level branches of ``pattern`` that ASCII text can match.
+
+    A branch that opens with a character outside ASCII (not made optional) cannot.
+    """
+    branches, depth, start = [], 0, 0
+    for at, char in enumerate(pattern):
+        if char in "([":
+            depth += 1
+        elif char in ")]" and pattern[at - 1] != "\\":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            branches.append(pattern[start:at])
+            start = at + 1
+    branches.append(pattern[start:])
+    return [
+        branch
+        for branch in branches
+        if branch[:1].isascii() or branch[1:2] in ("?", "*", "{")
+    ]
 
 
 _SPECIFIC: frozenset[Kind] = IDENTIFYING | {"identifier", "proper", "number"}
@@ -148,7 +232,7 @@ _DOING = (
     r"volunteer|teach|study|collect|paint|write|run|had|been)"
 )
 # Cues are matched in lower case, with typographic apostrophes made plain.
-_CUES: tuple[tuple[Kind, re.Pattern[str]], ...] = (
+_CUES: tuple[tuple[Kind, Cue], ...] = (
     (
         "decision",
         _cue(
@@ -307,7 +391,7 @@ def salience_of(text: str, role: Role | None = "user") -> Salience:
     """
     claimed: list[tuple[int, int]] = []
     found: dict[str, tuple[Kind, str]] = {}
-    for kind, pattern in SPANS:
+    for kind, pattern in spans_for(text):
         for match in pattern.finditer(text):
             start, end = match.span()
             if any(start < b and a < end for a, b in claimed):
@@ -318,8 +402,14 @@ def salience_of(text: str, role: Role | None = "user") -> Salience:
         found.setdefault(name.casefold(), (kind, name))
     kinds: set[Kind] = {kind for kind, _ in found.values()}
     lowered = text.lower().replace("\u2019", "'")
-    if kinds or _WORDY.search(_CHATTER.sub(" ", lowered)):  # not chatter alone
-        kinds.update(kind for kind, cue in _CUES if cue.search(lowered))
+    plain = lowered.isascii()  # the cues' ASCII patterns (``Cue``)
+    chatter = _CHATTER.ascii if plain else _CHATTER.pattern
+    if kinds or _WORDY.search(chatter.sub(" ", lowered)):  # not chatter alone
+        kinds.update(
+            kind
+            for kind, cue in _CUES
+            if (cue.ascii if plain else cue.pattern).search(lowered)
+        )
         if role not in ("user", None):
             kinds -= {"goal", "question"}  # only the user sets goals
         if (
