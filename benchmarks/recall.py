@@ -257,8 +257,21 @@ def _analyze(store: object) -> None:
     import psycopg
 
     with psycopg.connect(DSN, autocommit=True) as conn:
-        for table in ("messages", "message_terms"):
-            conn.execute(f'VACUUM ANALYZE "{schema}".{table}')
+        for table in _TABLES:
+            if conn.execute(
+                "SELECT to_regclass(%s)", (f'"{schema}".{table}',)
+            ).fetchone()[0]:
+                conn.execute(f'VACUUM ANALYZE "{schema}".{table}')
+
+
+_TABLES = (
+    "messages",
+    "message_terms",
+    "session_totals",
+    "session_terms",
+    "term_postings",
+)
+"""The tables a search reads (``term_postings`` since schema 7)."""
 
 
 def latency(

@@ -11,12 +11,11 @@ message (``pop_message``, ``clear_session``, ``forget_session``, ``clear_all``, 
 foreign writer) unindexes it in the same transaction.
 
 Each index row also holds a *session term* (``session_term``), but a search does not
-AND it with the query's terms: that makes FTS5 read the session's whole doclist and
-GIN its whole posting tree. SQLite walks a term's rows inside the session's id span,
-each joined to its message's ``session_id``; PostgreSQL filters a term's rows on
-``session_id``, found by GIN for a rare term and by a walk of the session's rows
-newest first for a common one (``postgres_index.walks``). The final join on
-``session_id`` makes sure no other session's row is ever returned.
+AND it with the query's terms: that makes FTS5 read the session's whole doclist.
+SQLite walks a term's rows inside the session's id span, each joined to its message's
+``session_id``; PostgreSQL reads a term's newest rows in the session from its postings
+(``postgres_index.POSTINGS_SCHEMA``: one backward index range a term). The final
+filter on ``session_id`` makes sure no other session's row is ever returned.
 
 Both bound the candidates as ``domain.ranking`` does (the rarest terms' newest
 matches) and score them here with the reference formula and the session's own
@@ -126,8 +125,14 @@ class SearchIndex(Protocol):
         terms: Sequence[str],
         *,
         archived_only: bool,
+        held: set[int] | None = None,
     ) -> Matches:
-        """Return the session's best ``CANDIDATES`` matches as (id, BM25 score)."""
+        """Return the session's best ``CANDIDATES`` matches as (id, BM25 score).
+
+        ``held``: when given, the index may add to it the session's ids within
+        ``CONTEXT_REACH`` of every match, if it read them with the matches (one
+        round trip fewer); the caller reads whatever it does not hold.
+        """
         ...
 
     @property

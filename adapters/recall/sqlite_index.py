@@ -634,6 +634,7 @@ class SqliteIndex:
         terms: Sequence[str],
         *,
         archived_only: bool,
+        held: set[int] | None = None,
     ) -> Matches:
         if self.policy == "eager":
             self.catch_up()  # every session's rows: what the batches left

@@ -435,6 +435,19 @@ def test_a_version_5_sqlite_file_opens_and_finds_what_it_indexed(tmp_path):
         store.close()
 
 
+def _version_5_counting() -> tuple[str, ...]:
+    """Return version 5's counting functions, as it created them (no postings)."""
+    from memory_summary.adapters.recall.postgres_index import STATISTICS_SCHEMA
+
+    return tuple(
+        f.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1)
+        for f in STATISTICS_SCHEMA[2:4]
+    )
+
+
+_VERSION_5_COUNTING = _version_5_counting()
+
+
 @pytest.mark.postgres
 def test_a_version_5_postgres_schema_opens_and_finds_what_it_indexed():
     from memory_summary.adapters import PostgresStore
@@ -443,10 +456,14 @@ def test_a_version_5_postgres_schema_opens_and_finds_what_it_indexed():
     old.set_recall_index("eager")
     indexed = old.save_message("s1", Message("user", "an indexed zebra"))
     for statement in (
+        "DROP TABLE {t}term_postings",  # version 7's
+        "ALTER TABLE {t}session_terms DROP COLUMN key",
+        "CREATE INDEX message_terms_tsv ON {t}message_terms USING gin (tsv)",
+        *(v5.replace("{s}.", "{t}") for v5 in _VERSION_5_COUNTING),
         "DROP TRIGGER messages_unmark ON {t}messages",
         "DROP FUNCTION {t}unmark_sessions()",
         "DROP TABLE {t}session_index",
-        "DELETE FROM {t}schema_version WHERE version = 6",
+        "DELETE FROM {t}schema_version WHERE version >= 6",
     ):
         run_sql(old, statement)
     old.close()
@@ -456,7 +473,7 @@ def test_a_version_5_postgres_schema_opens_and_finds_what_it_indexed():
         later = store.save_message("s1", Message("user", "a later zebra"))
         hits = store.search_messages("s1", query_terms("zebra"), limit=5)
 
-        assert store.schema_version() == 6
+        assert store.schema_version() == 7
         assert sorted(h.message.id for h in hits) == [indexed.id, later.id]
         assert run_sql(store, "SELECT count(*) FROM {t}message_terms")[0][0] == 2
     finally:

@@ -83,7 +83,7 @@ def test_reopening_keeps_data_and_schema_version(kind, tmp_path, sid):
     try:
         module = importlib.import_module(f"memory_summary.adapters.stores.sql.{kind}")
         assert again.schema_version() == module.SCHEMA_VERSION
-        assert {"sqlite": 6, "postgres": 6}[kind] == module.SCHEMA_VERSION
+        assert {"sqlite": 6, "postgres": 7}[kind] == module.SCHEMA_VERSION
         assert again.get_history(sid) == saved
         assert again.get_metadata("summary", sid) == {"text": "kept"}
         assert again.acquire_lease(sid, owner="again", ttl_s=60) is None

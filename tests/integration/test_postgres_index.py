@@ -1,4 +1,4 @@
-"""PostgreSQL's kept search statistics: what a count over the session's rows says."""
+"""PostgreSQL's kept search statistics and postings: what a count of the rows says."""
 
 from __future__ import annotations
 
@@ -37,22 +37,32 @@ def _rows(schema: str, sql: str) -> list[tuple]:
         return conn.execute(sql.replace("{s}", f'"{schema}"')).fetchall()
 
 
-def _kept_statistics(schema: str) -> tuple[dict, dict]:
-    """Return the kept statistics: {session: (documents, length)}, {(s, term): n}."""
+def _kept_statistics(schema: str) -> tuple[dict, dict, dict]:
+    """Return the kept statistics: {session: (documents, length)}, {(s, term): n}.
+
+    And the postings: {(session, term): the ids of its rows that hold the term}.
+    """
     totals = {sid: (n, length) for sid, n, length in _rows(schema, _KEPT_TOTALS)}
     terms = {(sid, term): n for sid, term, n in _rows(schema, _KEPT_TERMS)}
-    return totals, terms
+    postings: dict[tuple[str, str], set[int]] = {}
+    for sid, term, id_ in _rows(schema, _KEPT_POSTINGS):
+        postings.setdefault((sid, term), set()).add(id_)
+    return totals, terms, postings
 
 
 _KEPT_TOTALS = "SELECT session_id, documents, length FROM {s}.session_totals"
 _KEPT_TERMS = "SELECT session_id, term, documents FROM {s}.session_terms"
+_KEPT_POSTINGS = (
+    "SELECT k.session_id, k.term, p.id FROM {s}.term_postings p "
+    "JOIN {s}.session_terms k ON k.key = p.term_key"
+)
 
 
-def _counted_statistics(schema: str) -> tuple[dict, dict]:
+def _counted_statistics(schema: str) -> tuple[dict, dict, dict]:
     """Return them counted afresh, as a search counted them before they were kept.
 
     Each session's index rows and their summed ``length``; each lexeme a row holds,
-    its count by ``@@`` among the session's rows.
+    its count by ``@@`` among the session's rows, and those rows' ids.
     """
     totals = {
         sid: (n, length)
@@ -67,24 +77,27 @@ def _counted_statistics(schema: str) -> tuple[dict, dict]:
         "SELECT DISTINCT session_id, unnest(tsvector_to_array(tsv)) "
         "FROM {s}.message_terms",
     )
-    terms = {}
+    terms, postings = {}, {}
     for sid, term in held:
         quoted = term.replace("'", "''")
-        [(n,)] = _rows(
+        ids = _rows(
             schema,
-            "SELECT count(*) FROM {s}.message_terms WHERE session_id = "
+            "SELECT id FROM {s}.message_terms WHERE session_id = "
             f"'{sid}' AND tsv @@ '''{quoted}'''::tsquery",
         )
-        terms[(sid, term)] = n
-    return totals, terms
+        terms[(sid, term)] = len(ids)
+        postings[(sid, term)] = {id_ for (id_,) in ids}
+    return totals, terms, postings
 
 
 def _to_version_4(schema: str) -> None:
-    """Turn the schema into what version 4 left: no statistics kept."""
+    """Turn the schema into what version 4 left: no statistics or postings kept."""
     import psycopg
 
     with psycopg.connect(postgres_dsn(), autocommit=True) as conn:
         for statement in (
+            "DROP TABLE {s}.term_postings",  # version 7's
+            "CREATE INDEX message_terms_tsv ON {s}.message_terms USING gin (tsv)",
             "DROP TABLE {s}.session_totals",
             "DROP TABLE {s}.session_terms",
             "DROP FUNCTION {s}.count_added_terms() CASCADE",  # and its trigger
@@ -198,7 +211,7 @@ def test_each_sessions_statistics_stay_what_a_count_says_through_any_sequence(
                 store.close()
                 _to_version_4(schema)
                 store = make_postgres(schema)
-                assert store.schema_version() == 6
+                assert store.schema_version() == 7
             assert _kept_statistics(schema) == _counted_statistics(schema), step
     finally:
         store.close()
@@ -220,7 +233,7 @@ def test_a_version_4_schema_counts_its_statistics_and_finds_the_same(schema) -> 
 
     store = _eager(schema)
     try:
-        assert store.schema_version() == 6
+        assert store.schema_version() == 7
         kept = _kept_statistics(schema)
         assert kept == _counted_statistics(schema)
         assert kept[0] == {"s1": (5, 15), "s2": (3, 6)}
@@ -263,36 +276,38 @@ def test_concurrent_writers_of_one_session_keep_its_statistics(schema) -> None:
 
 
 @pytest.mark.parametrize("archived_only", [False, True])
-def test_a_walk_and_a_seek_find_each_terms_same_newest_matches(
-    schema, monkeypatch, archived_only
+def test_each_terms_newest_matches_rank_as_the_reference_store(
+    schema, archived_only
 ) -> None:
-    from memory_summary.adapters.recall import postgres_index
+    from memory_summary.adapters import InMemoryStore
 
-    store = _eager(schema)
+    texts = [
+        " ".join(w for k, w in enumerate(_WORDS) if i % (k + 2)) for i in range(300)
+    ]
+    stores = [_eager(schema), InMemoryStore()]
+    found = []
     try:
-        store.clear_all()
-        store.save_messages(
-            "s1",
-            [
-                Message(
-                    "user", " ".join(w for k, w in enumerate(_WORDS) if i % (k + 2))
-                )
-                for i in range(300)
-            ],
-        )
-        store.save_message("s2", Message("user", "zebra kiwi north"))
-        _commit(store, "s1")
-        found = {}
-        for cost in (0, None, 10**9):  # always a seek, as the counts say, always a walk
-            if cost is not None:
-                monkeypatch.setattr(postgres_index, "WALK_COST", cost)
-            found[cost] = [
-                store.search_messages(
-                    "s1", query_terms(query), limit=20, archived_only=archived_only
-                )
-                for query in ("zebra giraffe", "north kiwi 42", "北京大学 the")
-            ]
-        assert found[0] == found[None] == found[10**9]
-        assert [len(hits) for hits in found[0]] == [20, 20, 20]
+        stores[0].clear_all()
+        for store in stores:
+            store.save_messages("s1", [Message("user", text) for text in texts])
+            store.save_message("s2", Message("user", "zebra kiwi north"))
+            _commit(store, "s1")
+            found.append(
+                [
+                    [
+                        (hit.message.content, hit.archived, round(hit.score, 9))
+                        for hit in store.search_messages(
+                            "s1",
+                            query_terms(query),
+                            limit=20,
+                            archived_only=archived_only,
+                        )
+                    ]
+                    for query in ("zebra giraffe", "north kiwi 42", "北京大学 the")
+                ]
+            )
     finally:
-        store.close()
+        stores[0].close()
+
+    assert [len(hits) for hits in found[0]] == [20, 20, 20]
+    assert found[0] == found[1]

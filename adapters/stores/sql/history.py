@@ -94,23 +94,40 @@ class SqlHistory:
         if not limit or not terms:
             return []
         q = self._hq
+        around: set[int] = set()
         matches = self._search.matches(
-            self._read, session_id, list(terms), archived_only=archived_only
+            self._read,
+            session_id,
+            list(terms),
+            archived_only=archived_only,
+            held=around,
         )
         if not matches:
             return []
-        near = self._near(session_id, [id_ for id_, _ in matches])
+        near = self._near(session_id, [id_ for id_, _ in matches], around or None)
         scored = dict(matches)
         ranges = [
             (near[id_][0] or 0, near[id_][1] or MAX_ROW_ID)
             for id_, _ in matches[:CONTEXT_SEEDS]
             if id_ in near
         ]
-        for id_ in self._search.window(
-            self._read, session_id, ranges, archived_only=archived_only
-        ):
+        # The seeds' neighbours, and every id within CONTEXT_REACH of them (what
+        # ``_near`` reads of theirs), in one read; two when only the archived count.
+        wide = [
+            (max(lo - CONTEXT_REACH, 0), min(hi + CONTEXT_REACH, MAX_ROW_ID))
+            for lo, hi in ranges
+        ]
+        held = set(
+            self._search.window(self._read, session_id, wide, archived_only=False)
+        )
+        neighbours = (
+            self._search.window(self._read, session_id, ranges, archived_only=True)
+            if archived_only
+            else [i for i in held if any(lo <= i <= hi for lo, hi in ranges)]
+        )
+        for id_ in neighbours:
             scored.setdefault(id_, 0.0)
-        near.update(self._near(session_id, [i for i in scored if i not in near]))
+        near.update(self._near(session_id, [i for i in scored if i not in near], held))
         reach = {id_: bounds[1] for id_, bounds in near.items()}
         found = with_context(list(scored.items()), reach, limit)
         rows = self._read(
@@ -120,9 +137,12 @@ class SqlHistory:
         return [_hit(by_id[i], score) for i, score in found if i in by_id]
 
     def _near(
-        self, session_id: str, ids: list[int]
+        self, session_id: str, ids: list[int], held: set[int] | None = None
     ) -> dict[int, tuple[int | None, int | None]]:
         """Return the ids ``CONTEXT_REACH`` messages before and after each id.
+
+        ``held``: the session's ids within ``CONTEXT_REACH`` of each id, when the
+        caller read them already.
 
         A session mostly writes its ids without gaps: when the ``CONTEXT_REACH`` ids
         on one side of an id are all the session's, the farthest is the answer on
@@ -133,10 +153,11 @@ class SqlHistory:
         if not ids:
             return {}
         steps = range(1, CONTEXT_REACH + 1)
-        around = [(i - CONTEXT_REACH, i + CONTEXT_REACH) for i in sorted(ids)]
-        held = set(
-            self._search.window(self._read, session_id, around, archived_only=False)
-        )
+        if held is None:
+            around = [(i - CONTEXT_REACH, i + CONTEXT_REACH) for i in sorted(ids)]
+            held = set(
+                self._search.window(self._read, session_id, around, archived_only=False)
+            )
         near: dict[int, tuple[int | None, int | None]] = {}
         for i in ids:
             before = i - CONTEXT_REACH if all(i - d in held for d in steps) else None

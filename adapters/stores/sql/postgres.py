@@ -23,6 +23,7 @@ import psycopg_pool
 from psycopg.pq import TransactionStatus
 
 from memory_summary.adapters.recall.postgres_index import (
+    POSTINGS_SCHEMA,
     SESSION_INDEX_SCHEMA,
     STATISTICS_SCHEMA,
 )
@@ -105,7 +106,9 @@ SEARCH_SCHEMA = """
 # 5: each session's search statistics (``postgres_index.STATISTICS_SCHEMA``).
 # 6: how far a search indexed each session (``postgres_index.SESSION_INDEX_SCHEMA``);
 # an old schema's messages are all indexed, and a first search moves the mark.
-SCHEMA_VERSION = len(MIGRATIONS) + 3
+# 7: each term's messages in a session, in id order
+# (``postgres_index.POSTINGS_SCHEMA``).
+SCHEMA_VERSION = len(MIGRATIONS) + 4
 
 
 def dialect(schema: str) -> Dialect:
@@ -311,6 +314,10 @@ class PostgresStore(SqlStore):
             for statement in SESSION_INDEX_SCHEMA:
                 tx.execute(statement.replace("{s}", quoted), ())
 
+        def post_terms(tx: Executor) -> None:
+            for statement in POSTINGS_SCHEMA:
+                tx.execute(statement.replace("{s}", quoted), ())
+
         migrations = [m.replace("{s}", quoted) for m in MIGRATIONS]
         try:
             if not create:
@@ -318,7 +325,13 @@ class PostgresStore(SqlStore):
             super().__init__(
                 driver,
                 dialect(schema),
-                (*migrations, index_stored, count_statistics, mark_sessions),
+                (
+                    *migrations,
+                    index_stored,
+                    count_statistics,
+                    mark_sessions,
+                    post_terms,
+                ),
                 where=where,
                 search=search,
             )
