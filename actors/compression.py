@@ -170,7 +170,7 @@ class Compressor:
             while not isinstance(action, Finish):
                 self._apply(sid, action.effects, run.resolved)
                 state, action = step(state, run.perform(action))
-                time.sleep(0)  # a thread waiting for the GIL goes first (below)
+                time.sleep(0)  # hands the GIL to a waiting thread (a host's event loop)
         except Exception as exc:  # a bug: the start event still gets its end
             log.exception("session %s: compression crashed", sid)
             outcome = Outcome(

@@ -154,7 +154,10 @@ class ExtractiveSummarizer:
         Reads the engine's request (the previous summary, the conversation, the
         host's instructions) and keeps the most salient fragments, merged with the
         previous summary's, that fit ``max_tokens``. ``model`` and ``temperature``
-        change nothing: the same request gives the same summary.
+        change nothing: the same request gives the same summary. Between its stages
+        it hands the GIL to any thread waiting for it (``time.sleep(0)``): a fold is
+        milliseconds of pure Python on an engine thread, and a host's event loop
+        would otherwise wait a switch interval (5 ms) each time it wakes meanwhile.
         """
         request = next((m.text for m in reversed(messages) if m.role == "user"), "")
         system = next((m.text for m in messages if m.role == "system"), "")
