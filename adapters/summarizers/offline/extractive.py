@@ -65,6 +65,7 @@ and keeps *facts*: short fragments quoted from the messages, each ranked by sali
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Callable, Sequence
 
@@ -136,6 +137,7 @@ class ExtractiveSummarizer:
         self._count_tokens = count_tokens
         self._context_tokens = context_tokens
         self._counts: dict[str, int] = {}
+        self._folding = threading.Lock()
 
     def context_length(self, model: str | None = None) -> int | None:
         """Return ``context_tokens``, whatever the model."""
@@ -154,11 +156,20 @@ class ExtractiveSummarizer:
         Reads the engine's request (the previous summary, the conversation, the
         host's instructions) and keeps the most salient fragments, merged with the
         previous summary's, that fit ``max_tokens``. ``model`` and ``temperature``
-        change nothing: the same request gives the same summary. Between its stages
-        it hands the GIL to any thread waiting for it (``time.sleep(0)``): a fold is
-        milliseconds of pure Python on an engine thread, and a host's event loop
-        would otherwise wait a switch interval (5 ms) each time it wakes meanwhile.
+        change nothing: the same request gives the same summary.
+
+        A fold is milliseconds of pure Python on an engine thread, so it is kind to
+        the host's threads (an event loop) that share the GIL: folds run one at a
+        time (the GIL would run them one at a time anyway; side by side they only
+        multiply the threads a waiting host thread queues behind), and each hands
+        the GIL to any thread waiting for it between its stages and its entries
+        (``time.sleep(0)``), where it would otherwise wait a switch interval (5 ms)
+        each time it wakes.
         """
+        with self._folding:
+            return self._complete(messages, max_tokens)
+
+    def _complete(self, messages: Sequence[Message], max_tokens: int) -> str:
         request = next((m.text for m in reversed(messages) if m.role == "user"), "")
         system = next((m.text for m in messages if m.role == "system"), "")
         request, instructions = instructions_of(normalize_text(request))

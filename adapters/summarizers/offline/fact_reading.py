@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
+import time
 from collections.abc import Sequence
 
 from memory_summary.domain import cut_chars, pinned_section
@@ -154,6 +155,7 @@ def new_facts(
     fallback: tuple[str, Role | None, str, str] | None = None
     labelled: dict[Locale, int] = {"en": 0, "zh": 0}
     for role, tool, body, locale in entries(conversation[:SCAN_CHARS]):
+        time.sleep(0)  # an entry at a time: a waiting thread takes the GIL between
         if locale is not None:
             labelled[locale] += 1
         candidates: list[Fact] = []
