@@ -224,7 +224,7 @@ def strip_leading_blocks(
 
 
 def host_system(system: AnthropicSystem) -> AnthropicSystem:
-    """Return the host's ``system`` without a summary merged into it earlier.
+    r"""Return the host's ``system`` without a summary merged into it earlier.
 
     A host that sends back what ``assemble_anthropic`` gave it sends the summary of
     that time too; a compaction sends the system without it (the record's own

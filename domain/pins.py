@@ -261,7 +261,7 @@ def pinned_section(text: str, locale: Locale) -> tuple[str, list[str]]:
 
 
 def pins_line(text: str, locale: Locale) -> str:
-    """Return the pinned facts section of ``text`` as one line ("" when it has none).
+    r"""Return the pinned facts section of ``text`` as one line ("" when it has none).
 
     >>> pins_line("Body.\nPinned facts: ORD-1; /a.py", "en")
     'Pinned facts: ORD-1; /a.py'
