@@ -107,11 +107,17 @@ class SessionMemory:
 
         ``tools`` None keeps the tools remembered. Copies are kept (see the module).
         """
+        facts = self._facts.get(session_id, NO_FACTS)
+        if (  # the hot path: the copies kept are equal to what is given, no lock
+            facts.system_key is not None
+            and facts.system == system
+            and (tools is None or facts.tools == tuple(tools))
+        ):
+            return
         system_text, system_key = _fingerprint(system)
         tools_text, tools_key = (None, None) if tools is None else _fingerprint(tools)
-        facts = self._facts.get(session_id, NO_FACTS)
         if facts.system_key == system_key and tools_key in (None, facts.tools_key):
-            return  # the hot path: nothing changed, no lock
+            return  # nothing changed (a system with a summary in it, one not kept)
         changes: dict[str, object] = {"system_key": system_key}
         if tools_key is not None:
             changes["tools_key"] = tools_key
