@@ -610,7 +610,8 @@ class SummaryEngine:
 
         A request to ``provider`` whose model the record's native artifact serves
         (``model``, else the session's last) gets the block, and as text only what
-        the record's text adds to it (its pinned facts).
+        the record's text adds to it (its pinned facts: ``NativeArtifact.beside``,
+        else the text's pinned section).
         """
         self._core.check_open()
         _check_model(model)
