@@ -1,6 +1,6 @@
 """The history index of the PostgreSQL store: a ``tsvector`` table and postings.
 
-Why about 620 lines: one concept, the history index. Its schema and the triggers that
+Why about 650 lines: one concept, the history index. Its schema and the triggers that
 keep its statistics and postings, the writes that index a message (at its save or at
 its session's search, by the policy) and the search over it are one body of SQL that
 changes together.
@@ -113,19 +113,25 @@ length)`` index the counting read for ``(session_id, id)``, the order a walk rea
 """
 
 
-_BULK = "memory_summary.counted_in_bulk"
+_COUNTED = "memory_summary.counted_in_bulk"
 """A transaction-local setting: while on, the row trigger leaves the statistics of
 the rows a statement inserts to that statement (a lazy catch-up counts a page in
 bulk: a trigger per row updates the session's totals once per row, each update a new
-version of one row that the next must walk to, quadratic in the page)."""
+version of one row that the next must walk to, quadratic in the page). Schema 6's;
+the code of schema 7 sets ``_BULK``, and its trigger still obeys this one the way a
+process of schema 6, running on after another migrated, needs (``POSTINGS_SCHEMA``)."""
+
+_BULK = "memory_summary.indexed_in_bulk"
+"""``_COUNTED`` of schema 7: the statement writes its rows' statistics and postings,
+and the row trigger does nothing."""
 
 SESSION_INDEX_SCHEMA = (
     STATISTICS_SCHEMA[2]
     .replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1)
     .replace(
         "BEGIN\n",
-        f"BEGIN\n        IF current_setting('{_BULK}', true) = 'on' THEN RETURN NULL;"
-        " END IF;\n",
+        f"BEGIN\n        IF current_setting('{_COUNTED}', true) = 'on' THEN "
+        "RETURN NULL; END IF;\n",
         1,
     ),
     "CREATE TABLE {s}.session_index (session_id TEXT PRIMARY KEY, "
@@ -144,7 +150,7 @@ SESSION_INDEX_SCHEMA = (
 """Migration 6: how far a search indexed each session (``recall_index='lazy'``).
 
 The row trigger that counts an index row learns to leave a bulk insert's rows to it
-(``_BULK``).
+(``_COUNTED``).
 
 ``session_index.last_id``: every message of the session with an id up to it is
 indexed (or deleted). It is only moved while no lazy save of the session is in
@@ -162,6 +168,15 @@ POSTINGS_SCHEMA = (
     LANGUAGE plpgsql AS $$
     BEGIN
         IF current_setting('{_BULK}', true) = 'on' THEN RETURN NULL; END IF;
+        IF current_setting('{_COUNTED}', true) = 'on' THEN
+            -- a catch-up of schema 6's code: its statement counted the row, and
+            -- upserted (so keyed) its terms; their postings are left
+            INSERT INTO {{s}}.term_postings (term_key, id) SELECT k.key, NEW.id
+            FROM unnest(tsvector_to_array(NEW.tsv)) AS w(term)
+            JOIN {{s}}.session_terms k
+            ON k.session_id = NEW.session_id AND k.term = w.term;
+            RETURN NULL;
+        END IF;
         INSERT INTO {{s}}.session_totals AS k (session_id, documents, length)
         VALUES (NEW.session_id, 1, NEW.length) ON CONFLICT (session_id) DO UPDATE
         SET documents = k.documents + 1, length = k.length + excluded.length;
@@ -223,6 +238,12 @@ and sorted, or the session's rows walked newest first until enough matched, seve
 milliseconds a term at 100k messages). The triggers of migration 5 write and delete
 a row's postings with its counts, in the same statements; the rows already indexed
 get theirs here. The GIN index on ``tsv`` served only that search: it goes.
+
+Rolling upgrades: a process of
+schema 6 still running afterwards keeps working: its lazy catch-up sets
+``_COUNTED`` and counts a page itself, and the row trigger then writes only the
+page's postings; its searches, without the GIN index, read more rows (slower, same
+results).
 """
 
 
