@@ -430,3 +430,112 @@ def test_a_version_6_processs_catch_up_on_a_version_7_schema_is_found(schema) ->
         assert _kept_statistics(schema) == _counted_statistics(schema)
     finally:
         store.close()
+
+
+def test_migration_7_waits_for_a_save_in_flight_instead_of_deadlocking(
+    schema,
+) -> None:
+    """Migration 7 takes its locks first, in the writers' order.
+
+    A save of version 6's code in flight holds ``messages`` and ``message_terms``
+    and has still to count its row in ``session_terms``; the migration, started
+    then, waits for it at its first lock, and both complete (a migration that
+    altered ``session_terms`` first, and dropped the index on ``message_terms``
+    last, deadlocked with it).
+    """
+    import psycopg
+
+    from memory_summary.adapters import PostgresStore
+    from memory_summary.adapters.recall.terms import session_term
+    from memory_summary.domain import StoreError
+
+    lexemes = [session_term("s1"), "zebra", "saved", "meanwhile"]
+    store = _eager(schema)
+    try:
+        store.clear_all()
+        store.save_messages(
+            "s1", [Message("user", f"zebra kiwi {i}") for i in range(5)]
+        )
+    finally:
+        store.close()
+    _to_version_6(schema)
+
+    def q(sql: str) -> str:
+        return sql.replace("{s}", f'"{schema}"')
+
+    with psycopg.connect(postgres_dsn()) as saver:  # one transaction
+        pid = saver.info.backend_pid
+        row_id = saver.execute(
+            q(
+                "INSERT INTO {s}.messages (session_id, role, content) "
+                "VALUES ('s1', 'user', 'zebra saved meanwhile') RETURNING id"
+            )
+        ).fetchone()[0]
+        # its index row, the count left to the statements below (a save's trigger
+        # counts after the row is written: the row's lock is held first)
+        saver.execute(_V6_FLAG)
+        saver.execute(
+            q(
+                "INSERT INTO {s}.message_terms (id, session_id, length, terms, tsv) "
+                "VALUES (%s, 's1', 3, 'zebra saved meanwhile', "
+                "array_to_tsvector(%s::text[]))"
+            ),
+            (row_id, lexemes),
+        )
+        outcome: list[object] = []
+        done = threading.Event()
+
+        def migrate() -> None:
+            try:
+                outcome.append(PostgresStore(postgres_dsn(), schema=schema))
+            except StoreError as exc:  # a deadlock, reported by the test thread
+                outcome.append(exc)
+            finally:
+                done.set()
+
+        thread = threading.Thread(target=migrate)
+        thread.start()
+        try:
+            # the migration's statement blocked by the save, once it waits
+            with psycopg.connect(postgres_dsn(), autocommit=True) as watch:
+                waiting: list[tuple] = []
+                while not waiting and not done.is_set():
+                    waiting = watch.execute(
+                        "SELECT query FROM pg_stat_activity "
+                        "WHERE %s = ANY(pg_blocking_pids(pid))",
+                        (pid,),
+                    ).fetchall()
+                    done.wait(0.01)  # the next look, unless the migration ended
+            assert not done.is_set(), outcome  # it waited for the save
+            saver.execute(
+                q(
+                    "INSERT INTO {s}.session_totals AS k VALUES ('s1', 1, 3) "
+                    "ON CONFLICT (session_id) DO UPDATE SET "
+                    "documents = k.documents + 1, length = k.length + 3"
+                )
+            )
+            saver.execute(
+                q(
+                    "INSERT INTO {s}.session_terms AS k (session_id, term, documents) "
+                    "SELECT 's1', t, 1 FROM unnest(%s::text[]) AS t ORDER BY t "
+                    "ON CONFLICT (session_id, term) DO UPDATE SET "
+                    "documents = k.documents + 1"
+                ),
+                (sorted(lexemes),),
+            )
+            saver.commit()
+        finally:
+            saver.rollback()  # nothing left after the commit; else frees the thread
+            thread.join()
+    migrated = outcome[0]
+    assert not isinstance(migrated, BaseException), migrated
+    assert waiting == [(q("LOCK TABLE {s}.messages IN SHARE MODE"),)]  # its first
+    try:
+        assert migrated.schema_version() == 7  # type: ignore[attr-defined]
+        assert _kept_statistics(schema) == _counted_statistics(schema)
+        found = migrated.search_messages(  # type: ignore[attr-defined]
+            "s1", query_terms("zebra meanwhile"), limit=3
+        )
+        assert found[0].message.content == "zebra saved meanwhile"
+    finally:
+        migrated.close()  # type: ignore[attr-defined]
