@@ -250,7 +250,7 @@ get theirs here. The GIN index on ``tsv`` served only that search: it goes.
 
 Rolling upgrades: the migration first locks the four tables in the writers' order
 (``messages`` shared, which stops every save and delete; the others exclusively) and
-holds them until it commits, about 10 s per 80,000 indexed messages. A process of
+holds them until it commits, 7 to 10 s per 80,000 indexed messages. A process of
 schema 6 still running afterwards keeps working: its lazy catch-up sets
 ``_COUNTED`` and counts a page itself, and the row trigger then writes only the
 page's postings; its searches, without the GIN index, read more rows (slower, same
