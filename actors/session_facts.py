@@ -12,20 +12,32 @@ holds a bounded number of entries.
 Writers: the host's thread (the model on ``turn_after``, the flag on ``token_usage``)
 and the session's actor (the guard, when a compression finishes). The actor reads a
 frozen ``SessionFacts`` when it starts a compression and hands it on as a snapshot.
+
+The host's Anthropic ``system`` and ``tools`` (a native summarizer sends them) are
+kept as copies of their JSON, the system without a summary merged into it earlier
+(``host_system``), so a host that changes its dicts afterwards changes nothing a
+compaction sends; a pair over ``MAX_REQUEST_BYTES`` is not kept (none is then).
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 
 import attrs
 
-from memory_summary.domain import AnthropicSystem, LoopGuard
+from memory_summary.domain import AnthropicSystem, LoopGuard, MessageError
+from memory_summary.domain.native import host_system
+
+log = logging.getLogger(__name__)
 
 MAX_SESSION_FACTS = 50_000
 """Sessions whose facts are remembered; the least recently touched go first."""
+MAX_REQUEST_BYTES = 256 * 1024
+"""The largest ``system`` and ``tools`` (their JSON, together) kept for a session."""
 
 
 @attrs.frozen
@@ -38,7 +50,11 @@ class SessionFacts:
     system: AnthropicSystem = attrs.field(default=None, hash=False)
     """The host's system prompt of the session's last Anthropic request."""
     tools: tuple[Mapping[str, object], ...] = attrs.field(default=(), hash=False)
-    """The host's tools of the session's last Anthropic request."""
+    """The host's tools of the session's last Anthropic request that named them."""
+    system_key: int | None = None
+    """The fingerprint of the ``system`` given, before its copy was cleaned."""
+    tools_key: int | None = None
+    """The fingerprint of the ``tools`` given."""
 
 
 NO_FACTS = SessionFacts()
@@ -85,14 +101,45 @@ class SessionMemory:
         self,
         session_id: str,
         system: AnthropicSystem,
-        tools: Sequence[Mapping[str, object]] = (),
+        tools: Sequence[Mapping[str, object]] | None = None,
     ) -> None:
-        """Remember the host's system prompt and tools (a native summary sends them)."""
-        facts = self._facts.get(session_id)
-        given = tuple(tools)
-        if facts is not None and facts.system == system and facts.tools == given:
-            return  # the hot path: no lock
-        self._update(session_id, system=system, tools=given)
+        """Remember the host's system prompt and tools (a native summary sends them).
+
+        ``tools`` None keeps the tools remembered. Copies are kept (see the module).
+        """
+        facts = self._facts.get(session_id, NO_FACTS)
+        if (  # the hot path: the copies kept are equal to what is given, no lock
+            facts.system_key is not None
+            and facts.system == system
+            and (tools is None or facts.tools == tuple(tools))
+        ):
+            return
+        system_text, system_key = _fingerprint(system)
+        tools_text, tools_key = (None, None) if tools is None else _fingerprint(tools)
+        if facts.system_key == system_key and tools_key in (None, facts.tools_key):
+            return  # nothing changed (a system with a summary in it, one not kept)
+        changes: dict[str, object] = {"system_key": system_key}
+        if tools_key is not None:
+            changes["tools_key"] = tools_key
+        size = len(system_text or "") + len(
+            tools_text or json.dumps(list(facts.tools), ensure_ascii=False)
+        )
+        if system_text is None or size > MAX_REQUEST_BYTES or tools_key == 0:
+            log.debug(
+                "session %s: the Anthropic system and tools (%d characters of JSON, "
+                "or not JSON) are not remembered: a compaction sends neither",
+                session_id,
+                size,
+            )
+            self._update(session_id, system=None, tools=(), **changes)
+            return
+        try:
+            changes["system"] = host_system(json.loads(system_text))
+        except MessageError:
+            changes["system"] = None
+        if tools_text is not None:
+            changes["tools"] = tuple(json.loads(tools_text))
+        self._update(session_id, **changes)
 
     def set_guard(self, session_id: str, guard: LoopGuard | None) -> None:
         """Remember (or lift) the session's loop guard."""
@@ -113,3 +160,12 @@ class SessionMemory:
 
     def __len__(self) -> int:
         return len(self._facts)
+
+
+def _fingerprint(value: object) -> tuple[str | None, int]:
+    """Return ``value``'s JSON and its hash; ``(None, 0)`` when it is not JSON."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return None, 0
+    return text, hash(text) or 1

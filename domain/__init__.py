@@ -82,7 +82,13 @@ from .model import (
     messages_from_openai,
     messages_to_openai,
 )
-from .native import NativeArtifact, NativeRequest, read_native, with_block_first
+from .native import (
+    NativeArtifact,
+    NativeRequest,
+    read_native,
+    strip_leading_blocks,
+    with_block_first,
+)
 from .openai_format import OPENAI_EXTRAS, OpenAIMessage
 from .pins import PinScan, extract_pins, pinned_section, scan_pins, with_pins
 from .plan import CompressionPlan, injection_budget_tokens, plan_compression
@@ -332,6 +338,7 @@ __all__ = [
     "separator_message",
     "should_compress",
     "split_window",
+    "strip_leading_blocks",
     "summary_budget_tokens",
     "summary_message",
     "summary_request",

@@ -47,7 +47,7 @@ from .compression_state import (
 from .folding import OutcomeKind, next_record
 from .measure import LoopGuard, guard_after
 from .native import NativeArtifact, NativeRequest
-from .pins import with_pins
+from .pins import pinned_section, pins_line, with_pins
 from .ports import SummaryReply
 from .prompt import summary_request
 from .summary import trimmed_record
@@ -183,7 +183,8 @@ def answered(state: Folding, seen: Replied | CallFailed | BreakerRefused) -> Ste
     effects = Effects(breaker=breaker)
     if isinstance(result, Accepted):
         native = seen.reply.native if isinstance(seen, Replied) else None
-        return _commit_fold(state, result, effects, native)
+        native, notes = _kept_native(state, result, native)
+        return _commit_fold(state, result, with_notes(effects, notes=notes), native)
     keep = state.setting.config.on_summarizer_failure == "keep"
     # seed: a failed summary still trims, or the session loops on retries; the
     # previous summary stays and a partial text is never stored.
@@ -255,6 +256,30 @@ def _commit_fold(
     return state, action
 
 
+def _kept_native(
+    state: Folding, summary: Accepted, native: NativeArtifact | None
+) -> tuple[NativeArtifact | None, tuple[Note, ...]]:
+    """Return the artifact to commit with ``summary`` (None: text only), and a note.
+
+    A signed block cannot be shortened: one whose content is over the summary
+    budget, or whose text was cut (by the checks, or to make room for pins), is not
+    kept, and the (cut) text goes alone. A kept one carries the text's pinned facts
+    beside it, whatever the text's body became.
+    """
+    if native is None:
+        return None, ()
+    content = str(native.block.get("content", ""))
+    budget = state.plan.summary_tokens
+    if summary.cut or state.model.count_tokens(content) > budget:
+        note = (
+            f"the compaction block is over the summary budget ({budget} tokens); "
+            "its text is kept, cut to fit, without the block"
+        )
+        return None, (("warning", note),)
+    beside = pins_line(summary.text, state.setting.config.locale)
+    return attrs.evolve(native, beside=beside), ()
+
+
 def _accounted(state: C, reply: SummaryReply, seconds: float) -> C:
     """Add one answered call's usage: the provider's, else counted, and marked."""
     usage, model = reply.usage, state.model
@@ -307,7 +332,10 @@ def _judged(state: Chunking, text: str) -> tuple[Accepted | Failed, BreakerNote]
     )
     if pinned == verdict.text:
         return verdict, "succeeded"
-    return Accepted(pinned, count(pinned), True), "succeeded"
+    # cut: the checks cut the reply, or the pins took room from its body
+    body = pinned_section(verdict.text, config.locale)[0]
+    cut = verdict.cut or pinned_section(pinned, config.locale)[0] != body
+    return Accepted(pinned, count(pinned), cut), "succeeded"
 
 
 def _after_fold(state: Folding) -> tuple[bool, LoopGuard | None, tuple[Note, ...]]:

@@ -5,12 +5,20 @@ Anthropic's on-demand compaction answers with one ``compaction`` block: readable
 fields only the provider reads (``signature``, ``encrypted_content``,
 ``tool_changes``, any it adds later), which go back unchanged. ``NativeArtifact``
 keeps the whole block, with the provider and model that wrote it; the record stores
-it under ``"native"``, as part of its JSON, in every store.
+it under ``"native"``, as part of its JSON, in every store. What the record's text
+adds to the block (its pinned facts section) is kept beside it, as ``beside``: a
+request that carries the block carries that text too (in ``system``).
 
 The artifact is a cache and the record's text the source of truth: ``read_native``
 never raises, and a stored value that is not a usable block (missing, not JSON, no
 readable ``content``: a failed compaction) reads as None, so the record stays
 readable and requests carry the text.
+
+``strip_leading_blocks`` takes compaction blocks off the start of a host's request:
+a request built earlier (``assemble_anthropic``) had the library's block first, and
+the next one puts the current block (or the text) in their place; ``host_system``
+takes a merged summary off a host's ``system``, so a compaction never sends a stale
+one.
 """
 
 from __future__ import annotations
@@ -20,8 +28,10 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from .anthropic_format import AnthropicSystem
+from .anthropic_format import AnthropicSystem, messages_from_anthropic
 from .anthropic_pairing import CONTINUED
+from .anthropic_turns import messages_to_anthropic
+from .injection import assemble_messages
 from .model import Message
 
 ANTHROPIC_PROVIDER = "anthropic"
@@ -37,11 +47,14 @@ class NativeArtifact:
         provider: the provider that wrote it (``"anthropic"``).
         model: the model that wrote it, None when unknown.
         block: the block as the provider returned it (plain JSON; extra fields kept).
+        beside: what the record's text adds to the block (its pinned facts), sent
+            beside it; None when not recorded (an artifact stored before it was).
     """
 
     provider: str
     model: str | None
     block: Mapping[str, object] = attrs.field(hash=False)
+    beside: str | None = None
 
     def serves(self, provider: str, model: str | None) -> bool:
         """Tell whether a request to ``provider``'s ``model`` may carry the block.
@@ -58,7 +71,14 @@ class NativeArtifact:
 
     def to_mapping(self) -> dict[str, object]:
         """Return the artifact as JSON-compatible metadata."""
-        return {"provider": self.provider, "model": self.model, "block": self.block}
+        mapping: dict[str, object] = {
+            "provider": self.provider,
+            "model": self.model,
+            "block": self.block,
+        }
+        if self.beside is not None:
+            mapping["beside"] = self.beside
+        return mapping
 
 
 def native_block(data: object) -> dict[str, object] | None:
@@ -95,6 +115,13 @@ def read_native(data: object) -> NativeArtifact | None:
     >>> read_native({"provider": "anthropic", "model": None, "block": "x"}) is None
     True
     """
+    try:
+        return _read_native(data)
+    except RecursionError:  # a block nested deeper than JSON encoding goes
+        return None
+
+
+def _read_native(data: object) -> NativeArtifact | None:
     if not isinstance(data, Mapping):
         return None
     provider, model = data.get("provider"), data.get("model")
@@ -103,7 +130,10 @@ def read_native(data: object) -> NativeArtifact | None:
         return None
     if model is not None and not isinstance(model, str):
         return None
-    return NativeArtifact(str(provider), model, block)
+    beside = data.get("beside")
+    return NativeArtifact(
+        str(provider), model, block, beside if isinstance(beside, str) else None
+    )
 
 
 @attrs.frozen
@@ -155,3 +185,61 @@ def with_block_first(
         )
         return [{**rest[0], "content": [dict(block), *blocks]}, *rest[1:]]
     return [{"role": "assistant", "content": [dict(block)]}, *rest]
+
+
+def strip_leading_blocks(
+    turns: Sequence[Mapping[str, object] | object],
+) -> list[Mapping[str, object] | object]:
+    """Return ``turns`` without the compaction blocks that open the first turn.
+
+    The library puts its block first (``with_block_first``); a host that sends back
+    a request built earlier sends that block (or one the record no longer has)
+    again. Every ``compaction`` block at the start of the first turn's content is
+    taken as the library's own and removed (the turn too, when nothing else is
+    left); blocks anywhere else are the host's and kept.
+
+    >>> strip_leading_blocks([{"role": "assistant", "content": [
+    ...     {"type": "compaction", "content": "s"}, {"type": "text", "text": "ok"}]}])
+    [{'role': 'assistant', 'content': [{'type': 'text', 'text': 'ok'}]}]
+    """
+    if not turns or not isinstance(turns[0], Mapping):
+        return list(turns)
+    first = turns[0]
+    content = first.get("content")
+    if not isinstance(content, list):
+        return list(turns)
+    skip = 0
+    while (
+        skip < len(content)
+        and isinstance(content[skip], Mapping)
+        and content[skip].get("type") == COMPACTION_TYPE
+    ):
+        skip += 1
+    if not skip:
+        return list(turns)
+    rest = content[skip:]
+    if not rest:
+        return list(turns[1:])
+    return [{**first, "content": rest}, *turns[1:]]
+
+
+def host_system(system: AnthropicSystem) -> AnthropicSystem:
+    r"""Return the host's ``system`` without a summary merged into it earlier.
+
+    A host that sends back what ``assemble_anthropic`` gave it sends the summary of
+    that time too; a compaction sends the system without it (the record's own
+    summary goes as the block, or merged anew).
+
+    >>> host_system("Be brief.\n\nSummary of the earlier conversation (older "
+    ...     "messages were archived):\nold")
+    'Be brief.'
+    """
+    if system is None:
+        return None
+    head = messages_from_anthropic(system, [])
+    if not head:
+        return system
+    kept = assemble_messages(head, None, "merge")  # a merged or a whole summary
+    if kept == head:
+        return system
+    return messages_to_anthropic(kept)[0]

@@ -260,6 +260,16 @@ def pinned_section(text: str, locale: Locale) -> tuple[str, list[str]]:
     return text, []
 
 
+def pins_line(text: str, locale: Locale) -> str:
+    r"""Return the pinned facts section of ``text`` as one line ("" when it has none).
+
+    >>> pins_line("Body.\nPinned facts: ORD-1; /a.py", "en")
+    'Pinned facts: ORD-1; /a.py'
+    """
+    pins = pinned_section(text, locale)[1]
+    return PIN_HEADERS[locale] + PIN_SEPARATORS[locale].join(pins) if pins else ""
+
+
 def with_pins(
     summary: str,
     *,

@@ -87,7 +87,7 @@ class TurnHost(RecallSource, Protocol):
         self,
         session_id: str,
         system: AnthropicSystem,
-        tools: Iterable[Mapping[str, object]] = (),
+        tools: Iterable[Mapping[str, object]] | None = None,
     ) -> None: ...
 
     def _assembled(
@@ -228,7 +228,7 @@ class Conversation:
         message = None if user is None else unsaved([user_message(user)], "user")[0]
         head = system_message(system)
         if kind == "anthropic":  # a native summarizer sends the session's system
-            engine._note_request(self.session_id, system)
+            engine._note_request(self.session_id, system)  # tools: those remembered
         transcript = self._transcript()
         with transcript.lock:
             self._sync(transcript)

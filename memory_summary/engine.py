@@ -87,7 +87,8 @@ from memory_summary.domain.capabilities import (
 )
 from memory_summary.domain.injection import without_covered
 from memory_summary.domain.lineage import VERSIONS_NAMESPACE
-from memory_summary.domain.native import ANTHROPIC_PROVIDER
+from memory_summary.domain.native import ANTHROPIC_PROVIDER, strip_leading_blocks
+from memory_summary.domain.pins import pins_line
 from memory_summary.domain.prompt import checked_instructions
 from memory_summary.domain.recall import HistoryEntry, SearchHit, SummaryVersion
 from memory_summary.domain.recall_tools import SEARCH_TOOL, tool_definitions
@@ -609,7 +610,8 @@ class SummaryEngine:
 
         A request to ``provider`` whose model the record's native artifact serves
         (``model``, else the session's last) gets the block, and as text only what
-        the record's text adds to it (its pinned facts).
+        the record's text adds to it (its pinned facts: ``NativeArtifact.beside``,
+        else the text's pinned section).
         """
         self._core.check_open()
         _check_model(model)
@@ -627,11 +629,11 @@ class SummaryEngine:
             and native.serves(provider, model or self._facts.model(session_id))
         ):
             block = native.block
-            # what the text adds to the block (pinned facts) goes with it, as text
-            content = str(block.get("content"))
-            extra = (
-                record.text[len(content) :] if record.text.startswith(content) else ""
-            )
+            # what the text adds to the block (pinned facts) goes with it, as text;
+            # an artifact stored without it: the pinned section of the text
+            extra = native.beside
+            if extra is None:
+                extra = pins_line(record.text, self.config.locale)
             if not extra.strip():
                 return None, record.covered_through_id, block
             record = attrs.evolve(record, text=extra.strip())
@@ -642,11 +644,16 @@ class SummaryEngine:
         self,
         session_id: str,
         system: AnthropicSystem,
-        tools: Iterable[Mapping[str, object]] = (),
+        tools: Iterable[Mapping[str, object]] | None = None,
     ) -> None:
-        """Remember the host's system and tools when a native summarizer sends them."""
+        """Remember the host's system and tools when a native summarizer sends them.
+
+        ``tools`` None (a request that does not name them) keeps those remembered.
+        """
         if self._native_summarizer:
-            self._facts.set_request(session_id, system, tuple(tools))
+            self._facts.set_request(
+                session_id, system, None if tools is None else list(tools)
+            )
 
     def assemble(
         self,
@@ -1057,7 +1064,11 @@ class SummaryEngine:
         request goes to the model that made it (``model``, else the session's
         last), its compaction block comes first in ``messages``, verbatim, in
         place of the summary text (``drop_native`` when the API refuses it).
-        Idempotent: a summary merged earlier is replaced. With
+        Idempotent: a summary merged earlier is replaced, and so are the
+        ``compaction`` blocks that open the first message while the session has a
+        summary (taken as the library's own, sent by an earlier call: the current
+        block, or the text, goes in their place; a block anywhere else is the
+        host's and kept). With
         ``anthropic_keep_thinking_turns`` set, thinking blocks older than that many
         assistant turns are dropped (``domain.thinking``; the open tool loop's stay).
 
@@ -1076,12 +1087,15 @@ class SummaryEngine:
                 "(the Messages API has no system role inside messages)"
             )
         repair: Repair = options.pop("repair", True)
-        tools = options.pop("tools", ())
+        tools = options.pop("tools", None)
         model = options.pop("model", None)
         if options:
             raise TypeError(f"unexpected options: {sorted(options)}")
-        given = messages_from_anthropic(system, messages)
         text, covered, block = self._injection(session_id, model, ANTHROPIC_PROVIDER)
+        turns_in = list(messages)
+        if text is not None or block is not None:  # the library's own block: replaced
+            turns_in = strip_leading_blocks(turns_in)
+        given = messages_from_anthropic(system, turns_in)
         self._note_request(session_id, system, tools)
         assembled = self._assembled(given, text, covered, False, "merge")
         system_out, turns = messages_to_anthropic(

@@ -11,8 +11,8 @@ never end until the client leaves (recorded in ``disconnected``). What gateways 
 local servers send too: a ``message_start`` without usage, a ``message_delta`` whose
 usage is null, a 200 answer whose body is not JSON; and a reply cut at ``max_tokens``.
 On-demand compaction: a request with a top-level ``compaction`` gets the scripted
-``compaction`` block alone (``stop_reason`` ``"compaction"``), sent as given (null
-content, unknown fields, a block that is not one).
+``compaction`` block alone (``stop_reason`` ``"compaction"`` unless one is scripted),
+sent as given (null content, unknown fields, a block that is not one).
 """
 
 from __future__ import annotations
@@ -171,8 +171,10 @@ class AnthropicServer:
                             if compacting
                             else [{"type": "text", "text": behaviour.text}]
                         ),
-                        "stop_reason": (
-                            "compaction" if compacting else behaviour.stop_reason
+                        "stop_reason": (  # a compaction's, unless scripted
+                            "compaction"
+                            if compacting and behaviour.stop_reason == "end_turn"
+                            else behaviour.stop_reason
                         ),
                         "stop_sequence": None,
                         "usage": {

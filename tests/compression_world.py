@@ -97,7 +97,7 @@ class World:
     breaker_open: bool = False
     context_length: int | None = 128_000
     estimate_usage: Callable[[str], int] | None = None
-    native: bool = False  # the summarizer folds natively; "native" answers a block
+    native: bool = False  # folds natively; "native" (or "native-long") answers a block
     commits: list[Commit] = attrs.field(factory=list)
     actions: list[Action] = attrs.field(factory=list)
     events: list[Event] = attrs.field(factory=list)
@@ -156,8 +156,10 @@ class World:
         match answer:
             case "ok":
                 return Replied(SummaryReply(f"{GOOD} Call {self.calls}."), 0.5)
-            case "native":
+            case "native" | "native-long":
                 text = f"{GOOD} Call {self.calls}."
+                if answer == "native-long":  # far over any summary budget
+                    text = f"{text} {GOOD * 2000}"
                 block = {"type": "compaction", "content": text, "signature": "s"}
                 artifact = NativeArtifact("anthropic", "m", block)
                 return Replied(SummaryReply(text, native=artifact), 0.5)

@@ -311,3 +311,231 @@ def test_each_terms_newest_matches_rank_as_the_reference_store(
 
     assert [len(hits) for hits in found[0]] == [20, 20, 20]
     assert found[0] == found[1]
+
+
+def _to_version_6(schema: str) -> None:
+    """Turn the schema into what version 6 left: no postings, the GIN index back.
+
+    The triggers become version 6's (the released migrations' text): they count a
+    row unless a statement set ``memory_summary.counted_in_bulk``, and write no
+    postings.
+    """
+    import psycopg
+
+    from memory_summary.adapters.recall.postgres_index import (
+        SESSION_INDEX_SCHEMA,
+        STATISTICS_SCHEMA,
+    )
+
+    removed = STATISTICS_SCHEMA[3].replace(
+        "CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1
+    )
+    with psycopg.connect(postgres_dsn(), autocommit=True) as conn:
+        for statement in (
+            SESSION_INDEX_SCHEMA[0],  # count_added_terms of version 6
+            removed,
+            "DROP TABLE {s}.term_postings",
+            "ALTER TABLE {s}.session_terms DROP COLUMN key",
+            "CREATE INDEX message_terms_tsv ON {s}.message_terms USING gin (tsv)",
+            "DELETE FROM {s}.schema_version WHERE version >= 7",
+        ):
+            conn.execute(statement.replace("{s}", f'"{schema}"'))
+
+
+# What a lazy catch-up of version 6's code runs for a page, in its transaction: the
+# flag, then the rows and their statistics in one statement (its ``_index_stored``,
+# verbatim but for the parameters' placeholders), then the session's watermark.
+_V6_FLAG = "SELECT set_config('memory_summary.counted_in_bulk', 'on', true)"
+_V6_INDEX_STORED = (
+    "WITH added AS (INSERT INTO {s}.message_terms "
+    "(id, session_id, length, terms, tsv) "
+    "SELECT m.id, m.session_id, b.length, b.terms, "
+    "array_to_tsvector(string_to_array(b.lexemes, ' ')) FROM "
+    "unnest(%s::bigint[], %s::int[], %s::text[], %s::text[]) "
+    "AS b(id, length, terms, lexemes) JOIN {s}.messages m ON m.id = b.id "
+    "ORDER BY m.id FOR KEY SHARE OF m ON CONFLICT (id) DO NOTHING "
+    "RETURNING session_id, length, tsv), "
+    "totals AS (INSERT INTO {s}.session_totals AS k "
+    "(session_id, documents, length) SELECT session_id, count(*), "
+    "sum(length) FROM added GROUP BY session_id ON CONFLICT (session_id) "
+    "DO UPDATE SET documents = k.documents + excluded.documents, "
+    "length = k.length + excluded.length RETURNING 1), "
+    "terms AS (INSERT INTO {s}.session_terms AS k (session_id, term, "
+    "documents) SELECT a.session_id, w.term, count(*) FROM added a, "
+    "unnest(tsvector_to_array(a.tsv)) AS w(term) GROUP BY 1, 2 "
+    "ORDER BY 1, 2 ON CONFLICT (session_id, term) DO UPDATE SET "
+    "documents = k.documents + excluded.documents RETURNING 1) "
+    "SELECT count(*) FROM added"
+)
+_V6_MARK = (
+    "INSERT INTO {s}.session_index AS k (session_id, last_id) SELECT %s, %s "
+    "WHERE EXISTS (SELECT 1 FROM {s}.messages WHERE session_id = %s) "
+    "ON CONFLICT (session_id) DO UPDATE SET "
+    "last_id = greatest(k.last_id, excluded.last_id)"
+)
+
+
+def test_a_version_6_processs_catch_up_on_a_version_7_schema_is_found(schema) -> None:
+    """A process of version 6 still running after another migrated to version 7.
+
+    Its catch-up counts a page in its own statement under its flag; the row trigger
+    of version 7 then writes the page's postings, so version 7's search (which reads
+    the postings, and trusts the watermark the old process moved) finds the rows.
+    """
+    import psycopg
+
+    from memory_summary.adapters.recall.terms import session_term
+    from memory_summary.adapters.stores.sql import postgres
+    from memory_summary.domain.recall import message_terms
+
+    store = make_postgres(schema)  # lazy: a save stores the message alone
+    try:
+        store.clear_all()
+        store.save_messages(
+            "s1", [Message("user", f"kiwi north {i}") for i in range(4)]
+        )
+        assert store.search_messages("s1", query_terms("kiwi"), limit=5)  # indexed
+        old = [Message("user", text) for text in ("an old zebra", "zebra kiwi zebra")]
+        saved = store.save_messages("s1", old)
+        store.save_message("s2", Message("user", "zebra in another session"))
+        ids = [message.id for message in saved]
+        assert store.schema_version() == postgres.SCHEMA_VERSION == 7
+
+        # the old process's catch-up of s1's page, as version 6 wrote it
+        words = [message_terms(message) for message in saved]
+        own = session_term("s1")
+        columns = (
+            ids,
+            [len(w) for w in words],
+            [" ".join(w) for w in words],
+            [" ".join([own, *dict.fromkeys(w)]) for w in words],
+        )
+        with psycopg.connect(postgres_dsn()) as conn:  # one transaction
+            conn.execute(_V6_FLAG)
+            sql = _V6_INDEX_STORED.replace("{s}", f'"{schema}"')
+            assert conn.execute(sql, columns).fetchone()[0] == 2
+            mark = _V6_MARK.replace("{s}", f'"{schema}"')
+            conn.execute(mark, ("s1", ids[-1], "s1"))
+
+        kept = _kept_statistics(schema)
+        assert kept == _counted_statistics(schema)  # counted once, and posted
+        assert kept[2][("s1", "zebra")] == set(ids)
+        found = store.search_messages("s1", query_terms("zebra"), limit=5)
+        assert [hit.message.content for hit in found][:2] == [
+            "zebra kiwi zebra",
+            "an old zebra",
+        ]
+        # version 7's own catch-up, of s2, still counts and posts in its statement
+        assert store.search_messages("s2", query_terms("zebra"), limit=5)
+        assert _kept_statistics(schema) == _counted_statistics(schema)
+    finally:
+        store.close()
+
+
+def test_migration_7_waits_for_a_save_in_flight_instead_of_deadlocking(
+    schema,
+) -> None:
+    """Migration 7 takes its locks first, in the writers' order.
+
+    A save of version 6's code in flight holds ``messages`` and ``message_terms``
+    and has still to count its row in ``session_terms``; the migration, started
+    then, waits for it at its first lock, and both complete (a migration that
+    altered ``session_terms`` first, and dropped the index on ``message_terms``
+    last, deadlocked with it).
+    """
+    import psycopg
+
+    from memory_summary.adapters import PostgresStore
+    from memory_summary.adapters.recall.terms import session_term
+    from memory_summary.domain import StoreError
+
+    lexemes = [session_term("s1"), "zebra", "saved", "meanwhile"]
+    store = _eager(schema)
+    try:
+        store.clear_all()
+        store.save_messages(
+            "s1", [Message("user", f"zebra kiwi {i}") for i in range(5)]
+        )
+    finally:
+        store.close()
+    _to_version_6(schema)
+
+    def q(sql: str) -> str:
+        return sql.replace("{s}", f'"{schema}"')
+
+    with psycopg.connect(postgres_dsn()) as saver:  # one transaction
+        pid = saver.info.backend_pid
+        row_id = saver.execute(
+            q(
+                "INSERT INTO {s}.messages (session_id, role, content) "
+                "VALUES ('s1', 'user', 'zebra saved meanwhile') RETURNING id"
+            )
+        ).fetchone()[0]
+        # its index row, the count left to the statements below (a save's trigger
+        # counts after the row is written: the row's lock is held first)
+        saver.execute(_V6_FLAG)
+        saver.execute(
+            q(
+                "INSERT INTO {s}.message_terms (id, session_id, length, terms, tsv) "
+                "VALUES (%s, 's1', 3, 'zebra saved meanwhile', "
+                "array_to_tsvector(%s::text[]))"
+            ),
+            (row_id, lexemes),
+        )
+        outcome: list[object] = []
+        done = threading.Event()
+
+        def migrate() -> None:
+            try:
+                outcome.append(PostgresStore(postgres_dsn(), schema=schema))
+            except StoreError as exc:  # a deadlock, reported by the test thread
+                outcome.append(exc)
+            finally:
+                done.set()
+
+        thread = threading.Thread(target=migrate)
+        thread.start()
+        try:
+            # the migration's statement blocked by the save, once it waits
+            with psycopg.connect(postgres_dsn(), autocommit=True) as watch:
+                waiting: list[tuple] = []
+                while not waiting and not done.is_set():
+                    waiting = watch.execute(
+                        "SELECT query FROM pg_stat_activity "
+                        "WHERE %s = ANY(pg_blocking_pids(pid))",
+                        (pid,),
+                    ).fetchall()
+                    done.wait(0.01)  # the next look, unless the migration ended
+            assert not done.is_set(), outcome  # it waited for the save
+            saver.execute(
+                q(
+                    "INSERT INTO {s}.session_totals AS k VALUES ('s1', 1, 3) "
+                    "ON CONFLICT (session_id) DO UPDATE SET "
+                    "documents = k.documents + 1, length = k.length + 3"
+                )
+            )
+            saver.execute(
+                q(
+                    "INSERT INTO {s}.session_terms AS k (session_id, term, documents) "
+                    "SELECT 's1', t, 1 FROM unnest(%s::text[]) AS t ORDER BY t "
+                    "ON CONFLICT (session_id, term) DO UPDATE SET "
+                    "documents = k.documents + 1"
+                ),
+                (sorted(lexemes),),
+            )
+            saver.commit()
+        finally:
+            saver.rollback()  # nothing left after the commit; else frees the thread
+            thread.join()
+    migrated = outcome[0]
+    assert not isinstance(migrated, BaseException), migrated
+    assert waiting == [(q("LOCK TABLE {s}.messages IN SHARE MODE"),)]  # its first
+    try:
+        assert migrated.schema_version() == 7  # type: ignore[attr-defined]
+        assert _kept_statistics(schema) == _counted_statistics(schema)
+        found = migrated.search_messages(  # type: ignore[attr-defined]
+            "s1", query_terms("zebra meanwhile"), limit=3
+        )
+        assert found[0].message.content == "zebra saved meanwhile"
+    finally:
+        migrated.close()  # type: ignore[attr-defined]

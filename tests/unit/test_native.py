@@ -17,10 +17,13 @@ from memory_summary.domain import (
 )
 from memory_summary.domain.anthropic_pairing import CONTINUED
 from memory_summary.domain.compression_io import Summarize
+from memory_summary.domain.native import host_system, strip_leading_blocks
+from memory_summary.domain.pins import pins_line
 from memory_summary.domain.replies import read_usage_tokens
 from tests.compression_world import GOOD, World, history, run, setting_for
 
 CONFIG = SummaryConfig()  # threshold 30, keep_recent 20
+HEADER = "Summary of the earlier conversation (older messages were archived):"
 
 BLOCK = {
     "type": "compaction",
@@ -201,3 +204,108 @@ def test_the_context_is_the_last_sampling_iteration_never_a_compaction(
     usage = {"input_tokens": 5, "cache_read_input_tokens": 10, "iterations": iterations}
 
     assert read_usage_tokens(usage) == tokens
+
+
+def test_what_the_record_adds_beside_the_block_round_trips():
+    with_pins = attrs.evolve(ARTIFACT, beside="Pinned facts: ORD-1")
+    stored = record(with_pins).to_mapping()
+
+    assert stored["native"]["beside"] == "Pinned facts: ORD-1"
+    assert read_record(stored).native == with_pins
+    assert read_native(dict(stored["native"], beside=5)).beside is None
+
+
+def test_a_block_nested_too_deep_reads_as_none():
+    deep: list[object] = []
+    for _ in range(100_000):
+        deep = [deep]
+    stored = {"provider": "anthropic", "model": None, "block": dict(BLOCK, x=deep)}
+
+    assert read_native(stored) is None
+
+
+def test_a_native_fold_keeps_the_pins_beside_the_block():
+    world = World(CONFIG, history(30), native=True, answers=["native"])
+
+    run(world, setting_for(CONFIG, "manual"))
+
+    native = world.record.native
+    assert native is not None
+    assert native.beside == pins_line(world.record.text, "en")
+    assert native.beside.startswith("Pinned facts: ORD-")
+
+
+def test_a_block_over_the_summary_budget_is_not_kept():
+    world = World(CONFIG, history(30), native=True, answers=["native-long"])
+
+    run(world, setting_for(CONFIG, "manual"))
+
+    (summarize,) = _summarize_actions(world)
+    notes = [text for c in world.commits for _, text in c.effects.notes]
+    assert world.record.native is None
+    assert world.record.text.startswith(GOOD)
+    assert world.record.tokens <= summarize.max_tokens
+    assert any("over the summary budget" in note for note in notes)
+
+
+COMPACTION = {"type": "compaction", "content": "s", "signature": "x"}
+
+
+@pytest.mark.parametrize(
+    ("turns", "expected"),
+    [
+        ([], []),
+        (  # the library's turn of its own: gone
+            [
+                {"role": "assistant", "content": [COMPACTION]},
+                {"role": "user", "content": "hi"},
+            ],
+            [{"role": "user", "content": "hi"}],
+        ),
+        (  # several, and the turn's other blocks stay
+            [
+                {
+                    "role": "assistant",
+                    "content": [COMPACTION, COMPACTION, {"type": "text", "text": "ok"}],
+                }
+            ],
+            [{"role": "assistant", "content": [{"type": "text", "text": "ok"}]}],
+        ),
+        (  # a host's block after other content, or in a later turn: kept
+            [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": [COMPACTION]},
+            ],
+            [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": [COMPACTION]},
+            ],
+        ),
+        (
+            [{"role": "user", "content": [{"type": "text", "text": "a"}, COMPACTION]}],
+            [{"role": "user", "content": [{"type": "text", "text": "a"}, COMPACTION]}],
+        ),
+    ],
+)
+def test_leading_compaction_blocks_are_stripped(turns, expected):
+    assert strip_leading_blocks(turns) == expected
+
+
+@pytest.mark.parametrize(
+    ("system", "expected"),
+    [
+        (None, None),
+        ("Be brief.", "Be brief."),
+        (f"Be brief.\n\n{HEADER}\nold", "Be brief."),
+        (f"{HEADER}\nold", None),  # the summary alone
+        (
+            [
+                {"type": "text", "text": "A", "cache_control": {"type": "ephemeral"}},
+                {"type": "text", "text": f"\n\n{HEADER}\nold"},
+            ],
+            [{"type": "text", "text": "A", "cache_control": {"type": "ephemeral"}}],
+        ),
+    ],
+)
+def test_the_host_system_loses_a_merged_summary(system, expected):
+    assert host_system(system) == expected

@@ -14,10 +14,16 @@ the record's native artifact.
 Never bricked: a block whose ``content`` is null or empty, a missing or malformed
 block, or a stop short of one falls back, within the same call's deadline, to the
 text path (``complete_with_usage`` on the rendered prompt), whose reply has no
-artifact; a 400 that names compaction is retried once without the block sent first
-(the record's text in its place), and then (a model without on-demand compaction)
-takes the text path too. Other errors are the text path's, retried and translated by
-the same code (``errors``, ``sdk.core``).
+artifact. A stop the text path refuses too (``max_tokens``, ``refusal``, the
+model's context window reached: ``stop_error``) fails the call as it would there.
+A 400 that names compaction is retried once without the block sent first (the
+record's text in its place); any other 400 (an invalid request: an unknown beta, a
+tool rule, a model without on-demand compaction) takes the text path once, logged,
+except a context-length one (``SummarizerContextError``: the engine folds a smaller
+chunk). A range with tool calls while the host's tools are not known takes the
+text path at once (the API refuses ``tool_use`` blocks without ``tools``). Other
+errors are the text path's, retried and translated by the same code (``errors``,
+``sdk.core``).
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from memory_summary.domain import (
     Message,
     NativeArtifact,
     NativeRequest,
+    SummarizerContextError,
     SummarizerError,
     SummaryReply,
     anthropic_pairs,
@@ -46,7 +53,7 @@ from memory_summary.domain import (
 )
 from memory_summary.domain.native import ANTHROPIC_PROVIDER, native_block
 
-from .llm import AnthropicLLM, token_usage
+from .llm import AnthropicLLM, stop_error, token_usage
 
 log = logging.getLogger(__name__)
 
@@ -78,14 +85,33 @@ def compaction_payload(
     return system, turns if block is None else with_block_first(block, turns)
 
 
-def _names_compaction(exc: SummarizerError) -> bool:
-    """Tell whether a failed call was a 400 about compaction (its block, its field)."""
+def _invalid_request(exc: SummarizerError) -> bool:
+    """Tell whether a failed call was a 400 (an invalid request), not about length."""
     cause = exc.__cause__
     return (
-        isinstance(cause, anthropic.APIStatusError)
+        not isinstance(exc, SummarizerContextError)
+        and isinstance(cause, anthropic.APIStatusError)
         and cause.status_code == 400
-        and "compaction" in str(cause).lower()
     )
+
+
+def _names_compaction(exc: SummarizerError) -> bool:
+    """Tell whether a 400 was about compaction (its block, its field)."""
+    return _invalid_request(exc) and "compaction" in str(exc.__cause__).lower()
+
+
+def _holds_tool_calls(history: tuple[Message, ...]) -> bool:
+    """Tell whether ``history`` has tool calls or results (the API needs ``tools``)."""
+    for message in history:
+        if message.tool_calls or message.role == "tool":
+            return True
+        if isinstance(message.content, list) and any(
+            str(part.get("type", "")).endswith(("tool_use", "tool_result"))
+            for part in message.content
+            if isinstance(part, Mapping)
+        ):
+            return True
+    return False
 
 
 class AnthropicCompactingLLM(AnthropicLLM):
@@ -131,18 +157,25 @@ class AnthropicCompactingLLM(AnthropicLLM):
             else None
         )
         reply = None
-        for sent in (block, None) if block is not None else (None,):
-            try:
-                reply = self._compacted(request, name, max_tokens, deadline, sent)
-                break
-            except SummarizerError as exc:
-                if not _names_compaction(exc):
-                    raise
-                log.warning(
-                    "compaction refused (%s); %s",
-                    "the block sent first" if sent is not None else "the request",
-                    "sending the text instead" if sent else "using the text path",
-                )
+        if not request.tools and _holds_tool_calls(request.history):
+            log.info("the range holds tool calls and no tools are known; text path")
+        else:
+            for sent in (block, None) if block is not None else (None,):
+                try:
+                    reply = self._compacted(request, name, max_tokens, deadline, sent)
+                    break
+                except SummarizerError as exc:
+                    if not _invalid_request(exc):
+                        raise
+                    if sent is not None and _names_compaction(exc):
+                        log.warning(
+                            "compaction refused the block sent first (%s); "
+                            "sending the text instead",
+                            exc,
+                        )
+                        continue
+                    log.warning("compaction refused (%s); using the text path", exc)
+                    break
         if reply is not None:
             return reply
         remaining = (
@@ -190,6 +223,9 @@ class AnthropicCompactingLLM(AnthropicLLM):
             raise SummarizerError(
                 f"the Anthropic API answered with a body that is not JSON: {exc}"
             ) from exc
+        refused = stop_error(getattr(response, "stop_reason", None))
+        if refused is not None:
+            raise refused
         found = _compaction_block(response)
         if found is None:
             log.warning(
