@@ -250,3 +250,21 @@ def test_parts_are_kept_as_text_for_readers_of_the_content_column(sql_store, sid
 
     assert rows[0][0] == "hi\n[image]"
     assert json.loads(rows[0][1]) == [{"type": "text", "text": "hi"}, IMAGE]
+
+
+def test_a_subclass_saving_one_message_as_a_batch_of_one_saves_it_once(tmp_path):
+    """A batch of one is one statement, not a call back into ``save_message``."""
+
+    class OneAsBatch(SqliteStore):
+        def save_message(self, session_id, message):  # as RedisStore does
+            return self.save_messages(session_id, [message])[0]
+
+    store = OneAsBatch(str(tmp_path / "one.sqlite3"))
+    try:
+        saved = store.save_message("s", Message("user", "hi"))
+        assert saved.id is not None
+        assert [m.content for m in store.get_history("s")] == ["hi"]
+        pair = store.save_messages("s", [Message("user", "a"), Message("user", "b")])
+        assert [m.id for m in pair] == [saved.id + 1, saved.id + 2]
+    finally:
+        store.close()

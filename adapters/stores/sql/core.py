@@ -128,6 +128,10 @@ class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
     # -- messages
 
     def save_message(self, session_id: str, message: Message) -> Message:
+        return self._save_one(session_id, message)
+
+    def _save_one(self, session_id: str, message: Message) -> Message:
+        """Store one message in one statement (atomic on its own)."""
         check_key("session_id", session_id)
         values = message_values(message)
         row_id = self._search.save(
@@ -152,8 +156,8 @@ class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
         rows = [message_values(message) for message in messages]  # all checked
         if not rows:
             return []
-        if len(rows) == 1:
-            return [self.save_message(session_id, messages[0])]
+        if len(rows) == 1:  # not through save_message, which a subclass may route here
+            return [self._save_one(session_id, messages[0])]
         terms = [self._search.prepare(message) for message in messages]
         insert, ids = self._q["insert_message"], []
         with self._driver.transaction("save_messages", session_id) as tx:

@@ -52,6 +52,9 @@ ENTRY_CHARS = 65_536  # read of one message: about the 16k-token context it repo
 SCAN_CHARS = 262_144  # read of one whole request
 MAX_FACTS_PER_ENTRY = 16
 MAX_TOOL_LINES = 8  # a tool result's lines read: its outcome and what follows it
+YIELD_S = 0.001
+"""Reading a transcript hands the GIL over after about this much work: at every entry,
+a fold would wait a switch interval per entry while another thread is busy."""
 
 
 def _section_of(salience: Salience) -> Section:
@@ -154,8 +157,11 @@ def new_facts(
     facts: list[Fact] = []
     fallback: tuple[str, Role | None, str, str] | None = None
     labelled: dict[Locale, int] = {"en": 0, "zh": 0}
+    handed = time.perf_counter()
     for role, tool, body, locale in entries(conversation[:SCAN_CHARS]):
-        time.sleep(0)  # an entry at a time: a waiting thread takes the GIL between
+        if time.perf_counter() - handed > YIELD_S:  # a waiting thread takes the GIL
+            time.sleep(0)
+            handed = time.perf_counter()
         if locale is not None:
             labelled[locale] += 1
         candidates: list[Fact] = []
