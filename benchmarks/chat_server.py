@@ -18,6 +18,10 @@ the other, round-robin, in the same run:
   ``AsyncSummaryEngine`` in an ``async def`` one; default config (compress at 30
   messages to 20, the offline extractive summarizer), so compressions run during
   the run on the engine's threads, in the server's process, and take its CPU.
+- ``library_sync_proc`` / ``library_async_proc``: the same with
+  ``offline_fold="process"`` (what the FastAPI guide configures): the offline
+  summarizer folds in its child process, off the server's GIL. The server's CPU per
+  turn then leaves the folds out; ``fold_cpu_ms_per_turn`` reports them.
 - ``library_sync_llm`` / ``library_async_llm``: the same with a summarizer that
   waits 200 ms and answers, as a remote model does (no CPU of its own).
 
@@ -62,9 +66,11 @@ from typing import Any
 APPS = (
     "by_hand_sync",
     "library_sync",
+    "library_sync_proc",
     "library_sync_llm",
     "by_hand_async",
     "library_async",
+    "library_async_proc",
     "library_async_llm",
 )
 LLM_S = 0.2  # the ``_llm`` apps' summarizer: a remote model's wait, no CPU
@@ -152,7 +158,7 @@ def build_app(kind: str, path: str) -> Any:
     """Return the FastAPI app ``kind`` with its history in ``path``."""
     from fastapi import FastAPI
 
-    from memory_summary import Compressing, SummaryEngine
+    from memory_summary import Compressing, SummaryConfig, SummaryEngine
     from memory_summary.adapters import SqliteStore
     from memory_summary.aio import AsyncSummaryEngine
     from memory_summary.testing import ScriptedChatModel
@@ -162,6 +168,7 @@ def build_app(kind: str, path: str) -> Any:
     lateness_ns: list[int] = []
     compressed: list[str] = []
     cpu_since = [time.process_time()]  # the server process's CPU, all its threads
+    fold_since = [0.0]  # the fold worker's CPU (``_proc`` apps)
     library = kind.startswith("library")
     hand = None if library else HandStore(path)
     engine = None
@@ -169,7 +176,12 @@ def build_app(kind: str, path: str) -> Any:
         from fakes import LatencySummarizer
 
         llm = LatencySummarizer(LLM_S) if kind.endswith("_llm") else None
-        engine = SummaryEngine(SqliteStore(path, pool_size=POOL), llm=llm)
+        fold = "process" if kind.endswith("_proc") else "thread"
+        engine = SummaryEngine(
+            SqliteStore(path, pool_size=POOL),
+            llm=llm,
+            config=SummaryConfig(offline_fold=fold),
+        )
         engine.subscribe(
             lambda e: (
                 compressed.append(e.session_id)
@@ -213,6 +225,10 @@ def build_app(kind: str, path: str) -> Any:
                 (time.process_time() - cpu_since[0]) * 1e3 / max(len(handler_ns), 1), 3
             ),
             "idle": engine.wait_idle(timeout=60) if engine is not None else True,
+            "fold_cpu_ms_per_turn": round(
+                (_fold_cpu_s(engine) - fold_since[0]) * 1e3 / max(len(handler_ns), 1),
+                3,
+            ),
         }
 
     @app.post("/reset")
@@ -221,6 +237,7 @@ def build_app(kind: str, path: str) -> Any:
         lateness_ns.clear()
         compressed.clear()
         cpu_since[0] = time.process_time()
+        fold_since[0] = _fold_cpu_s(engine)
 
     if kind == "by_hand_sync":
         assert hand is not None
@@ -293,6 +310,18 @@ def build_app(kind: str, path: str) -> Any:
             return {"reply": completion["choices"][0]["message"]["content"]}
 
     return app
+
+
+def _fold_cpu_s(engine: Any) -> float:
+    """CPU seconds of the engine's fold worker process so far (0 without one)."""
+    pid = None if engine is None else getattr(engine.llm, "worker_pid", None)
+    if pid is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def serve(kind: str, path: str) -> None:
@@ -404,7 +433,7 @@ def _run_load(quick: bool, think_s: float) -> list[dict[str, object]]:
     rounds, turns = (1, 8) if quick else (3, 50)
     found: dict[str, dict[str, Any]] = {
         kind: {"latencies": [], "server": [], "stalls": [], "stall_p99": [], "cpu": [],
-               "compressions": 0, "wrong": 0, "idle": True}
+               "fold_cpu": [], "compressions": 0, "wrong": 0, "idle": True}
         for kind in APPS
     }  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
@@ -419,6 +448,7 @@ def _run_load(quick: bool, think_s: float) -> list[dict[str, object]]:
                 into["stalls"].append(got["stall_ms"]["max_ms"])
                 into["stall_p99"].append(got["stall_ms"]["p99_ms"])
                 into["cpu"].append(got["cpu_ms_per_turn"])
+                into["fold_cpu"].append(got["fold_cpu_ms_per_turn"])
                 into["compressions"] += got["compressions"]
                 into["wrong"] += got["wrong"]
                 into["idle"] = into["idle"] and got["idle"]
@@ -436,6 +466,7 @@ def _run_load(quick: bool, think_s: float) -> list[dict[str, object]]:
                 ),
                 "server_p99_ms": max(s["p99_ms"] for s in into["server"]),
                 "cpu_ms_per_turn": round(statistics.median(into["cpu"]), 3),
+                "fold_cpu_ms_per_turn": round(statistics.median(into["fold_cpu"]), 3),
                 "loop_longest_stall_ms": max(into["stalls"]),
                 "loop_p99_lateness_ms": max(into["stall_p99"]),
                 "compressions": into["compressions"],
@@ -444,7 +475,7 @@ def _run_load(quick: bool, think_s: float) -> list[dict[str, object]]:
             }
         )
     by_app = {row["app"]: row for row in rows}
-    for app in APPS[1:3] + APPS[4:]:
+    for app in (kind for kind in APPS if kind.startswith("library")):
         lib, hand = by_app[app], by_app[f"by_hand_{app.split('_')[1]}"]
         rows.append(
             {
@@ -456,6 +487,7 @@ def _run_load(quick: bool, think_s: float) -> list[dict[str, object]]:
                 "cpu_ms_per_turn": round(
                     lib["cpu_ms_per_turn"] - hand["cpu_ms_per_turn"], 3
                 ),  # type: ignore[operator]
+                "fold_cpu_ms_per_turn": lib["fold_cpu_ms_per_turn"],
                 "loop_longest_stall_ms": lib["loop_longest_stall_ms"],
                 "loop_p99_lateness_ms": lib["loop_p99_lateness_ms"],
                 "compressions": lib["compressions"],
@@ -479,6 +511,7 @@ def table(results: list[dict[str, Any]]) -> list[dict[str, object]]:
             "server_p50_ms": r["server_p50_ms"],
             "server_p99_ms": r["server_p99_ms"],
             "cpu_ms_per_turn": r["cpu_ms_per_turn"],
+            "fold_cpu_ms_per_turn": r["fold_cpu_ms_per_turn"],
             "loop_stall_max_ms": r["loop_longest_stall_ms"],
             "loop_late_p99_ms": r["loop_p99_lateness_ms"],
             "compressions": r["compressions"],
@@ -490,7 +523,7 @@ def table(results: list[dict[str, Any]]) -> list[dict[str, object]]:
 BACKGROUND = (  # anywhere in a sample's stack
     ("startup", ("_find_and_load", "load_encoding", "Encoding.__init__", "lifespan")),
     ("indexing", ("sqlite_index.py", "index_terms.py", "search_index.py")),
-    ("compressions", ("extractive.py", "fact_reading.py", "salience.py",
+    ("compressions", ("extractive.py", "fact_reading.py", "salience.py", "worker.py",
                       "folding.py", "compress")),
 )  # fmt: skip
 BUCKETS = (  # else the first of these that the frames, leaf to root, match

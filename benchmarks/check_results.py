@@ -385,13 +385,17 @@ def _contention(results: list[object]) -> list[str]:
 CHAT_SERVER_APPS = (
     "by_hand_sync",
     "library_sync",
+    "library_sync_proc",
     "library_sync_llm",
     "by_hand_async",
     "library_async",
+    "library_async_proc",
     "library_async_llm",
     "added_sync",
+    "added_sync_proc",
     "added_sync_llm",
     "added_async",
+    "added_async_proc",
     "added_async_llm",
 )
 CHAT_SERVER_APPS += tuple(f"{app} paced" for app in CHAT_SERVER_APPS)
@@ -402,6 +406,7 @@ CHAT_SERVER_KEYS = (
     "server_p50_ms",
     "server_p99_ms",
     "cpu_ms_per_turn",
+    "fold_cpu_ms_per_turn",
     "loop_longest_stall_ms",
     "loop_p99_lateness_ms",
     "compressions",
@@ -436,6 +441,12 @@ def _chat_server(results: list[object], quick: bool) -> list[str]:
             for app in CHAT_SERVER_APPS
             if app.startswith("library")
             if not rows[app]["compressions"]
+        ]
+        problems += [
+            f"chat_server {app}: its folds ran in no worker process"
+            for app in CHAT_SERVER_APPS
+            if app.startswith("library") and "_proc" in app
+            if not rows[app]["fold_cpu_ms_per_turn"]
         ]
     return problems
 

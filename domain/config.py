@@ -22,10 +22,14 @@ ModelMode = Literal["global", "custom", "session"]
 Locale = Literal["en", "zh"]
 FailurePolicy = Literal["trim", "keep"]
 RecallIndex = Literal["lazy", "eager", "off"]
+OfflineFold = Literal["thread", "process"]
 MODEL_MODES: tuple[ModelMode, ...] = get_args(ModelMode)
 LOCALES: tuple[Locale, ...] = get_args(Locale)
 FAILURE_POLICIES: tuple[FailurePolicy, ...] = get_args(FailurePolicy)
 RECALL_INDEXES: tuple[RecallIndex, ...] = get_args(RecallIndex)
+OFFLINE_FOLDS: tuple[OfflineFold, ...] = get_args(OfflineFold)
+"""Where the engine's own offline summarizer folds: on an engine thread, or in one
+child process whose CPU never holds the host's GIL (a server's choice)."""
 """When a store indexes a session for ``search_history``: at its first search
 (``lazy``), at every save (``eager``), or never, search refused (``off``)."""
 DEFAULT_TASK_TOOLS = ("manage_todo_list", "todo_manage")
@@ -265,6 +269,11 @@ class SummaryConfig:
     # leaves the history active until the summarizer is back.
     on_summarizer_failure: FailurePolicy = attrs.field(
         default="trim", validator=_one_of(FAILURE_POLICIES)
+    )
+    # Where the default offline summarizer (llm=None) folds: "process" keeps its CPU
+    # off the GIL the host's event loop needs (ExtractiveSummarizer(worker=...)).
+    offline_fold: OfflineFold = attrs.field(
+        default="thread", validator=_one_of(OFFLINE_FOLDS)
     )
     breaker_failures: int = attrs.field(default=5, validator=_int_at_least(1))
     breaker_cooldown_s: float = attrs.field(default=30.0, validator=_positive_seconds)

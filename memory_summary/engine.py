@@ -2,7 +2,7 @@
 
 This is the one place that builds concrete objects: the store's collaborators, the
 summarizer (the offline one by default), the thread runtime and the compressor.
-It runs about 1080 lines because it is the whole public API, one method per call, each
+It runs about 1130 lines because it is the whole public API, one method per call, each
 with the docstring the reference is generated from; what the methods do lives in
 the modules they wire (``actors``, ``injected_prompts``, ``process_identity``,
 ``history``, ``recall_tools``).
@@ -37,6 +37,7 @@ from memory_summary.actors.summary_model import (
 )
 from memory_summary.actors.workers import WorkerPool
 from memory_summary.adapters import ExtractiveSummarizer, counter_factory
+from memory_summary.adapters.tokens import ModelCounter
 from memory_summary.adapters.stores.fence import store_commit
 from memory_summary.adapters.tokens import estimate_tokens
 from memory_summary.domain import (
@@ -47,6 +48,7 @@ from memory_summary.domain import (
     Archive,
     ClearResult,
     CommitRequest,
+    ConfigError,
     Compressing,
     CompressionStore,
     EngineStats,
@@ -150,7 +152,9 @@ class SummaryEngine:
     Args:
         memory: the store that holds the history and the summaries; it must offer the
             ``CompressionStore`` methods (every store this library ships does).
-        llm: the default summarizer; None uses the offline ``ExtractiveSummarizer``.
+        llm: the default summarizer; None uses the offline ``ExtractiveSummarizer``,
+            folding where ``config.offline_fold`` says (the engine ends its worker
+            process at ``stop()``).
         config: the configuration; None uses the defaults.
         archive: an optional archive; it gets one separator message per compression.
         llms: summarizers by provider name, for ``summary_model_mode="custom"``.
@@ -189,7 +193,8 @@ class SummaryEngine:
         self._counter = counter
         self.memory = memory
         # The tokenizer loads on the first summary, on a worker thread, not here.
-        self.llm = llm or ExtractiveSummarizer(lambda text: counter(None)(text))
+        self._own_llm = None if llm else self._offline(counter, count_tokens_for)
+        self.llm = llm or self._own_llm
         self.archive = archive
         # What the store and the archive can do, decided once (domain.capabilities)
         self._store_can = store_capabilities(memory)
@@ -296,14 +301,36 @@ class SummaryEngine:
         self._warmed.wait(START_RESOLVE_S)
         return self
 
+    def _offline(
+        self,
+        counter: Callable[[str | None], Callable[[str], int]],
+        count_tokens_for: object,
+    ) -> ExtractiveSummarizer:
+        """The engine's own offline summarizer, folding where the config says."""
+        if self.config.offline_fold == "thread":
+            return ExtractiveSummarizer(lambda text: counter(None)(text))
+        if count_tokens_for is not None:
+            raise ConfigError(
+                "offline_fold",
+                "process",
+                "'thread' with count_tokens_for (the worker cannot take its counters:"
+                " pass llm=ExtractiveSummarizer(<picklable counter>, worker='process'))",
+            )
+        margin = self.config.token_safety_margin
+        return ExtractiveSummarizer(ModelCounter(None, margin=margin), worker="process")
+
     def stop(self, timeout: float = 10.0) -> bool:
         """Finish or cancel in-flight work within ``timeout`` seconds; stop all threads.
 
         Returns True when everything ended in time. Nothing is committed after stop()
         begins; later calls raise ``EngineClosed``. Every engine thread is a daemon, so
-        a summarizer that never answers cannot keep the host process alive.
+        a summarizer that never answers cannot keep the host process alive. The
+        offline summarizer's worker process, when the engine made one, ends too.
         """
-        return self._core.stop(timeout)
+        stopped = self._core.stop(timeout)
+        if self._own_llm is not None:
+            self._own_llm.close()
+        return stopped
 
     def __enter__(self) -> SummaryEngine:
         return self.start()

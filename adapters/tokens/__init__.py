@@ -3,7 +3,11 @@
 ``TiktokenCounter`` counts in an encoding that ``tiktoken_encodings`` loads offline
 from verified bundled vocabularies; ``estimate_tokens`` is a cheap bound without a
 tokenizer; ``CountMemo`` and ``counter_factory`` give the engine one remembering
-counter per encoding.
+counter per encoding; ``ModelCounter`` is one model's counter as a value that
+pickles, for a fold in a child process.
+
+Why about 430 lines: one concept, counting tokens the way the engine needs: exactly,
+cheaply estimated, remembered, and safe for models tiktoken does not know.
 """
 
 from __future__ import annotations
@@ -378,3 +382,50 @@ def counter_factory(
         return inexact(name)
 
     return for_model
+
+
+class ModelCounter:
+    """``counter_factory(fallback, margin=margin)(model)`` as a value that pickles.
+
+    The engine counts a summary for its default summarizer with this when the fold
+    runs in a child process (``offline_fold="process"``): the child builds the same
+    counter from the three settings, on its first count.
+
+    >>> import pickle
+    >>> count = pickle.loads(pickle.dumps(ModelCounter(None, margin=0.0)))
+    >>> count("hello world")
+    2
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        fallback: str = DEFAULT_FALLBACK,
+        *,
+        margin: float = 0.0,
+    ) -> None:
+        self.model = model
+        self.fallback = fallback
+        self.margin = margin
+        self._count: Callable[[str], int] | None = None
+
+    def __call__(self, text: str) -> int:
+        count = self._count
+        if count is None:
+            count = counter_factory(self.fallback, margin=self.margin)(self.model)
+            self._count = count
+        return count(text)
+
+    def __reduce__(
+        self,
+    ) -> tuple[type[ModelCounter], tuple[str | None, str], dict[str, float]]:
+        return (ModelCounter, (self.model, self.fallback), {"margin": self.margin})
+
+    def __setstate__(self, state: dict[str, float]) -> None:
+        self.margin = state["margin"]
+        self._count = None
+
+    def __repr__(self) -> str:
+        return (
+            f"ModelCounter({self.model!r}, {self.fallback!r}, margin={self.margin!r})"
+        )

@@ -69,6 +69,23 @@ class TestExtractive(SummarizerContract):
         return utf8_bytes(text)
 
 
+@pytest.fixture(scope="module")
+def in_worker() -> Iterator[ExtractiveSummarizer]:
+    summarizer = ExtractiveSummarizer(worker="process")
+    yield summarizer
+    summarizer.close()
+
+
+class TestExtractiveInWorker(SummarizerContract):
+    """The same summarizer folding in its child process (one for the module)."""
+
+    def make_summarizer(self, request):
+        return request.getfixturevalue("in_worker")
+
+    def answer_tokens(self, text):
+        return utf8_bytes(text)
+
+
 class TestExtractiveO200k(SummarizerContract):
     def make_summarizer(self, request):
         return ExtractiveSummarizer(COUNT_O200K)

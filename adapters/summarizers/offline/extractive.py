@@ -64,10 +64,12 @@ and keeps *facts*: short fragments quoted from the messages, each ranked by sali
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 import time
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 from memory_summary.domain import Message, normalize_text
 from memory_summary.domain.config import Locale
@@ -78,6 +80,7 @@ from .fitting import HIGH_SCORE, fitted_text, merged_facts
 from .host_instructions import CJK, INSTRUCTED_BONUS, instructed, instructions_of
 from .salience import salience_of
 from .transcript import sections_of
+from .worker import FoldWorker, WorkerUnavailable
 
 __all__ = [
     "HIGH_SCORE",
@@ -88,6 +91,12 @@ __all__ = [
     "salience_of",
     "utf8_bytes",
 ]
+
+log = logging.getLogger(__name__)
+
+Worker = Literal["thread", "process"]
+"""Where a fold runs: on the calling thread, or in one child process."""
+WORKERS: tuple[Worker, ...] = ("thread", "process")
 
 LABEL = "extractive (offline, not an LLM)"
 COUNT_CACHE_SIZE = 8192
@@ -119,6 +128,16 @@ class ExtractiveSummarizer:
             (``utf8_bytes``, the UTF-8 length) is an upper bound of every tokenizer's
             count.
         context_tokens: the input size it reports as its context length.
+        worker: where a fold runs. ``"thread"`` (the default): on the engine thread
+            that asks, in the host's process. ``"process"``: in one child process
+            (``worker``), so a fold's CPU never holds the GIL the host's event loop
+            and request threads need; ``count_tokens`` must then pickle. A child
+            that cannot start makes the summarizer fold in-process (logged).
+            ``close()`` ends the child (so does collecting the summarizer).
+
+    Raises:
+        ValueError: ``worker`` is neither ``"thread"`` nor ``"process"``.
+        TypeError: ``worker="process"`` with a ``count_tokens`` that does not pickle.
 
     >>> summarizer = ExtractiveSummarizer()
     >>> text = "<conversation>\nUser: I live in Oslo. Hi!\n</conversation>"
@@ -133,11 +152,27 @@ class ExtractiveSummarizer:
         count_tokens: Callable[[str], int] = utf8_bytes,
         *,
         context_tokens: int = 16384,
+        worker: Worker = "thread",
     ) -> None:
+        if worker not in WORKERS:
+            raise ValueError(f"worker={worker!r}: expected one of {WORKERS}")
         self._count_tokens = count_tokens
         self._context_tokens = context_tokens
         self._counts: dict[str, int] = {}
         self._folding = threading.Lock()
+        self._worker = (
+            FoldWorker(count_tokens, context_tokens) if worker == "process" else None
+        )
+
+    @property
+    def worker_pid(self) -> int | None:
+        """The fold worker's process id while it runs (``worker="process"``), else None."""
+        return None if self._worker is None else self._worker.pid
+
+    def close(self) -> None:
+        """End the fold worker, if any; a later fold starts another. Idempotent."""
+        if self._worker is not None:
+            self._worker.close()
 
     def context_length(self, model: str | None = None) -> int | None:
         """Return ``context_tokens``, whatever the model."""
@@ -164,9 +199,17 @@ class ExtractiveSummarizer:
         multiply the threads a waiting host thread queues behind), and each hands
         the GIL to any thread waiting for it between its stages and its entries
         (``time.sleep(0)``), where it would otherwise wait a switch interval (5 ms)
-        each time it wakes.
+        each time it wakes. With ``worker="process"`` the fold runs in the child
+        and this thread only waits on a pipe.
         """
         with self._folding:
+            worker = self._worker
+            if worker is not None:
+                try:
+                    return worker.fold([(m.role, m.text) for m in messages], max_tokens)
+                except WorkerUnavailable as exc:
+                    log.warning("%s: folding in this process from now on", exc)
+                    self._worker = None
             return self._complete(messages, max_tokens)
 
     def _complete(self, messages: Sequence[Message], max_tokens: int) -> str:

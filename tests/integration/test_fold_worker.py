@@ -1,0 +1,334 @@
+"""The offline fold in a child process: same summaries, real processes, every fault.
+
+Each test here starts real ``python`` children through ``FoldWorker``; the host side
+of a fork and of a dying parent runs in a script of its own, so no test forks the
+multi-threaded pytest process.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memory_summary import ConfigError, Message, SummaryConfig, SummaryEngine
+from memory_summary.adapters import ExtractiveSummarizer, InMemoryStore
+from memory_summary.adapters.summarizers.offline.worker import FoldWorker
+from memory_summary.adapters.tokens import ModelCounter
+from memory_summary.domain import TokenizerError
+
+REQUEST = (
+    "<previous_summary>\nFacts:\n- user: budget is 500 EUR\n</previous_summary>\n"
+    "<conversation>\n{lines}\n</conversation>"
+)
+
+
+def request_of(lines: list[str]) -> list[Message]:
+    text = REQUEST.format(lines="\n".join(lines))
+    return [Message("system", "Summarize."), Message("user", text)]
+
+
+LINES = [
+    "User: I live in Oslo and my booking code is K-7.",
+    "Assistant: Noted: Oslo, code K-7.",
+    "User: 我住在北京，预算是八百欧元。",
+    "User: Step 3, please keep within budget.",
+    "User: Step 4, please keep within budget.",
+]
+
+
+@pytest.fixture(scope="module")
+def pair() -> Iterator[tuple[ExtractiveSummarizer, ExtractiveSummarizer]]:
+    in_process = ExtractiveSummarizer()
+    in_worker = ExtractiveSummarizer(worker="process")
+    yield in_process, in_worker
+    in_worker.close()
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for its reaper counts as ended)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+def ended_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_a_fold_in_the_worker_is_the_fold_in_process(pair):
+    in_process, in_worker = pair
+    for budget in (40, 120, 2000):
+        expected = in_process.complete(request_of(LINES), max_tokens=budget)
+        assert in_worker.complete(request_of(LINES), max_tokens=budget) == expected
+    assert in_worker.worker_pid is not None
+    assert in_worker.worker_pid != os.getpid()
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    lines=st.lists(
+        st.builds(
+            "{}: {}".format,
+            st.sampled_from(["User", "Assistant"]),
+            st.text(
+                st.characters(blacklist_categories=["Cs", "Cc"]), min_size=1
+            ),
+        ),
+        max_size=12,
+    ),
+    budget=st.integers(1, 400),
+)
+def test_any_request_folds_the_same_in_the_worker(pair, lines, budget):
+    in_process, in_worker = pair
+    expected = in_process.complete(request_of(lines), max_tokens=budget)
+    assert in_worker.complete(request_of(lines), max_tokens=budget) == expected
+
+
+def test_a_killed_worker_is_replaced_at_the_next_fold(pair):
+    in_process, in_worker = pair
+    in_worker.complete(request_of(LINES), max_tokens=100)
+    first = in_worker.worker_pid
+    assert first is not None
+    os.kill(first, signal.SIGKILL)
+    assert ended_within(first, 10)
+
+    got = in_worker.complete(request_of(LINES), max_tokens=100)
+
+    assert got == in_process.complete(request_of(LINES), max_tokens=100)
+    assert in_worker.worker_pid not in (None, first)
+
+
+def test_close_ends_the_worker_and_a_later_fold_starts_another():
+    summarizer = ExtractiveSummarizer(worker="process")
+    assert summarizer.worker_pid is None  # started at the first fold, not before
+    summarizer.complete(request_of(LINES), max_tokens=100)
+    pid = summarizer.worker_pid
+    assert pid is not None
+
+    summarizer.close()
+    summarizer.close()  # idempotent
+
+    assert summarizer.worker_pid is None
+    assert ended_within(pid, 10)
+    summarizer.complete(request_of(LINES), max_tokens=100)
+    assert summarizer.worker_pid not in (None, pid)
+    summarizer.close()
+
+
+def test_an_error_in_the_childs_fold_is_raised_in_the_host():
+    # The child builds the counter from its settings: an unknown encoding fails there.
+    summarizer = ExtractiveSummarizer(ModelCounter(None, "no_such_base"), worker="process")
+    try:
+        with pytest.raises(TokenizerError, match="no_such_base"):
+            summarizer.complete(request_of(LINES), max_tokens=100)
+        pid = summarizer.worker_pid
+        assert pid is not None  # the child survives a fold's error
+        with pytest.raises(TokenizerError):
+            summarizer.complete(request_of(LINES), max_tokens=100)
+        assert summarizer.worker_pid == pid
+    finally:
+        summarizer.close()
+
+
+def test_a_worker_that_cannot_start_leaves_the_fold_in_process(monkeypatch, caplog):
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python")
+    summarizer = ExtractiveSummarizer(worker="process")
+    expected = ExtractiveSummarizer().complete(request_of(LINES), max_tokens=100)
+
+    with caplog.at_level(logging.WARNING):
+        got = summarizer.complete(request_of(LINES), max_tokens=100)
+
+    assert got == expected
+    assert summarizer.worker_pid is None
+    assert "folding in this process from now on" in caplog.text
+
+
+def test_a_child_that_exits_before_it_is_ready_leaves_the_fold_in_process(
+    monkeypatch, tmp_path, caplog
+):
+    broken = tmp_path / "python"
+    broken.write_text("#!/bin/sh\nexit 3\n")
+    broken.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(broken))
+    summarizer = ExtractiveSummarizer(worker="process")
+
+    with caplog.at_level(logging.WARNING):
+        got = summarizer.complete(request_of(LINES), max_tokens=100)
+
+    assert got == ExtractiveSummarizer().complete(request_of(LINES), max_tokens=100)
+    assert "exit code 3" in caplog.text
+
+
+def test_a_counter_that_does_not_pickle_is_refused_when_built():
+    with pytest.raises(TypeError, match="does not pickle"):
+        ExtractiveSummarizer(lambda text: len(text), worker="process")
+    with pytest.raises(ValueError, match="worker='fork'"):
+        ExtractiveSummarizer(worker="fork")  # type: ignore[arg-type]
+
+
+def test_model_counter_pickles_without_its_tokenizer_and_counts_the_same():
+    count = ModelCounter(None, margin=0.15)
+    assert count("hello world, again") >= 1  # builds the tiktoken counter
+    copy = pickle.loads(pickle.dumps(count))
+
+    assert copy("hello world, again") == count("hello world, again")
+    assert len(pickle.dumps(count)) < 200  # settings only, never the tokenizer
+    assert "margin=0.15" in repr(copy)
+
+
+def test_the_engine_folds_in_its_worker_and_ends_it_at_stop():
+    histories = {}
+    for fold in ("thread", "process"):
+        store = InMemoryStore()
+        engine = SummaryEngine(store, config=SummaryConfig(offline_fold=fold))
+        with engine:
+            for i in range(40):
+                store.save_message("s1", Message("user", f"My code is K-{i}, in Oslo."))
+            engine.turn_after("s1")
+            assert engine.wait_idle(timeout=60)
+            pid = engine.llm.worker_pid  # type: ignore[attr-defined]
+            histories[fold] = [m.text for m in store.get_history("s1")]
+        if fold == "process":
+            assert pid is not None
+            assert ended_within(pid, 10)
+        else:
+            assert pid is None
+
+    assert histories["process"] == histories["thread"]
+    assert histories["process"][0].startswith("Facts:") or "K-" in histories["process"][0]
+
+
+def test_the_config_names_the_fold_and_refuses_others():
+    assert SummaryConfig().offline_fold == "thread"
+    assert SummaryConfig.from_mapping({"offlineFold": "process"}).offline_fold == (
+        "process"
+    )
+    with pytest.raises(ConfigError, match="offline_fold='fork'"):
+        SummaryConfig(offline_fold="fork")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="count_tokens_for"):
+        SummaryEngine(
+            InMemoryStore(),
+            config=SummaryConfig(offline_fold="process"),
+            count_tokens_for=lambda model: len,
+        )
+
+
+def test_a_given_summarizer_is_the_hosts_to_close():
+    summarizer = ExtractiveSummarizer(worker="process")
+    store = InMemoryStore()
+    with SummaryEngine(store, llm=summarizer) as engine:
+        for i in range(40):
+            store.save_message("s1", Message("user", f"fact {i}."))
+        engine.turn_after("s1")
+        assert engine.wait_idle(timeout=60)
+    pid = summarizer.worker_pid
+    assert pid is not None  # the engine stopped; the host's summarizer still runs
+    summarizer.close()
+    assert ended_within(pid, 10)
+
+
+HOST = textwrap.dedent(
+    """
+    import os, sys, warnings
+    warnings.simplefilter("ignore")
+    from memory_summary import Message
+    from memory_summary.adapters import ExtractiveSummarizer
+
+    request = [Message("user", "<conversation>\\nUser: I live in Oslo.\\n</conversation>")]
+    summarizer = ExtractiveSummarizer(worker="process")
+    summarizer.complete(request, max_tokens=50)
+    print("worker", summarizer.worker_pid, flush=True)
+    if sys.argv[1] == "fork":
+        child = os.fork()
+        if child == 0:
+            got = summarizer.complete(request, max_tokens=50)
+            print("forked", summarizer.worker_pid, got == "Facts:\\n- user: live in Oslo", flush=True)
+            summarizer.close()
+            os._exit(0)
+        os.waitpid(child, 0)
+        print("parent", summarizer.worker_pid, flush=True)
+        summarizer.close()
+    else:
+        sys.stdin.read()  # until the test kills this process
+    """
+)
+
+
+def run_host(mode: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", HOST, mode],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_a_forked_host_gets_a_worker_of_its_own_and_the_parent_keeps_its_own():
+    host = run_host("fork")
+    out, _ = host.communicate(timeout=120)
+    assert host.returncode == 0, out
+    lines = dict(line.split(" ", 1) for line in out.strip().splitlines())
+    first = int(lines["worker"])
+    forked_pid, same = lines["forked"].split()
+
+    assert same == "True"
+    assert int(forked_pid) != first  # never the parent's pipe
+    assert int(lines["parent"]) == first  # the parent's worker is untouched
+
+
+def test_the_worker_ends_when_its_host_dies():
+    host = run_host("wait")
+    assert host.stdout is not None
+    line = host.stdout.readline().split()
+    assert line[0] == "worker"
+    pid = int(line[1])
+    assert alive(pid)
+
+    host.kill()
+    host.wait(timeout=30)
+
+    assert ended_within(pid, 30)  # its stdin closed with the host
+    if host.stdin is not None:
+        host.stdin.close()
+    host.stdout.close()
+
+
+def test_a_worker_fold_releases_the_gil_to_the_host():
+    """While the child folds, a host thread runs: the engine thread only waits."""
+    summarizer = ExtractiveSummarizer(worker="process")
+    try:
+        summarizer.complete(request_of(LINES), max_tokens=100)  # started, warmed
+        big = request_of([f"User: item {i} is the {i}th fact of Oslo." for i in range(3000)])
+        before = time.thread_time()
+        summarizer.complete(big, max_tokens=400)
+        host_cpu = time.thread_time() - before
+        started = time.process_time()
+        ExtractiveSummarizer().complete(big, max_tokens=400)
+        fold_cpu = time.process_time() - started
+    finally:
+        summarizer.close()
+    # The waiting thread spends a small part of the fold's own CPU (pickling only).
+    assert host_cpu < fold_cpu / 2, (host_cpu, fold_cpu)
