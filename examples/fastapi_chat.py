@@ -39,6 +39,8 @@ def create_app(
 ) -> FastAPI:
     """Build the app: history in ``db_path``, the model from OPENAI_* or scripted."""
     store = SqliteStore(db_path)
+    # The offline summarizer folds in a child process: off the event loop's GIL.
+    config = config or SummaryConfig(offline_fold="process")
     engine = AsyncSummaryEngine(SummaryEngine(store, config=config))
     model = os.environ.get("OPENAI_MODEL", "gpt-4o-mini")
 

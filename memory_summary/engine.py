@@ -37,9 +37,8 @@ from memory_summary.actors.summary_model import (
 )
 from memory_summary.actors.workers import WorkerPool
 from memory_summary.adapters import ExtractiveSummarizer, counter_factory
-from memory_summary.adapters.tokens import ModelCounter
 from memory_summary.adapters.stores.fence import store_commit
-from memory_summary.adapters.tokens import estimate_tokens
+from memory_summary.adapters.tokens import ModelCounter, estimate_tokens
 from memory_summary.domain import (
     NAMESPACE,
     NO_USAGE,
@@ -48,9 +47,9 @@ from memory_summary.domain import (
     Archive,
     ClearResult,
     CommitRequest,
-    ConfigError,
     Compressing,
     CompressionStore,
+    ConfigError,
     EngineStats,
     Event,
     ForgettingArchive,
@@ -194,7 +193,7 @@ class SummaryEngine:
         self.memory = memory
         # The tokenizer loads on the first summary, on a worker thread, not here.
         self._own_llm = None if llm else self._offline(counter, count_tokens_for)
-        self.llm = llm or self._own_llm
+        self.llm: Summarizer = llm or cast(Summarizer, self._own_llm)
         self.archive = archive
         # What the store and the archive can do, decided once (domain.capabilities)
         self._store_can = store_capabilities(memory)
@@ -313,8 +312,9 @@ class SummaryEngine:
             raise ConfigError(
                 "offline_fold",
                 "process",
-                "'thread' with count_tokens_for (the worker cannot take its counters:"
-                " pass llm=ExtractiveSummarizer(<picklable counter>, worker='process'))",
+                "'thread' with count_tokens_for (the worker cannot take its"
+                " counters: pass llm=ExtractiveSummarizer(<picklable counter>,"
+                " worker='process'))",
             )
         margin = self.config.token_safety_margin
         return ExtractiveSummarizer(ModelCounter(None, margin=margin), worker="process")

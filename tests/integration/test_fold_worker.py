@@ -24,7 +24,6 @@ from hypothesis import strategies as st
 
 from memory_summary import ConfigError, Message, SummaryConfig, SummaryEngine
 from memory_summary.adapters import ExtractiveSummarizer, InMemoryStore
-from memory_summary.adapters.summarizers.offline.worker import FoldWorker
 from memory_summary.adapters.tokens import ModelCounter
 from memory_summary.domain import TokenizerError
 
@@ -93,9 +92,7 @@ def test_a_fold_in_the_worker_is_the_fold_in_process(pair):
         st.builds(
             "{}: {}".format,
             st.sampled_from(["User", "Assistant"]),
-            st.text(
-                st.characters(blacklist_categories=["Cs", "Cc"]), min_size=1
-            ),
+            st.text(st.characters(blacklist_categories=["Cs", "Cc"]), min_size=1),
         ),
         max_size=12,
     ),
@@ -140,7 +137,9 @@ def test_close_ends_the_worker_and_a_later_fold_starts_another():
 
 def test_an_error_in_the_childs_fold_is_raised_in_the_host():
     # The child builds the counter from its settings: an unknown encoding fails there.
-    summarizer = ExtractiveSummarizer(ModelCounter(None, "no_such_base"), worker="process")
+    summarizer = ExtractiveSummarizer(
+        ModelCounter(None, "no_such_base"), worker="process"
+    )
     try:
         with pytest.raises(TokenizerError, match="no_such_base"):
             summarizer.complete(request_of(LINES), max_tokens=100)
@@ -218,7 +217,9 @@ def test_the_engine_folds_in_its_worker_and_ends_it_at_stop():
             assert pid is None
 
     assert histories["process"] == histories["thread"]
-    assert histories["process"][0].startswith("Facts:") or "K-" in histories["process"][0]
+    assert (
+        histories["process"][0].startswith("Facts:") or "K-" in histories["process"][0]
+    )
 
 
 def test_the_config_names_the_fold_and_refuses_others():
@@ -257,7 +258,8 @@ HOST = textwrap.dedent(
     from memory_summary import Message
     from memory_summary.adapters import ExtractiveSummarizer
 
-    request = [Message("user", "<conversation>\\nUser: I live in Oslo.\\n</conversation>")]
+    text = "<conversation>\\nUser: I live in Oslo.\\n</conversation>"
+    request = [Message("user", text)]
     summarizer = ExtractiveSummarizer(worker="process")
     summarizer.complete(request, max_tokens=50)
     print("worker", summarizer.worker_pid, flush=True)
@@ -265,7 +267,8 @@ HOST = textwrap.dedent(
         child = os.fork()
         if child == 0:
             got = summarizer.complete(request, max_tokens=50)
-            print("forked", summarizer.worker_pid, got == "Facts:\\n- user: live in Oslo", flush=True)
+            same = got == "Facts:\\n- user: live in Oslo"
+            print("forked", summarizer.worker_pid, same, flush=True)
             summarizer.close()
             os._exit(0)
         os.waitpid(child, 0)
@@ -321,7 +324,9 @@ def test_a_worker_fold_releases_the_gil_to_the_host():
     summarizer = ExtractiveSummarizer(worker="process")
     try:
         summarizer.complete(request_of(LINES), max_tokens=100)  # started, warmed
-        big = request_of([f"User: item {i} is the {i}th fact of Oslo." for i in range(3000)])
+        big = request_of(
+            [f"User: item {i} is the {i}th fact of Oslo." for i in range(3000)]
+        )
         before = time.thread_time()
         summarizer.complete(big, max_tokens=400)
         host_cpu = time.thread_time() - before

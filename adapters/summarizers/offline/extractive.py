@@ -166,7 +166,7 @@ class ExtractiveSummarizer:
 
     @property
     def worker_pid(self) -> int | None:
-        """The fold worker's process id while it runs (``worker="process"``), else None."""
+        """The fold worker's process id while it runs (``worker="process"``)."""
         return None if self._worker is None else self._worker.pid
 
     def close(self) -> None:

@@ -24,6 +24,7 @@ pipe is never shared between two processes.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import pickle
@@ -130,9 +131,12 @@ class FoldWorker:
 
     def _running(self) -> subprocess.Popen[bytes]:
         process = self._process
-        if process is not None and self._owner == os.getpid():
-            if process.poll() is None:
-                return process
+        if (
+            process is not None
+            and self._owner == os.getpid()
+            and process.poll() is None
+        ):
+            return process
         self._discard()
         return self._start()
 
@@ -197,10 +201,8 @@ def _end(process: subprocess.Popen[bytes]) -> None:
     """Close the child's stdin (it exits at EOF) and reap it; kill it if it lingers."""
     for stream in (process.stdin, process.stdout):
         if stream is not None:
-            try:
+            with contextlib.suppress(OSError):
                 stream.close()
-            except OSError:
-                pass
     try:
         process.wait(timeout=5)
     except subprocess.TimeoutExpired:
@@ -234,11 +236,11 @@ def serve() -> None:
             reply: tuple[str, object] = (
                 "ok",
                 summarizer.complete(
-                    [Message(role, text) for role, text in messages],  # type: ignore[arg-type]
+                    [Message(role, text) for role, text in messages],
                     max_tokens=max_tokens,
                 ),
             )
-        except Exception as exc:  # raised again in the parent
+        except Exception as exc:  # noqa: BLE001 - raised again in the parent
             reply = ("error", _portable(exc))
         _send(stdout, (*reply, time.process_time() - started))
 
@@ -247,6 +249,6 @@ def _portable(exc: Exception) -> Exception:
     """Return ``exc`` if it survives pickling, else a ``RuntimeError`` saying it."""
     try:
         pickle.loads(pickle.dumps(exc))
-    except Exception:
+    except Exception:  # noqa: BLE001 - any failure to round-trip
         return RuntimeError(f"{type(exc).__name__}: {exc}")
     return exc
