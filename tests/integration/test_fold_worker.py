@@ -337,3 +337,28 @@ def test_a_worker_fold_releases_the_gil_to_the_host():
         summarizer.close()
     # The waiting thread spends a small part of the fold's own CPU (pickling only).
     assert host_cpu < fold_cpu / 2, (host_cpu, fold_cpu)
+
+
+def test_an_interrupted_fold_never_leaves_its_reply_for_the_next(monkeypatch, pair):
+    """A BaseException between the request and its reply drops that child."""
+    in_process, in_worker = pair
+    in_worker.complete(request_of(LINES), max_tokens=100)
+    first = in_worker.worker_pid
+    real_load = pickle.load
+    calls = []
+
+    def interrupted(stream):
+        if not calls:
+            calls.append(stream)
+            raise KeyboardInterrupt
+        return real_load(stream)
+
+    monkeypatch.setattr(pickle, "load", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        in_worker.complete(request_of(["User: first request."]), max_tokens=100)
+    monkeypatch.setattr(pickle, "load", real_load)
+
+    got = in_worker.complete(request_of(LINES), max_tokens=100)
+
+    assert got == in_process.complete(request_of(LINES), max_tokens=100)
+    assert in_worker.worker_pid not in (None, first)

@@ -50,6 +50,10 @@ Request = tuple[list[tuple[str, str]], int]
 """One fold: the messages as ``(role, text)`` and ``max_tokens``."""
 
 
+_DIED = (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError)
+"""What a dead child, a closed pipe or a torn frame raises on our side."""
+
+
 class WorkerUnavailable(RuntimeError):
     """The child process cannot start, or died twice in a row."""
 
@@ -110,8 +114,10 @@ class FoldWorker:
                 try:
                     _send(_pipe(process.stdin), request)
                     kind, value, cpu_s = pickle.load(_pipe(process.stdout))
-                except (OSError, EOFError, pickle.UnpicklingError, ValueError) as exc:
-                    self._discard()
+                except BaseException as exc:
+                    self._discard()  # a reply may be in flight: never read it later
+                    if not isinstance(exc, _DIED):
+                        raise  # KeyboardInterrupt, say: the child was well
                     if attempt == 2:
                         raise WorkerUnavailable(
                             f"the fold worker died twice ({exc!r})"
@@ -158,7 +164,7 @@ class FoldWorker:
             stdin.write(self._setup)
             stdin.flush()
             ready = pickle.load(_pipe(process.stdout))
-        except (OSError, EOFError, pickle.UnpicklingError, ValueError) as exc:
+        except _DIED as exc:
             _end(process)
             raise WorkerUnavailable(
                 f"the fold worker did not start (exit code {process.returncode})"
