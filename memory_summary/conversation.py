@@ -24,7 +24,7 @@ A retried turn: ``prepare(text)`` saves ``text``; when the model call fails and 
 host tries again, ``prepare()`` (no message) builds the same request without saving
 the user's message twice.
 
-(About 415 lines: the handle's three calls and the four ways a request is built.)
+(About 445 lines: the handle's three calls and the four ways a request is built.)
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ from memory_summary.domain import (
 )
 from memory_summary.domain.capabilities import StoreCapabilities
 from memory_summary.domain.measure import known_context_tokens, usage_ratio
-from memory_summary.domain.native import ANTHROPIC_PROVIDER
+from memory_summary.domain.native import ANTHROPIC_PROVIDER, OPENAI_PROVIDER
 from memory_summary.domain.recall_tools import TOOL_NAMES as RECALL_TOOL_NAMES
 from memory_summary.domain.replies import (
     host_messages,
@@ -205,7 +205,10 @@ class Conversation:
             format: ``"openai"``: chat completion dicts ``[system with the summary,
                 *history]``; ``"anthropic"``: ``{"system": ..., "messages": [...]}``
                 to pass as ``client.messages.create(model=..., max_tokens=...,
-                **request)``; ``"responses"``: the Responses API's input items.
+                **request)``; ``"responses"``: the Responses API's input items
+                (a summary made by ``OpenAICompactingLLM`` goes as its
+                ``compaction`` item, after the system items, when the request goes
+                to the model that made it; ``drop_native`` when the API refuses it).
 
         Nothing is saved when the message is malformed or the store fails; the
         request is built after the save, from what the store holds. The list (the
@@ -232,7 +235,7 @@ class Conversation:
         transcript = self._transcript()
         with transcript.lock:
             self._sync(transcript)
-            provider = ANTHROPIC_PROVIDER if kind == "anthropic" else None
+            provider = _PROVIDERS.get(kind)
             text, covered, block = engine._injection(
                 self.session_id, self.model, provider
             )
@@ -243,9 +246,8 @@ class Conversation:
                 if kind == "openai":
                     return self._plain_request(head, text, transcript)
                 if kind == "responses":
-                    return (
-                        items_of(self._lead(head, text)) + transcript.response_items()
-                    )
+                    lead = _with_item(items_of(self._lead(head, text)), block)
+                    return lead + transcript.response_items()
                 if transcript.settled:
                     return self._plain_anthropic(head, text, transcript, block)
             history = list(transcript.messages)
@@ -403,8 +405,30 @@ class Conversation:
             return _anthropic_request(system, clear_old_thinking(messages, keep), block)
         assembled = engine._assembled(given, text, covered, True, "merge")
         if kind == "responses":
-            return items_of(assembled)
+            return _with_item(items_of(assembled), block)
         return [message.to_openai() for message in assembled]
+
+
+_PROVIDERS: Mapping[str, str] = {
+    "anthropic": ANTHROPIC_PROVIDER,
+    "responses": OPENAI_PROVIDER,
+}
+
+
+def _with_item(
+    items: list[dict[str, object]], item: Mapping[str, object] | None
+) -> list[dict[str, object]]:
+    """Return Responses ``items`` with OpenAI's compaction ``item`` after the lead.
+
+    The item takes the place of the summary text (the system or developer items
+    first keep what the text adds: its pinned facts), before the history.
+    """
+    if item is None:
+        return items
+    lead = 0
+    while lead < len(items) and items[lead].get("role") in ("system", "developer"):
+        lead += 1
+    return [*items[:lead], dict(item), *items[lead:]]
 
 
 def _anthropic_request(
