@@ -18,7 +18,7 @@ import openai
 import pytest
 
 from memory_summary import SummaryEngine
-from memory_summary.adapters import InMemoryStore, OpenAICompactingLLM
+from memory_summary.adapters import InMemoryStore, OpenAICompactingLLM, SqliteStore
 from memory_summary.adapters.summarizers.openai.native import refuses_native
 from memory_summary.domain import CommitRequest
 from memory_summary.domain.summary import NAMESPACE
@@ -52,8 +52,10 @@ def llm(client):
     return OpenAICompactingLLM(client, model=MODEL)
 
 
-@pytest.fixture
-def store():
+@pytest.fixture(params=["memory", "sqlite"])
+def store(request, tmp_path):
+    if request.param == "sqlite":
+        return SqliteStore(tmp_path / "s.db")
     return InMemoryStore()
 
 
