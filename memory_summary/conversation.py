@@ -24,7 +24,7 @@ A retried turn: ``prepare(text)`` saves ``text``; when the model call fails and 
 host tries again, ``prepare()`` (no message) builds the same request without saving
 the user's message twice.
 
-(About 445 lines: the handle's three calls and the four ways a request is built.)
+(About 455 lines: the handle's three calls and the four ways a request is built.)
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from memory_summary.domain import (
     Repair,
     SpanningStore,
     SummaryConfig,
+    TokenUsage,
     ToolCall,
     anthropic_pairs,
     assemble_messages,
@@ -55,6 +56,7 @@ from memory_summary.domain.measure import known_context_tokens, usage_ratio
 from memory_summary.domain.native import ANTHROPIC_PROVIDER, OPENAI_PROVIDER
 from memory_summary.domain.recall_tools import TOOL_NAMES as RECALL_TOOL_NAMES
 from memory_summary.domain.replies import (
+    compaction_usage,
     host_messages,
     read_reply,
     read_usage_tokens,
@@ -108,6 +110,8 @@ class TurnHost(RecallSource, Protocol):
     ) -> None: ...
 
     def token_usage(self, session_id: str, usage_ratio: float) -> None: ...
+
+    def _account_compaction(self, session_id: str, usage: TokenUsage) -> None: ...
 
 
 __all__ = ["Conversation", "Recorded", "RequestFormat", "TurnHost"]
@@ -260,9 +264,13 @@ class Conversation:
         message, an Anthropic ``Message``, either as a dict, or a ``Message``.
         Its usage (or ``usage``: the provider's usage object or an int of tokens)
         over the model's window (``context_window``, else the well-known windows)
-        is reported as ``token_usage`` does, and the turn as ``turn_after``
-        does: a compression, when due, runs in the background. Recall tool calls
-        are answered and their results saved with the reply, in one batch.
+        is reported as ``token_usage`` does (Anthropic: the last sampling
+        iteration's), and the turn as ``turn_after`` does; the tokens of a
+        server-side compaction the usage lists (``usage.iterations`` entries of type
+        ``compaction``) are added to the session's summarizer usage (``usage()``,
+        ``usage_by_session()``; one more provider-reported call). A compression,
+        when due, runs in the background. Recall tool calls are answered and their
+        results saved with the reply, in one batch.
 
         Raises:
             MessageError: ``reply`` cannot be read, is not the assistant's, is
@@ -288,6 +296,9 @@ class Conversation:
         )
         if tokens is not None and window:
             engine.token_usage(self.session_id, usage_ratio(tokens, window))
+        compaction = read.compaction if usage is None else compaction_usage(usage)
+        if compaction is not None:  # the server summarized: the summarizer's tokens
+            engine._account_compaction(self.session_id, compaction)
         return Recorded(saved[0], tuple(saved[1:]), tuple(pending))
 
     def add(self, *messages: object) -> list[Message]:
