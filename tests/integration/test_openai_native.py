@@ -109,6 +109,7 @@ def test_a_responses_request_carries_the_item_and_others_the_text(
             system="Be brief.", format="responses"
         )
         chat = same.prepare(system="Be brief.", format="openai")
+        claude = same.prepare(system="Be brief.", format="anthropic")
     answer = client.responses.create(model=MODEL, input=items)
 
     assert items[0]["role"] in ("system", "developer")
@@ -116,6 +117,7 @@ def test_a_responses_request_carries_the_item_and_others_the_text(
     assert answer.output_text == "ok"
     assert "compaction" not in json.dumps(other)
     assert "compaction" not in json.dumps(chat)
+    assert "compaction" not in json.dumps(claude)
     assert record.text.splitlines()[1] in json.dumps(other)
 
 
