@@ -17,10 +17,10 @@ import logging
 import openai
 import pytest
 
-from memory_summary import SummaryEngine
+from memory_summary import Message, SummaryEngine
 from memory_summary.adapters import InMemoryStore, OpenAICompactingLLM, SqliteStore
 from memory_summary.adapters.summarizers.openai.native import refuses_native
-from memory_summary.domain import CommitRequest
+from memory_summary.domain import CommitRequest, ToolCall
 from memory_summary.domain.summary import NAMESPACE
 from tests.integration.conversation import fill
 from tests.responses_server import INVALID_ENCRYPTED_CONTENT, Answer, ResponsesServer
@@ -231,3 +231,28 @@ def test_refuses_native_reads_only_item_refusals(server, client):
 
     assert not refuses_native(other.value)
     assert not refuses_native(None)
+
+
+def test_a_range_with_tool_calls_goes_as_calls_and_outputs(server, store, llm):
+    for i in range(8):
+        call = ToolCall(f"c{i}", "lookup", '{"q": "x"}')
+        store.save_message("s1", Message("user", f"question {i}."))
+        store.save_message("s1", Message("assistant", "", tool_calls=[call]))
+        store.save_message(
+            "s1", Message("tool", f"result {i}.", tool_call_id=f"c{i}", name="lookup")
+        )
+        store.save_message("s1", Message("assistant", f"answer {i}."))
+
+    _, record = compacted(store, llm)
+
+    (request,) = server.compactions()
+    items = request["input"]
+    calls = [i["call_id"] for i in items if i.get("type") == "function_call"]
+    outputs = [i["call_id"] for i in items if i.get("type") == "function_call_output"]
+    assert calls
+    assert calls == outputs
+    assert {"type": "function_call_output", "call_id": "c0", "output": "result 0."} in (
+        items
+    )
+    assert request["instructions"]
+    assert record.native is not None
