@@ -289,6 +289,10 @@ class Conversation:
         source = HeldCompactions(engine)
         answers = [engine._recall(self.session_id, call, source) for call in ours]
         saved, active = self._save([read.message, *answers])
+        compaction = read.compaction if usage is None else compaction_usage(usage)
+        if compaction is not None:  # the server summarized: the summarizer's tokens
+            # before a compression may start (held calls, the turn), not to fence it
+            engine._account_compaction(self.session_id, compaction)
         source.release()
         engine._turn_ended(self.session_id, model, active)
         window = engine.config.window_for(model) or (
@@ -296,9 +300,6 @@ class Conversation:
         )
         if tokens is not None and window:
             engine.token_usage(self.session_id, usage_ratio(tokens, window))
-        compaction = read.compaction if usage is None else compaction_usage(usage)
-        if compaction is not None:  # the server summarized: the summarizer's tokens
-            engine._account_compaction(self.session_id, compaction)
         return Recorded(saved[0], tuple(saved[1:]), tuple(pending))
 
     def add(self, *messages: object) -> list[Message]:

@@ -166,3 +166,33 @@ def test_compaction_usage_never_raises(junk):
     found = compaction_usage({"iterations": junk})
 
     assert found is None or found.input_tokens >= 0
+
+
+def test_a_compression_the_turn_starts_commits_beside_the_usage():
+    """The usage is committed before the turn is reported: it fences no fold."""
+    store = InMemoryStore()
+    summarizer = InstrumentedSummarizer()
+    config = SummaryConfig(threshold=10, keep_recent=4)
+    for i in range(12):
+        role = "user" if i % 2 == 0 else "assistant"
+        store.save_message("s1", Message(role, f"message {i} " + "word " * 40))
+    with SummaryEngine(store, summarizer, config=config) as engine:
+        chat = engine.conversation("s1")
+        chat.prepare("go on")
+        chat.record(
+            {
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-x",
+                "content": [{"type": "text", "text": "Noted."}],
+                "usage": {"input_tokens": 5, "iterations": [COMPACTION, ANSWER]},
+            }
+        )
+        assert engine.wait_idle(timeout=20)
+        record = engine.summary("s1")
+
+    assert record is not None
+    assert record.text
+    assert record.compressions >= 1
+    assert record.usage.calls == record.compressions + 1
+    assert record.usage.input_tokens >= 181_000
