@@ -954,8 +954,9 @@ class SummaryEngine:
         """Add a server-side compaction's tokens to the session's summarizer usage.
 
         One provider-reported call, committed fenced as ``drop_native`` commits (a
-        compression running meanwhile is fenced and folds again); a store failure
-        or three lost races are logged, never raised: the host's turn is saved.
+        compression already running is fenced and commits nothing; a later turn
+        folds again); a store failure or three lost races are logged, never
+        raised: the host's turn is saved.
         """
         call = NO_USAGE.with_call(usage, counted=False, seconds=0.0)
         try:
