@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .summarizers.anthropic.llm import AnthropicLLM, AnthropicStream
     from .summarizers.anthropic.native import AnthropicCompactingLLM
     from .summarizers.openai.llm import OpenAIChatLLM
+    from .summarizers.openai.native import OpenAICompactingLLM
     from .summarizers.openai.stream import OpenAIChatStream
 
 # name -> (module, the driver it needs, the extra that installs it)
@@ -34,6 +35,7 @@ _LAZY: dict[str, tuple[str, str, str]] = {
     "AnthropicStream": ("summarizers.anthropic.llm", "anthropic", "anthropic"),
     "OpenAIChatLLM": ("summarizers.openai.llm", "openai", "openai"),
     "OpenAIChatStream": ("summarizers.openai.stream", "openai", "openai"),
+    "OpenAICompactingLLM": ("summarizers.openai.native", "openai", "openai"),
     "PostgresArchive": ("stores.sql.postgres", "psycopg", "postgres"),
     "PostgresStore": ("stores.sql.postgres", "psycopg", "postgres"),
     "RedisStore": ("stores.redis.store", "redis", "redis"),
@@ -72,6 +74,7 @@ __all__ = [
     "InMemoryStore",
     "OpenAIChatLLM",
     "OpenAIChatStream",
+    "OpenAICompactingLLM",
     "PostgresArchive",
     "PostgresStore",
     "RedisStore",

@@ -29,6 +29,7 @@ EXPECTED = (
     "hostile_text",
     "quality",
     "chat_server",
+    "native",
 )
 RECALL_KEYS = {
     "evidence": ("half", "category", "questions", "recall_at_1", "recall_at_5",
@@ -296,6 +297,42 @@ MASKING_KEYS = (
 )
 
 
+NATIVE_KEYS = (
+    "backend",
+    "compactions",
+    "calls_per_compaction",
+    "request_bytes_per_compaction",
+    "tokens_sent_per_compaction",
+    "tokens_received_per_compaction",
+    "engine_cpu_ms_per_compaction",
+)
+NATIVE_BACKENDS = 5
+
+
+def _native(results: list[object]) -> list[str]:
+    """Return the problems of the native rows: every backend, folds, sends."""
+    rows = [row for row in results if isinstance(row, dict)]
+    problems = [
+        f"native {row.get('backend', '?')}: missing {key}"
+        for row in rows
+        for key in NATIVE_KEYS
+        if key not in row
+    ]
+    if problems:
+        return problems
+    if len(rows) != NATIVE_BACKENDS:
+        problems.append(f"native: {len(rows)} backends, expected {NATIVE_BACKENDS}")
+    for row in rows:
+        if row["compactions"] < 1:
+            problems.append(f"native {row['backend']}: no compaction happened")
+        remote = not str(row["backend"]).endswith("(offline)")
+        if remote and row["calls_per_compaction"] <= 0:
+            problems.append(f"native {row['backend']}: sent nothing")
+        if str(row["backend"]).startswith("native") and not row.get("native_kept"):
+            problems.append(f"native {row['backend']}: no native artifact kept")
+    return problems
+
+
 def _masking(results: list[object]) -> list[str]:
     """Return the problems of the masking rows: off first, then each setting."""
     if not all(isinstance(row, dict) for row in results):
@@ -500,6 +537,8 @@ def check(directory: Path) -> list[str]:
             problems += _chat_server(results, payload.get("quick") is True)
         if name == "masking":
             problems += _masking(results)
+        if name == "native":
+            problems += _native(results)
         if name == "recall":
             problems += _recall(results)
         if name == "hostile_text":

@@ -22,6 +22,7 @@ import facts
 import hostile_text
 import hot_path
 import masking
+import native
 import quality
 import recall
 import stores
@@ -44,6 +45,7 @@ BENCHMARKS = {
     "hostile_text": hostile_text.run,
     "quality": quality.run,
     "chat_server": chat_server.run,
+    "native": native.run,
 }
 
 
@@ -69,6 +71,8 @@ def _rows(name: str, results: list[dict]) -> list[dict]:
         return facts.rows(results)
     if name == "quality":
         return quality.rows(results)
+    if name == "native":
+        return native.rows(results)
     if name == "stores":
         return [
             {

@@ -9,6 +9,11 @@ it under ``"native"``, as part of its JSON, in every store. What the record's te
 adds to the block (its pinned facts section) is kept beside it, as ``beside``: a
 request that carries the block carries that text too (in ``system``).
 
+OpenAI's ``/responses/compact`` answers with a ``compaction`` item whose
+``encrypted_content`` nobody but OpenAI reads (``native_item``): the record's text
+comes from a text summarizer beside it, and the item is kept the same way, with
+provider ``"openai"``; a Responses API request carries it in place of the text.
+
 The artifact is a cache and the record's text the source of truth: ``read_native``
 never raises, and a stored value that is not a usable block (missing, not JSON, no
 readable ``content``: a failed compaction) reads as None, so the record stays
@@ -35,16 +40,17 @@ from .injection import assemble_messages
 from .model import Message
 
 ANTHROPIC_PROVIDER = "anthropic"
-PROVIDERS = (ANTHROPIC_PROVIDER,)
+OPENAI_PROVIDER = "openai"
+PROVIDERS = (ANTHROPIC_PROVIDER, OPENAI_PROVIDER)
 COMPACTION_TYPE = "compaction"
 
 
 @attrs.frozen
 class NativeArtifact:
-    """A provider's compaction block, verbatim, and who wrote it.
+    """A provider's compaction block (OpenAI: item), verbatim, and who wrote it.
 
     Attributes:
-        provider: the provider that wrote it (``"anthropic"``).
+        provider: the provider that wrote it (``"anthropic"``, ``"openai"``).
         model: the model that wrote it, None when unknown.
         block: the block as the provider returned it (plain JSON; extra fields kept).
         beside: what the record's text adds to the block (its pinned facts), sent
@@ -109,6 +115,33 @@ def native_block(data: object) -> dict[str, object] | None:
     return copied if isinstance(copied, dict) else None
 
 
+def native_item(data: object) -> dict[str, object] | None:
+    """Return ``data`` as a plain JSON OpenAI compaction item, or None if it is none.
+
+    Usable: a mapping with text keys, ``type`` ``"compaction"`` and non-empty text
+    ``encrypted_content``, every value JSON that every store keeps.
+
+    >>> native_item({"type": "compaction", "id": "cmp_1", "encrypted_content": "x"})
+    {'type': 'compaction', 'id': 'cmp_1', 'encrypted_content': 'x'}
+    >>> native_item({"type": "compaction", "encrypted_content": ""}) is None
+    True
+    """
+    if not isinstance(data, Mapping) or not all(isinstance(k, str) for k in data):
+        return None
+    sealed = data.get("encrypted_content")
+    if data.get("type") != COMPACTION_TYPE or not isinstance(sealed, str):
+        return None
+    if not sealed.strip():
+        return None
+    try:
+        text = json.dumps(data, ensure_ascii=False, allow_nan=False)
+        text.encode("utf-8")
+        copied: object = json.loads(text)
+    except (TypeError, ValueError):
+        return None
+    return copied if isinstance(copied, dict) else None
+
+
 def read_native(data: object) -> NativeArtifact | None:
     """Return the artifact stored as ``data``; None for anything else, never raise.
 
@@ -125,7 +158,8 @@ def _read_native(data: object) -> NativeArtifact | None:
     if not isinstance(data, Mapping):
         return None
     provider, model = data.get("provider"), data.get("model")
-    block = native_block(data.get("block"))
+    usable = native_item if provider == OPENAI_PROVIDER else native_block
+    block = usable(data.get("block"))
     if provider not in PROVIDERS or block is None:
         return None
     if model is not None and not isinstance(model, str):

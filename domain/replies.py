@@ -12,6 +12,9 @@ ratio:
   ``cache_read_input_tokens``; with ``usage.iterations`` (server-side compaction),
   the last sampling iteration's, never their sum (the earlier ones read the context
   before it was compacted) nor a ``compaction`` entry's (it measures the compaction).
+  The ``compaction`` entries' tokens are the summarizer's work done by the server:
+  ``compaction_usage`` reads them, and the engine adds them to the session's
+  summarizer usage.
 
 A reply with neither text nor a tool call is refused (``MessageError``): storing it
 would give the model an empty turn to read back. Thinking alone is no reply either.
@@ -32,9 +35,11 @@ from .errors import MessageError
 from .model import Message
 from .openai_format import openai_mapping
 from .thinking import THINKING_TYPES
+from .usage import TokenUsage
 
 __all__ = [
     "ReadReply",
+    "compaction_usage",
     "host_messages",
     "read_reply",
     "read_usage_tokens",
@@ -53,11 +58,14 @@ class ReadReply:
         model: the model the reply names, or None.
         context_tokens: the tokens the request held, as the provider reported them,
             or None when the reply carries no usage.
+        compaction: the tokens of the server-side compactions the reply's usage
+            lists (``compaction_usage``), None when there were none.
     """
 
     message: Message
     model: str | None
     context_tokens: int | None
+    compaction: TokenUsage | None = None
 
 
 def _mapping(value: object, where: str) -> Mapping[str, object]:
@@ -126,6 +134,41 @@ def read_usage_tokens(usage: object) -> int | None:
     )
 
 
+def compaction_usage(usage: object) -> TokenUsage | None:
+    """Return the tokens of the ``compaction`` entries of ``usage.iterations``.
+
+    Anthropic's threshold compaction runs an extra sampling step on the server and
+    lists it in ``usage.iterations`` with ``type`` ``"compaction"``; the top-level
+    usage leaves it out. Input counts the cache tokens too. None when ``usage``
+    lists no such entry (or is no usage at all); never raises.
+
+    >>> compaction_usage({"input_tokens": 23000, "output_tokens": 1000, "iterations": [
+    ...     {"type": "compaction", "input_tokens": 180000, "output_tokens": 3500},
+    ...     {"type": "message", "input_tokens": 23000, "output_tokens": 1000}]})
+    TokenUsage(input_tokens=180000, output_tokens=3500, cache_read_tokens=0, \
+cache_write_tokens=0)
+    """
+    try:
+        data = openai_mapping(usage) if usage is not None else {}
+        iterations = data.get("iterations")
+        if not isinstance(iterations, Sequence) or isinstance(iterations, str):
+            return None
+        steps = [openai_mapping(step) for step in iterations if step is not None]
+    except MessageError:
+        return None
+    steps = [step for step in steps if step.get("type") == "compaction"]
+    if not steps:
+        return None
+    read = sum(_count(step.get("cache_read_input_tokens")) for step in steps)
+    write = sum(_count(step.get("cache_creation_input_tokens")) for step in steps)
+    return TokenUsage(
+        sum(_anthropic_tokens(step) for step in steps),
+        sum(_count(step.get("output_tokens")) for step in steps),
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+    )
+
+
 def _reply_tokens(usage: object) -> int | None:
     """Return the tokens of the usage a reply carries; None when its shape is unknown.
 
@@ -160,8 +203,12 @@ def _anthropic_reply(data: Mapping[str, object]) -> ReadReply:
     )
     if len(turn) != 1:
         raise MessageError("content", "an Anthropic reply holds one assistant turn")
+    usage = data.get("usage")
     return ReadReply(
-        _assistant(turn[0]), _model(data), _reply_tokens(data.get("usage"))
+        _assistant(turn[0]),
+        _model(data),
+        _reply_tokens(usage),
+        compaction_usage(usage),
     )
 
 

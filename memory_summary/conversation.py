@@ -24,7 +24,7 @@ A retried turn: ``prepare(text)`` saves ``text``; when the model call fails and 
 host tries again, ``prepare()`` (no message) builds the same request without saving
 the user's message twice.
 
-(About 415 lines: the handle's three calls and the four ways a request is built.)
+(About 455 lines: the handle's three calls and the four ways a request is built.)
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from memory_summary.domain import (
     Repair,
     SpanningStore,
     SummaryConfig,
+    TokenUsage,
     ToolCall,
     anthropic_pairs,
     assemble_messages,
@@ -52,9 +53,10 @@ from memory_summary.domain import (
 )
 from memory_summary.domain.capabilities import StoreCapabilities
 from memory_summary.domain.measure import known_context_tokens, usage_ratio
-from memory_summary.domain.native import ANTHROPIC_PROVIDER
+from memory_summary.domain.native import ANTHROPIC_PROVIDER, OPENAI_PROVIDER
 from memory_summary.domain.recall_tools import TOOL_NAMES as RECALL_TOOL_NAMES
 from memory_summary.domain.replies import (
+    compaction_usage,
     host_messages,
     read_reply,
     read_usage_tokens,
@@ -108,6 +110,8 @@ class TurnHost(RecallSource, Protocol):
     ) -> None: ...
 
     def token_usage(self, session_id: str, usage_ratio: float) -> None: ...
+
+    def _account_compaction(self, session_id: str, usage: TokenUsage) -> None: ...
 
 
 __all__ = ["Conversation", "Recorded", "RequestFormat", "TurnHost"]
@@ -205,7 +209,10 @@ class Conversation:
             format: ``"openai"``: chat completion dicts ``[system with the summary,
                 *history]``; ``"anthropic"``: ``{"system": ..., "messages": [...]}``
                 to pass as ``client.messages.create(model=..., max_tokens=...,
-                **request)``; ``"responses"``: the Responses API's input items.
+                **request)``; ``"responses"``: the Responses API's input items
+                (a summary made by ``OpenAICompactingLLM`` goes as its
+                ``compaction`` item, after the system items, when the request goes
+                to the model that made it; ``drop_native`` when the API refuses it).
 
         Nothing is saved when the message is malformed or the store fails; the
         request is built after the save, from what the store holds. The list (the
@@ -232,7 +239,7 @@ class Conversation:
         transcript = self._transcript()
         with transcript.lock:
             self._sync(transcript)
-            provider = ANTHROPIC_PROVIDER if kind == "anthropic" else None
+            provider = _PROVIDERS.get(kind)
             text, covered, block = engine._injection(
                 self.session_id, self.model, provider
             )
@@ -243,9 +250,8 @@ class Conversation:
                 if kind == "openai":
                     return self._plain_request(head, text, transcript)
                 if kind == "responses":
-                    return (
-                        items_of(self._lead(head, text)) + transcript.response_items()
-                    )
+                    lead = _with_item(items_of(self._lead(head, text)), block)
+                    return lead + transcript.response_items()
                 if transcript.settled:
                     return self._plain_anthropic(head, text, transcript, block)
             history = list(transcript.messages)
@@ -258,9 +264,13 @@ class Conversation:
         message, an Anthropic ``Message``, either as a dict, or a ``Message``.
         Its usage (or ``usage``: the provider's usage object or an int of tokens)
         over the model's window (``context_window``, else the well-known windows)
-        is reported as ``token_usage`` does, and the turn as ``turn_after``
-        does: a compression, when due, runs in the background. Recall tool calls
-        are answered and their results saved with the reply, in one batch.
+        is reported as ``token_usage`` does (Anthropic: the last sampling
+        iteration's), and the turn as ``turn_after`` does; the tokens of a
+        server-side compaction the usage lists (``usage.iterations`` entries of type
+        ``compaction``) are added to the session's summarizer usage (``usage()``,
+        ``usage_by_session()``; one more provider-reported call). A compression,
+        when due, runs in the background. Recall tool calls are answered and their
+        results saved with the reply, in one batch.
 
         Raises:
             MessageError: ``reply`` cannot be read, is not the assistant's, is
@@ -279,6 +289,10 @@ class Conversation:
         source = HeldCompactions(engine)
         answers = [engine._recall(self.session_id, call, source) for call in ours]
         saved, active = self._save([read.message, *answers])
+        compaction = read.compaction if usage is None else compaction_usage(usage)
+        if compaction is not None:  # the server summarized: the summarizer's tokens
+            # before a compression may start (held calls, the turn), not to fence it
+            engine._account_compaction(self.session_id, compaction)
         source.release()
         engine._turn_ended(self.session_id, model, active)
         window = engine.config.window_for(model) or (
@@ -403,8 +417,30 @@ class Conversation:
             return _anthropic_request(system, clear_old_thinking(messages, keep), block)
         assembled = engine._assembled(given, text, covered, True, "merge")
         if kind == "responses":
-            return items_of(assembled)
+            return _with_item(items_of(assembled), block)
         return [message.to_openai() for message in assembled]
+
+
+_PROVIDERS: Mapping[str, str] = {
+    "anthropic": ANTHROPIC_PROVIDER,
+    "responses": OPENAI_PROVIDER,
+}
+
+
+def _with_item(
+    items: list[dict[str, object]], item: Mapping[str, object] | None
+) -> list[dict[str, object]]:
+    """Return Responses ``items`` with OpenAI's compaction ``item`` after the lead.
+
+    The item takes the place of the summary text (the system or developer items
+    first keep what the text adds: its pinned facts), before the history.
+    """
+    if item is None:
+        return items
+    lead = 0
+    while lead < len(items) and items[lead].get("role") in ("system", "developer"):
+        lead += 1
+    return [*items[:lead], dict(item), *items[lead:]]
 
 
 def _anthropic_request(

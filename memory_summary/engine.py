@@ -2,7 +2,7 @@
 
 This is the one place that builds concrete objects: the store's collaborators, the
 summarizer (the offline one by default), the thread runtime and the compressor.
-It runs about 1130 lines because it is the whole public API, one method per call, each
+It runs about 1170 lines because it is the whole public API, one method per call, each
 with the docstring the reference is generated from; what the methods do lives in
 the modules they wire (``actors``, ``injected_prompts``, ``process_identity``,
 ``history``, ``recall_tools``).
@@ -68,6 +68,7 @@ from memory_summary.domain import (
     SummarizerUsage,
     SummaryConfig,
     SummaryRecord,
+    TokenUsage,
     anthropic_pairs,
     assemble_messages,
     clear_old_thinking,
@@ -975,6 +976,41 @@ class SummaryEngine:
                 )
                 return True
         return False
+
+    def _account_compaction(self, session_id: str, usage: TokenUsage) -> None:
+        """Add a server-side compaction's tokens to the session's summarizer usage.
+
+        One provider-reported call, committed fenced as ``drop_native`` commits (a
+        compression already running is fenced and commits nothing; a later turn
+        folds again); a store failure or three lost races are logged, never
+        raised: the host's turn is saved.
+        """
+        call = NO_USAGE.with_call(usage, counted=False, seconds=0.0)
+        try:
+            for _ in range(3):
+                record = self._records.read(session_id)
+                base = record or SummaryRecord(
+                    text="", covered_through_id=None, tokens=0
+                )
+                kept = attrs.evolve(
+                    base, usage=base.usage.plus(call), generation=new_generation()
+                )
+                result = self._commit(
+                    CommitRequest(
+                        session_id=session_id,
+                        namespace=NAMESPACE,
+                        record=kept.to_mapping(),
+                        expect_generation=(
+                            None if record is None else record.generation or ""
+                        ),
+                    )
+                )
+                if result.committed:
+                    return
+        except StoreError as exc:
+            log.warning("session %s: compaction usage not kept: %s", session_id, exc)
+            return
+        log.warning("session %s: compaction usage not kept (raced)", session_id)
 
     def check_summarizer(self, timeout: float = 30.0) -> SummarizerCheck:
         """Ask the summary model for a one-word reply; say whether it answered.

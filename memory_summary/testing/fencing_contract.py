@@ -187,6 +187,41 @@ class FencingContract:
         assert fenced.fenced == "generation"
         assert store.get_metadata(NS, sid) == stored
 
+    def test_a_record_with_an_openai_item_commits_reads_back_and_fences(
+        self, store: Any, sid: str
+    ) -> None:
+        saved = save(store, sid, 4)
+        item = {
+            "id": "cmp_1",
+            "type": "compaction",
+            "encrypted_content": "gAAAAB" + "x" * 4000 + "==",
+            "created_by": None,
+        }
+        record = SummaryRecord(
+            "Likes tea.",
+            saved[1].id,
+            3,
+            generation="g1",
+            native=NativeArtifact("openai", "gpt-5.4-mini", item, "Pinned: tea."),
+        )
+
+        result = commit(
+            store,
+            sid,
+            record=record.to_mapping(),
+            through_id=saved[1].id,
+            expect_archived=2,
+        )
+        stored = store.get_metadata(NS, sid)
+        fenced = commit(store, sid, expect_generation="g0")
+
+        assert result.committed
+        assert read_record(stored) == record
+        assert stored is not None
+        assert stored["native"]["block"] == item
+        assert fenced.fenced == "generation"
+        assert store.get_metadata(NS, sid) == stored
+
     def test_an_expired_lease_fences_the_commit(
         self, store: Any, sid: str, compressing: Any
     ) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Iterator
 
+import openai
 import pytest
 
 import memory_summary.testing.fakes as kit_fakes
@@ -19,6 +20,7 @@ from memory_summary.adapters import (
     AnthropicLLM,
     ExtractiveSummarizer,
     OpenAIChatLLM,
+    OpenAICompactingLLM,
     TiktokenCounter,
 )
 from memory_summary.testing.fakes import (
@@ -132,6 +134,19 @@ class TestAnthropicCompactingLLM(SummarizerContract):
         return AnthropicCompactingLLM(
             "m", base_url=server.base_url, api_key="k", max_retries=0
         )
+
+
+class TestOpenAICompactingLLM(SummarizerContract):
+    """The text path (``complete``) a native summarizer keeps: the offline one's."""
+
+    def make_summarizer(self, request):
+        server = request.getfixturevalue("openai_server")
+        client = openai.OpenAI(api_key="k", base_url=server.base_url, max_retries=0)
+        request.addfinalizer(client.close)
+        return OpenAICompactingLLM(client, model="test-model")
+
+    def answer_tokens(self, text):
+        return utf8_bytes(text)
 
 
 class TestScriptedSummarizer(SummarizerContract):

@@ -52,6 +52,7 @@ ADAPTERS_API = [
     "InMemoryStore",
     "OpenAIChatLLM",
     "OpenAIChatStream",
+    "OpenAICompactingLLM",
     "PostgresArchive",
     "PostgresStore",
     "RedisStore",

@@ -32,6 +32,7 @@ BLOCK = {
     "later_field": {"x": [1, None]},
 }
 ARTIFACT = NativeArtifact("anthropic", "claude-haiku-4-5", BLOCK)
+ITEM = {"id": "cmp_1", "type": "compaction", "encrypted_content": "gAAAA=="}
 
 
 def record(native=ARTIFACT):
@@ -73,6 +74,14 @@ def test_a_record_from_an_older_version_reads_without_an_artifact():
         {"provider": "anthropic", "model": None, "block": {1: "not a text key"}},
         {"provider": "anthropic", "model": None, "block": dict(BLOCK, x=float("nan"))},
         {"provider": "anthropic", "model": None, "block": dict(BLOCK, x="a\ud800b")},
+        {
+            "provider": "openai",
+            "model": None,
+            "block": dict(ITEM, encrypted_content=""),
+        },
+        {"provider": "openai", "model": None, "block": dict(ITEM, encrypted_content=3)},
+        {"provider": "openai", "model": None, "block": dict(ITEM, type="message")},
+        {"provider": "google", "model": None, "block": ITEM},
     ],
 )
 def test_an_unreadable_artifact_is_dropped_and_the_record_still_reads(native):
@@ -82,6 +91,18 @@ def test_an_unreadable_artifact_is_dropped_and_the_record_still_reads(native):
 
     assert read == record(None)
     assert read_native(native) is None
+
+
+def test_an_openai_item_round_trips_and_serves_openai_only():
+    item = NativeArtifact("openai", "gpt-5.4-mini", ITEM, "Pinned: tea.")
+    stored = record(item).to_mapping()
+
+    assert read_record(stored) == record(item)
+    assert stored["native"]["block"] == ITEM
+    assert item.serves("openai", "gpt-5.4-mini")
+    assert not item.serves("openai", "gpt-4.1")
+    assert not item.serves("anthropic", "gpt-5.4-mini")
+    assert not ARTIFACT.serves("openai", None)
 
 
 def test_the_artifact_serves_its_provider_and_model_only():
