@@ -49,9 +49,7 @@ from .terms import (
     check_terms,
     fts5_term,
     logs_progress,
-    search_sql,
     session_term,
-    term_query,
 )
 
 __all__ = [
@@ -66,9 +64,7 @@ __all__ = [
     "check_terms",
     "fts5_term",
     "logs_progress",
-    "search_sql",
     "session_term",
-    "term_query",
 ]
 
 

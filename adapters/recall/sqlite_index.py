@@ -360,7 +360,6 @@ class SqliteIndex:
     (``messages.search_terms``, by versions before 0.3) are taken in with those.
     """
 
-    placeholder = "?"
     id_source = "json_each(?) AS c"
     join = "CROSS JOIN"  # SQLite: the left table drives
     _window = (
