@@ -109,6 +109,14 @@ def check_limit(limit: int | None) -> None:
         raise ValueError(f"limit={limit} is invalid; allowed: a 64-bit int")
 
 
+def check_read(session_id: str, limit: int | None, **bounds: int | None) -> None:
+    """Refuse a read's session id, ``limit`` and id ``bounds``, in that order."""
+    check_key("session_id", session_id)
+    check_limit(limit)
+    for field, value in bounds.items():
+        check_row_id(field, value)
+
+
 def check_move(namespace: str, key: str, to_namespace: str) -> None:
     """Refuse a record move (``quarantine_metadata``) with a bad key or no move."""
     check_key("namespace", namespace)

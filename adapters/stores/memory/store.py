@@ -23,7 +23,7 @@ from memory_summary.adapters.stores.fence import (
 from memory_summary.adapters.stores.rows import (
     check_key,
     check_limit,
-    check_row_id,
+    check_read,
     content_column,
     json_copy,
     metadata_column,
@@ -224,9 +224,7 @@ class InMemoryStore(MemoryHistory, MemoryRecords, DeprecatedCommits):
     def get_oldest_history(
         self, session_id: str, limit: int, after_id: int | None = None
     ) -> list[Message]:
-        check_key("session_id", session_id)
-        check_limit(limit)
-        check_row_id("after_id", after_id)
+        check_read(session_id, limit, after_id=after_id)
         with self._lock:
             session = self._sessions.get(session_id)
             if session is None:
@@ -246,10 +244,7 @@ class InMemoryStore(MemoryHistory, MemoryRecords, DeprecatedCommits):
     def get_archived(
         self, session_id: str, *, after_id: int | None, through_id: int, limit: int
     ) -> list[Message]:
-        check_key("session_id", session_id)
-        check_limit(limit)
-        check_row_id("after_id", after_id)
-        check_row_id("through_id", through_id)
+        check_read(session_id, limit, after_id=after_id, through_id=through_id)
         low = 0 if after_id is None else after_id
         with self._lock:
             session = self._sessions.get(session_id)

@@ -35,7 +35,7 @@ from memory_summary.adapters.stores.fence import DeprecatedCommits, commit_prelu
 from memory_summary.adapters.stores.rows import (
     check_key,
     check_limit,
-    check_row_id,
+    check_read,
     check_ttl,
     decode_record,
     message_values,
@@ -290,8 +290,7 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
         ]
 
     def get_history(self, session_id: str, limit: int | None = None) -> list[Message]:
-        check_key("session_id", session_id)
-        check_limit(limit)
+        check_read(session_id, limit)
         if limit == 0:
             return []
         raw = self._script(
@@ -332,8 +331,7 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
     def get_full_history(
         self, session_id: str, limit: int | None = None
     ) -> list[Message]:
-        check_key("session_id", session_id)
-        check_limit(limit)
+        check_read(session_id, limit)
         if limit == 0:
             return []
         key = self._key("h", session_id)
@@ -367,9 +365,7 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
     def get_oldest_history(
         self, session_id: str, limit: int, after_id: int | None = None
     ) -> list[Message]:
-        check_key("session_id", session_id)
-        check_limit(limit)
-        check_row_id("after_id", after_id)
+        check_read(session_id, limit, after_id=after_id)
         if limit == 0:
             return []
         raw = self._script(
@@ -383,10 +379,7 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
     def get_archived(
         self, session_id: str, *, after_id: int | None, through_id: int, limit: int
     ) -> list[Message]:
-        check_key("session_id", session_id)
-        check_limit(limit)
-        check_row_id("after_id", after_id)
-        check_row_id("through_id", through_id)
+        check_read(session_id, limit, after_id=after_id, through_id=through_id)
         if limit == 0:
             return []
         raw = self._script(

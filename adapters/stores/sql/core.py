@@ -25,7 +25,7 @@ from memory_summary.adapters.stores.fence import (
 from memory_summary.adapters.stores.rows import (
     check_key,
     check_limit,
-    check_row_id,
+    check_read,
     decode_record,
     message_values,
     row_message,
@@ -177,8 +177,7 @@ class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
         return self._newest("newest_all", session_id, limit)
 
     def _newest(self, query: str, session_id: str, limit: int | None) -> list[Message]:
-        check_key("session_id", session_id)
-        check_limit(limit)
+        check_read(session_id, limit)
         if limit == 0:
             return []
         rows = self._driver.read(
@@ -235,9 +234,7 @@ class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
     def get_oldest_history(
         self, session_id: str, limit: int, after_id: int | None = None
     ) -> list[Message]:
-        check_key("session_id", session_id)
-        check_limit(limit)
-        check_row_id("after_id", after_id)
+        check_read(session_id, limit, after_id=after_id)
         rows = self._driver.read(
             self._q["oldest_active"],
             (session_id, 0 if after_id is None else after_id, limit),
@@ -249,10 +246,7 @@ class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
     def get_archived(
         self, session_id: str, *, after_id: int | None, through_id: int, limit: int
     ) -> list[Message]:
-        check_key("session_id", session_id)
-        check_limit(limit)
-        check_row_id("after_id", after_id)
-        check_row_id("through_id", through_id)
+        check_read(session_id, limit, after_id=after_id, through_id=through_id)
         rows = self._driver.read(
             self._q["archived_range"],
             (session_id, 0 if after_id is None else after_id, through_id, limit),
