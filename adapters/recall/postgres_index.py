@@ -17,7 +17,6 @@ from memory_summary.adapters.stores.sql.driver import Executor, SqlDriver
 from memory_summary.domain import Message, StoreError
 from memory_summary.domain.config import RecallIndex
 from memory_summary.domain.ranking import (
-    CANDIDATES,
     CONTEXT_REACH,
     PER_TERM,
     bm25_search,
@@ -447,8 +446,7 @@ class PostgresIndex:
             matching,
             lengths,
             documents=documents,
-            average_length=total / documents if documents else 0.0,
-            limit=CANDIDATES,
+            total_length=total,
         )
 
     def catch_up_session(self, session_id: str) -> int:

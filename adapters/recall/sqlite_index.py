@@ -23,7 +23,6 @@ from memory_summary.adapters.stores.sql.driver import Executor, SqlDriver
 from memory_summary.domain import Message, StoreError
 from memory_summary.domain.config import RecallIndex
 from memory_summary.domain.ranking import (
-    CANDIDATES,
     PER_TERM,
     bm25_search,
     informative,
@@ -667,8 +666,7 @@ class SqliteIndex:
             matching,
             lengths,
             documents=documents,
-            average_length=total / documents if documents else 0.0,
-            limit=CANDIDATES,
+            total_length=total,
         )
 
     def id_list(self, ids: Sequence[int]) -> object:

@@ -41,7 +41,6 @@ from memory_summary.adapters.stores.rows import (
 from memory_summary.domain import StoredHit
 from memory_summary.domain.config import RecallIndex
 from memory_summary.domain.ranking import (
-    CANDIDATES,
     CONTEXT_REACH,
     CONTEXT_SEEDS,
     bm25_search,
@@ -353,8 +352,7 @@ class RedisHistory(RedisScripted):
             matching,
             lengths,
             documents=documents,
-            average_length=words / documents if documents else 0.0,
-            limit=CANDIDATES,
+            total_length=words,
         )
         return matches, boundary
 
