@@ -350,16 +350,10 @@ class PostgresIndex:
     ) -> int:
         # One statement, atomic on its own: the message and its index row together.
         if terms is None:  # lazy or off: the message alone
-            _, row_id = driver.write(
-                self._lazy_insert(insert),
-                self._lazy_params(session_id, values),
-                "save_message",
-                session_id,
-            )
-            if row_id is None:
-                raise StoreError(f"save_message for {session_id!r}: no id returned")
-            return row_id
-        sql, params = self._with_terms(insert, session_id, values, terms)
+            sql = self._lazy_insert(insert)
+            params: Sequence[object] = self._lazy_params(session_id, values)
+        else:
+            sql, params = self._with_terms(insert, session_id, values, terms)
         _, row_id = driver.write(sql, params, "save_message", session_id)
         if row_id is None:
             raise StoreError(f"save_message for {session_id!r}: no id was returned")
