@@ -117,6 +117,15 @@ def check_read(session_id: str, limit: int | None, **bounds: int | None) -> None
         check_row_id(field, value)
 
 
+def check_forget(session_id: str, namespaces: Sequence[str]) -> None:
+    """Refuse a ``forget_session`` with a bad session id or namespace names."""
+    check_key("session_id", session_id)
+    if isinstance(namespaces, str):
+        raise TypeError("namespaces must be a sequence of names, not one str")
+    for namespace in namespaces:
+        check_key("namespace", namespace)
+
+
 def check_move(namespace: str, key: str, to_namespace: str) -> None:
     """Refuse a record move (``quarantine_metadata``) with a bad key or no move."""
     check_key("namespace", namespace)
@@ -328,17 +337,22 @@ def metadata_column(message: Message) -> str | None:
     return to_json(dict(metadata), "message field 'metadata'") if metadata else None
 
 
-def stored_message(message: Message, row_id: int) -> Message:
-    """Return ``message`` as stored under ``row_id``, without re-running converters."""
+def stored_message(
+    message: Message, row_id: int, metadata: dict[str, object] | None = None
+) -> Message:
+    """Return ``message`` as stored under ``row_id``, without re-running converters.
+
+    ``metadata``: the copy of its metadata to keep (default: a new copy).
+    """
     return Message.from_row(
         message.role,
-        message.content,
+        message.content,  # parts are frozen, safe to share
         message.tool_calls,
         message.tool_call_id,
         message.name,
         message.kind,
         message.timestamp,
-        dict(message.metadata),
+        dict(message.metadata) if metadata is None else metadata,
         row_id,
         message.refusal,
     )

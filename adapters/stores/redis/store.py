@@ -33,6 +33,7 @@ import redis
 
 from memory_summary.adapters.stores.fence import DeprecatedCommits, commit_prelude
 from memory_summary.adapters.stores.rows import (
+    check_forget,
     check_key,
     check_limit,
     check_read,
@@ -522,11 +523,7 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
         )
 
     def forget_session(self, session_id: str, *, namespaces: Sequence[str]) -> int:
-        check_key("session_id", session_id)
-        if isinstance(namespaces, str):
-            raise TypeError("namespaces must be a sequence of names, not one str")
-        for namespace in namespaces:
-            check_key("namespace", namespace)
+        check_forget(session_id, namespaces)
         keys = [
             *self._history_keys(session_id),
             self._key("l", session_id),

@@ -23,6 +23,7 @@ from memory_summary.adapters.stores.fence import (
     fence_reason,
 )
 from memory_summary.adapters.stores.rows import (
+    check_forget,
     check_key,
     check_limit,
     check_read,
@@ -358,11 +359,7 @@ class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
         return True
 
     def forget_session(self, session_id: str, *, namespaces: Sequence[str]) -> int:
-        check_key("session_id", session_id)
-        if isinstance(namespaces, str):
-            raise TypeError("namespaces must be a sequence of names, not one str")
-        for namespace in namespaces:
-            check_key("namespace", namespace)
+        check_forget(session_id, namespaces)
         q = self._q
         with self._driver.transaction("forget_session", session_id) as tx:
             self._lock_session(tx, session_id)
