@@ -51,9 +51,10 @@ from .records import SqlRecords
 log = logging.getLogger(__name__)
 
 
-Migration: TypeAlias = "str | Callable[[Executor], None]"
-"""A schema migration: statements separated by ``;``, or a function run in its
-transaction (say, building an index of the rows already stored)."""
+Migration: TypeAlias = "str | tuple[str, ...] | Callable[[Executor], None]"
+"""A schema migration: statements separated by ``;``, a tuple of statements (each
+run whole: a trigger's body holds ``;``), or a function run in its transaction (say,
+building an index of the rows already stored)."""
 
 
 class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
@@ -99,11 +100,13 @@ class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
                 )
             for version in range(current + 1, latest + 1):
                 migration = migrations[version - 1]
+                statements: Sequence[str] = ()
                 if callable(migration):
                     migration(tx)
-                    statements = []
-                else:
+                elif isinstance(migration, str):
                     statements = migration.split(";")
+                else:
+                    statements = migration
                 for statement in statements:
                     if statement.strip():
                         tx.execute(statement, ())
