@@ -1,6 +1,6 @@
 """The history index of the PostgreSQL store: a ``tsvector`` table and postings.
 
-Why about 630 lines: one concept, the history index. Its schema and the triggers that
+Why about 620 lines: one concept, the history index. Its schema and the triggers that
 keep its statistics and postings, the writes that index a message (at its save or at
 its session's search, by the policy) and the search over it are one body of SQL that
 changes together.

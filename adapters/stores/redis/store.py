@@ -13,7 +13,7 @@ survive a restart when the server persists its data (RDB or AOF). A server that
 persists nothing loses every key on a restart: a compression in flight then fails
 its lease check and commits nothing. See docs/redis.md.
 
-Why about 600 lines: this is the one class that implements the store protocol on
+Why about 605 lines: this is the one class that implements the store protocol on
 Redis, and its messages, its fenced commit and its leases share one key layout and one
 set of scripts; what stands apart is mixed in (``redis_history``: search and reads of
 the whole history; ``redis_metadata``: records).
