@@ -5,7 +5,7 @@ same checks so that it refuses exactly what they refuse. Rows this library wrote
 decoded with the trusted ``Message.from_row`` (no converters run twice); a row that
 fails the cheap shape checks goes through the validating constructor instead.
 
-Why about 465 lines: one concept, the row layout. Writing a row and reading it back
+Why about 450 lines: one concept, the row layout. Writing a row and reading it back
 must change together (every column's encoding sits next to its decoding), and the
 key, limit and JSON checks are what each store runs before it writes that row.
 """
@@ -361,6 +361,9 @@ def stored_message(
 def row_message(row: Sequence[Any]) -> Message:
     """Return the message of a row selected with ``SELECT_COLUMNS``.
 
+    A row that passes the cheap shape checks is decoded with the trusted
+    ``Message.from_row``; any other through the validating constructor.
+
     Raises:
         MalformedRecord: the row is not a message (written by someone else).
     """
@@ -416,24 +419,7 @@ def row_message(row: Sequence[Any]) -> Message:
                 )
         except (*_JSON_ERRORS, KeyError):
             pass
-    return _checked_row_message(row)
-
-
-def _checked_row_message(row: Sequence[Any]) -> Message:
-    """Decode a row that failed the trusted path, validating every field."""
-    (
-        id_,
-        role,
-        text,
-        calls,
-        call_id,
-        name,
-        kind,
-        timestamp,
-        metadata,
-        structured,
-        refusal,
-    ) = row
+    # A row that failed the trusted path: decoded validating every field.
     try:
         tool_calls = json.loads(calls) if calls else ()
         data = json.loads(metadata) if metadata else {}
