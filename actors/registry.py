@@ -61,11 +61,6 @@ class SessionRegistry:
                 entry.ref.tell(message)
             return True
 
-    def has(self, session_id: str) -> bool:
-        """Tell whether the session has a live actor now."""
-        with self._lock:
-            return session_id in self._entries
-
     def idle_since(self, cutoff_s: float) -> list[tuple[str, pykka.ActorRef, int]]:
         """Return (session id, actor, stamp) of actors untouched since ``cutoff_s``."""
         with self._lock:

@@ -199,7 +199,7 @@ class TermIndex:
             matching,
             {doc_id: self.lengths[doc_id] for doc_id in candidates},
             documents=documents,
-            average_length=self.total_length / documents if documents else 0.0,
+            total_length=self.total_length,
             limit=limit,
         )
 
@@ -228,8 +228,8 @@ def bm25_search(
     lengths: Mapping[int, int],
     *,
     documents: int,
-    average_length: float,
-    limit: int,
+    total_length: int,
+    limit: int = CANDIDATES,
 ) -> list[tuple[int, float]]:
     """Return the best ``limit`` (id, score) of ``candidates``, ties newest first.
 
@@ -239,9 +239,10 @@ def bm25_search(
         matching: how many documents of the collection hold each term.
         lengths: each candidate's length in terms.
         documents: the collection's size (N).
-        average_length: its documents' mean length.
+        total_length: its documents' summed length.
         limit: how many to return.
     """
+    average_length = total_length / documents if documents else 0.0
     weights = {
         term: idf(documents, matching[term])
         for term in dict.fromkeys(terms)

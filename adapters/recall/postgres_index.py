@@ -1,6 +1,6 @@
 """The history index of the PostgreSQL store: a ``tsvector`` table and postings.
 
-Why about 650 lines: one concept, the history index. Its schema and the triggers that
+Why about 620 lines: one concept, the history index. Its schema and the triggers that
 keep its statistics and postings, the writes that index a message (at its save or at
 its session's search, by the policy) and the search over it are one body of SQL that
 changes together.
@@ -17,7 +17,6 @@ from memory_summary.adapters.stores.sql.driver import Executor, SqlDriver
 from memory_summary.domain import Message, StoreError
 from memory_summary.domain.config import RecallIndex
 from memory_summary.domain.ranking import (
-    CANDIDATES,
     CONTEXT_REACH,
     PER_TERM,
     bm25_search,
@@ -31,7 +30,6 @@ from .terms import (
     Matches,
     check_terms,
     logs_progress,
-    search_sql,
     session_term,
 )
 
@@ -198,40 +196,18 @@ POSTINGS_SCHEMA = (
         INSERT INTO {{s}}.term_postings (term_key, id) SELECT key, NEW.id FROM counted;
         RETURN NULL;
     END $$""",
-    """CREATE OR REPLACE FUNCTION {s}.count_removed_terms() RETURNS trigger
-    LANGUAGE plpgsql AS $$
-    DECLARE
-        sessions TEXT[];
-        terms TEXT[];
-    BEGIN
-        -- planned at each run: a plan kept from a pop's one row took seconds to
-        -- delete a cleared session's
-        EXECUTE 'DELETE FROM {s}.term_postings p USING gone g,
-            unnest(tsvector_to_array(g.tsv)) AS w(term), {s}.session_terms k
-            WHERE k.session_id = g.session_id AND k.term = w.term
-            AND p.term_key = k.key AND p.id = g.id';
-        INSERT INTO {s}.session_totals AS k (session_id, documents, length)
-        SELECT session_id, -count(*), -sum(length) FROM gone
-        GROUP BY session_id ORDER BY session_id
-        ON CONFLICT (session_id) DO UPDATE SET
-            documents = k.documents + excluded.documents,
-            length = k.length + excluded.length;
-        WITH counted AS (
-            INSERT INTO {s}.session_terms AS k (session_id, term, documents)
-            SELECT g.session_id, w.term, -count(*)
-            FROM gone g, unnest(tsvector_to_array(g.tsv)) AS w(term)
-            GROUP BY 1, 2 ORDER BY 1, 2
-            ON CONFLICT (session_id, term) DO UPDATE SET
-                documents = k.documents + excluded.documents
-            RETURNING k.session_id, k.term, k.documents)
-        SELECT array_agg(session_id), array_agg(term) INTO sessions, terms
-        FROM counted WHERE documents <= 0;
-        DELETE FROM {s}.session_terms k USING unnest(sessions, terms) AS g(s, t)
-        WHERE k.session_id = g.s AND k.term = g.t AND k.documents <= 0;
-        DELETE FROM {s}.session_totals k USING (SELECT DISTINCT session_id FROM gone)
-        AS g WHERE k.session_id = g.session_id AND k.documents <= 0;
-        RETURN NULL;
-    END $$""",
+    STATISTICS_SCHEMA[3]
+    .replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1)
+    .replace(
+        "BEGIN\n",
+        # planned at each run: a plan kept from a pop's one row took seconds to
+        # delete a cleared session's
+        "BEGIN\n        EXECUTE 'DELETE FROM {s}.term_postings p USING gone g,\n"
+        "            unnest(tsvector_to_array(g.tsv)) AS w(term), {s}.session_terms k\n"
+        "            WHERE k.session_id = g.session_id AND k.term = w.term\n"
+        "            AND p.term_key = k.key AND p.id = g.id';\n",
+        1,
+    ),
     "INSERT INTO {s}.term_postings (term_key, id) SELECT k.key, c.id "
     "FROM {s}.message_terms c, unnest(tsvector_to_array(c.tsv)) AS w(term), "
     "{s}.session_terms k WHERE k.session_id = c.session_id AND k.term = w.term",
@@ -269,8 +245,6 @@ class PostgresIndex:
     shared until it commits; a search first indexes the session's messages above
     its watermark (``catch_up_session``). ``off``: nothing is indexed.
     """
-
-    placeholder = "%s"
 
     def __init__(
         self,
@@ -376,16 +350,10 @@ class PostgresIndex:
     ) -> int:
         # One statement, atomic on its own: the message and its index row together.
         if terms is None:  # lazy or off: the message alone
-            _, row_id = driver.write(
-                self._lazy_insert(insert),
-                self._lazy_params(session_id, values),
-                "save_message",
-                session_id,
-            )
-            if row_id is None:
-                raise StoreError(f"save_message for {session_id!r}: no id returned")
-            return row_id
-        sql, params = self._with_terms(insert, session_id, values, terms)
+            sql = self._lazy_insert(insert)
+            params: Sequence[object] = self._lazy_params(session_id, values)
+        else:
+            sql, params = self._with_terms(insert, session_id, values, terms)
         _, row_id = driver.write(sql, params, "save_message", session_id)
         if row_id is None:
             raise StoreError(f"save_message for {session_id!r}: no id was returned")
@@ -472,8 +440,7 @@ class PostgresIndex:
             matching,
             lengths,
             documents=documents,
-            average_length=total / documents if documents else 0.0,
-            limit=CANDIDATES,
+            total_length=total,
         )
 
     def catch_up_session(self, session_id: str) -> int:
@@ -639,10 +606,10 @@ def backfill(tx: Executor, search: PostgresIndex, tables: str, where: str) -> No
     done, after = 0, 0
     page = (
         f"SELECT {SELECT_COLUMNS}, session_id FROM {tables}messages WHERE id > "
-        "{p} ORDER BY id LIMIT {p}"
+        "%s ORDER BY id LIMIT %s"
     )
     while True:
-        rows = tx.execute(search_sql(page, search), (after, BACKFILL_PAGE)).fetchall()
+        rows = tx.execute(page, (after, BACKFILL_PAGE)).fetchall()
         for row in rows:
             message = row_message(row[:-1])
             search.index(tx, row[-1], int(row[0]), message_terms(message))

@@ -27,7 +27,7 @@ PostgreSQL by statement triggers on ``message_terms``, in the transaction that w
 or deletes the rows.
 
 This module holds the ``SearchIndex`` protocol the SQL core calls and names the rest:
-``index_terms`` (what both share), ``sqlite_index`` and ``postgres_index``.
+``terms`` (what both share), ``sqlite_index`` and ``postgres_index``.
 """
 
 from __future__ import annotations
@@ -41,34 +41,15 @@ from memory_summary.domain.config import RecallIndex
 
 from .postgres_index import PostgresIndex, backfill
 from .sqlite_index import SqliteIndex
-from .terms import (
-    BACKFILL_PAGE,
-    CATCH_UP_EVERY,
-    PROGRESS_EVERY,
-    Matches,
-    check_terms,
-    fts5_term,
-    logs_progress,
-    search_sql,
-    session_term,
-    term_query,
-)
+from .terms import CATCH_UP_EVERY, Matches, fts5_term
 
 __all__ = [
-    "BACKFILL_PAGE",
     "CATCH_UP_EVERY",
-    "PROGRESS_EVERY",
-    "Matches",
     "PostgresIndex",
     "SearchIndex",
     "SqliteIndex",
     "backfill",
-    "check_terms",
     "fts5_term",
-    "logs_progress",
-    "search_sql",
-    "session_term",
-    "term_query",
 ]
 
 

@@ -1,6 +1,6 @@
 """The history index of the SQLite store: an FTS5 table, taken in by the batch.
 
-Why about 660 lines: one concept, the FTS5 index. Its schema and per-session statistics,
+Why about 670 lines: one concept, the FTS5 index. Its schema and per-session statistics,
 the catch-ups that take new messages in (off the host's thread under ``eager``, a
 session at its search under ``lazy``), and the search over them are one body of SQL
 and the code that binds it; they change together.
@@ -23,7 +23,6 @@ from memory_summary.adapters.stores.sql.driver import Executor, SqlDriver
 from memory_summary.domain import Message, StoreError
 from memory_summary.domain.config import RecallIndex
 from memory_summary.domain.ranking import (
-    CANDIDATES,
     PER_TERM,
     bm25_search,
     informative,
@@ -360,7 +359,6 @@ class SqliteIndex:
     (``messages.search_terms``, by versions before 0.3) are taken in with those.
     """
 
-    placeholder = "?"
     id_source = "json_each(?) AS c"
     join = "CROSS JOIN"  # SQLite: the left table drives
     _window = (
@@ -668,8 +666,7 @@ class SqliteIndex:
             matching,
             lengths,
             documents=documents,
-            average_length=total / documents if documents else 0.0,
-            limit=CANDIDATES,
+            total_length=total,
         )
 
     def id_list(self, ids: Sequence[int]) -> object:

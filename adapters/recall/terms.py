@@ -1,4 +1,4 @@
-"""What the SQL stores' history indexes share: their terms, pages and placeholders."""
+"""What the SQL stores' history indexes share: their terms and pages."""
 
 from __future__ import annotations
 
@@ -37,20 +37,9 @@ def fts5_term(term: str) -> str:
     return f'terms : "{term}"'
 
 
-def term_query(term: str) -> str:
-    """Return the ``tsquery`` text of one term (letters and digits, quoted)."""
-    check_terms([term])
-    return f"'{term}'"
-
-
 def check_terms(terms: Sequence[str]) -> None:
     """Raise ValueError unless every term is non-empty letters and digits."""
     if not terms or not all(term and term.isalnum() for term in terms):
         raise ValueError(
             "terms must be non-empty letters and digits (domain.recall.query_terms)"
         )
-
-
-def search_sql(template: str, search: object) -> str:
-    """Return ``template`` with its ``{p}`` placeholders in the index's spelling."""
-    return template.replace("{p}", getattr(search, "placeholder", "?"))

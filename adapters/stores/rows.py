@@ -5,7 +5,7 @@ same checks so that it refuses exactly what they refuse. Rows this library wrote
 decoded with the trusted ``Message.from_row`` (no converters run twice); a row that
 fails the cheap shape checks goes through the validating constructor instead.
 
-Why about 440 lines: one concept, the row layout. Writing a row and reading it back
+Why about 450 lines: one concept, the row layout. Writing a row and reading it back
 must change together (every column's encoding sits next to its decoding), and the
 key, limit and JSON checks are what each store runs before it writes that row.
 """
@@ -107,6 +107,23 @@ def check_limit(limit: int | None) -> None:
         raise ValueError(f"limit={limit!r} is invalid; allowed: None or int >= 0")
     if limit > MAX_ROW_ID:
         raise ValueError(f"limit={limit} is invalid; allowed: a 64-bit int")
+
+
+def check_read(session_id: str, limit: int | None, **bounds: int | None) -> None:
+    """Refuse a read's session id, ``limit`` and id ``bounds``, in that order."""
+    check_key("session_id", session_id)
+    check_limit(limit)
+    for field, value in bounds.items():
+        check_row_id(field, value)
+
+
+def check_forget(session_id: str, namespaces: Sequence[str]) -> None:
+    """Refuse a ``forget_session`` with a bad session id or namespace names."""
+    check_key("session_id", session_id)
+    if isinstance(namespaces, str):
+        raise TypeError("namespaces must be a sequence of names, not one str")
+    for namespace in namespaces:
+        check_key("namespace", namespace)
 
 
 def check_move(namespace: str, key: str, to_namespace: str) -> None:
@@ -320,17 +337,22 @@ def metadata_column(message: Message) -> str | None:
     return to_json(dict(metadata), "message field 'metadata'") if metadata else None
 
 
-def stored_message(message: Message, row_id: int) -> Message:
-    """Return ``message`` as stored under ``row_id``, without re-running converters."""
+def stored_message(
+    message: Message, row_id: int, metadata: dict[str, object] | None = None
+) -> Message:
+    """Return ``message`` as stored under ``row_id``, without re-running converters.
+
+    ``metadata``: the copy of its metadata to keep (default: a new copy).
+    """
     return Message.from_row(
         message.role,
-        message.content,
+        message.content,  # parts are frozen, safe to share
         message.tool_calls,
         message.tool_call_id,
         message.name,
         message.kind,
         message.timestamp,
-        dict(message.metadata),
+        dict(message.metadata) if metadata is None else metadata,
         row_id,
         message.refusal,
     )
@@ -338,6 +360,9 @@ def stored_message(message: Message, row_id: int) -> Message:
 
 def row_message(row: Sequence[Any]) -> Message:
     """Return the message of a row selected with ``SELECT_COLUMNS``.
+
+    A row that passes the cheap shape checks is decoded with the trusted
+    ``Message.from_row``; any other through the validating constructor.
 
     Raises:
         MalformedRecord: the row is not a message (written by someone else).
@@ -394,24 +419,7 @@ def row_message(row: Sequence[Any]) -> Message:
                 )
         except (*_JSON_ERRORS, KeyError):
             pass
-    return _checked_row_message(row)
-
-
-def _checked_row_message(row: Sequence[Any]) -> Message:
-    """Decode a row that failed the trusted path, validating every field."""
-    (
-        id_,
-        role,
-        text,
-        calls,
-        call_id,
-        name,
-        kind,
-        timestamp,
-        metadata,
-        structured,
-        refusal,
-    ) = row
+    # A row that failed the trusted path: decoded validating every field.
     try:
         tool_calls = json.loads(calls) if calls else ()
         data = json.loads(metadata) if metadata else {}

@@ -95,9 +95,7 @@ class HistoryContract:
         result = commit(
             store,
             sid,
-            namespace="summary",
             record={"generation": "g1", "text": "s"},
-            expect_generation=None,
             through_id=saved[5].id,
             expect_archived=6,
         )
@@ -137,9 +135,7 @@ class HistoryContract:
         commit(
             store,
             sid,
-            namespace="summary",
             record={"generation": "g1", "text": "s"},
-            expect_generation=None,
             through_id=saved[4].id,
             expect_archived=5,
         )
@@ -157,13 +153,7 @@ class HistoryContract:
         saved = save(store, sid, 4)
         store.save_metadata("summary", sid, {"generation": "g1"})
 
-        result = commit(
-            store,
-            sid,
-            namespace="summary",
-            record={"generation": "g2"},
-            expect_generation="g1",
-        )
+        result = commit(store, sid, record={"generation": "g2"}, expect_generation="g1")
 
         assert result == CommitResult(archived=0)
         assert store.get_history(sid) == saved
@@ -179,9 +169,7 @@ class HistoryContract:
         commit(
             store,
             sid,
-            namespace="summary",
             record={"generation": "g1"},
-            expect_generation=None,
             through_id=mine[-1].id,
             expect_archived=3,
         )
@@ -286,9 +274,7 @@ class HistoryContract:
             commit(
                 store,
                 sid,
-                namespace="summary",
                 record={"bad": object()},
-                expect_generation=None,
                 through_id=saved[5].id,
                 expect_archived=6,
             )

@@ -82,28 +82,20 @@ def content_parts(*, media: bool = True) -> st.SearchStrategy[list[dict[str, Any
 
 
 def _tool_calls() -> st.SearchStrategy[list[dict[str, Any]]]:
-    function = st.builds(
-        lambda id_, name, arguments: {
-            "id": id_,
-            "type": "function",
-            "function": {"name": name, "arguments": arguments},
-        },
-        texts(20),
-        texts(20),
-        bodies(),
-    )
-    custom = st.builds(
-        lambda id_, name, text: {
-            "id": id_,
-            "type": "custom",
-            "custom": {"name": name, "input": text},
-        },
-        texts(20),
-        texts(20),
-        bodies(),
-    )
-    call = function | custom
-    return st.lists(call, min_size=1, max_size=3)
+    def call(kind: str, field: str) -> st.SearchStrategy[dict[str, Any]]:
+        return st.builds(
+            lambda id_, name, value: {
+                "id": id_,
+                "type": kind,
+                kind: {"name": name, field: value},
+            },
+            texts(20),
+            texts(20),
+            bodies(),
+        )
+
+    both = call("function", "arguments") | call("custom", "input")
+    return st.lists(both, min_size=1, max_size=3)
 
 
 def _optional(key: str, values: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:

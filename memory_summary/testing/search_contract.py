@@ -118,9 +118,7 @@ class SearchContract(StoreFixtures):
         commit(
             store,
             sid,
-            namespace="summary",
             record={"text": "s", "generation": "g1"},
-            expect_generation=None,
             through_id=saved[1].id,
             expect_archived=2,
         )

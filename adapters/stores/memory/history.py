@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import attrs
 
 from memory_summary.adapters.recall.policy import refuse_search
-from memory_summary.adapters.stores.rows import check_key, check_limit, check_row_id
+from memory_summary.adapters.stores.rows import check_key, check_read, check_row_id
 from memory_summary.domain import Message, StoredHit, is_host_instruction
 from memory_summary.domain.config import RecallIndex
 from memory_summary.domain.ranking import (
@@ -225,8 +225,7 @@ class MemoryHistory:
         archived_only: bool = False,
     ) -> list[StoredHit]:
         """Return the best matches of ``terms``; see ``SearchableStore``."""
-        check_key("session_id", session_id)
-        check_limit(limit)
+        check_read(session_id, limit)
         refuse_search(self, self.recall_index)
         while True:
             with self._lock:
@@ -262,10 +261,7 @@ class MemoryHistory:
         self, session_id: str, first_id: int, last_id: int, *, limit: int
     ) -> list[StoredHit]:
         """Return the messages of an id range; see ``SearchableStore``."""
-        check_key("session_id", session_id)
-        check_row_id("first_id", first_id)
-        check_row_id("last_id", last_id)
-        check_limit(limit)
+        check_read(session_id, limit, first_id=first_id, last_id=last_id)
         with self._lock:
             session = self._sessions.get(session_id)
             if session is None:

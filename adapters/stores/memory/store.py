@@ -21,9 +21,10 @@ from memory_summary.adapters.stores.fence import (
     fence_reason,
 )
 from memory_summary.adapters.stores.rows import (
+    check_forget,
     check_key,
     check_limit,
-    check_row_id,
+    check_read,
     content_column,
     json_copy,
     metadata_column,
@@ -49,22 +50,6 @@ def _newest(messages: list[Message], limit: int | None) -> list[Message]:
     if limit is None:
         return list(messages)
     return messages[max(len(messages) - limit, 0) :] if limit else []
-
-
-def _row(message: Message, metadata: dict[str, object], row_id: int) -> Message:
-    """Return the message as kept: its own copy of the metadata, its id."""
-    return Message.from_row(
-        message.role,
-        message.content,  # parts are frozen, safe to share
-        message.tool_calls,
-        message.tool_call_id,
-        message.name,
-        message.kind,
-        message.timestamp,
-        metadata,
-        row_id,
-        message.refusal,
-    )
 
 
 class InMemoryStore(MemoryHistory, MemoryRecords, DeprecatedCommits):
@@ -109,7 +94,7 @@ class InMemoryStore(MemoryHistory, MemoryRecords, DeprecatedCommits):
             row_id = self._next_id
             self._next_id += 1
             session = self._sessions.setdefault(session_id, MemorySession())
-            self._keep(session, _row(message, kept, row_id), counts)
+            self._keep(session, stored_message(message, row_id, kept), counts)
         return stored_message(message, row_id)
 
     def save_messages(
@@ -133,7 +118,9 @@ class InMemoryStore(MemoryHistory, MemoryRecords, DeprecatedCommits):
             session = self._sessions.setdefault(session_id, MemorySession())
             for offset, (message, kept) in enumerate(checked):
                 self._keep(
-                    session, _row(message, kept, first + offset), counted[offset]
+                    session,
+                    stored_message(message, first + offset, kept),
+                    counted[offset],
                 )
         return [
             stored_message(message, first + offset)
@@ -224,9 +211,7 @@ class InMemoryStore(MemoryHistory, MemoryRecords, DeprecatedCommits):
     def get_oldest_history(
         self, session_id: str, limit: int, after_id: int | None = None
     ) -> list[Message]:
-        check_key("session_id", session_id)
-        check_limit(limit)
-        check_row_id("after_id", after_id)
+        check_read(session_id, limit, after_id=after_id)
         with self._lock:
             session = self._sessions.get(session_id)
             if session is None:
@@ -246,10 +231,7 @@ class InMemoryStore(MemoryHistory, MemoryRecords, DeprecatedCommits):
     def get_archived(
         self, session_id: str, *, after_id: int | None, through_id: int, limit: int
     ) -> list[Message]:
-        check_key("session_id", session_id)
-        check_limit(limit)
-        check_row_id("after_id", after_id)
-        check_row_id("through_id", through_id)
+        check_read(session_id, limit, after_id=after_id, through_id=through_id)
         low = 0 if after_id is None else after_id
         with self._lock:
             session = self._sessions.get(session_id)
@@ -299,11 +281,7 @@ class InMemoryStore(MemoryHistory, MemoryRecords, DeprecatedCommits):
             )
 
     def forget_session(self, session_id: str, *, namespaces: Sequence[str]) -> int:
-        check_key("session_id", session_id)
-        if isinstance(namespaces, str):
-            raise TypeError("namespaces must be a sequence of names, not one str")
-        for namespace in namespaces:
-            check_key("namespace", namespace)
+        check_forget(session_id, namespaces)
         with self._lock:
             session = self._sessions.pop(session_id, None)
             self._leases.pop(session_id, None)

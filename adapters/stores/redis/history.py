@@ -34,13 +34,13 @@ from memory_summary.adapters.stores.redis.catch_up import SCRIPTS as CATCH_UP
 from memory_summary.adapters.stores.rows import (
     check_key,
     check_limit,
+    check_read,
     check_row_id,
     row_message,
 )
 from memory_summary.domain import StoredHit
 from memory_summary.domain.config import RecallIndex
 from memory_summary.domain.ranking import (
-    CANDIDATES,
     CONTEXT_REACH,
     CONTEXT_SEEDS,
     bm25_search,
@@ -246,8 +246,7 @@ class RedisHistory(RedisScripted):
         archived_only: bool = False,
     ) -> list[StoredHit]:
         """Return the best matches of ``terms``; see ``SearchableStore``."""
-        check_key("session_id", session_id)
-        check_limit(limit)
+        check_read(session_id, limit)
         refuse_search(self, self.recall_index)
         terms = list(dict.fromkeys(terms))
         if not limit or not terms:
@@ -353,8 +352,7 @@ class RedisHistory(RedisScripted):
             matching,
             lengths,
             documents=documents,
-            average_length=words / documents if documents else 0.0,
-            limit=CANDIDATES,
+            total_length=words,
         )
         return matches, boundary
 
@@ -398,10 +396,7 @@ class RedisHistory(RedisScripted):
         self, session_id: str, first_id: int, last_id: int, *, limit: int
     ) -> list[StoredHit]:
         """Return the messages of an id range; see ``SearchableStore``."""
-        check_key("session_id", session_id)
-        check_row_id("first_id", first_id)
-        check_row_id("last_id", last_id)
-        check_limit(limit)
+        check_read(session_id, limit, first_id=first_id, last_id=last_id)
         if not limit:
             return []
         reply = self._script(

@@ -13,7 +13,7 @@ survive a restart when the server persists its data (RDB or AOF). A server that
 persists nothing loses every key on a restart: a compression in flight then fails
 its lease check and commits nothing. See docs/redis.md.
 
-Why about 600 lines: this is the one class that implements the store protocol on
+Why about 605 lines: this is the one class that implements the store protocol on
 Redis, and its messages, its fenced commit and its leases share one key layout and one
 set of scripts; what stands apart is mixed in (``redis_history``: search and reads of
 the whole history; ``redis_metadata``: records).
@@ -33,9 +33,10 @@ import redis
 
 from memory_summary.adapters.stores.fence import DeprecatedCommits, commit_prelude
 from memory_summary.adapters.stores.rows import (
+    check_forget,
     check_key,
     check_limit,
-    check_row_id,
+    check_read,
     check_ttl,
     decode_record,
     message_values,
@@ -290,8 +291,7 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
         ]
 
     def get_history(self, session_id: str, limit: int | None = None) -> list[Message]:
-        check_key("session_id", session_id)
-        check_limit(limit)
+        check_read(session_id, limit)
         if limit == 0:
             return []
         raw = self._script(
@@ -332,8 +332,7 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
     def get_full_history(
         self, session_id: str, limit: int | None = None
     ) -> list[Message]:
-        check_key("session_id", session_id)
-        check_limit(limit)
+        check_read(session_id, limit)
         if limit == 0:
             return []
         key = self._key("h", session_id)
@@ -367,9 +366,7 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
     def get_oldest_history(
         self, session_id: str, limit: int, after_id: int | None = None
     ) -> list[Message]:
-        check_key("session_id", session_id)
-        check_limit(limit)
-        check_row_id("after_id", after_id)
+        check_read(session_id, limit, after_id=after_id)
         if limit == 0:
             return []
         raw = self._script(
@@ -383,10 +380,7 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
     def get_archived(
         self, session_id: str, *, after_id: int | None, through_id: int, limit: int
     ) -> list[Message]:
-        check_key("session_id", session_id)
-        check_limit(limit)
-        check_row_id("after_id", after_id)
-        check_row_id("through_id", through_id)
+        check_read(session_id, limit, after_id=after_id, through_id=through_id)
         if limit == 0:
             return []
         raw = self._script(
@@ -529,11 +523,7 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
         )
 
     def forget_session(self, session_id: str, *, namespaces: Sequence[str]) -> int:
-        check_key("session_id", session_id)
-        if isinstance(namespaces, str):
-            raise TypeError("namespaces must be a sequence of names, not one str")
-        for namespace in namespaces:
-            check_key("namespace", namespace)
+        check_forget(session_id, namespaces)
         keys = [
             *self._history_keys(session_id),
             self._key("l", session_id),

@@ -23,9 +23,10 @@ from memory_summary.adapters.stores.fence import (
     fence_reason,
 )
 from memory_summary.adapters.stores.rows import (
+    check_forget,
     check_key,
     check_limit,
-    check_row_id,
+    check_read,
     decode_record,
     message_values,
     row_message,
@@ -50,9 +51,10 @@ from .records import SqlRecords
 log = logging.getLogger(__name__)
 
 
-Migration: TypeAlias = "str | Callable[[Executor], None]"
-"""A schema migration: statements separated by ``;``, or a function run in its
-transaction (say, building an index of the rows already stored)."""
+Migration: TypeAlias = "str | tuple[str, ...] | Callable[[Executor], None]"
+"""A schema migration: statements separated by ``;``, a tuple of statements (each
+run whole: a trigger's body holds ``;``), or a function run in its transaction (say,
+building an index of the rows already stored)."""
 
 
 class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
@@ -98,11 +100,13 @@ class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
                 )
             for version in range(current + 1, latest + 1):
                 migration = migrations[version - 1]
+                statements: Sequence[str] = ()
                 if callable(migration):
                     migration(tx)
-                    statements = []
-                else:
+                elif isinstance(migration, str):
                     statements = migration.split(";")
+                else:
+                    statements = migration
                 for statement in statements:
                     if statement.strip():
                         tx.execute(statement, ())
@@ -177,8 +181,7 @@ class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
         return self._newest("newest_all", session_id, limit)
 
     def _newest(self, query: str, session_id: str, limit: int | None) -> list[Message]:
-        check_key("session_id", session_id)
-        check_limit(limit)
+        check_read(session_id, limit)
         if limit == 0:
             return []
         rows = self._driver.read(
@@ -235,9 +238,7 @@ class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
     def get_oldest_history(
         self, session_id: str, limit: int, after_id: int | None = None
     ) -> list[Message]:
-        check_key("session_id", session_id)
-        check_limit(limit)
-        check_row_id("after_id", after_id)
+        check_read(session_id, limit, after_id=after_id)
         rows = self._driver.read(
             self._q["oldest_active"],
             (session_id, 0 if after_id is None else after_id, limit),
@@ -249,10 +250,7 @@ class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
     def get_archived(
         self, session_id: str, *, after_id: int | None, through_id: int, limit: int
     ) -> list[Message]:
-        check_key("session_id", session_id)
-        check_limit(limit)
-        check_row_id("after_id", after_id)
-        check_row_id("through_id", through_id)
+        check_read(session_id, limit, after_id=after_id, through_id=through_id)
         rows = self._driver.read(
             self._q["archived_range"],
             (session_id, 0 if after_id is None else after_id, through_id, limit),
@@ -364,11 +362,7 @@ class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
         return True
 
     def forget_session(self, session_id: str, *, namespaces: Sequence[str]) -> int:
-        check_key("session_id", session_id)
-        if isinstance(namespaces, str):
-            raise TypeError("namespaces must be a sequence of names, not one str")
-        for namespace in namespaces:
-            check_key("namespace", namespace)
+        check_forget(session_id, namespaces)
         q = self._q
         with self._driver.transaction("forget_session", session_id) as tx:
             self._lock_session(tx, session_id)

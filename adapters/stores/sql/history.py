@@ -18,6 +18,7 @@ from memory_summary.adapters.stores.rows import (
     SELECT_COLUMNS,
     check_key,
     check_limit,
+    check_read,
     check_row_id,
     row_message,
 )
@@ -88,8 +89,7 @@ class SqlHistory:
         archived_only: bool = False,
     ) -> list[StoredHit]:
         """Return the best matches of ``terms``; see ``SearchableStore``."""
-        check_key("session_id", session_id)
-        check_limit(limit)
+        check_read(session_id, limit)
         refuse_search(self, self._search.policy)
         if not limit or not terms:
             return []
@@ -196,10 +196,7 @@ class SqlHistory:
         self, session_id: str, first_id: int, last_id: int, *, limit: int
     ) -> list[StoredHit]:
         """Return the messages of an id range; see ``SearchableStore``."""
-        check_key("session_id", session_id)
-        check_row_id("first_id", first_id)
-        check_row_id("last_id", last_id)
-        check_limit(limit)
+        check_read(session_id, limit, first_id=first_id, last_id=last_id)
         if not limit:
             return []
         rows = self._read(self._hq["range"], (session_id, first_id, last_id, limit))

@@ -306,32 +306,17 @@ class PostgresStore(SqlStore):
                 tx.execute(statement, ())
             backfill(tx, search, f"{quoted}.", where)
 
-        def count_statistics(tx: Executor) -> None:
-            for statement in STATISTICS_SCHEMA:
-                tx.execute(statement.replace("{s}", quoted), ())
-
-        def mark_sessions(tx: Executor) -> None:
-            for statement in SESSION_INDEX_SCHEMA:
-                tx.execute(statement.replace("{s}", quoted), ())
-
-        def post_terms(tx: Executor) -> None:
-            for statement in POSTINGS_SCHEMA:
-                tx.execute(statement.replace("{s}", quoted), ())
-
+        # 1-3, the index (4), then statistics (5), session marks (6), postings (7)
         migrations = [m.replace("{s}", quoted) for m in MIGRATIONS]
+        later = (STATISTICS_SCHEMA, SESSION_INDEX_SCHEMA, POSTINGS_SCHEMA)
+        statements = [tuple(s.replace("{s}", quoted) for s in m) for m in later]
         try:
             if not create:
                 _check_installed(driver, schema)
             super().__init__(
                 driver,
                 dialect(schema),
-                (
-                    *migrations,
-                    index_stored,
-                    count_statistics,
-                    mark_sessions,
-                    post_terms,
-                ),
+                (*migrations, index_stored, *statements),
                 where=where,
                 search=search,
             )

@@ -328,19 +328,16 @@ class SqliteStore(SqlStore):
                 tx.execute(statement, ())
             search.take_in(tx, report=True)
 
-        def count_sessions(tx: Executor) -> None:
-            for statement in (*STATISTICS_SCHEMA, *COUNT_ALL):
-                tx.execute(statement, ())
-
-        def mark_sessions(tx: Executor) -> None:
-            for statement in SESSION_INDEX_SCHEMA:
-                tx.execute(statement, ())
-
         try:
             super().__init__(
                 driver,
                 DIALECT,
-                (*MIGRATIONS, index_stored, count_sessions, mark_sessions),
+                (
+                    *MIGRATIONS,
+                    index_stored,
+                    (*STATISTICS_SCHEMA, *COUNT_ALL),
+                    SESSION_INDEX_SCHEMA,
+                ),
                 where=where,
                 search=search,
             )
