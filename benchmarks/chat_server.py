@@ -522,7 +522,7 @@ def table(results: list[dict[str, Any]]) -> list[dict[str, object]]:
 
 BACKGROUND = (  # anywhere in a sample's stack
     ("startup", ("_find_and_load", "load_encoding", "Encoding.__init__", "lifespan")),
-    ("indexing", ("sqlite_index.py", "index_terms.py", "search_index.py")),
+    ("indexing", ("sqlite_index.py", "sql_index.py", "recall/terms.py")),
     ("compressions", ("extractive.py", "fact_reading.py", "salience.py", "worker.py",
                       "folding.py", "compress")),
 )  # fmt: skip
