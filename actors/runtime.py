@@ -95,6 +95,8 @@ class ThreadRuntime:
         self._idle = threading.Condition()
         self._in_flight: set[Future[CompressionFinished]] = set()
         self._in_flight_lock = threading.Lock()
+        self._busy: dict[str, int] = {}  # session -> compressions running here
+        self._after: dict[str, list[Callable[[], None]]] = {}
         # The host's calls only enqueue; this thread finds or spawns the actors, so a
         # turn never pays for starting an actor thread on the caller's thread.
         self._inbox: queue.SimpleQueue[tuple[str, object] | None] = queue.SimpleQueue()
@@ -256,15 +258,47 @@ class ThreadRuntime:
         except RuntimeError:  # the pool is shut down: the engine is stopping
             report(_stopped(request))
             return
+        session_id = request.session_id
         with self._in_flight_lock:
             self._in_flight.add(future)
+            self._busy[session_id] = self._busy.get(session_id, 0) + 1
 
         def done(f: Future[CompressionFinished]) -> None:
             with self._in_flight_lock:
                 self._in_flight.discard(f)
+                left = self._busy[session_id] = self._busy[session_id] - 1
+                after = []
+                if not left:
+                    del self._busy[session_id]
+                    after = self._after.pop(session_id, [])
+            if after and self._stopping.is_set():  # nothing commits once stop() began
+                log.warning(
+                    "session %s: %d action(s) after its compressions dropped at stop",
+                    session_id,
+                    len(after),
+                )
+                after = []
+            for action in after:  # before the actor may start the next compression
+                _run_after(session_id, action)
             report(_stopped(request) if f.cancelled() else f.result())
 
         future.add_done_callback(done)
+
+    def after_compressions(self, session_id: str, action: Callable[[], None]) -> None:
+        """Run ``action`` once no compression of ``session_id`` runs in this process.
+
+        Now, on the caller's thread, when none runs; else on the thread of the last
+        one to end, before its session may start another. A store write that bumps
+        the session's generation (a usage commit) then fences no compression of
+        this process. ``action`` must not raise; if it does, it is logged. Actions
+        still waiting when ``stop()`` begins are dropped (logged): nothing commits
+        after it.
+        """
+        with self._in_flight_lock:
+            if self._busy.get(session_id):
+                self._after.setdefault(session_id, []).append(action)
+                return
+        _run_after(session_id, action)
 
     def _reap_loop(self) -> None:
         idle_s = self._config.actor_idle_s
@@ -316,3 +350,10 @@ def _logged(callback: Callable[[], None]) -> Callable[[], None]:
             log.exception("background start-up task failed")
 
     return run
+
+
+def _run_after(session_id: str, action: Callable[[], None]) -> None:
+    try:
+        action()
+    except Exception:
+        log.exception("session %s: an action after its compressions failed", session_id)

@@ -980,11 +980,17 @@ class SummaryEngine:
     def _account_compaction(self, session_id: str, usage: TokenUsage) -> None:
         """Add a server-side compaction's tokens to the session's summarizer usage.
 
-        One provider-reported call, committed fenced as ``drop_native`` commits (a
-        compression already running is fenced and commits nothing; a later turn
-        folds again); a store failure or three lost races are logged, never
-        raised: the host's turn is saved.
+        One provider-reported call, committed fenced as ``drop_native`` commits, but
+        only once no compression of the session runs in this process (at once when
+        none does; else right after the last one ends, before the next may start),
+        so it fences none of them. A store failure or three lost races are logged,
+        never raised: the host's turn is saved.
         """
+        self._core.after_compressions(
+            session_id, lambda: self._commit_compaction_usage(session_id, usage)
+        )
+
+    def _commit_compaction_usage(self, session_id: str, usage: TokenUsage) -> None:
         call = NO_USAGE.with_call(usage, counted=False, seconds=0.0)
         try:
             for _ in range(3):

@@ -9,6 +9,8 @@ Through the real ``anthropic`` SDK against the loopback server.
 
 from __future__ import annotations
 
+import threading
+
 import anthropic
 import pytest
 from hypothesis import given
@@ -196,3 +198,48 @@ def test_a_compression_the_turn_starts_commits_beside_the_usage():
     assert record.compressions >= 1
     assert record.usage.calls == record.compressions + 1
     assert record.usage.input_tokens >= 181_000
+
+
+@pytest.mark.parametrize("store_kind", ["memory", "sqlite"])
+def test_a_compression_already_running_is_not_fenced_by_the_usage(store_kind, tmp_path):
+    """The usage waits for the running compression and commits right after it."""
+    from memory_summary.adapters import SqliteStore
+
+    store = (
+        InMemoryStore() if store_kind == "memory" else SqliteStore(tmp_path / "s.db")
+    )
+    gate = threading.Event()
+    summarizer = InstrumentedSummarizer(gate=gate)
+    config = SummaryConfig(threshold=10, keep_recent=4)
+    for i in range(12):
+        role = "user" if i % 2 == 0 else "assistant"
+        store.save_message("s1", Message(role, f"message {i} " + "word " * 40))
+    with SummaryEngine(store, summarizer, config=config) as engine:
+        running = engine.compress("s1")  # an earlier turn's compression, in flight
+        assert summarizer.entered.wait(10)
+        chat = engine.conversation("s1")
+        chat.prepare("go on")
+        chat.record(
+            {
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-x",
+                "content": [{"type": "text", "text": "Noted."}],
+                "usage": {"input_tokens": 5, "iterations": [COMPACTION, ANSWER]},
+            }
+        )
+        assert engine.summary("s1") is None  # not yet: the compression still runs
+        gate.set()
+        outcome = running.result(timeout=20)
+        assert engine.wait_idle(timeout=20)
+        record = engine.summary("s1")
+        failure = engine.health().last_failure
+    if store_kind == "sqlite":
+        store.close()
+
+    assert outcome.kind != "fenced", outcome
+    assert record is not None
+    assert record.text
+    assert record.usage.calls == summarizer.calls + 1  # every call, and the server's
+    assert record.usage.input_tokens >= 181_000
+    assert failure is None or "fenced" not in str(failure)

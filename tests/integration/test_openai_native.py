@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 
+import httpx
 import openai
 import pytest
 
@@ -256,3 +257,55 @@ def test_a_range_with_tool_calls_goes_as_calls_and_outputs(server, store, llm):
     )
     assert request["instructions"]
     assert record.native is not None
+
+
+def test_an_unrelated_400_that_mentions_compaction_is_no_refusal(server, client):
+    server.then(
+        Answer(
+            status=400,
+            error={"error": {"message": "compaction is not supported for this model"}},
+        )
+    )
+    with pytest.raises(openai.BadRequestError) as unrelated:
+        client.responses.create(model=MODEL, input="hi")
+
+    assert not refuses_native(unrelated.value)
+
+
+def test_a_refusal_in_the_middle_of_a_stream_is_read_by_its_code():
+    request = httpx.Request("POST", "http://127.0.0.1/v1/responses")
+    mid_stream = openai.APIError(
+        "The encrypted content could not be verified.",
+        request,
+        body={"code": "invalid_encrypted_content"},
+    )
+
+    assert mid_stream.code == "invalid_encrypted_content"
+    assert refuses_native(mid_stream)
+
+
+def test_a_client_without_a_synchronous_compact_is_refused_when_built(server):
+    asynchronous = openai.AsyncOpenAI(api_key="k", base_url=server.base_url)
+    with pytest.raises(TypeError, match="synchronous"):
+        OpenAICompactingLLM(asynchronous, model=MODEL)
+
+    class OldSdk:  # an openai SDK from before responses.compact
+        responses = object()
+
+    with pytest.raises(TypeError, match=r"responses\.compact"):
+        OpenAICompactingLLM(OldSdk(), model=MODEL)  # type: ignore[arg-type]
+
+
+def test_any_fault_of_the_compaction_call_keeps_the_text(store, client, monkeypatch):
+    llm = OpenAICompactingLLM(client, model=MODEL)
+    fill(store, "s1", 30)
+
+    def broken(**_):
+        raise AttributeError("'Responses' object has no attribute 'compact'")
+
+    monkeypatch.setattr(client.responses, "compact", broken)
+    outcome, record = compacted(store, llm)
+
+    assert outcome.kind == "compressed"
+    assert record.text
+    assert record.native is None

@@ -27,6 +27,7 @@ same turn again, which carries the text.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import re
 import time
@@ -55,28 +56,34 @@ COMPACTION_INSTRUCTIONS = (
     "decisions, open tasks and the user's preferences."
 )
 _REFUSAL = re.compile(
-    r"invalid_encrypted_content|encrypted[ _]content|compaction|"
+    r"invalid_encrypted_content|encrypted[ _]content|"
+    r"compaction item.{0,80}(?:invalid|could not|cannot|failed)|"
     r"could not be (?:decrypted|verified)",
-    re.IGNORECASE,
+    re.IGNORECASE | re.DOTALL,
 )
 
 
 def refuses_native(exc: BaseException | None) -> bool:
     """Tell whether an OpenAI error refused a compaction item the request carried.
 
-    True for a 400 whose code is ``invalid_encrypted_content`` or whose message
-    names the item (encrypted content, compaction): the item cannot be read by
-    this account, key or model, and every request carrying it will fail. The host
-    then calls ``engine.drop_native(session_id, str(exc))`` and prepares the turn
-    again (the text goes instead).
+    True for any OpenAI API error whose code is ``invalid_encrypted_content``
+    (a 400 before the reply, or an error event in the middle of a stream), and for
+    a 400 whose message names the item (its encrypted content, a compaction item
+    that could not be decrypted or verified): the item cannot be read by this
+    account, key or model, and every request carrying it will fail. The host then
+    calls ``engine.drop_native(session_id, str(exc))`` and prepares the turn again
+    (the text goes instead).
 
     >>> refuses_native(ValueError("x"))
     False
     """
+    if not isinstance(exc, openai.APIError):
+        return False
+    if getattr(exc, "code", None) == "invalid_encrypted_content":
+        return True
     if not isinstance(exc, openai.APIStatusError) or exc.status_code != 400:
         return False
-    code = getattr(exc, "code", None)
-    return code == "invalid_encrypted_content" or bool(_REFUSAL.search(str(exc)))
+    return bool(_REFUSAL.search(str(exc)))
 
 
 def input_items(history: Sequence[Message]) -> list[dict[str, object]]:
@@ -172,6 +179,19 @@ class OpenAICompactingLLM:
         instructions: str | None = None,
         timeout_s: float = 60.0,
     ) -> None:
+        responses = getattr(client, "responses", None)
+        compact = getattr(responses, "compact", None)
+        if compact is None:
+            raise TypeError(
+                f"{type(client).__name__} has no responses.compact: "
+                "OpenAICompactingLLM needs a synchronous openai.OpenAI client of an "
+                "openai SDK that has it (pip install -U openai)"
+            )
+        if inspect.iscoroutinefunction(compact):
+            raise TypeError(
+                "OpenAICompactingLLM needs a synchronous openai.OpenAI client, "
+                f"not {type(client).__name__} (the engine calls it on its threads)"
+            )
         self._client = client
         self.model = model
         self._text = text or ExtractiveSummarizer()
@@ -241,7 +261,7 @@ class OpenAICompactingLLM:
         for sent in (item, None) if item is not None else (None,):
             try:
                 found, usage = self._compacted(request, name, deadline, sent)
-            except openai.OpenAIError as exc:
+            except Exception as exc:  # noqa: BLE001 - any fault: the text goes alone
                 if sent is not None and refuses_native(exc):
                     log.warning(
                         "compaction refused the item sent first (%s); "
