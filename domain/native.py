@@ -55,12 +55,24 @@ class NativeArtifact:
         block: the block as the provider returned it (plain JSON; extra fields kept).
         beside: what the record's text adds to the block (its pinned facts), sent
             beside it; None when not recorded (an artifact stored before it was).
+        lead: items the provider returned to go before the block (OpenAI's compact:
+            the user messages of what it summarized), sent with it; () for none.
     """
 
     provider: str
     model: str | None
     block: Mapping[str, object] = attrs.field(hash=False)
     beside: str | None = None
+    lead: tuple[Mapping[str, object], ...] = attrs.field(default=(), hash=False)
+
+    @property
+    def items(self) -> list[dict[str, object]]:
+        """The lead and the block, in the order a request carries them (copies).
+
+        >>> NativeArtifact("openai", None, {"type": "compaction"}).items
+        [{'type': 'compaction'}]
+        """
+        return [*(dict(item) for item in self.lead), dict(self.block)]
 
     def serves(self, provider: str, model: str | None) -> bool:
         """Tell whether a request to ``provider``'s ``model`` may carry the block.
@@ -84,6 +96,8 @@ class NativeArtifact:
         }
         if self.beside is not None:
             mapping["beside"] = self.beside
+        if self.lead:
+            mapping["lead"] = [dict(item) for item in self.lead]
         return mapping
 
 
@@ -165,9 +179,30 @@ def _read_native(data: object) -> NativeArtifact | None:
     if model is not None and not isinstance(model, str):
         return None
     beside = data.get("beside")
+    lead = _lead_items(data.get("lead", ()))
+    if lead is None:  # a lead that is not ours: the block alone would mislead
+        return None
     return NativeArtifact(
-        str(provider), model, block, beside if isinstance(beside, str) else None
+        str(provider), model, block, beside if isinstance(beside, str) else None, lead
     )
+
+
+def _lead_items(data: object) -> tuple[dict[str, object], ...] | None:
+    """Return the stored lead as plain JSON message items; None if it is none."""
+    if not isinstance(data, (list, tuple)):
+        return None
+    items = []
+    for item in data:
+        if not isinstance(item, Mapping) or item.get("type") != "message":
+            return None
+        try:
+            copied = json.loads(json.dumps(item, ensure_ascii=False, allow_nan=False))
+        except (TypeError, ValueError):
+            return None
+        if not isinstance(copied, dict):
+            return None
+        items.append(copied)
+    return tuple(items)
 
 
 @attrs.frozen

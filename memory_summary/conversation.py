@@ -53,7 +53,11 @@ from memory_summary.domain import (
 )
 from memory_summary.domain.capabilities import StoreCapabilities
 from memory_summary.domain.measure import known_context_tokens, usage_ratio
-from memory_summary.domain.native import ANTHROPIC_PROVIDER, OPENAI_PROVIDER
+from memory_summary.domain.native import (
+    ANTHROPIC_PROVIDER,
+    OPENAI_PROVIDER,
+    NativeArtifact,
+)
 from memory_summary.domain.recall_tools import TOOL_NAMES as RECALL_TOOL_NAMES
 from memory_summary.domain.replies import (
     compaction_usage,
@@ -83,7 +87,7 @@ class TurnHost(RecallSource, Protocol):
 
     def _injection(
         self, session_id: str, model: str | None, provider: str | None = None
-    ) -> tuple[str | None, int | None, Mapping[str, object] | None]: ...
+    ) -> tuple[str | None, int | None, NativeArtifact | None]: ...
 
     def _note_request(
         self,
@@ -240,9 +244,10 @@ class Conversation:
         with transcript.lock:
             self._sync(transcript)
             provider = _PROVIDERS.get(kind)
-            text, covered, block = engine._injection(
+            text, covered, native = engine._injection(
                 self.session_id, self.model, provider
             )
+            block = None if native is None else native.block
             if message is not None:
                 saved = engine.memory.save_message(self.session_id, message)
                 transcript.extend([saved])
@@ -250,12 +255,12 @@ class Conversation:
                 if kind == "openai":
                     return self._plain_request(head, text, transcript)
                 if kind == "responses":
-                    lead = _with_item(items_of(self._lead(head, text)), block)
+                    lead = _with_item(items_of(self._lead(head, text)), native)
                     return lead + transcript.response_items()
                 if transcript.settled:
                     return self._plain_anthropic(head, text, transcript, block)
             history = list(transcript.messages)
-        return self._request(kind, head, text, covered, history, block)
+        return self._request(kind, head, text, covered, history, native)
 
     def record(self, reply: object, *, usage: object = None) -> Recorded:
         """Save the model's reply; report its usage; answer the library's tool calls.
@@ -404,10 +409,11 @@ class Conversation:
         text: str | None,
         covered: int | None,
         history: list[Message],
-        block: Mapping[str, object] | None = None,
+        native: NativeArtifact | None = None,
     ) -> list[dict[str, object]] | dict[str, object]:
         given = history if head is None else [head, *history]
         engine = self._engine
+        block = None if native is None else native.block
         if kind == "anthropic":
             assembled = engine._assembled(given, text, covered, False, "merge")
             system, messages = messages_to_anthropic(
@@ -417,7 +423,7 @@ class Conversation:
             return _anthropic_request(system, clear_old_thinking(messages, keep), block)
         assembled = engine._assembled(given, text, covered, True, "merge")
         if kind == "responses":
-            return _with_item(items_of(assembled), block)
+            return _with_item(items_of(assembled), native)
         return [message.to_openai() for message in assembled]
 
 
@@ -428,19 +434,20 @@ _PROVIDERS: Mapping[str, str] = {
 
 
 def _with_item(
-    items: list[dict[str, object]], item: Mapping[str, object] | None
+    items: list[dict[str, object]], native: NativeArtifact | None
 ) -> list[dict[str, object]]:
-    """Return Responses ``items`` with OpenAI's compaction ``item`` after the lead.
+    """Return Responses ``items`` with OpenAI's compaction output after the lead.
 
-    The item takes the place of the summary text (the system or developer items
-    first keep what the text adds: its pinned facts), before the history.
+    The output (the user messages OpenAI returned, then the compaction item) takes
+    the place of the summary text (the system or developer items first keep what
+    the text adds: its pinned facts), before the history.
     """
-    if item is None:
+    if native is None:
         return items
     lead = 0
     while lead < len(items) and items[lead].get("role") in ("system", "developer"):
         lead += 1
-    return [*items[:lead], dict(item), *items[lead:]]
+    return [*items[:lead], *native.items, *items[lead:]]
 
 
 def _anthropic_request(

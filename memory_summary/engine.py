@@ -89,7 +89,11 @@ from memory_summary.domain.capabilities import (
 )
 from memory_summary.domain.injection import without_covered
 from memory_summary.domain.lineage import VERSIONS_NAMESPACE
-from memory_summary.domain.native import ANTHROPIC_PROVIDER, strip_leading_blocks
+from memory_summary.domain.native import (
+    ANTHROPIC_PROVIDER,
+    NativeArtifact,
+    strip_leading_blocks,
+)
 from memory_summary.domain.pins import pins_line
 from memory_summary.domain.prompt import checked_instructions
 from memory_summary.domain.recall import HistoryEntry, SearchHit, SummaryVersion
@@ -633,8 +637,8 @@ class SummaryEngine:
 
     def _injection(
         self, session_id: str, model: str | None, provider: str | None = None
-    ) -> tuple[str | None, int | None, Mapping[str, object] | None]:
-        """Return the summary to inject: text or native block, and what it covers.
+    ) -> tuple[str | None, int | None, NativeArtifact | None]:
+        """Return the summary to inject: text or native artifact, and what it covers.
 
         A request to ``provider`` whose model the record's native artifact serves
         (``model``, else the session's last) gets the block, and as text only what
@@ -656,7 +660,7 @@ class SummaryEngine:
             and native is not None
             and native.serves(provider, model or self._facts.model(session_id))
         ):
-            block = native.block
+            block = native
             # what the text adds to the block (pinned facts) goes with it, as text;
             # an artifact stored without it: the pinned section of the text
             extra = native.beside
@@ -1160,7 +1164,8 @@ class SummaryEngine:
         model = options.pop("model", None)
         if options:
             raise TypeError(f"unexpected options: {sorted(options)}")
-        text, covered, block = self._injection(session_id, model, ANTHROPIC_PROVIDER)
+        text, covered, native = self._injection(session_id, model, ANTHROPIC_PROVIDER)
+        block = None if native is None else native.block
         turns_in = list(messages)
         if text is not None or block is not None:  # the library's own block: replaced
             turns_in = strip_leading_blocks(turns_in)

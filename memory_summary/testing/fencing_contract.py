@@ -202,7 +202,20 @@ class FencingContract:
             saved[1].id,
             3,
             generation="g1",
-            native=NativeArtifact("openai", "gpt-5.4-mini", item, "Pinned: tea."),
+            native=NativeArtifact(
+                "openai",
+                "gpt-5.4-mini",
+                item,
+                "Pinned: tea.",
+                lead=(
+                    {"type": "message", "role": "user", "content": "I like tea."},
+                    {
+                        "type": "message",
+                        "role": "user",
+                        "content": [{"type": "input_text", "text": "我喜欢茶"}],
+                    },
+                ),
+            ),
         )
 
         result = commit(
@@ -219,6 +232,7 @@ class FencingContract:
         assert read_record(stored) == record
         assert stored is not None
         assert stored["native"]["block"] == item
+        assert stored["native"]["lead"][1]["content"][0]["text"] == "我喜欢茶"
         assert fenced.fenced == "generation"
         assert store.get_metadata(NS, sid) == stored
 

@@ -93,8 +93,35 @@ def test_the_next_fold_sends_the_item_first(server, store, llm):
 
     _, second = compacted(store, llm)
 
-    assert server.compactions()[1]["input"][0] == first.native.block
+    sent = server.compactions()[1]["input"]
+    lead = len(first.native.lead)
+    assert lead > 0  # OpenAI returns the user messages with the item
+    assert sent[: lead + 1] == first.native.items  # the previous output, first
+    assert sent[lead] == first.native.block
     assert second.native.block != first.native.block
+
+
+def test_the_user_messages_returned_with_the_item_are_kept_and_sent_with_it(
+    server, store, llm
+):
+    fill(store, "s1", 30)
+    with SummaryEngine(store, llm) as engine:
+        engine.compress("s1").result(timeout=20)
+        record = engine.summary("s1")
+        items = engine.conversation("s1", model=MODEL).prepare(
+            "next?", system="Be brief.", format="responses"
+        )
+    (request,) = server.compactions()
+    folded_users = [
+        i["content"]
+        for i in request["input"]
+        if i.get("role") == "user" and i.get("type") == "message"
+    ]
+
+    assert [m["content"] for m in record.native.lead] == folded_users
+    assert all(m["role"] == "user" for m in record.native.lead)
+    start = items.index(record.native.block) - len(record.native.lead)
+    assert items[start : start + len(record.native.items)] == record.native.items
 
 
 def test_a_responses_request_carries_the_item_and_others_the_text(
@@ -114,7 +141,7 @@ def test_a_responses_request_carries_the_item_and_others_the_text(
     answer = client.responses.create(model=MODEL, input=items)
 
     assert items[0]["role"] in ("system", "developer")
-    assert items[1] == record.native.block
+    assert items[1 : 1 + len(record.native.items)] == record.native.items
     assert answer.output_text == "ok"
     assert "compaction" not in json.dumps(other)
     assert "compaction" not in json.dumps(chat)
@@ -197,7 +224,7 @@ def test_a_compaction_refusing_the_previous_item_retries_with_the_text(
         _, second = compacted(store, llm)
 
     sent = server.compactions()
-    assert sent[1]["input"][0] == first.native.block
+    assert sent[1]["input"][: len(first.native.items)] == first.native.items
     assert sent[2]["input"][0]["role"] == "developer"
     assert first.text.splitlines()[1] in sent[2]["input"][0]["content"]
     assert second.native is not None

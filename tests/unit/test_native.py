@@ -330,3 +330,40 @@ def test_leading_compaction_blocks_are_stripped(turns, expected):
 )
 def test_the_host_system_loses_a_merged_summary(system, expected):
     assert host_system(system) == expected
+
+
+def test_an_openai_artifact_keeps_its_lead_through_the_store_shape():
+    from memory_summary.domain.native import NativeArtifact, read_native
+
+    item = {"type": "compaction", "id": "cmp_1", "encrypted_content": "x"}
+    lead = ({"type": "message", "role": "user", "content": "hi"},)
+    artifact = NativeArtifact("openai", "m", item, "pins", lead=lead)
+
+    back = read_native(artifact.to_mapping())
+
+    assert back == artifact
+    assert back is not None
+    assert back.items == [lead[0], item]
+    assert "lead" not in NativeArtifact("openai", "m", item).to_mapping()
+
+
+@pytest.mark.parametrize(
+    "lead",
+    [
+        "not a list",
+        [{"type": "compaction", "encrypted_content": "y"}],  # only messages lead
+        [["nested"]],
+        [{"type": "message", "content": float("nan")}],
+    ],
+)
+def test_a_stored_lead_that_is_not_ours_drops_the_artifact(lead):
+    from memory_summary.domain.native import read_native
+
+    data = {
+        "provider": "openai",
+        "model": "m",
+        "block": {"type": "compaction", "encrypted_content": "x"},
+        "lead": lead,
+    }
+
+    assert read_native(data) is None

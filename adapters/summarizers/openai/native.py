@@ -254,13 +254,13 @@ class OpenAICompactingLLM:
         )
         previous = request.previous
         item = (
-            previous.block
+            previous
             if previous is not None and previous.serves(OPENAI_PROVIDER, name)
             else None
         )
         for sent in (item, None) if item is not None else (None,):
             try:
-                found, usage = self._compacted(request, name, deadline, sent)
+                found, lead, usage = self._compacted(request, name, deadline, sent)
             except Exception as exc:  # noqa: BLE001 - any fault: the text goes alone
                 if sent is not None and refuses_native(exc):
                     log.warning(
@@ -274,7 +274,7 @@ class OpenAICompactingLLM:
             if found is None:
                 log.warning("compaction made no usable item; the text goes alone")
                 return SummaryReply(reply.text, _sum(reply.usage, usage))
-            artifact = NativeArtifact(OPENAI_PROVIDER, name, found)
+            artifact = NativeArtifact(OPENAI_PROVIDER, name, found, lead=lead)
             return SummaryReply(reply.text, _sum(reply.usage, usage), artifact)
         return reply
 
@@ -283,12 +283,14 @@ class OpenAICompactingLLM:
         request: NativeRequest,
         model: str,
         deadline: float,
-        item: Mapping[str, object] | None,
-    ) -> tuple[dict[str, object] | None, TokenUsage | None]:
-        """Return the compaction's item (None: no usable one) and its usage."""
+        item: NativeArtifact | None,
+    ) -> tuple[
+        dict[str, object] | None, tuple[dict[str, object], ...], TokenUsage | None
+    ]:
+        """Return the compaction's item (None: none), its user messages, its usage."""
         lead: list[dict[str, object]] = []
-        if item is not None:
-            lead.append(dict(item))
+        if item is not None:  # the previous output: its user messages, then its item
+            lead.extend(item.items)
         elif request.previous_text:
             lead.append(
                 {
@@ -307,11 +309,25 @@ class OpenAICompactingLLM:
         response = self._client.responses.compact(**arguments)
         output = getattr(response, "output", None)
         found = None
+        users: list[dict[str, object]] = []
         for entry in output if isinstance(output, list) else []:
+            to_dict = getattr(entry, "to_dict", None)
+            raw = to_dict(mode="json", warnings=False) if callable(to_dict) else entry
             if getattr(entry, "type", None) == "compaction":
-                to_dict = getattr(entry, "to_dict", None)
-                raw = (
-                    to_dict(mode="json", warnings=False) if callable(to_dict) else entry
-                )
                 found = native_item(raw)
-        return found, compaction_usage(getattr(response, "usage", None))
+            elif _is_user_message(raw):  # kept: the item stands for the rest only
+                users.append(_message_item(raw))
+        return found, tuple(users), compaction_usage(getattr(response, "usage", None))
+
+
+def _is_user_message(raw: object) -> bool:
+    return (
+        isinstance(raw, Mapping)
+        and raw.get("type") == "message"
+        and raw.get("role") == "user"
+    )
+
+
+def _message_item(raw: Mapping[str, object]) -> dict[str, object]:
+    """A user message of the compact output as an input item: role and content."""
+    return {"type": "message", "role": "user", "content": raw.get("content", "")}
