@@ -27,11 +27,11 @@ MODEL_MODES: tuple[ModelMode, ...] = get_args(ModelMode)
 LOCALES: tuple[Locale, ...] = get_args(Locale)
 FAILURE_POLICIES: tuple[FailurePolicy, ...] = get_args(FailurePolicy)
 RECALL_INDEXES: tuple[RecallIndex, ...] = get_args(RecallIndex)
+"""When a store indexes a session for ``search_history``: at its first search
+(``lazy``), at every save (``eager``), or never, search refused (``off``)."""
 OFFLINE_FOLDS: tuple[OfflineFold, ...] = get_args(OfflineFold)
 """Where the engine's own offline summarizer folds: on an engine thread, or in one
 child process whose CPU never holds the host's GIL (a server's choice)."""
-"""When a store indexes a session for ``search_history``: at its first search
-(``lazy``), at every save (``eager``), or never, search refused (``off``)."""
 DEFAULT_TASK_TOOLS = ("manage_todo_list", "todo_manage")
 MAX_INSTRUCTIONS_CHARS = 2000
 """The longest instructions a host may give the summarizer (``summary_instructions``,

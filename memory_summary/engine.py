@@ -332,10 +332,11 @@ class SummaryEngine:
         a summarizer that never answers cannot keep the host process alive. The
         offline summarizer's worker process, when the engine made one, ends too.
         """
-        stopped = self._core.stop(timeout)
-        if self._own_llm is not None:
-            self._own_llm.close()
-        return stopped
+        try:
+            return self._core.stop(timeout)
+        finally:
+            if self._own_llm is not None:
+                self._own_llm.close()  # kills its worker process: never waits
 
     def __enter__(self) -> SummaryEngine:
         return self.start()

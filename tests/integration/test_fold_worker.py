@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,10 +23,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory_summary import ConfigError, Message, SummaryConfig, SummaryEngine
+from memory_summary import ConfigError, Message, SummaryConfig, SummaryEngine, ToolCall
 from memory_summary.adapters import ExtractiveSummarizer, InMemoryStore
+from memory_summary.adapters.summarizers.offline import worker as worker_module
 from memory_summary.adapters.tokens import ModelCounter
 from memory_summary.domain import TokenizerError
+
+pytestmark = pytest.mark.skipif(
+    sys.platform != "linux", reason="POSIX processes, signals and /proc"
+)
 
 REQUEST = (
     "<previous_summary>\nFacts:\n- user: budget is 500 EUR\n</previous_summary>\n"
@@ -118,7 +124,7 @@ def test_a_killed_worker_is_replaced_at_the_next_fold(pair):
     assert in_worker.worker_pid not in (None, first)
 
 
-def test_close_ends_the_worker_and_a_later_fold_starts_another():
+def test_close_ends_the_worker_for_good_and_later_folds_run_here():
     summarizer = ExtractiveSummarizer(worker="process")
     assert summarizer.worker_pid is None  # started at the first fold, not before
     summarizer.complete(request_of(LINES), max_tokens=100)
@@ -130,9 +136,101 @@ def test_close_ends_the_worker_and_a_later_fold_starts_another():
 
     assert summarizer.worker_pid is None
     assert ended_within(pid, 10)
+    got = summarizer.complete(request_of(LINES), max_tokens=100)
+    assert got == ExtractiveSummarizer().complete(request_of(LINES), max_tokens=100)
+    assert summarizer.worker_pid is None  # no child after close()
+
+
+def test_close_during_a_fold_kills_the_child_and_the_fold_ends_here():
+    """The fold waits on a stopped child; close() never waits for it."""
+    summarizer = ExtractiveSummarizer(worker="process")
     summarizer.complete(request_of(LINES), max_tokens=100)
-    assert summarizer.worker_pid not in (None, pid)
+    pid = summarizer.worker_pid
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)  # the next fold waits for an answer that never comes
+    got: list[str] = []
+    folding = threading.Thread(
+        target=lambda: got.append(
+            summarizer.complete(request_of(LINES), max_tokens=100)
+        )
+    )
+    folding.start()
+
     summarizer.close()
+    folding.join(timeout=60)
+
+    assert not folding.is_alive()
+    assert got == [ExtractiveSummarizer().complete(request_of(LINES), max_tokens=100)]
+    assert ended_within(pid, 10)
+    assert summarizer.worker_pid is None
+
+
+def test_a_child_that_dies_mid_fold_is_replaced_and_asked_again(pair, monkeypatch):
+    in_process, in_worker = pair
+    in_worker.complete(request_of(LINES), max_tokens=100)
+    first = in_worker.worker_pid
+    real_send = worker_module._send
+    killed = []
+
+    def dying(stream, value):
+        if not killed and isinstance(value, tuple):  # the fold's request
+            killed.append(first)
+            os.kill(first, signal.SIGKILL)
+            assert ended_within(first, 10)
+        real_send(stream, value)
+
+    monkeypatch.setattr(worker_module, "_send", dying)
+    got = in_worker.complete(request_of(LINES), max_tokens=100)
+
+    assert killed == [first]
+    assert got == in_process.complete(request_of(LINES), max_tokens=100)
+    assert in_worker.worker_pid not in (None, first)
+
+
+def test_a_child_that_dies_twice_leaves_this_fold_here_and_is_tried_later(
+    monkeypatch, caplog
+):
+    summarizer = ExtractiveSummarizer(worker="process")
+    summarizer.complete(request_of(LINES), max_tokens=100)
+    real_send = worker_module._send
+
+    def always_dying(stream, value):
+        if isinstance(value, tuple):  # every fold's request: its child dies first
+            pid = summarizer.worker_pid
+            os.kill(pid, signal.SIGKILL)
+            assert ended_within(pid, 10)
+        real_send(stream, value)
+
+    monkeypatch.setattr(worker_module, "_send", always_dying)
+    with caplog.at_level(logging.WARNING):
+        got = summarizer.complete(request_of(LINES), max_tokens=100)
+    monkeypatch.setattr(worker_module, "_send", real_send)
+
+    try:
+        assert got == ExtractiveSummarizer().complete(request_of(LINES), max_tokens=100)
+        assert "died twice" in caplog.text
+        summarizer.complete(request_of(LINES), max_tokens=100)
+        assert summarizer.worker_pid is None  # within WORKER_RETRY_S: folds stay here
+        summarizer._worker_after = 0.0  # the retry time has come
+        summarizer.complete(request_of(LINES), max_tokens=100)
+        assert summarizer.worker_pid is not None
+    finally:
+        summarizer.close()
+
+
+def test_any_message_folds_the_same_in_the_worker(pair):
+    """The child reads a message's role and text only, as the fold does."""
+    in_process, in_worker = pair
+    messages = [
+        Message("system", "Summarize."),
+        *request_of(LINES)[1:],
+        Message("tool", "lookup: Oslo has 700k people.", tool_call_id="c1"),
+        Message("assistant", "", tool_calls=[ToolCall("c1", "lookup", "{}")]),
+    ]
+
+    assert in_worker.complete(messages, max_tokens=100) == in_process.complete(
+        messages, max_tokens=100
+    )
 
 
 def test_an_error_in_the_childs_fold_is_raised_in_the_host():
@@ -162,7 +260,7 @@ def test_a_worker_that_cannot_start_leaves_the_fold_in_process(monkeypatch, capl
 
     assert got == expected
     assert summarizer.worker_pid is None
-    assert "folding in this process from now on" in caplog.text
+    assert "folding in this process" in caplog.text
 
 
 def test_a_child_that_exits_before_it_is_ready_leaves_the_fold_in_process(
@@ -184,6 +282,13 @@ def test_a_child_that_exits_before_it_is_ready_leaves_the_fold_in_process(
 def test_a_counter_that_does_not_pickle_is_refused_when_built():
     with pytest.raises(TypeError, match="does not pickle"):
         ExtractiveSummarizer(lambda text: len(text), worker="process")
+
+    def in_main(text: str) -> int:
+        return len(text)
+
+    in_main.__module__ = "__main__"  # as a script's own function is
+    with pytest.raises(TypeError, match="__main__"):
+        ExtractiveSummarizer(in_main, worker="process")
     with pytest.raises(ValueError, match="worker='fork'"):
         ExtractiveSummarizer(worker="fork")  # type: ignore[arg-type]
 
@@ -274,6 +379,14 @@ HOST = textwrap.dedent(
         os.waitpid(child, 0)
         print("parent", summarizer.worker_pid, flush=True)
         summarizer.close()
+    elif sys.argv[1] == "exit-stopped":  # a daemon thread folds on a stopped child
+        import signal, threading
+        os.kill(summarizer.worker_pid, signal.SIGSTOP)
+        threading.Thread(
+            target=summarizer.complete, args=(request,), kwargs={"max_tokens": 50},
+            daemon=True,
+        ).start()
+        print("exiting", flush=True)
     else:
         sys.stdin.read()  # until the test kills this process
     """
@@ -362,3 +475,12 @@ def test_an_interrupted_fold_never_leaves_its_reply_for_the_next(monkeypatch, pa
 
     assert got == in_process.complete(request_of(LINES), max_tokens=100)
     assert in_worker.worker_pid not in (None, first)
+
+
+def test_a_host_exits_while_a_daemon_thread_waits_on_a_stopped_child():
+    host = run_host("exit-stopped")
+    out, _ = host.communicate(timeout=120)  # a hang here fails the test
+
+    assert host.returncode == 0, out
+    pid = int(out.split()[1])
+    assert ended_within(pid, 30)  # killed at exit, not left stopped

@@ -65,9 +65,11 @@ and keeps *facts*: short fragments quoted from the messages, each ranked by sali
 from __future__ import annotations
 
 import logging
+import os
 import re
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Literal
 
@@ -97,6 +99,9 @@ log = logging.getLogger(__name__)
 Worker = Literal["thread", "process"]
 """Where a fold runs: on the calling thread, or in one child process."""
 WORKERS: tuple[Worker, ...] = ("thread", "process")
+
+WORKER_RETRY_S = 60.0
+"""After the worker could not fold, folds run in-process this long, then it is tried."""
 
 LABEL = "extractive (offline, not an LLM)"
 COUNT_CACHE_SIZE = 8192
@@ -131,9 +136,11 @@ class ExtractiveSummarizer:
         worker: where a fold runs. ``"thread"`` (the default): on the engine thread
             that asks, in the host's process. ``"process"``: in one child process
             (``worker``), so a fold's CPU never holds the GIL the host's event loop
-            and request threads need; ``count_tokens`` must then pickle. A child
-            that cannot start makes the summarizer fold in-process (logged).
-            ``close()`` ends the child (so does collecting the summarizer).
+            and request threads need; ``count_tokens`` must then pickle, from a
+            module other than ``__main__``. When the child cannot fold, the fold
+            runs in-process (logged) and the child is tried again after
+            ``WORKER_RETRY_S``. ``close()`` ends the child (so does collecting
+            the summarizer, or the host's exit). POSIX only.
 
     Raises:
         ValueError: ``worker`` is neither ``"thread"`` nor ``"process"``.
@@ -163,6 +170,8 @@ class ExtractiveSummarizer:
         self._worker = (
             FoldWorker(count_tokens, context_tokens) if worker == "process" else None
         )
+        self._worker_after = 0.0  # monotonic time before which folds stay here
+        _SUMMARIZERS.add(self)
 
     @property
     def worker_pid(self) -> int | None:
@@ -170,7 +179,10 @@ class ExtractiveSummarizer:
         return None if self._worker is None else self._worker.pid
 
     def close(self) -> None:
-        """End the fold worker, if any; a later fold starts another. Idempotent."""
+        """End the fold worker now, if any; later folds run in this process.
+
+        Final and idempotent; a fold the worker was doing is done in-process.
+        """
         if self._worker is not None:
             self._worker.close()
 
@@ -204,12 +216,21 @@ class ExtractiveSummarizer:
         """
         with self._folding:
             worker = self._worker
-            if worker is not None:
+            if (
+                worker is not None
+                and not worker.closed
+                and time.monotonic() >= self._worker_after
+            ):
                 try:
                     return worker.fold([(m.role, m.text) for m in messages], max_tokens)
                 except WorkerUnavailable as exc:
-                    log.warning("%s: folding in this process from now on", exc)
-                    self._worker = None
+                    if not worker.closed:
+                        log.warning(
+                            "%s: folding in this process, and for %.0f s",
+                            exc,
+                            WORKER_RETRY_S,
+                        )
+                        self._worker_after = time.monotonic() + WORKER_RETRY_S
             return self._complete(messages, max_tokens)
 
     def _complete(self, messages: Sequence[Message], max_tokens: int) -> str:
@@ -238,3 +259,16 @@ class ExtractiveSummarizer:
                 counts.clear()
             found = counts[text] = self._count_tokens(text)
         return found
+
+
+_SUMMARIZERS: weakref.WeakSet[ExtractiveSummarizer] = weakref.WeakSet()
+
+
+def _after_fork() -> None:
+    """In a child of ``os.fork``: a fold another thread held at the fork is not ours."""
+    for summarizer in list(_SUMMARIZERS):
+        summarizer._folding = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)

@@ -16,10 +16,15 @@ terminal's Ctrl-C goes to the host, which then closes it) and ends when its stdi
 closes: when the summarizer is closed or collected, or when the host process dies.
 
 Faults: a child that dies during a fold is replaced and the fold is asked again
-once; a child that cannot start or dies twice raises ``WorkerUnavailable``, and the
-summarizer then folds in the host's process (logged). A host that forks after the
-child started (a pre-forking server) gets a child of its own in each process: a
-pipe is never shared between two processes.
+once; a child that cannot start (no Python to run: a frozen app; a child that exits
+or says nothing within ``READY_S``) or dies twice raises ``WorkerUnavailable``, and
+the summarizer folds that request in the host's process (logged) and tries a child
+again later. ``close()`` is final: it kills the child at once (a fold it cuts short
+is done in-process) and no later fold starts another. A host that forks after the
+child started (a pre-forking server) drops, in the new process, its copies of the
+pipes (so the child still sees its stdin close with its real host) and starts a
+child of its own there. POSIX only (``start_new_session``, ``select`` on a pipe);
+each child holds its own tokenizer (about 100 MB with o200k_base).
 """
 
 from __future__ import annotations
@@ -28,13 +33,17 @@ import contextlib
 import logging
 import os
 import pickle
+import select
 import subprocess
 import sys
 import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, NamedTuple, cast
+
+if TYPE_CHECKING:
+    from memory_summary.domain import Message
 
 __all__ = ["FoldWorker", "WorkerUnavailable", "serve"]
 
@@ -44,7 +53,10 @@ BOOT = (
     "import pickle, sys; sys.path[:0] = pickle.load(sys.stdin.buffer); "
     "from memory_summary.adapters.summarizers.offline.worker import serve; serve()"
 )
-"""The child's program: take the parent's import path, then serve folds."""
+"""The child's program (run with ``-I``: no current directory on its path, no
+``PYTHON*`` variables): take the parent's import path, then serve folds."""
+READY_S = 60.0
+"""How long a starting child may take to say it is ready (imports, first counter)."""
 
 Request = tuple[list[tuple[str, str]], int]
 """One fold: the messages as ``(role, text)`` and ``max_tokens``."""
@@ -62,16 +74,22 @@ class FoldWorker:
     """One child process that folds for one summarizer, one fold at a time.
 
     Args:
-        count_tokens: the summarizer's counter; it must pickle (a module-level
-            function, or an object whose class is importable), since the child
-            counts with its own copy.
+        count_tokens: the summarizer's counter; it must pickle by reference to an
+            importable module (a function or a picklable callable not defined in the
+            host's ``__main__``), since the child counts with its own copy.
         context_tokens: the summarizer's context size, passed on.
 
     Raises:
-        TypeError: ``count_tokens`` does not pickle.
+        TypeError: ``count_tokens`` does not pickle, or lives in ``__main__``.
     """
 
     def __init__(self, count_tokens: Callable[[str], int], context_tokens: int) -> None:
+        module = getattr(count_tokens, "__module__", None)
+        if module == "__main__" or type(count_tokens).__module__ == "__main__":
+            raise TypeError(
+                f"count_tokens={count_tokens!r} is defined in __main__, which a "
+                "worker process does not import: define it in a module"
+            )
         try:
             self._setup = pickle.dumps((count_tokens, context_tokens))
         except (pickle.PicklingError, TypeError, AttributeError) as exc:
@@ -84,7 +102,9 @@ class FoldWorker:
         self._owner = 0  # the pid that started the child: after a fork, not ours
         self._stop: weakref.finalize[Any, Any] | None = None
         self._cpu_s = 0.0
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # one fold, or one start, at a time
+        self._closed = False
+        _WORKERS.add(self)
 
     @property
     def pid(self) -> int | None:
@@ -99,13 +119,18 @@ class FoldWorker:
         """CPU seconds the child spent folding (its own clock, summed over folds)."""
         return self._cpu_s
 
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` was called: no child starts any more."""
+        return self._closed
+
     def fold(self, messages: Sequence[tuple[str, str]], max_tokens: int) -> str:
         """Return the child's fold of ``messages`` within ``max_tokens``.
 
         An exception the fold raised in the child is raised here.
 
         Raises:
-            WorkerUnavailable: the child cannot start, or died twice.
+            WorkerUnavailable: closed, or the child cannot start, or died twice.
         """
         request: Request = (list(messages), max_tokens)
         with self._lock:
@@ -118,6 +143,8 @@ class FoldWorker:
                     self._discard()  # a reply may be in flight: never read it later
                     if not isinstance(exc, _DIED):
                         raise  # KeyboardInterrupt, say: the child was well
+                    if self._closed:
+                        raise WorkerUnavailable("the fold worker is closed") from exc
                     if attempt == 2:
                         raise WorkerUnavailable(
                             f"the fold worker died twice ({exc!r})"
@@ -131,11 +158,25 @@ class FoldWorker:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def close(self) -> None:
-        """Close the child's stdin and wait for it to end (it ends at EOF)."""
-        with self._lock:
-            self._discard()
+        """End the child now (a fold it was doing ends in-process); final, idempotent.
+
+        Never waits for a fold: the child is killed, the fold's thread sees its
+        pipe close and drops it.
+        """
+        self._closed = True
+        process = self._process
+        if process is not None and self._owner == os.getpid():
+            with contextlib.suppress(OSError):
+                process.kill()
+        if self._lock.acquire(timeout=5):  # the fold's thread lets go at once
+            try:
+                self._discard()
+            finally:
+                self._lock.release()
 
     def _running(self) -> subprocess.Popen[bytes]:
+        if self._closed:
+            raise WorkerUnavailable("the fold worker is closed")
         process = self._process
         if (
             process is not None
@@ -147,11 +188,11 @@ class FoldWorker:
         return self._start()
 
     def _start(self) -> subprocess.Popen[bytes]:
-        if not sys.executable:
-            raise WorkerUnavailable("sys.executable is empty: no Python to start")
+        if not sys.executable or getattr(sys, "frozen", False):
+            raise WorkerUnavailable("no Python interpreter to start (a frozen app?)")
         try:
             process = subprocess.Popen(
-                [sys.executable, "-c", BOOT],
+                [sys.executable, "-I", "-c", BOOT],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 start_new_session=True,
@@ -159,37 +200,62 @@ class FoldWorker:
         except OSError as exc:
             raise WorkerUnavailable(f"cannot start {sys.executable}: {exc}") from exc
         try:
-            stdin = _pipe(process.stdin)
+            stdin, stdout = _pipe(process.stdin), _pipe(process.stdout)
             _send(stdin, list(sys.path))
             stdin.write(self._setup)
             stdin.flush()
-            ready = pickle.load(_pipe(process.stdout))
+            if not select.select([stdout], [], [], READY_S)[0]:
+                raise OSError(f"no answer within {READY_S:.0f} s")
+            ready = pickle.load(stdout)
         except _DIED as exc:
-            _end(process)
+            _end(process, kill=True)
             raise WorkerUnavailable(
-                f"the fold worker did not start (exit code {process.returncode})"
+                f"the fold worker did not start ({exc!r}; exit code "
+                f"{process.returncode})"
             ) from exc
         if ready != ("ready", process.pid):
-            _end(process)
+            _end(process, kill=True)
             raise WorkerUnavailable(f"the fold worker said {ready!r}, not ready")
         self._process, self._owner = process, os.getpid()
-        self._stop = weakref.finalize(self, _end, process)
+        self._stop = weakref.finalize(self, _kill, process)
         log.debug("fold worker %d started", process.pid)
         return process
 
     def _discard(self) -> None:
+        """Drop the child (under ``_lock``): end it if it is ours."""
         process, self._process = self._process, None
         if self._stop is not None:
             self._stop.detach()
             self._stop = None
-        if process is None:
-            return
-        if self._owner == os.getpid():
-            _end(process)
-        else:  # a forked copy of the parent's handle: drop our ends, leave the child
+        if process is not None and self._owner == os.getpid():
+            _end(process, kill=self._closed)
+
+    def _forked(self) -> None:
+        """In a child of ``os.fork``: let the parent's child go, start afresh."""
+        process, self._process = self._process, None
+        if self._stop is not None:
+            self._stop.detach()
+            self._stop = None
+        self._lock = threading.Lock()  # another thread may have held it at the fork
+        if process is not None:
+            _INHERITED.append(process)  # never collected here: no second close
             for stream in (process.stdin, process.stdout):
                 if stream is not None:
-                    stream.close()
+                    with contextlib.suppress(OSError):
+                        os.close(stream.fileno())
+
+
+_WORKERS: weakref.WeakSet[FoldWorker] = weakref.WeakSet()
+_INHERITED: list[subprocess.Popen[bytes]] = []
+
+
+def _after_fork() -> None:
+    for worker in list(_WORKERS):
+        worker._forked()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
 
 
 def _pipe(stream: IO[bytes] | None) -> IO[bytes]:
@@ -203,17 +269,37 @@ def _send(stream: IO[bytes], value: object) -> None:
     stream.flush()
 
 
-def _end(process: subprocess.Popen[bytes]) -> None:
-    """Close the child's stdin (it exits at EOF) and reap it; kill it if it lingers."""
-    for stream in (process.stdin, process.stdout):
-        if stream is not None:
-            with contextlib.suppress(OSError):
-                stream.close()
+def _end(process: subprocess.Popen[bytes], *, kill: bool = False) -> None:
+    """Close the child's stdin (it exits at EOF) and reap it; kill it if it lingers.
+
+    The caller holds the fold lock, so no thread reads its stdout meanwhile.
+    """
+    if kill:
+        with contextlib.suppress(OSError):
+            process.kill()
+    if process.stdin is not None:
+        with contextlib.suppress(OSError):
+            process.stdin.close()
     try:
         process.wait(timeout=5)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+    if process.stdout is not None:
+        with contextlib.suppress(OSError):
+            process.stdout.close()
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    """At collection or exit: kill the child and reap it, touching no stream.
+
+    A daemon thread may be blocked reading the child's stdout: closing that stream
+    would wait for it. The pipes close with the process.
+    """
+    with contextlib.suppress(OSError):
+        process.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=5)
 
 
 def serve() -> None:
@@ -225,8 +311,6 @@ def serve() -> None:
     stdout = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    from memory_summary.domain import Message
-
     from .extractive import ExtractiveSummarizer
 
     count_tokens, context_tokens = pickle.load(stdin)
@@ -236,19 +320,27 @@ def serve() -> None:
         try:
             messages, max_tokens = pickle.load(stdin)
         except EOFError:
+            stdout.close()
             return
         started = time.process_time()
         try:
             reply: tuple[str, object] = (
                 "ok",
                 summarizer.complete(
-                    [Message(role, text) for role, text in messages],
+                    cast("list[Message]", [Said(r, t) for r, t in messages]),
                     max_tokens=max_tokens,
                 ),
             )
         except Exception as exc:  # noqa: BLE001 - raised again in the parent
             reply = ("error", _portable(exc))
         _send(stdout, (*reply, time.process_time() - started))
+
+
+class Said(NamedTuple):
+    """A message as a fold reads it: its role and its text, whatever else it had."""
+
+    role: str
+    text: str
 
 
 def _portable(exc: Exception) -> Exception:
