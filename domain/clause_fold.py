@@ -137,7 +137,7 @@ def stable_cut(text: str, limit: int) -> str:
     >>> a = stable_cut("s9 says number 9: " + "words " * 12, 40)
     >>> b = stable_cut("s9 says number 10: " + "words " * 12, 40)
     >>> a, clause_shape(a) == clause_shape(b)
-    ('s9 says number 9: words words words w…', True)
+    ('s9 says number 9: words words words…', True)
     """
     tokens = _tokens(text)
     widths = [SLOT_WIDTH if kind == "slot" else len(t) for kind, t in tokens]
@@ -152,7 +152,7 @@ def stable_cut(text: str, limit: int) -> str:
             break
         used += width
         at += len(token)
-    kept = text[: safe_boundary(text, at)]  # never half an emoji
+    kept = text[: safe_boundary(text, at)].rstrip()  # never half an emoji
     if not kept.strip():
         return cut_chars(text, limit)
     return kept + ELLIPSIS
