@@ -22,8 +22,14 @@ it again with more clauses only widens its range or its set, and folding its out
 changes nothing. It never loses a distinct value: a fold whose clause would be longer
 than ``max_chars`` does not happen, and both clauses stay.
 
+A long clause is cut by ``stable_cut``, counting each value as ``SLOT_WIDTH``
+characters, so that clauses differing only by their values
+("number 9: …", "number 10: …") are cut at the same place and still fold.
+
 Repeated tool calls fold their arguments in ``argument_fold``, with the same slots
 (``values_of``, ``rendered_values``).
+
+About 440 lines: tokens, slots, both folds and the cut read the same tokens.
 """
 
 from __future__ import annotations
@@ -32,15 +38,19 @@ import functools
 import re
 from collections.abc import Iterable, Sequence
 
+from .text import cut_chars, safe_boundary
+
 __all__ = [
     "MAX_CANDIDATES",
     "MAX_MEMBER_CJK",
     "MAX_MEMBER_WORDS",
     "MIN_ANCHOR_CJK",
     "MIN_ANCHOR_WORDS",
+    "SLOT_WIDTH",
     "clause_shape",
     "fold_clauses",
     "rendered_values",
+    "stable_cut",
     "values_of",
 ]
 
@@ -54,6 +64,10 @@ newest few, so that folding ``n`` clauses stays linear in ``n``."""
 MAX_RANGE = 1000
 """The widest range read back as its values; a wider one stays one value."""
 DASH = "\u2013"
+SLOT_WIDTH = 3
+"""The characters any value counts for where ``stable_cut`` cuts a clause."""
+ELLIPSIS = "\u2026"
+"""What ends a cut clause (``text.ELLIPSIS``)."""
 
 _VALUE = (
     r"(?:[A-Za-z_#$\u20ac\u00a3\u00a5][A-Za-z0-9_-]*)?\d"
@@ -109,6 +123,39 @@ def clause_shape(clause: str) -> str:
     True
     """
     return "".join(_key(kind, text) for kind, text in _tokens(clause))
+
+
+def stable_cut(text: str, limit: int) -> str:
+    """Return ``text`` cut to about ``limit`` characters, marked with ``…``.
+
+    Each value counts as ``SLOT_WIDTH`` characters, whatever its length, so clauses
+    that differ only by their values are cut at the same place of their words and
+    keep one shape (they fold); the cut may then be a few characters longer than
+    ``limit``, never twice as long. A value is never cut: the cut ends before it. A
+    text that fits (so counted) comes back unchanged.
+
+    >>> a = stable_cut("s9 says number 9: " + "words " * 12, 40)
+    >>> b = stable_cut("s9 says number 10: " + "words " * 12, 40)
+    >>> a, clause_shape(a) == clause_shape(b)
+    ('s9 says number 9: words words words…', True)
+    """
+    tokens = _tokens(text)
+    widths = [SLOT_WIDTH if kind == "slot" else len(t) for kind, t in tokens]
+    if sum(widths) <= limit and len(text) < 2 * limit:
+        return text  # it fits
+    used = 0  # characters so counted
+    at = 0  # characters of ``text`` kept
+    for (kind, token), width in zip(tokens, widths, strict=True):
+        if used + width > limit - 1 or at + len(token) >= 2 * limit:
+            if kind != "slot":  # a word's first characters; never a value's
+                at += max(0, min(limit - 1 - used, 2 * limit - 1 - at))
+            break
+        used += width
+        at += len(token)
+    kept = text[: safe_boundary(text, at)].rstrip()  # never half an emoji
+    if not kept.strip():
+        return cut_chars(text, limit)
+    return kept + ELLIPSIS
 
 
 def values_of(slot: str) -> list[str]:

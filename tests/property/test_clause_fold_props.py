@@ -163,3 +163,20 @@ def test_folding_tries_each_clause_against_a_bounded_number_of_others(n: int) ->
         clause_fold._merged_middles = merge  # type: ignore[assignment]
     assert len(folded) == n
     assert calls <= 2 * 3 * MAX_CANDIDATES * n  # two passes, three anchors per clause
+
+
+@given(
+    st.integers(0, 10**9),
+    st.integers(0, 10**9),
+    st.lists(
+        st.sampled_from(["words", "tram", "Alfama", "a", "schedule,"]), max_size=40
+    ),
+    st.integers(10, 120),
+)
+def test_a_cut_is_the_same_whatever_the_values(a, b, words, limit):
+    tail = " ".join(words)
+    cut_a = clause_fold.stable_cut(f"s9 says number {a}: {tail}", limit)
+    cut_b = clause_fold.stable_cut(f"s9 says number {b}: {tail}", limit)
+
+    assert clause_fold.clause_shape(cut_a) == clause_fold.clause_shape(cut_b)
+    assert len(cut_a) < 2 * limit

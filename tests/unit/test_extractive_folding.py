@@ -105,3 +105,19 @@ def test_a_new_topic_outranks_a_restatement_of_a_kept_fact():
     assert "adopted cat named Luna last spring" in short
     assert "violin" in short
     assert "sleeps" not in short
+
+
+def _numbered(first: int, last: int) -> list[str]:
+    return [f"User: s9 says number {n}: " + "words " * 12 for n in range(first, last)]
+
+
+def test_a_long_clause_cut_short_folds_whatever_its_number_s_length():
+    # cut at 80 characters by character count, "number 9" and "number 10" ended on
+    # other letters: two shapes, a fold that stopped at each new digit
+    first = _summarize(_numbered(0, 40))
+    second = _summarize(_numbered(40, 120), previous=first)
+
+    assert "s9 says number 0\u201339: words" in first
+    assert "s9 says number 0\u2013119: words" in second
+    assert second.count("says number") == 1
+    assert redundancy(second) == 0.0

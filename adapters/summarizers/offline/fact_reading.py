@@ -11,9 +11,9 @@ import re
 import time
 from collections.abc import Sequence
 
-from memory_summary.domain import cut_chars, pinned_section
+from memory_summary.domain import pinned_section
 from memory_summary.domain.argument_fold import fold_arguments
-from memory_summary.domain.clause_fold import fold_clauses
+from memory_summary.domain.clause_fold import fold_clauses, stable_cut
 from memory_summary.domain.config import Locale
 from memory_summary.domain.injection import TRUNCATION_SUFFIXES
 from memory_summary.domain.prompt import FENCE_TAGS, NEUTRAL_OPEN
@@ -121,17 +121,17 @@ def _fragment(sentence: str, limit: int = LINE_CHARS) -> str:
     text = " ".join(sentence.split())
     if _FENCE_ONLY.match(_HIDDEN.sub("", text)):  # a disarmed fence tag: no fact
         return ""
-    if len(text) <= limit:
+    if stable_cut(text, limit) == text:
         return text
     found = ((WEIGHTS[kind], pattern.search(text)) for kind, pattern in spans_for(text))
     spans = [(-weight, match.start()) for weight, match in found if match]
     at = min(spans, default=(0, 0))[1]
     start = max(at - 30, 0)
     if start == 0:
-        return cut_chars(text, limit)
+        return stable_cut(text, limit)
     space = text.find(" ", start, at)
     start = space + 1 if space >= 0 else start
-    return "\u2026" + cut_chars(text[start:], limit - 1)
+    return "\u2026" + stable_cut(text[start:], limit - 1)
 
 
 def _sentences(body: str) -> list[str]:

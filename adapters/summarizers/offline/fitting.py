@@ -20,7 +20,7 @@ from memory_summary.domain.clause_fold import clause_shape
 from memory_summary.domain.config import Locale
 
 from .dialogue import written_day
-from .salience import IDENTIFYING, Role, Salience, score
+from .salience import IDENTIFYING, Kind, Role, Salience, score
 
 Section = Literal["goals", "facts", "decisions", "tasks"]
 
@@ -72,6 +72,10 @@ NOVEL_PENALTY = 2
 fact) restates what is kept: it scores ``NOVEL_PENALTY`` less (never below 1)."""
 """Past ``LOW_SHARE`` of the budget, only facts scoring at least this are added."""
 
+VIEW_KINDS: frozenset[Kind] = frozenset({"personal", "plain", "goal", "question"})
+"""A dated fact of only these kinds that tells no event is a view or a feeling ("love
+how art heals"): it ranks ``VIEW_PENALTY`` lower (never below 1)."""
+VIEW_PENALTY = 1
 CONTENT = re.compile(r"[a-z][a-z']+|[\u4e00-\u9fff]")
 VALUE = re.compile(r"\d[\d,.:/-]{0,30}\d|\d")
 STOP = frozenset(
@@ -235,7 +239,9 @@ def _effective_scores(
     at most 1; a repeated hit of a tool's list scores 0, as chatter does. A fact
     most of whose content words an earlier fact already says (``NOVEL_SHARE``)
     restates it: it ranks as if it scored ``NOVEL_PENALTY`` less (its score, what the
-    ``LOW_SHARE`` fill rule reads, stays). Among equal ranks a repeat goes first,
+    ``LOW_SHARE`` fill rule reads, stays). A dated fact that tells no event and
+    names nothing (``VIEW_KINDS``: a view or a feeling, "love how art heals") ranks
+    ``VIEW_PENALTY`` lower. Among equal ranks a repeat goes first,
     then a restatement, then the rest: topics before repetitions.
     """
     seen: set[str] = set()
@@ -257,6 +263,8 @@ def _effective_scores(
         if repeat:
             value = 0 if listing else min(value, 1)
         rank, new = value, 0 if repeat else 2
+        if fact.date and not fact.event and not fact.salience.kinds - VIEW_KINDS:
+            rank = max(rank - VIEW_PENALTY, min(value, 1))  # a view, not a fact
         if not repeat and fact.words:
             fresh = len(fact.words - said) / len(fact.words)
             if fresh < NOVEL_SHARE:  # a restatement
