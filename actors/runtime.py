@@ -253,15 +253,21 @@ class ThreadRuntime:
 
         The compression never raises (its executor turns a bug into an outcome).
         """
+        session_id = request.session_id
+        with self._in_flight_lock:  # busy before it may run: no usage fences it
+            self._busy[session_id] = self._busy.get(session_id, 0) + 1
         try:
             future = self._jobs.submit(self._compress, request)
         except RuntimeError:  # the pool is shut down: the engine is stopping
+            with self._in_flight_lock:
+                self._busy[session_id] -= 1
+                if not self._busy[session_id]:
+                    del self._busy[session_id]
+                    self._after.pop(session_id, None)
             report(_stopped(request))
             return
-        session_id = request.session_id
         with self._in_flight_lock:
             self._in_flight.add(future)
-            self._busy[session_id] = self._busy.get(session_id, 0) + 1
 
         def done(f: Future[CompressionFinished]) -> None:
             with self._in_flight_lock:
@@ -294,6 +300,11 @@ class ThreadRuntime:
         still waiting when ``stop()`` begins are dropped (logged): nothing commits
         after it.
         """
+        if self._stopping.is_set():
+            log.warning(
+                "session %s: an action after compressions dropped at stop", session_id
+            )
+            return
         with self._in_flight_lock:
             if self._busy.get(session_id):
                 self._after.setdefault(session_id, []).append(action)

@@ -180,8 +180,8 @@ def _read_native(data: object) -> NativeArtifact | None:
         return None
     beside = data.get("beside")
     lead = _lead_items(data.get("lead", ()))
-    if lead is None:  # a lead that is not ours: the block alone would mislead
-        return None
+    if lead is None or (lead and provider != OPENAI_PROVIDER):
+        return None  # a lead that is not ours: the block alone would mislead
     return NativeArtifact(
         str(provider), model, block, beside if isinstance(beside, str) else None, lead
     )
@@ -195,8 +195,12 @@ def _lead_items(data: object) -> tuple[dict[str, object], ...] | None:
     for item in data:
         if not isinstance(item, Mapping) or item.get("type") != "message":
             return None
+        if item.get("role") != "user":
+            return None
         try:
-            copied = json.loads(json.dumps(item, ensure_ascii=False, allow_nan=False))
+            text = json.dumps(item, ensure_ascii=False, allow_nan=False)
+            text.encode("utf-8")  # no lone surrogate: every store keeps it
+            copied = json.loads(text)
         except (TypeError, ValueError):
             return None
         if not isinstance(copied, dict):

@@ -243,3 +243,36 @@ def test_a_compression_already_running_is_not_fenced_by_the_usage(store_kind, tm
     assert record.usage.calls == summarizer.calls + 1  # every call, and the server's
     assert record.usage.input_tokens >= 181_000
     assert failure is None or "fenced" not in str(failure)
+
+
+def test_a_compression_queued_but_not_yet_counted_is_not_fenced_either():
+    """Between the pool's submit and the job's start the session is busy already."""
+    store = InMemoryStore()
+    gate = threading.Event()
+    summarizer = InstrumentedSummarizer(gate=gate)
+    config = SummaryConfig(threshold=10, keep_recent=4)
+    for i in range(12):
+        role = "user" if i % 2 == 0 else "assistant"
+        store.save_message("s1", Message(role, f"message {i} " + "word " * 40))
+    with SummaryEngine(store, summarizer, config=config) as engine:
+        jobs = engine._core._jobs
+        real_submit = jobs.submit
+
+        def submit_then_report_usage(*args, **kwargs):
+            future = real_submit(*args, **kwargs)
+            assert summarizer.entered.wait(10)  # it read the record, it is folding
+            usage = {"input_tokens": 5, "iterations": [COMPACTION, ANSWER]}
+            engine._account_compaction("s1", compaction_usage(usage))
+            return future
+
+        jobs.submit = submit_then_report_usage
+        running = engine.compress("s1")
+        gate.set()
+        outcome = running.result(timeout=20)
+        jobs.submit = real_submit
+        assert engine.wait_idle(timeout=20)
+        record = engine.summary("s1")
+
+    assert outcome.kind != "fenced", outcome
+    assert record is not None
+    assert record.usage.calls == summarizer.calls + 1

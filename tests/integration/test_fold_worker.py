@@ -27,7 +27,7 @@ from memory_summary import ConfigError, Message, SummaryConfig, SummaryEngine, T
 from memory_summary.adapters import ExtractiveSummarizer, InMemoryStore
 from memory_summary.adapters.summarizers.offline import worker as worker_module
 from memory_summary.adapters.tokens import ModelCounter
-from memory_summary.domain import TokenizerError
+from memory_summary.domain import SummarizerError, TokenizerError
 
 pytestmark = pytest.mark.skipif(
     sys.platform != "linux", reason="POSIX processes, signals and /proc"
@@ -124,7 +124,7 @@ def test_a_killed_worker_is_replaced_at_the_next_fold(pair):
     assert in_worker.worker_pid not in (None, first)
 
 
-def test_close_ends_the_worker_for_good_and_later_folds_run_here():
+def test_close_ends_the_worker_for_good_and_later_folds_are_refused():
     summarizer = ExtractiveSummarizer(worker="process")
     assert summarizer.worker_pid is None  # started at the first fold, not before
     summarizer.complete(request_of(LINES), max_tokens=100)
@@ -136,31 +136,35 @@ def test_close_ends_the_worker_for_good_and_later_folds_run_here():
 
     assert summarizer.worker_pid is None
     assert ended_within(pid, 10)
-    got = summarizer.complete(request_of(LINES), max_tokens=100)
-    assert got == ExtractiveSummarizer().complete(request_of(LINES), max_tokens=100)
+    with pytest.raises(SummarizerError, match="closed"):
+        summarizer.complete(request_of(LINES), max_tokens=100)
     assert summarizer.worker_pid is None  # no child after close()
 
 
-def test_close_during_a_fold_kills_the_child_and_the_fold_ends_here():
-    """The fold waits on a stopped child; close() never waits for it."""
+def test_close_during_a_fold_kills_the_child_and_the_fold_is_refused():
+    """The fold waits on a stopped child; close() never waits for it, and the fold
+    is not redone in-process: whoever closed wants no more work."""
     summarizer = ExtractiveSummarizer(worker="process")
     summarizer.complete(request_of(LINES), max_tokens=100)
     pid = summarizer.worker_pid
     assert pid is not None
     os.kill(pid, signal.SIGSTOP)  # the next fold waits for an answer that never comes
-    got: list[str] = []
-    folding = threading.Thread(
-        target=lambda: got.append(
+    failed: list[BaseException] = []
+
+    def fold() -> None:
+        try:
             summarizer.complete(request_of(LINES), max_tokens=100)
-        )
-    )
+        except BaseException as exc:  # noqa: BLE001 - what the fold raised, kept
+            failed.append(exc)
+
+    folding = threading.Thread(target=fold)
     folding.start()
 
     summarizer.close()
     folding.join(timeout=60)
 
     assert not folding.is_alive()
-    assert got == [ExtractiveSummarizer().complete(request_of(LINES), max_tokens=100)]
+    assert [type(exc) for exc in failed] == [SummarizerError]  # no work after close
     assert ended_within(pid, 10)
     assert summarizer.worker_pid is None
 
@@ -484,3 +488,70 @@ def test_a_host_exits_while_a_daemon_thread_waits_on_a_stopped_child():
     assert host.returncode == 0, out
     pid = int(out.split()[1])
     assert ended_within(pid, 30)  # killed at exit, not left stopped
+
+
+SLOW_COUNTER = """
+import os, time
+from pathlib import Path
+
+HERE = Path({here!r})
+(HERE / "child.pid").write_text(str(os.getpid()))  # importing, in the child
+while not (HERE / "go").exists():  # the child is "starting" until the test says
+    time.sleep(0.01)
+
+
+def count(text):
+    return len(text.encode("utf-8"))
+"""
+
+
+def test_close_kills_a_child_that_is_still_starting(tmp_path, monkeypatch):
+    (tmp_path / "slow_counter.py").write_text(SLOW_COUNTER.format(here=str(tmp_path)))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "go").write_text("")  # this process's own import goes through
+    import slow_counter
+
+    slow_counter_count = slow_counter.count
+    (tmp_path / "go").unlink()  # the child's will wait
+    (tmp_path / "child.pid").unlink()
+    summarizer = ExtractiveSummarizer(slow_counter_count, worker="process")
+    failed: list[BaseException] = []
+
+    def fold() -> None:
+        try:
+            summarizer.complete(request_of(LINES), max_tokens=100)
+        except BaseException as exc:  # noqa: BLE001 - what the fold raised, kept
+            failed.append(exc)
+
+    folding = threading.Thread(target=fold)
+    folding.start()
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "child.pid").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    child = int((tmp_path / "child.pid").read_text())
+
+    summarizer.close()  # while the child imports: it is killed, not waited for
+    folding.join(timeout=60)
+
+    assert not folding.is_alive()
+    assert [type(exc).__name__ for exc in failed] == ["SummarizerError"]
+    assert ended_within(child, 10)
+    assert summarizer.worker_pid is None
+
+
+def test_a_host_with_many_open_files_still_starts_its_worker():
+    """The ready wait takes any descriptor number (select() stops at 1024)."""
+    held = []
+    try:
+        while not held or held[-1] < 1100:
+            held.append(os.dup(0))
+        summarizer = ExtractiveSummarizer(worker="process")
+        got = summarizer.complete(request_of(LINES), max_tokens=100)
+        pid = summarizer.worker_pid
+        summarizer.close()
+    finally:
+        for fd in held:
+            os.close(fd)
+
+    assert pid is not None
+    assert got == ExtractiveSummarizer().complete(request_of(LINES), max_tokens=100)

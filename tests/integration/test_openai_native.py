@@ -336,3 +336,37 @@ def test_any_fault_of_the_compaction_call_keeps_the_text(store, client, monkeypa
     assert outcome.kind == "compressed"
     assert record.text
     assert record.native is None
+
+
+def test_a_reasoning_items_refusal_is_not_the_compaction_items():
+    request = httpx.Request("POST", "http://127.0.0.1/v1/responses")
+    response = httpx.Response(400, request=request)
+    reasoning = openai.BadRequestError(
+        "The encrypted content for item rs_123 could not be verified.",
+        response=response,
+        body={"code": "invalid_encrypted_content"},
+    )
+
+    assert not refuses_native(reasoning)
+
+
+def test_the_lead_stays_within_the_summary_budget_over_chained_folds(
+    server, store, llm, monkeypatch
+):
+    budgets: list[int] = []
+    real = llm.compact
+
+    def spying(request, **options):
+        budgets.append(options["max_tokens"])
+        return real(request, **options)
+
+    monkeypatch.setattr(llm, "compact", spying)
+    sizes = []
+    for round_ in range(5):
+        fill(store, "s1", 30, start=30 * round_)
+        _, record = compacted(store, llm)
+        lead = record.native.lead
+        sizes.append(sum(len(json.dumps(m, ensure_ascii=False).encode()) for m in lead))
+
+    assert all(size <= budget for size, budget in zip(sizes, budgets, strict=True))
+    assert sizes[-1] > 0  # still the newest user messages, not none

@@ -367,3 +367,26 @@ def test_a_stored_lead_that_is_not_ours_drops_the_artifact(lead):
     }
 
     assert read_native(data) is None
+
+
+@pytest.mark.parametrize(
+    ("provider", "lead"),
+    [
+        ("openai", [{"type": "message", "role": "developer", "content": "x"}]),
+        ("openai", [{"type": "message", "role": "user", "content": "\ud800"}]),
+        ("anthropic", [{"type": "message", "role": "user", "content": "x"}]),
+    ],
+)
+def test_a_lead_of_another_role_a_lone_surrogate_or_provider_is_refused(provider, lead):
+    from memory_summary.domain.native import read_native
+
+    block = (
+        {"type": "compaction", "encrypted_content": "x"}
+        if provider == "openai"
+        else {"type": "compaction", "content": "Likes tea."}
+    )
+
+    assert (
+        read_native({"provider": provider, "model": "m", "block": block, "lead": lead})
+        is None
+    )

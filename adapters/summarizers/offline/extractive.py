@@ -75,7 +75,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from memory_summary.domain import Message, normalize_text
+from memory_summary.domain import Message, SummarizerError, normalize_text
 from memory_summary.domain.config import Locale
 
 from .dialogue import latest_day
@@ -141,8 +141,8 @@ class ExtractiveSummarizer:
             and request threads need; ``count_tokens`` must then pickle, from a
             module other than ``__main__``. When the child cannot fold, the fold
             runs in-process (logged) and the child is tried again after
-            ``WORKER_RETRY_S``. ``close()`` ends the child (so does collecting
-            the summarizer, or the host's exit). POSIX only.
+            ``WORKER_RETRY_S``. ``close()`` ends the child for good (so does
+            collecting the summarizer, or the host's exit). POSIX only.
 
     Raises:
         ValueError: ``worker`` is neither ``"thread"`` nor ``"process"``.
@@ -181,9 +181,11 @@ class ExtractiveSummarizer:
         return None if self._worker is None else self._worker.pid
 
     def close(self) -> None:
-        """End the fold worker now, if any; later folds run in this process.
+        """End the fold worker now, if any: final and idempotent.
 
-        Final and idempotent; a fold the worker was doing is done in-process.
+        With ``worker="process"``, a fold the worker was doing, and any later one,
+        raises ``SummarizerError`` (the engine closes its own summarizer at
+        ``stop()``, when nothing may commit); with ``"thread"`` nothing changes.
         """
         if self._worker is not None:
             self._worker.close()
@@ -218,21 +220,20 @@ class ExtractiveSummarizer:
         """
         with self._folding:
             worker = self._worker
-            if (
-                worker is not None
-                and not worker.closed
-                and time.monotonic() >= self._worker_after
-            ):
+            if worker is not None and worker.closed:
+                raise SummarizerError("the summarizer is closed (its worker ended)")
+            if worker is not None and time.monotonic() >= self._worker_after:
                 try:
                     return worker.fold([(m.role, m.text) for m in messages], max_tokens)
                 except WorkerUnavailable as exc:
-                    if not worker.closed:
-                        log.warning(
-                            "%s: folding in this process, and for %.0f s",
-                            exc,
-                            WORKER_RETRY_S,
-                        )
-                        self._worker_after = time.monotonic() + WORKER_RETRY_S
+                    if worker.closed:  # closed while folding: nobody waits for it
+                        raise SummarizerError("the summarizer is closed") from exc
+                    log.warning(
+                        "%s: folding in this process, and for %.0f s",
+                        exc,
+                        WORKER_RETRY_S,
+                    )
+                    self._worker_after = time.monotonic() + WORKER_RETRY_S
             return self._complete(messages, max_tokens)
 
     def _complete(self, messages: Sequence[Message], max_tokens: int) -> str:

@@ -33,7 +33,7 @@ import contextlib
 import logging
 import os
 import pickle
-import select
+import selectors
 import subprocess
 import sys
 import threading
@@ -99,6 +99,7 @@ class FoldWorker:
                 "callable, or fold in a thread (worker='thread')"
             ) from exc
         self._process: subprocess.Popen[bytes] | None = None
+        self._starting: subprocess.Popen[bytes] | None = None  # before it is ready
         self._owner = 0  # the pid that started the child: after a fork, not ours
         self._stop: weakref.finalize[Any, Any] | None = None
         self._cpu_s = 0.0
@@ -158,16 +159,16 @@ class FoldWorker:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def close(self) -> None:
-        """End the child now (a fold it was doing ends in-process); final, idempotent.
+        """End the child now, started or starting; final and idempotent.
 
-        Never waits for a fold: the child is killed, the fold's thread sees its
-        pipe close and drops it.
+        Never waits for a fold: the child is killed, and the fold's thread sees its
+        pipe close, drops it and raises ``WorkerUnavailable``.
         """
         self._closed = True
-        process = self._process
-        if process is not None and self._owner == os.getpid():
-            with contextlib.suppress(OSError):
-                process.kill()
+        for process in (self._process, self._starting):
+            if process is not None and self._owner == os.getpid():
+                with contextlib.suppress(OSError):
+                    process.kill()
         if self._lock.acquire(timeout=5):  # the fold's thread lets go at once
             try:
                 self._discard()
@@ -199,24 +200,33 @@ class FoldWorker:
             )
         except OSError as exc:
             raise WorkerUnavailable(f"cannot start {sys.executable}: {exc}") from exc
+        self._starting, self._owner = process, os.getpid()  # close() may kill it
         try:
             stdin, stdout = _pipe(process.stdin), _pipe(process.stdout)
             _send(stdin, list(sys.path))
             stdin.write(self._setup)
             stdin.flush()
-            if not select.select([stdout], [], [], READY_S)[0]:
-                raise OSError(f"no answer within {READY_S:.0f} s")
+            with selectors.DefaultSelector() as waiting:  # any fd number, not select()
+                waiting.register(stdout, selectors.EVENT_READ)
+                if not waiting.select(READY_S):
+                    raise OSError(f"no answer within {READY_S:.0f} s")
             ready = pickle.load(stdout)
+            if self._closed:
+                raise OSError("closed while starting")
         except _DIED as exc:
+            self._starting = None
             _end(process, kill=True)
+            if self._closed:
+                raise WorkerUnavailable("the fold worker is closed") from exc
             raise WorkerUnavailable(
                 f"the fold worker did not start ({exc!r}; exit code "
                 f"{process.returncode})"
             ) from exc
+        self._starting = None
         if ready != ("ready", process.pid):
             _end(process, kill=True)
             raise WorkerUnavailable(f"the fold worker said {ready!r}, not ready")
-        self._process, self._owner = process, os.getpid()
+        self._process = process
         self._stop = weakref.finalize(self, _kill, process)
         log.debug("fold worker %d started", process.pid)
         return process
@@ -231,18 +241,25 @@ class FoldWorker:
             _end(process, kill=self._closed)
 
     def _forked(self) -> None:
-        """In a child of ``os.fork``: let the parent's child go, start afresh."""
-        process, self._process = self._process, None
+        """In a child of ``os.fork``: let the parent's child go, start afresh.
+
+        The inherited pipe ends are pointed at /dev/null (``dup2``), not closed:
+        their stream objects may still flush or close them later, and must not
+        reach whatever reuses the numbers. The child now sees its stdin close with
+        its real host alone.
+        """
+        inherited = [p for p in (self._process, self._starting) if p is not None]
+        self._process = self._starting = None
         if self._stop is not None:
             self._stop.detach()
             self._stop = None
         self._lock = threading.Lock()  # another thread may have held it at the fork
-        if process is not None:
-            _INHERITED.append(process)  # never collected here: no second close
+        for process in inherited:
+            _INHERITED.append(process)  # never reaped from here: not our child
             for stream in (process.stdin, process.stdout):
                 if stream is not None:
-                    with contextlib.suppress(OSError):
-                        os.close(stream.fileno())
+                    with contextlib.suppress(OSError, ValueError):
+                        _to_devnull(stream.fileno())
 
 
 _WORKERS: weakref.WeakSet[FoldWorker] = weakref.WeakSet()
@@ -291,15 +308,28 @@ def _end(process: subprocess.Popen[bytes], *, kill: bool = False) -> None:
 
 
 def _kill(process: subprocess.Popen[bytes]) -> None:
-    """At collection or exit: kill the child and reap it, touching no stream.
+    """At collection or exit: kill the child and reap it, then close its pipes.
 
-    A daemon thread may be blocked reading the child's stdout: closing that stream
-    would wait for it. The pipes close with the process.
+    A daemon thread may be blocked on the child's pipes (reading its reply, or
+    writing to a stopped child): the kill ends that wait first, so closing the
+    streams afterwards never waits for it.
     """
     with contextlib.suppress(OSError):
         process.kill()
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(timeout=5)
+    for stream in (process.stdin, process.stdout):
+        if stream is not None:
+            with contextlib.suppress(OSError, ValueError):
+                stream.close()
+
+
+def _to_devnull(fd: int) -> None:
+    null = os.open(os.devnull, os.O_RDWR)
+    try:
+        os.dup2(null, fd)
+    finally:
+        os.close(null)
 
 
 def serve() -> None:

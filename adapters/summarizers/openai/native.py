@@ -28,6 +28,7 @@ same turn again, which carries the text.
 from __future__ import annotations
 
 import inspect
+import json
 import logging
 import re
 import time
@@ -63,6 +64,10 @@ _REFUSAL = re.compile(
 )
 
 
+_REASONING_ITEM = re.compile(r"\brs_[A-Za-z0-9]")
+"""A reasoning item's id (``rs_...``): its encrypted content is not ours."""
+
+
 def refuses_native(exc: BaseException | None) -> bool:
     """Tell whether an OpenAI error refused a compaction item the request carried.
 
@@ -78,6 +83,8 @@ def refuses_native(exc: BaseException | None) -> bool:
     False
     """
     if not isinstance(exc, openai.APIError):
+        return False
+    if _REASONING_ITEM.search(str(exc)):  # a reasoning item's: the host's, not ours
         return False
     if getattr(exc, "code", None) == "invalid_encrypted_content":
         return True
@@ -274,7 +281,15 @@ class OpenAICompactingLLM:
             if found is None:
                 log.warning("compaction made no usable item; the text goes alone")
                 return SummaryReply(reply.text, _sum(reply.usage, usage))
-            artifact = NativeArtifact(OPENAI_PROVIDER, name, found, lead=lead)
+            kept = newest_within(lead, max_tokens)
+            if len(kept) < len(lead):
+                log.info(
+                    "compaction returned %d user messages; the newest %d fit the "
+                    "summary budget and go with the item",
+                    len(lead),
+                    len(kept),
+                )
+            artifact = NativeArtifact(OPENAI_PROVIDER, name, found, lead=kept)
             return SummaryReply(reply.text, _sum(reply.usage, usage), artifact)
         return reply
 
@@ -318,6 +333,29 @@ class OpenAICompactingLLM:
             elif _is_user_message(raw):  # kept: the item stands for the rest only
                 users.append(_message_item(raw))
         return found, tuple(users), compaction_usage(getattr(response, "usage", None))
+
+
+def newest_within(
+    messages: Sequence[Mapping[str, object]], budget: int
+) -> tuple[dict[str, object], ...]:
+    """Return the newest of ``messages`` whose JSON fits ``budget`` UTF-8 bytes.
+
+    OpenAI's compact returns every user message of its input; sent back at each
+    compaction, they would grow without end. Kept newest first, in order, counted
+    in UTF-8 bytes (never fewer than tokens), within the summary's own budget.
+
+    >>> newest_within([{"content": "a" * 30}, {"content": "b"}], 20)
+    ({'content': 'b'},)
+    """
+    kept: list[dict[str, object]] = []
+    used = 0
+    for message in reversed(messages):
+        size = len(json.dumps(message, ensure_ascii=False).encode("utf-8", "replace"))
+        if used + size > budget:
+            break
+        kept.append(dict(message))
+        used += size
+    return tuple(reversed(kept))
 
 
 def _is_user_message(raw: object) -> bool:
