@@ -79,7 +79,7 @@ _NEEDED = "/@\\-年#"
 _CAPITAL = re.compile("[A-Z]")
 
 
-@functools.lru_cache(maxsize=2 ** (len(_NEEDED) + 1))  # every subset fits
+@functools.lru_cache(maxsize=128)  # every subset of _NEEDED and "A" fits
 def _identifiers(present: frozenset[str]) -> re.Pattern[str]:
     """Return the identifier pattern without the kinds ``present`` rules out.
 
