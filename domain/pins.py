@@ -321,10 +321,10 @@ def with_pins(
     allowed = max(room, int(budget_tokens * MAX_PIN_SHARE))
     # Each pin is counted once; a section's count is about the sum of its parts,
     # checked exactly once below (and trimmed, oldest first, in the rare miss).
-    used = count_tokens(header)
+    used = _pin_tokens(count_tokens, header)
     kept: list[str] = []
     for pin in reversed(lost[-MAX_KEPT:]):  # the newest first: the oldest give way
-        cost = count_tokens(pin + separator)
+        cost = _pin_tokens(count_tokens, pin + separator)
         if used + cost > allowed:
             break
         used += cost
@@ -339,6 +339,23 @@ def with_pins(
     if body_tokens > limit:
         body = _cut(body, limit, count_tokens)
     return f"{body}\n{section}" if body else section
+
+
+def _pin_tokens(count_tokens: Callable[[str], int], text: str) -> int:
+    """Return ``count_tokens(text)`` for a pin or the header, remembered per counter.
+
+    The same pins are weighed again at every compression (the previous summary's
+    are carried forward), each a tokenizer call of its own otherwise. A counter that
+    cannot be hashed is asked each time.
+    """
+    if type(count_tokens).__hash__ is None:
+        return count_tokens(text)
+    return _remembered_tokens(count_tokens, text)
+
+
+@functools.lru_cache(maxsize=4096)  # a pin is at most MAX_PIN_CHARS: about 1 MB
+def _remembered_tokens(count_tokens: Callable[[str], int], text: str) -> int:
+    return count_tokens(text)
 
 
 def _cut(text: str, limit: int, count_tokens: Callable[[str], int]) -> str:
