@@ -72,11 +72,14 @@ _KINDS: tuple[str, ...] = (
     r"(?![A-Za-z]))",
 )
 _IDENTIFIER = re.compile("|".join(f"(?:{kind})" for kind in _KINDS))
-_NEEDS = ("/", "@", "/", "\\", "/")
-"""The character each of the first kinds cannot match without (URL, e-mail, paths)."""
+_NEEDS = ("/", "@", "/", "\\", "/", "-", "A", "A", "年", "#", "A", "A", "-", "")
+"""The character each kind cannot match without, in ``_KINDS``'s order ("A": an ASCII
+capital letter, which month names and code kinds open with; "": none)."""
+_NEEDED = "/@\\-年#"
+_CAPITAL = re.compile("[A-Z]")
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=128)  # every subset of _NEEDED and "A" fits
 def _identifiers(present: frozenset[str]) -> re.Pattern[str]:
     """Return the identifier pattern without the kinds ``present`` rules out.
 
@@ -86,14 +89,17 @@ def _identifiers(present: frozenset[str]) -> re.Pattern[str]:
     """
     kinds = [
         kind
-        for index, kind in enumerate(_KINDS)
-        if index >= len(_NEEDS) or _NEEDS[index] in present
+        for kind, need in zip(_KINDS, _NEEDS, strict=True)
+        if not need or need in present
     ]
     return re.compile("|".join(f"(?:{kind})" for kind in kinds))
 
 
 def _pattern_for(piece: str) -> re.Pattern[str]:
-    return _identifiers(frozenset(c for c in "/@\\" if c in piece))
+    present = [c for c in _NEEDED if c in piece]
+    if _CAPITAL.search(piece) is not None:
+        present.append("A")
+    return _identifiers(frozenset(present))
 
 
 _TRIGGER = re.compile(r"[\d@/\\#$€£¥]")
@@ -108,24 +114,35 @@ def scan_pieces(line: str) -> list[str]:
     most ``MAX_SCAN_CHARS`` characters, a word longer than ``MAX_WORD_CHARS`` gives
     its head only. Work on a line is therefore linear in its length.
     """
-    if _TRIGGER.search(line) is None:
+    search = _TRIGGER.search
+    if search(line) is None:
         return []
     words = line.split()
-    keep = [False] * (len(words) + 1)
+    last = len(words) - 1
+    kept: list[int] = []  # ascending: a hit keeps its neighbours
     for index, word in enumerate(words):
-        if _TRIGGER.search(word, 0, MAX_WORD_CHARS) is not None:
-            keep[max(index - 1, 0)] = keep[index] = keep[index + 1] = True
+        if search(word, 0, MAX_WORD_CHARS) is not None:
+            if kept and kept[-1] >= index - 1:  # the previous word is kept already
+                if kept[-1] == index - 1:
+                    kept.append(index)
+            else:
+                if index:
+                    kept.append(index - 1)
+                kept.append(index)
+            if index < last:
+                kept.append(index + 1)
     pieces: list[str] = []
     run: list[str] = []
     size = 0
-    for index, word in enumerate(words):
-        head = word[:MAX_WORD_CHARS]
-        if run and (not keep[index] or size + len(head) > MAX_SCAN_CHARS):
+    previous = -2
+    for index in kept:
+        head = words[index][:MAX_WORD_CHARS]
+        if run and (index != previous + 1 or size + len(head) > MAX_SCAN_CHARS):
             pieces.append(" ".join(run))
             run, size = [], 0
-        if keep[index]:
-            run.append(head)
-            size += len(head) + 1
+        run.append(head)
+        size += len(head) + 1
+        previous = index
     if run:
         pieces.append(" ".join(run))
     return pieces
@@ -304,10 +321,10 @@ def with_pins(
     allowed = max(room, int(budget_tokens * MAX_PIN_SHARE))
     # Each pin is counted once; a section's count is about the sum of its parts,
     # checked exactly once below (and trimmed, oldest first, in the rare miss).
-    used = count_tokens(header)
+    used = _pin_tokens(count_tokens, header)
     kept: list[str] = []
     for pin in reversed(lost[-MAX_KEPT:]):  # the newest first: the oldest give way
-        cost = count_tokens(pin + separator)
+        cost = _pin_tokens(count_tokens, pin + separator)
         if used + cost > allowed:
             break
         used += cost
@@ -322,6 +339,23 @@ def with_pins(
     if body_tokens > limit:
         body = _cut(body, limit, count_tokens)
     return f"{body}\n{section}" if body else section
+
+
+def _pin_tokens(count_tokens: Callable[[str], int], text: str) -> int:
+    """Return ``count_tokens(text)`` for a pin or the header, remembered per counter.
+
+    The same pins are weighed again at every compression (the previous summary's
+    are carried forward), each a tokenizer call of its own otherwise. A counter that
+    cannot be hashed is asked each time.
+    """
+    if type(count_tokens).__hash__ is None:
+        return count_tokens(text)
+    return _remembered_tokens(count_tokens, text)
+
+
+@functools.lru_cache(maxsize=4096)  # a pin is at most MAX_PIN_CHARS: about 1 MB
+def _remembered_tokens(count_tokens: Callable[[str], int], text: str) -> int:
+    return count_tokens(text)
 
 
 def _cut(text: str, limit: int, count_tokens: Callable[[str], int]) -> str:

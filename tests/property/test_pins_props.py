@@ -69,3 +69,41 @@ def test_the_pattern_narrowed_to_a_piece_finds_what_the_full_one_finds(piece):
         return [(m.start(), m.group()) for m in pattern.finditer(piece)]
 
     assert found(_pattern_for(piece)) == found(_IDENTIFIER)
+
+
+def _pieces_by_flags(line: str) -> list[str]:
+    """``scan_pieces`` as first written: a flag per word, every word visited."""
+    from memory_summary.domain.pins import _TRIGGER, MAX_SCAN_CHARS, MAX_WORD_CHARS
+
+    if _TRIGGER.search(line) is None:
+        return []
+    words = line.split()
+    keep = [False] * (len(words) + 1)
+    for index, word in enumerate(words):
+        if _TRIGGER.search(word, 0, MAX_WORD_CHARS) is not None:
+            keep[max(index - 1, 0)] = keep[index] = keep[index + 1] = True
+    pieces: list[str] = []
+    run: list[str] = []
+    size = 0
+    for index, word in enumerate(words):
+        head = word[:MAX_WORD_CHARS]
+        if run and (not keep[index] or size + len(head) > MAX_SCAN_CHARS):
+            pieces.append(" ".join(run))
+            run, size = [], 0
+        if keep[index]:
+            run.append(head)
+            size += len(head) + 1
+    if run:
+        pieces.append(" ".join(run))
+    return pieces
+
+
+_WORDS = st.sampled_from(["a", "bc", "7", "x/y", "#12", "q" * 300, "q" * 300 + "1"])
+
+
+@given(st.lists(_WORDS, max_size=40), st.sampled_from([" ", "  ", "\n", "\u3000"]))
+def test_pieces_visit_only_kept_words_and_equal_the_flag_walk(words, space):
+    from memory_summary.domain.pins import scan_pieces
+
+    line = space.join(words)
+    assert scan_pieces(line) == _pieces_by_flags(line)

@@ -128,3 +128,46 @@ def test_a_scan_resumes_after_the_lines_it_already_read() -> None:
         extract_pins(lines)
     )
     assert scan_pins(lines, PinScan(3, ("X-1",))).pins == ("X-1",)  # nothing re-read
+
+
+class _Unhashable:
+    """A counter that cannot be a cache key: it is asked every time."""
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def __call__(self, text: str) -> int:
+        self.asked.append(text)
+        return len(text.split())
+
+
+def test_pin_costs_are_remembered_per_counter_and_never_shared():
+    transcript = [f"User: order ORD-{i}" for i in range(30)]
+
+    def pinned(count_tokens) -> list[str]:
+        text = with_pins(
+            "Short.",
+            transcript=transcript,
+            previous=None,
+            budget_tokens=40,
+            count_tokens=count_tokens,
+            locale="en",
+        )
+        return pinned_section(text, "en")[1]
+
+    def by_words(text: str) -> int:
+        return len(text.split())
+
+    def by_chars(text: str) -> int:  # another counter: pins cost more here
+        return len(text)
+
+    few, many = pinned(by_chars), pinned(by_words)
+    assert len(few) < len(many)  # neither counter read the other's remembered costs
+    assert pinned(by_chars) == few
+    assert pinned(by_words) == many
+
+    unhashable = _Unhashable()
+    assert pinned(unhashable) == many
+    assert "ORD-29; " in unhashable.asked  # asked, not looked up
