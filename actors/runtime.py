@@ -258,13 +258,23 @@ class ThreadRuntime:
             self._busy[session_id] = self._busy.get(session_id, 0) + 1
         try:
             future = self._jobs.submit(self._compress, request)
-        except RuntimeError:  # the pool is shut down: the engine is stopping
+        except BaseException as exc:
             with self._in_flight_lock:
                 self._busy[session_id] -= 1
+                dropped = []
                 if not self._busy[session_id]:
                     del self._busy[session_id]
-                    self._after.pop(session_id, None)
-            report(_stopped(request))
+                    dropped = self._after.pop(session_id, [])
+            if dropped:
+                log.warning(
+                    "session %s: %d action(s) after its compressions dropped: "
+                    "the engine is stopping",
+                    session_id,
+                    len(dropped),
+                )
+            if not isinstance(exc, RuntimeError):
+                raise
+            report(_stopped(request))  # the pool is shut down: the engine stops
             return
         with self._in_flight_lock:
             self._in_flight.add(future)

@@ -83,6 +83,8 @@ def summarize(
             breakers.succeeded(resolved.llm)  # the endpoint answered: it is up
             return CallFailed(str(exc), too_long=True)
         except SummarizerError as exc:
+            if is_cancelled():  # the engine stops: a summarizer it closed says so
+                return Cancelled()
             answered = True
             breakers.failed(resolved.llm)
             return CallFailed(str(exc))

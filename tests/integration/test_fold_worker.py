@@ -27,7 +27,7 @@ from memory_summary import ConfigError, Message, SummaryConfig, SummaryEngine, T
 from memory_summary.adapters import ExtractiveSummarizer, InMemoryStore
 from memory_summary.adapters.summarizers.offline import worker as worker_module
 from memory_summary.adapters.tokens import ModelCounter
-from memory_summary.domain import SummarizerError, TokenizerError
+from memory_summary.domain import EngineClosed, SummarizerError, TokenizerError
 
 pytestmark = pytest.mark.skipif(
     sys.platform != "linux", reason="POSIX processes, signals and /proc"
@@ -495,7 +495,8 @@ import os, time
 from pathlib import Path
 
 HERE = Path({here!r})
-(HERE / "child.pid").write_text(str(os.getpid()))  # importing, in the child
+(HERE / "child.tmp").write_text(str(os.getpid()))
+(HERE / "child.tmp").rename(HERE / "child.pid")  # importing, in the child: whole
 while not (HERE / "go").exists():  # the child is "starting" until the test says
     time.sleep(0.01)
 
@@ -541,6 +542,13 @@ def test_close_kills_a_child_that_is_still_starting(tmp_path, monkeypatch):
 
 def test_a_host_with_many_open_files_still_starts_its_worker():
     """The ready wait takes any descriptor number (select() stops at 1024)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 1200:
+        if hard != resource.RLIM_INFINITY and hard < 1200:
+            pytest.skip(f"the hard limit of open files is {hard}")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1200, hard))
     held = []
     try:
         while not held or held[-1] < 1100:
@@ -552,6 +560,42 @@ def test_a_host_with_many_open_files_still_starts_its_worker():
     finally:
         for fd in held:
             os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
     assert pid is not None
     assert got == ExtractiveSummarizer().complete(request_of(LINES), max_tokens=100)
+
+
+def test_a_stop_that_cuts_a_fold_short_is_no_summarizer_failure(caplog):
+    store = InMemoryStore()
+    config = SummaryConfig(offline_fold="process", breaker_failures=1)
+    engine = SummaryEngine(store, config=config)
+    engine.start()
+    for i in range(40):
+        store.save_message("s1", Message("user", f"My code is K-{i}, in Oslo."))
+    engine.turn_after("s1")
+    assert engine.wait_idle(timeout=60)  # the worker runs now
+    pid = engine.llm.worker_pid  # type: ignore[attr-defined]
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)  # the next fold waits until stop() kills it
+    worker = engine.llm._worker  # type: ignore[attr-defined]
+    real_fold, folding = worker.fold, threading.Event()
+
+    def fold(*args, **kwargs):
+        folding.set()
+        return real_fold(*args, **kwargs)
+
+    worker.fold = fold
+    for i in range(40, 80):
+        store.save_message("s2", Message("user", f"My code is K-{i}, in Oslo."))
+    running = engine.compress("s2")
+    assert folding.wait(60)  # the fold is asking the stopped child
+
+    with caplog.at_level(logging.WARNING):
+        engine.stop(timeout=0)  # closes the summarizer at once: the fold fails
+        with pytest.raises(EngineClosed):
+            running.result(timeout=60)
+
+    assert "summarizer failed" not in caplog.text
+    assert "circuit open" not in caplog.text
+    assert ended_within(pid, 10)

@@ -19,12 +19,13 @@ Faults: a child that dies during a fold is replaced and the fold is asked again
 once; a child that cannot start (no Python to run: a frozen app; a child that exits
 or says nothing within ``READY_S``) or dies twice raises ``WorkerUnavailable``, and
 the summarizer folds that request in the host's process (logged) and tries a child
-again later. ``close()`` is final: it kills the child at once (a fold it cuts short
-is done in-process) and no later fold starts another. A host that forks after the
-child started (a pre-forking server) drops, in the new process, its copies of the
-pipes (so the child still sees its stdin close with its real host) and starts a
-child of its own there. POSIX only (``start_new_session``, ``select`` on a pipe);
-each child holds its own tokenizer (about 100 MB with o200k_base).
+again later. ``close()`` is final: it kills the child at once (a fold it cuts
+short raises ``WorkerUnavailable``, as does any later one) and no child starts
+again. A host that forks after the child started (a pre-forking server) drops, in
+the new process, its copies of the pipes (so the child still sees its stdin close
+with its real host) and starts a child of its own there. POSIX only
+(``start_new_session``, waiting on a pipe); each child holds its own tokenizer
+(about 100 MB with o200k_base).
 """
 
 from __future__ import annotations
@@ -200,8 +201,11 @@ class FoldWorker:
             )
         except OSError as exc:
             raise WorkerUnavailable(f"cannot start {sys.executable}: {exc}") from exc
-        self._starting, self._owner = process, os.getpid()  # close() may kill it
+        self._owner = os.getpid()
+        self._starting = process  # from here close() kills it
         try:
+            if self._closed:
+                raise OSError("closed while starting")
             stdin, stdout = _pipe(process.stdin), _pipe(process.stdout)
             _send(stdin, list(sys.path))
             stdin.write(self._setup)
@@ -222,11 +226,14 @@ class FoldWorker:
                 f"the fold worker did not start ({exc!r}; exit code "
                 f"{process.returncode})"
             ) from exc
-        self._starting = None
         if ready != ("ready", process.pid):
+            self._starting = None
             _end(process, kill=True)
             raise WorkerUnavailable(f"the fold worker said {ready!r}, not ready")
-        self._process = process
+        self._process = process  # before _starting clears: close() always sees one
+        self._starting = None
+        if self._closed:
+            raise WorkerUnavailable("the fold worker is closed")  # fold() discards it
         self._stop = weakref.finalize(self, _kill, process)
         log.debug("fold worker %d started", process.pid)
         return process
@@ -243,9 +250,10 @@ class FoldWorker:
     def _forked(self) -> None:
         """In a child of ``os.fork``: let the parent's child go, start afresh.
 
-        The inherited pipe ends are pointed at /dev/null (``dup2``), not closed:
-        their stream objects may still flush or close them later, and must not
-        reach whatever reuses the numbers. The child now sees its stdin close with
+        The inherited pipe ends are pointed at /dev/null (``dup2``), not closed, so
+        no later file takes their numbers; their stream objects are kept and never
+        closed here (a parent thread may have held their locks at the fork, and
+        closing them would wait forever). The child now sees its stdin close with
         its real host alone.
         """
         inherited = [p for p in (self._process, self._starting) if p is not None]

@@ -341,18 +341,20 @@ def newest_within(
     """Return the newest of ``messages`` whose JSON fits ``budget`` UTF-8 bytes.
 
     OpenAI's compact returns every user message of its input; sent back at each
-    compaction, they would grow without end. Kept newest first, in order, counted
-    in UTF-8 bytes (never fewer than tokens), within the summary's own budget.
+    compaction, they would grow without end. Taken newest first, each that still
+    fits is kept (one too large is skipped, older ones may still fit), counted in
+    UTF-8 bytes (never fewer than tokens), within the summary's own budget; kept in
+    their order.
 
-    >>> newest_within([{"content": "a" * 30}, {"content": "b"}], 20)
-    ({'content': 'b'},)
+    >>> newest_within([{"content": "a"}, {"content": "b" * 30}, {"content": "c"}], 20)
+    ({'content': 'a'}, {'content': 'c'})
     """
     kept: list[dict[str, object]] = []
     used = 0
     for message in reversed(messages):
         size = len(json.dumps(message, ensure_ascii=False).encode("utf-8", "replace"))
         if used + size > budget:
-            break
+            continue
         kept.append(dict(message))
         used += size
     return tuple(reversed(kept))
