@@ -84,6 +84,9 @@ class TestExtractiveInWorker(SummarizerContract):
     def make_summarizer(self, request):
         return request.getfixturevalue("in_worker")
 
+    def dispose_summarizer(self, summarizer):
+        """The module's fixture closes it, once: close() is final."""
+
     def answer_tokens(self, text):
         return utf8_bytes(text)
 

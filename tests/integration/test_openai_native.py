@@ -55,9 +55,10 @@ def llm(client):
 
 @pytest.fixture(params=["memory", "sqlite"])
 def store(request, tmp_path):
-    if request.param == "sqlite":
-        return SqliteStore(tmp_path / "s.db")
-    return InMemoryStore()
+    made = SqliteStore(tmp_path / "s.db") if request.param == "sqlite" else None
+    yield made or InMemoryStore()
+    if made is not None:
+        made.close()
 
 
 def compacted(store, llm, session_id="s1"):
