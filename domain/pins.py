@@ -342,19 +342,12 @@ def with_pins(
 
 
 def _pin_tokens(count_tokens: Callable[[str], int], text: str) -> int:
-    """Return ``count_tokens(text)`` for a pin or the header, remembered per counter.
+    """Return ``count_tokens(text)`` for a pin or the header.
 
-    The same pins are weighed again at every compression (the previous summary's
-    are carried forward), each a tokenizer call of its own otherwise. A counter that
-    cannot be hashed is asked each time.
+    Not remembered across calls: a cache keyed by the counter would keep every
+    engine's counter (and what it remembers) alive; the engine's counters remember
+    long texts themselves.
     """
-    if type(count_tokens).__hash__ is None:
-        return count_tokens(text)
-    return _remembered_tokens(count_tokens, text)
-
-
-@functools.lru_cache(maxsize=4096)  # a pin is at most MAX_PIN_CHARS: about 1 MB
-def _remembered_tokens(count_tokens: Callable[[str], int], text: str) -> int:
     return count_tokens(text)
 
 

@@ -346,7 +346,7 @@ def newest_within(
     UTF-8 bytes (never fewer than tokens), within the summary's own budget; kept in
     their order.
 
-    >>> newest_within([{"content": "a"}, {"content": "b" * 30}, {"content": "c"}], 20)
+    >>> newest_within([{"content": "a"}, {"content": "b" * 30}, {"content": "c"}], 40)
     ({'content': 'a'}, {'content': 'c'})
     """
     kept: list[dict[str, object]] = []
