@@ -143,7 +143,7 @@ class _Unhashable:
         return len(text.split())
 
 
-def test_pin_costs_are_remembered_per_counter_and_never_shared():
+def test_pin_costs_are_each_counters_own():
     transcript = [f"User: order ORD-{i}" for i in range(30)]
 
     def pinned(count_tokens) -> list[str]:
@@ -164,7 +164,7 @@ def test_pin_costs_are_remembered_per_counter_and_never_shared():
         return len(text)
 
     few, many = pinned(by_chars), pinned(by_words)
-    assert len(few) < len(many)  # neither counter read the other's remembered costs
+    assert len(few) < len(many)  # each counter weighs the pins its own way
     assert pinned(by_chars) == few
     assert pinned(by_words) == many
 
