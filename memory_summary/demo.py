@@ -1,13 +1,13 @@
 """``memory-summary demo``: a simulated multi-session chat server on the real engine.
 
-N sessions of generated conversations are driven from a thread pool through one
+N sessions of generated conversations are driven from host threads through one
 ``SummaryEngine`` on a SQLite file, reporting token usage as a host would.
 
 The demo starts from a fresh database and marks it as its own (a ``memory_summary_demo``
 table): a later run replaces only a marked database, never a file it did not create,
 unless asked to (``force``), and never creates directories.
 
-Why about 430 lines: one command, its run (the hosts' pool, the live display) and its
+Why about 450 lines: one command, its run (the host threads, the live display) and its
 report (what each summary kept, to check against the conversation).
 """
 
@@ -18,7 +18,6 @@ import statistics
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import attrs
@@ -50,6 +49,7 @@ from .sqlite_file import prepare_demo_database
 
 HOST_CONTEXT_TOKENS = 8192  # the simulated chat model's window, for usage ratios
 SHOWN_SESSIONS = 3  # sessions whose summary the report checks (s0, s1 and s2: Chinese)
+STOP_WAIT_S = 10.0  # how long Ctrl-C waits for the running turns before it exits
 Where = str  # "summary", "pinned", "recent messages" or "not kept"
 
 
@@ -322,26 +322,48 @@ def _drive_all(
 ) -> None:
     """Drive every session from ``workers`` host threads; stop early on Ctrl-C.
 
-    On an interrupt (``KeyboardInterrupt`` in this thread) the sessions still
-    queued never start and the running ones stop after their current turn, so the
-    interrupt is re-raised promptly instead of after every turn has run.
+    On an interrupt (``KeyboardInterrupt`` in this thread) the sessions not yet
+    begun never start, the running ones stop after their current turn, and the
+    interrupt is re-raised within ``STOP_WAIT_S`` even when a turn is stuck: the host
+    threads are daemons, so none of them can hold the process open. A session that
+    fails stops the others the same way, and its error is raised here.
     """
     cancel = threading.Event()
-    pool = ThreadPoolExecutor(workers, thread_name_prefix="demo-host")
+    pending = iter(range(sessions))
+    taking = threading.Lock()
+    failures: list[BaseException] = []
+
+    def host() -> None:
+        while not cancel.is_set():
+            with taking:
+                index = next(pending, None)
+            if index is None:
+                return
+            try:
+                _drive_session(engine, store, stats, index, turns, seed, count, cancel)
+            except BaseException as exc:  # noqa: BLE001 - raised in the main thread
+                failures.append(exc)
+                cancel.set()
+                return
+
+    threads = [
+        threading.Thread(target=host, name=f"demo-host-{n}", daemon=True)
+        for n in range(workers)
+    ]
     try:
-        futures = [
-            pool.submit(
-                _drive_session, engine, store, stats, i, turns, seed, count, cancel
-            )
-            for i in range(sessions)
-        ]
-        for future in futures:
-            future.result()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
     except BaseException:
         cancel.set()
+        deadline = time.monotonic() + STOP_WAIT_S
+        for thread in threads:  # an unstarted thread is not alive: skipped
+            if thread.is_alive():
+                thread.join(max(0.0, deadline - time.monotonic()))
         raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    if failures:
+        raise failures[0]
 
 
 def run_demo(

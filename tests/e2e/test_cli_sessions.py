@@ -44,6 +44,7 @@ def test_ctrl_c_during_the_demo_stops_it_and_exits_130(tmp_path):
     db = tmp_path / "demo.sqlite3"
     sessions, turns = 200, 40
     environ = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
+    environ["PYTHONFAULTHANDLER"] = "1"  # a hang below prints every thread's stack
     # A suite started in the background inherits SIGINT ignored; the child takes it
     # back as an interactive shell would give it, then runs the console script's main.
     interactive = (
@@ -67,7 +68,13 @@ def test_ctrl_c_during_the_demo_stops_it_and_exits_130(tmp_path):
             time.sleep(0.05)
 
         demo.send_signal(signal.SIGINT)
-        out, err = demo.communicate(timeout=60)
+        try:
+            out, err = demo.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            demo.send_signal(signal.SIGABRT)
+            pytest.fail(
+                f"the demo ignored Ctrl-C; its threads:\n{demo.communicate()[1]}"
+            )
     finally:
         if demo.poll() is None:
             demo.kill()
