@@ -82,7 +82,7 @@ from .breakers import BreakerBox
 from .context import ContextPolicy
 from .events import log_outcome
 from .leases import LeaseKeeper
-from .lineage import LineageWriter
+from .lineage import LineageWriter, VersionEntries
 from .messages import CompressionFinished
 from .records import RecordReader
 from .session_facts import NO_FACTS, SessionFacts
@@ -139,6 +139,8 @@ class Compressor:
     _plans: dict[tuple[object, ...], CompressionPlan] = attrs.field(
         factory=dict, init=False
     )
+    lineage_entries: VersionEntries = attrs.field(factory=VersionEntries)
+    """The lineage's version entries last written, reused by the next write."""
 
     commit: Callable[[CommitRequest], CommitResult] = attrs.field(
         default=attrs.Factory(lambda c: c.store.commit, takes_self=True)
@@ -448,6 +450,7 @@ class _Run:
                 self._sid,
                 c.config.summary_versions_kept,
                 c.new_generation,
+                c.lineage_entries,
             )
         return self._lineage
 

@@ -12,7 +12,9 @@ write it is logged and never undoes or fails the compression.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
@@ -27,12 +29,112 @@ from memory_summary.domain import (
 from memory_summary.domain.lineage import (
     VERSIONS_NAMESPACE,
     Lineage,
+    encoded_lineage,
     lineage_mapping,
     read_lineage,
+    version_json,
     with_version,
 )
 
 log = logging.getLogger(__name__)
+
+ENTRIES_CHARS = 32 * 1024 * 1024
+"""How many characters of version entries ``VersionEntries`` keeps, all sessions."""
+
+
+class VersionEntries:
+    """The JSON entries of the versions each session's lineage was last written with.
+
+    A compression writes the whole lineage: every kept summary's text (up to
+    ``summary_versions_kept + 1`` of them, 21 by default). Encoding them all again
+    at each compression costs about a millisecond per 200 KB (21 summaries of 2k
+    tokens), so the entry of each version written is kept here and reused while the
+    stored version is still exactly that one (compared whole: a version a foreign
+    writer edited or removed is encoded from what is stored). Least recently written
+    sessions go first once ``max_chars`` (each entry and its text counted) would be
+    exceeded; what a ``forget`` drops is not put back by a write that began before
+    it.
+
+    Thread-safety: every method may be called from any thread.
+    """
+
+    def __init__(self, max_chars: int = ENTRIES_CHARS) -> None:
+        self._max = max_chars
+        self._size = 0
+        self._forgets = 0  # a write that began before a forget keeps nothing
+        self._lock = threading.Lock()
+        self._by_session: OrderedDict[
+            str, tuple[dict[int, tuple[SummaryVersion, str]], int]
+        ] = OrderedDict()
+
+    def entries(
+        self, session_id: str, versions: Sequence[SummaryVersion]
+    ) -> tuple[tuple[str, ...], int]:
+        """Return ``version_json`` of each of ``versions``, reusing what is kept.
+
+        Also returns the token to pass to ``written`` with them.
+
+        Raises:
+            ValueError: a version JSON cannot express.
+        """
+        with self._lock:
+            kept, _ = self._by_session.get(session_id, ({}, 0))
+            token = self._forgets
+        out = []
+        for version in versions:
+            known = kept.get(version.version)
+            if known is not None and known[0] == version:
+                out.append(known[1])
+            else:
+                out.append(version_json(version))
+        return tuple(out), token
+
+    def written(
+        self,
+        session_id: str,
+        versions: Sequence[SummaryVersion],
+        entries: Sequence[str],
+        token: int,
+    ) -> None:
+        """Remember the entries ``session_id``'s lineage was just written with.
+
+        ``token``: what ``entries`` returned with them; after a ``forget`` since,
+        nothing is kept.
+        """
+        kept = {v.version: (v, e) for v, e in zip(versions, entries, strict=True)}
+        size = sum(len(v.summary) + len(e) for v, e in kept.values())
+        with self._lock:
+            if token != self._forgets:
+                return
+            _, before = self._by_session.pop(session_id, ({}, 0))
+            self._size -= before
+            if size > self._max:
+                return
+            self._by_session[session_id] = (kept, size)
+            self._size += size
+            while self._size > self._max:
+                _, (_, dropped) = self._by_session.popitem(last=False)
+                self._size -= dropped
+
+    def forget(self, session_id: str) -> None:
+        """Drop what is kept for ``session_id``."""
+        with self._lock:
+            self._forgets += 1
+            _, before = self._by_session.pop(session_id, ({}, 0))
+            self._size -= before
+
+    def forget_all(self) -> None:
+        """Drop what is kept for every session."""
+        with self._lock:
+            self._forgets += 1
+            self._by_session.clear()
+            self._size = 0
+
+    @property
+    def chars(self) -> int:
+        """How many characters are kept now."""
+        with self._lock:
+            return self._size
 
 
 @attrs.frozen
@@ -41,6 +143,9 @@ class PendingVersion:
 
     attach: AttachedRecord
     lineage: Lineage
+    entries: tuple[str, ...] = ()
+    """Each version's JSON, for ``VersionEntries.written`` (none: not encoded)."""
+    token: int = 0
 
 
 @attrs.define
@@ -51,6 +156,7 @@ class LineageWriter:
     session_id: str
     kept: int
     new_generation: Callable[[], str]
+    known: VersionEntries = attrs.field(factory=VersionEntries)
     _lineage: Lineage | None = None
     _stopped: bool = False
 
@@ -79,19 +185,33 @@ class LineageWriter:
         )
         versions, ranges = with_version(lineage, version, kept=self.kept)
         generation = self.new_generation()
+        entries: tuple[str, ...] = ()
+        token = 0
+        record: Mapping[str, object]
+        try:
+            entries, token = self.known.entries(self.session_id, versions)
+        except ValueError:  # not JSON: the store says so, as of any record
+            record = lineage_mapping(versions, ranges, generation)
+        else:
+            record = encoded_lineage(versions, ranges, generation, entries)
         return PendingVersion(
-            AttachedRecord(
-                VERSIONS_NAMESPACE,
-                lineage_mapping(versions, ranges, generation),
-                lineage.generation,
-            ),
+            AttachedRecord(VERSIONS_NAMESPACE, record, lineage.generation),
             Lineage(versions, ranges, generation),
+            entries,
+            token,
         )
 
     def landed(self, pending: PendingVersion, *, written: bool) -> None:
         """Take note of whether the commit wrote ``pending`` (else write no more)."""
         if written:
             self._lineage = pending.lineage
+            if pending.entries:
+                self.known.written(
+                    self.session_id,
+                    pending.lineage.versions,
+                    pending.entries,
+                    pending.token,
+                )
             return
         log.debug(
             "session %s: summary version not recorded (its lineage changed)",

@@ -20,6 +20,10 @@ Background CPU is the process's CPU over the run (``time.process_time_ns()``, un
 threads, plus the store's own threads if it has any. The fake summarizer's share of
 it is a lock and a counter. Messages are built before the clock starts.
 
+Two more rows answer with a summary of about 4k tokens, as an LLM writes them: a
+commit's cost grows with the summary (it is counted, pinned, validated, and the
+lineage keeps up to ``summary_versions_kept`` + 1 of them).
+
 After each round (one turn of every session) the host waits for ``wait_idle``, as a
 model's latency between a session's turns would let the engine catch up. Without it
 the count of compressions would depend on how fast the loop runs: a session's
@@ -214,14 +218,16 @@ def measure(
     turns: int,
     *,
     context_window: int | None = None,
+    summary: str | None = None,
 ) -> dict[str, Any]:
     """Run the workload once on a fresh store and engine; return one result row.
 
     With ``context_window`` the host reports no usage: the engine measures it.
+    ``summary``: what the summarizer answers (by default a short fixed summary).
     """
     workdir = tempfile.TemporaryDirectory()
     store = make_store(Path(workdir.name))
-    llm = FixedSummarizer()
+    llm = FixedSummarizer() if summary is None else FixedSummarizer(summary)
     config = SummaryConfig(threshold=30, keep_recent=20, context_window=context_window)
     report = context_window is None
     engine = SummaryEngine(store, llm, config=config).start()
@@ -350,6 +356,8 @@ STORES: dict[str, Callable[[Path], Any]] = {
 
 MEASURED_WINDOW = 16_000
 """The chat window of the self-measuring row: the workload's turns fill it."""
+LONG_SUMMARY_CHARS = 16_000
+"""The summary of the "4k-token summaries" rows (about 4k tokens, as an LLM writes)."""
 
 
 def run(quick: bool) -> list[dict[str, Any]]:
@@ -368,6 +376,18 @@ def run(quick: bool) -> list[dict[str, Any]]:
             turns,
             context_window=MEASURED_WINDOW,
         )
+    )
+    # An LLM's summary is thousands of tokens, and each commit writes the lineage
+    # with up to ``summary_versions_kept`` + 1 of them: the cost grows with its size.
+    long_summary = _text(
+        random.Random(SEED + 2), LONG_SUMMARY_CHARS, LONG_SUMMARY_CHARS
+    )
+    rows.extend(
+        measure(
+            f"{label}, 4k-token summaries", make, sessions, turns, summary=long_summary
+        )
+        for label, make in STORES.items()
+        if label in ("InMemoryStore", "SqliteStore")
     )
     return rows
 

@@ -18,11 +18,13 @@ can hold anything: ``read_lineage`` never raises and reads what it cannot as emp
 from __future__ import annotations
 
 import bisect
+import json
 import math
 from collections.abc import Mapping, Sequence
 
 import attrs
 
+from .ports import EncodedRecord
 from .recall import SummaryVersion
 from .summary import MAX_INT, SummaryRecord
 
@@ -120,6 +122,16 @@ def with_version(
     return tuple(versions), tuple(ranges[-MAX_RANGES:])
 
 
+def _version_mapping(v: SummaryVersion) -> dict[str, object]:
+    return {
+        "version": v.version,
+        "first_id": v.first_id,
+        "last_id": v.last_id,
+        "created_at": v.created_at,
+        "summary": v.summary,
+    }
+
+
 def lineage_mapping(
     versions: Sequence[SummaryVersion],
     ranges: Sequence[VersionRange],
@@ -128,18 +140,43 @@ def lineage_mapping(
     """Return the JSON-compatible mapping a lineage is stored as."""
     return {
         "generation": generation,
-        "versions": [
-            {
-                "version": v.version,
-                "first_id": v.first_id,
-                "last_id": v.last_id,
-                "created_at": v.created_at,
-                "summary": v.summary,
-            }
-            for v in versions
-        ],
+        "versions": [_version_mapping(v) for v in versions],
         "ranges": [list(r) for r in ranges],
     }
+
+
+def version_json(version: SummaryVersion) -> str:
+    """Return the JSON of one version's entry, as ``encoded_lineage`` joins them.
+
+    Raises:
+        ValueError: a value JSON cannot express (``created_at`` not finite).
+    """
+    return json.dumps(_version_mapping(version), ensure_ascii=False, allow_nan=False)
+
+
+def encoded_lineage(
+    versions: Sequence[SummaryVersion],
+    ranges: Sequence[VersionRange],
+    generation: str,
+    entries: Sequence[str],
+) -> EncodedRecord:
+    """Return ``lineage_mapping``'s record with its JSON, from each version's JSON.
+
+    ``entries`` holds ``version_json(v)`` for each of ``versions``, in order: a
+    version's entry made once is reused by every later write that keeps it, so a
+    write encodes only its new version, not every kept summary's text again.
+
+    >>> v = SummaryVersion(1, 3, 9, 0.5, "Facts: …")
+    >>> record = encoded_lineage([v], [(1, 3, 9)], "g1", [version_json(v)])
+    >>> record.json_text == json.dumps(record, ensure_ascii=False)
+    True
+    """
+    mapping = lineage_mapping(versions, ranges, generation)
+    head = json.dumps({"generation": generation}, ensure_ascii=False)[:-1]
+    listed = ", ".join(entries)
+    tail = json.dumps(mapping["ranges"])
+    text = f'{head}, "versions": [{listed}], "ranges": {tail}}}'
+    return EncodedRecord(mapping, text)
 
 
 def summary_versions(

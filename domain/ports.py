@@ -2,7 +2,7 @@
 
 Adapters satisfy these structurally; none inherits from them.
 
-Why about 650 lines: the ports are one contract. Every capability the engine uses is a
+Why about 690 lines: the ports are one contract. Every capability the engine uses is a
 Protocol here, checked once when the engine is wired, and each carries the rules its
 implementers must keep (the commit's, on ``CommitRequest``), so a store's author reads
 one file.
@@ -11,7 +11,7 @@ one file.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal, NoReturn, Protocol, runtime_checkable
 
 import attrs
 
@@ -80,12 +80,39 @@ clear, a forget or another writer), the messages to archive are no longer exactl
 active ones the compression read, or the compression lease was lost."""
 
 
+class EncodedRecord(dict[str, object]):
+    """A JSON-compatible record that carries its own JSON text, ``json_text``.
+
+    ``json_text`` is what ``json.dumps(record, ensure_ascii=False, allow_nan=False)``
+    gives, made by whoever built the record (the lineage reuses the JSON of the
+    versions it wrote before), so a store may keep it instead of encoding the record
+    again. It is a plain ``dict`` to a store that does not know it, and it cannot be
+    changed (its JSON would no longer say what it holds).
+    """
+
+    __slots__ = ("json_text",)
+
+    def __init__(self, record: Mapping[str, object], json_text: str) -> None:
+        super().__init__(record)
+        self.json_text = json_text
+
+    def __reduce__(self) -> tuple[type[EncodedRecord], tuple[dict[str, object], str]]:
+        return EncodedRecord, (dict(self), self.json_text)  # copies and pickles
+
+    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError("an EncodedRecord cannot be changed: copy it with dict()")
+
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    clear = pop = popitem = setdefault = update = _refuse
+
+
 @attrs.frozen
 class AttachedRecord:
     """A second record to write with a compression's commit, fenced on its own.
 
     ``record`` replaces the one stored under (``namespace``, session id) only if that
-    one carries ``expect_generation`` (the same rule as the commit's own record).
+    one carries ``expect_generation`` (the same rule as the commit's own record). It
+    may be an ``EncodedRecord``: its JSON is made already.
     """
 
     namespace: str

@@ -254,6 +254,7 @@ class SummaryEngine:
             commit=commit,
             archive_shares_store=self._archive_can.shares_store,
         )
+        self._versions = compressor.lineage_entries  # dropped with what they kept
         self._core = ThreadRuntime(
             self.config,
             compressor.run,
@@ -774,6 +775,7 @@ class SummaryEngine:
             except StoreError as exc:
                 return [ClearResult("summary", False, f"clearing {sid} failed: {exc}")]
             self._prompts.forget(sid)
+            self._versions.forget(sid)
             said = "cleared the summary" if existed else "no summary"
             return [ClearResult("summary", True, f"{said} of session {sid}")]
         if scope == "all":
@@ -790,6 +792,7 @@ class SummaryEngine:
                     )
                 ]
             self._prompts.forget_all()
+            self._versions.forget_all()
             return [ClearResult("summary", True, f"cleared {len(keys)} summaries")]
         raise ValueError(f"scope={scope!r} is invalid; allowed: 'session' / 'all'")
 
@@ -810,6 +813,7 @@ class SummaryEngine:
         if self._archive_can.forgets and not self._archive_can.shares_store:
             cast(ForgettingArchive, self.archive).forget_session(session_id)
         self._prompts.forget(session_id)
+        self._versions.forget(session_id)
         self._transcripts.drop(session_id)
         self._facts.pop(session_id)
         log.info("session %s: forgotten (%d messages)", session_id, deleted)

@@ -22,6 +22,7 @@ from typing import Any
 
 from memory_summary.domain import (
     Content,
+    EncodedRecord,
     MalformedRecord,
     Message,
     MessageError,
@@ -157,6 +158,11 @@ def to_json(data: object, what: str) -> str:
         text = json.dumps(data, ensure_ascii=False, allow_nan=False)
     except _JSON_ERRORS as exc:
         raise StoreError(f"{what} is not JSON-compatible: {exc}") from exc
+    return _keepable(text, what)
+
+
+def _keepable(text: str, what: str) -> str:
+    """Return ``text`` if it encodes to UTF-8 (no lone surrogate), else raise."""
     if not text.isascii():
         try:
             text.encode("utf-8")
@@ -168,12 +174,18 @@ def to_json(data: object, what: str) -> str:
 
 
 def metadata_json(namespace: str, key: str, data: Mapping[str, object]) -> str:
-    """Return a metadata record as JSON text; check it is a JSON-compatible mapping."""
+    """Return a metadata record as JSON text; check it is a JSON-compatible mapping.
+
+    An ``EncodedRecord`` brings its JSON: it is kept as made, not encoded again.
+    """
     check_key("namespace", namespace)
     check_key("key", key)
     if not isinstance(data, Mapping):
         raise StoreError(f"metadata {namespace}/{key} must be a mapping")
-    return to_json(dict(data), f"metadata {namespace}/{key}")
+    what = f"metadata {namespace}/{key}"
+    if type(data) is EncodedRecord:  # exactly: a subclass might change the mapping
+        return _keepable(data.json_text, what)
+    return to_json(dict(data), what)
 
 
 def decode_record(namespace: str, key: str, raw: object) -> dict[str, object]:

@@ -1,0 +1,137 @@
+"""A compression encodes only its new summary version; the others' JSON is reused.
+
+Reused only while the stored version is exactly the one written: a version a foreign
+writer edited (keeping the row's generation, as a naive redaction script would) is
+written back as stored, never as remembered.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from memory_summary import Message, SummaryConfig
+from memory_summary.actors import lineage
+from memory_summary.actors.lineage import VersionEntries
+from memory_summary.domain.lineage import VERSIONS_NAMESPACE, version_json
+from memory_summary.domain.recall import SummaryVersion
+from memory_summary.testing.fakes import ScriptedSummarizer
+from tests.contract.stores import STORE_KINDS, store_for
+
+CONFIG = SummaryConfig(threshold=10, keep_recent=4, summary_versions_kept=3)
+SUMMARIES = [
+    f"Summary {n}: the user asked about 「配送」 and order ORD-{n}."
+    for n in range(1, 8)
+]
+
+
+@pytest.fixture(params=STORE_KINDS)
+def store(request, tmp_path):
+    yield from store_for(request, request.param, tmp_path)
+
+
+def _fill(store: Any, count: int) -> None:
+    for i in range(count):
+        store.save_message("s", Message("user" if i % 2 == 0 else "assistant", f"t{i}"))
+
+
+def _encoded(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    made: list[int] = []
+
+    def counted(version: SummaryVersion) -> str:
+        made.append(version.version)
+        return version_json(version)
+
+    monkeypatch.setattr(lineage, "version_json", counted)
+    return made
+
+
+def test_each_compression_encodes_only_its_new_version(store, make_engine, monkeypatch):
+    made = _encoded(monkeypatch)
+    engine = make_engine(store, ScriptedSummarizer(*SUMMARIES), config=CONFIG)
+
+    for _ in range(6):
+        _fill(store, 8)
+        assert engine.compress("s").result(timeout=30).kind == "compressed"
+
+    assert made == [1, 2, 3, 4, 5, 6]  # each version once, when it was new
+    history = engine.summary_history("s")
+    assert [(v.version, v.summary) for v in history] == [
+        (n, SUMMARIES[n - 1]) for n in (3, 4, 5, 6)
+    ]
+    stored = store.get_metadata(VERSIONS_NAMESPACE, "s")
+    assert [v["summary"] for v in stored["versions"]] == SUMMARIES[2:6]
+
+
+def test_a_version_edited_by_a_foreign_writer_is_written_back_as_stored(
+    store, make_engine, monkeypatch
+):
+    made = _encoded(monkeypatch)
+    engine = make_engine(store, ScriptedSummarizer(*SUMMARIES), config=CONFIG)
+    for _ in range(2):
+        _fill(store, 8)
+        assert engine.compress("s").result(timeout=30).kind == "compressed"
+    # a redaction keeps the row's generation and changes version 1's text
+    row = store.get_metadata(VERSIONS_NAMESPACE, "s")
+    row["versions"][0]["summary"] = "[redacted]"
+    store.save_metadata(VERSIONS_NAMESPACE, "s", row)
+
+    _fill(store, 8)
+    assert engine.compress("s").result(timeout=30).kind == "compressed"
+
+    texts = [
+        v["summary"] for v in store.get_metadata(VERSIONS_NAMESPACE, "s")["versions"]
+    ]
+    assert texts == ["[redacted]", SUMMARIES[1], SUMMARIES[2]]
+    assert made == [1, 2, 1, 3]  # the edited one encoded again, from the store
+    assert not any("ORD-1." in v.summary for v in engine.summary_history("s"))
+
+
+def test_forget_drops_what_the_engine_kept_of_the_session(store, make_engine):
+    engine = make_engine(store, ScriptedSummarizer(*SUMMARIES), config=CONFIG)
+    _fill(store, 12)
+    assert engine.compress("s").result(timeout=30).kind == "compressed"
+    assert engine._versions.chars > 0
+
+    engine.forget("s")
+
+    assert engine._versions.chars == 0
+
+
+def _version(number: int, text: str) -> SummaryVersion:
+    return SummaryVersion(number, number, number, 1.0, text)
+
+
+def _write(entries: VersionEntries, sid: str, kept: list[SummaryVersion]) -> None:
+    made, token = entries.entries(sid, kept)
+    entries.written(sid, kept, made, token)
+
+
+def test_the_entries_kept_stay_within_their_bound_least_recent_first():
+    one, two = [_version(1, "a" * 100)], [_version(1, "b" * 100)]
+    entries = VersionEntries(max_chars=600)
+    _write(entries, "s1", one)
+    _write(entries, "s2", two)
+    assert entries._by_session.keys() == {"s1", "s2"}
+    _write(entries, "s3", one)  # s1 goes first
+
+    assert entries.chars <= 600
+    assert entries._by_session.keys() == {"s2", "s3"}
+    _write(entries, "s2", [_version(1, "c" * 1000)])
+    assert entries._by_session.keys() == {"s3"}  # one larger than the bound: not kept
+    entries.forget_all()
+    assert entries.chars == 0
+
+
+def test_a_write_that_began_before_a_forget_keeps_nothing():
+    kept = [_version(1, "the forgotten summary")]
+    entries = VersionEntries()
+    made, token = entries.entries("s", kept)
+
+    entries.forget("s")  # meanwhile: the host erases the session
+    entries.written("s", kept, made, token)
+
+    assert entries.chars == 0
+    _write(entries, "s", kept)  # a write begun after it is kept
+    assert entries.chars > 0

@@ -1,0 +1,78 @@
+"""The lineage's JSON, made from each version's own, is what encoding it whole gives."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memory_summary.adapters.stores.rows import metadata_json
+from memory_summary.domain import EncodedRecord, StoreError
+from memory_summary.domain.lineage import (
+    encoded_lineage,
+    lineage_mapping,
+    read_lineage,
+    version_json,
+)
+from memory_summary.domain.recall import SummaryVersion
+
+ids = st.integers(min_value=0, max_value=2**53)
+texts = st.text()  # any code point: quotes, controls, CJK, lone surrogates
+
+
+@st.composite
+def versions(draw: st.DrawFn) -> SummaryVersion:
+    first = draw(st.none() | ids)
+    last = None if first is None else draw(st.integers(first, first + 10**6))
+    created = draw(st.floats(min_value=0, max_value=4e9, allow_nan=False))
+    return SummaryVersion(draw(ids), first, last, created, draw(texts))
+
+
+ranges = st.tuples(ids, ids, ids)
+
+
+@given(st.lists(versions(), max_size=6), st.lists(ranges, max_size=6), texts)
+def test_the_joined_json_is_the_whole_records_json(kept, spans, generation):
+    record = encoded_lineage(kept, spans, generation, [version_json(v) for v in kept])
+
+    whole = json.dumps(
+        lineage_mapping(kept, spans, generation), ensure_ascii=False, allow_nan=False
+    )
+    assert record.json_text == whole
+    assert record == json.loads(whole)
+
+
+@given(st.lists(versions(), min_size=1, max_size=4), texts)
+def test_a_store_keeps_the_json_as_made_or_refuses_it_as_it_would_any(kept, gen):
+    record = encoded_lineage(kept, [], gen, [version_json(v) for v in kept])
+
+    try:
+        plain = metadata_json("summary.versions", "s", dict(record))
+    except StoreError:  # a lone surrogate: refused the same way made or not
+        with pytest.raises(StoreError, match="lone surrogate"):
+            metadata_json("summary.versions", "s", record)
+        return
+    assert metadata_json("summary.versions", "s", record) == plain
+    stored = read_lineage(json.loads(plain))
+    assert stored.generation == gen
+    assert stored.versions == tuple(kept)
+
+
+def test_an_encoded_record_cannot_be_changed_to_say_something_else():
+    record = EncodedRecord({"a": 1}, '{"a": 1}')
+
+    for change in (
+        lambda: record.__setitem__("a", 2),
+        lambda: record.update(a=2),
+        lambda: record.pop("a"),
+        lambda: record.setdefault("b", 2),
+        lambda: record.clear(),
+    ):
+        try:
+            change()
+        except TypeError:
+            continue
+        raise AssertionError("an EncodedRecord changed")
+    assert record == {"a": 1}
