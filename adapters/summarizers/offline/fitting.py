@@ -1,7 +1,7 @@
 """Merging facts and fitting them into the budget (extractive summarizer).
 
 See ``extractive`` for the rules (merge by fact, budget, output); ``salience`` scores.
-About 400 lines: merging, scoring and rendering read the same ``Fact``.
+About 430 lines: merging, scoring and rendering read the same ``Fact``.
 """
 
 from __future__ import annotations
