@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import sys
 import tracemalloc
+from collections.abc import Callable
 
 import pytest
 
@@ -39,12 +40,12 @@ def _requests(text: str) -> dict[str, list[Message]]:
     }
 
 
-def _traced_bytes(fold: object) -> tuple[int, int]:
+def _traced_bytes(fold: Callable[[], object]) -> tuple[int, int]:
     """Return the peak and the still-held bytes allocated while calling ``fold``."""
     gc.collect()
     tracemalloc.start()
     try:
-        answer = fold()  # type: ignore[operator]
+        answer = fold()
         del answer
         gc.collect()
         kept, peak = tracemalloc.get_traced_memory()
