@@ -132,26 +132,31 @@ def stable_cut(text: str, limit: int) -> str:
     that differ only by their values are cut at the same place of their words and
     keep one shape (they fold); the cut may then be a few characters longer than
     ``limit``, never twice as long. A value is never cut: the cut ends before it. A
-    text that fits (so counted) comes back unchanged.
+    text that fits (so counted) comes back unchanged. A long text is read only up to
+    the cut: its tokens are neither copied nor remembered.
 
     >>> a = stable_cut("s9 says number 9: " + "words " * 12, 40)
     >>> b = stable_cut("s9 says number 10: " + "words " * 12, 40)
     >>> a, clause_shape(a) == clause_shape(b)
     ('s9 says number 9: words words words…', True)
     """
-    tokens = _tokens(text)
-    widths = [SLOT_WIDTH if kind == "slot" else len(t) for kind, t in tokens]
-    if sum(widths) <= limit and len(text) < 2 * limit:
-        return text  # it fits
+    sizes: Iterable[tuple[str, int]]  # (kind, characters) per token
+    if len(text) < 2 * limit:
+        sizes = [(kind, len(token)) for kind, token in _tokens(text)]
+        if sum(SLOT_WIDTH if k == "slot" else n for k, n in sizes) <= limit:
+            return text  # it fits
+    else:
+        sizes = ((str(m.lastgroup), m.end() - m.start()) for m in _TOKEN.finditer(text))
     used = 0  # characters so counted
     at = 0  # characters of ``text`` kept
-    for (kind, token), width in zip(tokens, widths, strict=True):
-        if used + width > limit - 1 or at + len(token) >= 2 * limit:
+    for kind, size in sizes:
+        width = SLOT_WIDTH if kind == "slot" else size
+        if used + width > limit - 1 or at + size >= 2 * limit:
             if kind != "slot":  # a word's first characters; never a value's
                 at += max(0, min(limit - 1 - used, 2 * limit - 1 - at))
             break
         used += width
-        at += len(token)
+        at += size
     kept = text[: safe_boundary(text, at)].rstrip()  # never half an emoji
     if not kept.strip():
         return cut_chars(text, limit)

@@ -48,6 +48,7 @@ from .transcript import entries
 LINE_CHARS = 160
 SAID_CHARS = 80  # a compacted sentence: its content words, around what matters
 FACT_CACHE_SIZE = 8192
+CACHED_SENTENCE_CHARS = 4096  # longer sentences are cut afresh, not kept as keys
 ENTRY_CHARS = 65_536  # read of one message: about the 16k-token context it reports
 SCAN_CHARS = 262_144  # read of one whole request
 MAX_FACTS_PER_ENTRY = 16
@@ -111,13 +112,19 @@ _FENCE_ONLY = re.compile(
 _HIDDEN = re.compile(f"[{INVISIBLE}]+")
 
 
-@functools.lru_cache(maxsize=FACT_CACHE_SIZE)
 def _fragment(sentence: str, limit: int = LINE_CHARS) -> str:
     """Return ``sentence`` as one line of at most ``limit`` chars, around what matters.
 
     A longer sentence is cut to a window that starts shortly before its first match
-    of the weightiest kind it holds.
+    of the weightiest kind it holds. Remembered up to ``CACHED_SENTENCE_CHARS``: a
+    summary's lines come back at every compression, a megabyte sentence would stay.
     """
+    if len(sentence) > CACHED_SENTENCE_CHARS:
+        return _cut_fragment(sentence, limit)
+    return _remembered_fragment(sentence, limit)
+
+
+def _cut_fragment(sentence: str, limit: int) -> str:
     text = " ".join(sentence.split())
     if _FENCE_ONLY.match(_HIDDEN.sub("", text)):  # a disarmed fence tag: no fact
         return ""
@@ -132,6 +139,9 @@ def _fragment(sentence: str, limit: int = LINE_CHARS) -> str:
     space = text.find(" ", start, at)
     start = space + 1 if space >= 0 else start
     return "\u2026" + stable_cut(text[start:], limit - 1)
+
+
+_remembered_fragment = functools.lru_cache(maxsize=FACT_CACHE_SIZE)(_cut_fragment)
 
 
 def _sentences(body: str) -> list[str]:

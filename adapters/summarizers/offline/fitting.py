@@ -1,7 +1,7 @@
 """Merging facts and fitting them into the budget (extractive summarizer).
 
 See ``extractive`` for the rules (merge by fact, budget, output); ``salience`` scores.
-About 400 lines: merging, scoring and rendering read the same ``Fact``.
+About 430 lines: merging, scoring and rendering read the same ``Fact``.
 """
 
 from __future__ import annotations
@@ -172,8 +172,10 @@ def _supersedes(new: Fact, old: Fact) -> bool:
 def _containment(keys: Sequence[str]) -> list[tuple[set[int], set[int]]]:
     """Return, per key, the other keys inside it and the other keys holding it.
 
-    Each key is searched once in the keys at least as long, joined longest first
-    (keys hold no line break): a few searches in C, not a comparison per pair.
+    ``keys`` are distinct: with N copies of one key the relation alone would hold N²
+    pairs (gigabytes for a summary that repeats one sentence). Each key is searched
+    once in the keys at least as long, joined longest first (keys hold no line
+    break): a few searches in C, not a comparison per pair.
     """
     order = sorted(range(len(keys)), key=lambda i: -len(keys[i]))
     joined = "\n".join(keys[i] for i in order)
@@ -199,32 +201,43 @@ def _containment(keys: Sequence[str]) -> list[tuple[set[int], set[int]]]:
 
 
 def merged_facts(older: Sequence[Fact], newer: Sequence[Fact]) -> list[Fact]:
-    """Return ``older`` then ``newer``, each fact once (module docstring: merge)."""
+    """Return ``older`` then ``newer``, each fact once (module docstring: merge).
+
+    Facts with one key share one place in the containment relation: memory and time
+    grow with the distinct keys, however often a fact repeats.
+    """
     every = [*older, *newer]
     keys = [_key(fact.text) for fact in every]
-    containment = _containment(keys)
+    ids = {key: n for n, key in enumerate(dict.fromkeys(keys))}
+    containment = _containment(list(ids))
     facts: list[Fact] = []
-    origins: list[int] = []  # the index in ``every`` of each kept fact
-    for index, fact in enumerate(every):
-        inside, holding = containment[index]
-        if not keys[index] or (holding and not holding.isdisjoint(origins)):
+    origins: list[int] = []  # the key id of each kept fact
+    kept: set[int] = set()  # the same ids: one kept fact per key at most
+    for fact, key in zip(every, keys, strict=True):
+        key_id = ids[key]
+        inside, holding = containment[key_id]
+        if not key or key_id in kept or not holding.isdisjoint(kept):
             continue  # said already by a kept fact
-        if inside and not inside.isdisjoint(origins):
+        if not inside.isdisjoint(kept):
             # it says more than kept facts: it takes the first one's place
-            grown = [at for at, kept in enumerate(origins) if kept in inside]
-            facts[grown[0]], origins[grown[0]] = fact, index
+            grown = [at for at, kept_id in enumerate(origins) if kept_id in inside]
+            facts[grown[0]], origins[grown[0]] = fact, key_id
             for at in reversed(grown[1:]):
                 del facts[at], origins[at]
+            kept -= inside
+            kept.add(key_id)
             continue
         stale = (  # only a fact with a quantity or a date can restate another's
-            [at for at, kept in enumerate(facts) if _supersedes(fact, kept)]
+            [at for at, old in enumerate(facts) if _supersedes(fact, old)]
             if fact.measures
             else []
         )
         for at in reversed(stale):
+            kept.discard(origins[at])
             del facts[at], origins[at]
         facts.append(fact)
-        origins.append(index)
+        origins.append(key_id)
+        kept.add(key_id)
     return facts
 
 
