@@ -13,7 +13,9 @@ What is sent: the previous record's item first when OpenAI wrote it for this
 model (else the previous text, as a ``developer`` message), then the range as
 Responses input items (messages, function calls and their outputs); the
 compaction's ``output`` is "all user messages followed by one compaction item",
-of which the item alone is kept (the range is archived, and recall reads it).
+of which the item is kept, with the user messages that fit the summary's budget
+(``newest_within``; one no request can carry, ``lead_item``: content neither text
+nor parts, a lone surrogate, is dropped); the range is archived, and recall reads it.
 
 Never bricked: the text is written first, and any failure of the compaction (a
 refused or missing item, an error, a timeout) leaves a reply with the text alone
@@ -48,7 +50,7 @@ from memory_summary.domain import (
     SummaryReply,
     TokenUsage,
 )
-from memory_summary.domain.native import OPENAI_PROVIDER, native_item
+from memory_summary.domain.native import OPENAI_PROVIDER, lead_item, native_item
 
 log = logging.getLogger(__name__)
 
@@ -331,7 +333,11 @@ class OpenAICompactingLLM:
             if getattr(entry, "type", None) == "compaction":
                 found = native_item(raw)
             elif _is_user_message(raw):  # kept: the item stands for the rest only
-                users.append(_message_item(raw))
+                user = lead_item(_message_item(raw))
+                if user is None:  # no request could carry it, no store keep it
+                    log.warning("compaction returned a malformed user message: dropped")
+                else:
+                    users.append(user)
         return found, tuple(users), compaction_usage(getattr(response, "usage", None))
 
 
