@@ -452,3 +452,24 @@ def test_an_async_reply_whose_usage_no_float_holds_is_stored():
         "passed beside",
         "as an int",
     ]
+
+
+@pytest.mark.parametrize("text", ["\x00", " \x00\n\x00 "])
+def test_a_user_text_that_is_empty_once_its_nul_bytes_go_is_refused(tmp_path, text):
+    """Stored, it would be an empty user turn, which the Anthropic API refuses."""
+    store = SqliteStore(tmp_path / "s.db")
+    try:
+        with SummaryEngine(store, InstrumentedSummarizer(), config=CONFIG) as engine:
+            chat = engine.conversation("nul")
+            chat.prepare("hi")
+            with pytest.raises(MessageError, match="empty"):
+                chat.prepare(text)
+            with pytest.raises(MessageError, match="empty"):
+                chat.prepare({"role": "user", "content": text})
+            request = chat.prepare(format="anthropic")
+        stored = history_dicts(store, "nul")
+    finally:
+        store.close()
+
+    assert stored == [{"role": "user", "content": "hi"}]
+    assert request["messages"] == [{"role": "user", "content": "hi"}]
