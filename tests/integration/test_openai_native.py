@@ -430,3 +430,26 @@ def test_a_stored_lead_no_request_can_carry_reads_as_no_artifact(server, tmp_pat
     assert again.text == record.text
     assert "compaction" not in json.dumps(items)
     assert record.text.splitlines()[1] in json.dumps(items)
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"input_tokens": True, "output_tokens": 40},
+        {"input_tokens": 900, "output_tokens": False},
+        {"input_tokens": 900.0, "output_tokens": 40},
+    ],
+    ids=["bool-input", "bool-output", "float-input"],
+)
+def test_a_compaction_usage_whose_counts_are_no_ints_is_counted_instead(
+    server, store, llm, usage
+):
+    server.then(Answer(usage=usage))
+    fill(store, "s1", 30)
+
+    outcome, record = compacted(store, llm)
+
+    assert outcome.kind == "compressed"
+    assert record.native is not None
+    assert outcome.usage.counted_calls == 1  # the engine counted: no reported usage
+    assert outcome.usage.input_tokens > 1

@@ -35,7 +35,7 @@ import logging
 import re
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 import openai
 
@@ -128,19 +128,29 @@ def input_items(history: Sequence[Message]) -> list[dict[str, object]]:
 
 
 def compaction_usage(usage: object) -> TokenUsage | None:
-    """Return a compaction's ``usage`` as ours (input counts the cached tokens)."""
+    """Return a compaction's ``usage`` as ours (input counts the cached tokens).
+
+    A count that is no int (a bool, a float) makes it no usage: the engine counts.
+
+    >>> compaction_usage({"input_tokens": True, "output_tokens": 5}) is None
+    True
+    """
     if usage is None:
         return None
     data = usage if isinstance(usage, Mapping) else getattr(usage, "__dict__", {})
     sent, received = data.get("input_tokens"), data.get("output_tokens")
-    if not isinstance(sent, int) or not isinstance(received, int):
+    if not _is_count(sent) or not _is_count(received):
         return None
     details = data.get("input_tokens_details")
     cached = getattr(details, "cached_tokens", None)
     if isinstance(details, Mapping):
         cached = details.get("cached_tokens")
-    read = cached if isinstance(cached, int) and 0 <= cached <= sent else 0
+    read = cached if _is_count(cached) and 0 <= cached <= sent else 0
     return TokenUsage(max(sent, 0), max(received, 0), cache_read_tokens=read)
+
+
+def _is_count(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _sum(one: TokenUsage | None, other: TokenUsage | None) -> TokenUsage | None:
