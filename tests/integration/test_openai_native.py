@@ -11,6 +11,7 @@ and a host's refused turn drops the artifact (``drop_native``, counted in
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 
@@ -18,9 +19,10 @@ import httpx
 import openai
 import pytest
 
-from memory_summary import Message, SummaryEngine
+from memory_summary import EngineClosed, Message, SummaryEngine
 from memory_summary.adapters import InMemoryStore, OpenAICompactingLLM, SqliteStore
 from memory_summary.adapters.summarizers.openai.native import refuses_native
+from memory_summary.aio import AsyncSummaryEngine
 from memory_summary.domain import CommitRequest, ToolCall
 from memory_summary.domain.summary import NAMESPACE
 from tests.integration.conversation import fill
@@ -453,3 +455,27 @@ def test_a_compaction_usage_whose_counts_are_no_ints_is_counted_instead(
     assert record.native is not None
     assert outcome.usage.counted_calls == 1  # the engine counted: no reported usage
     assert outcome.usage.input_tokens > 1
+
+
+def test_drop_native_after_stop_is_refused_and_the_artifact_stays(server, tmp_path):
+    """Nothing commits after stop(): a late drop_native raises EngineClosed."""
+    store = SqliteStore(tmp_path / "s.db")
+    client = client_for(server)
+    try:
+        fill(store, "s1", 30)
+        engine = SummaryEngine(store, OpenAICompactingLLM(client, model=MODEL))
+        with engine:
+            engine.compress("s1").result(timeout=20)
+        async_engine = AsyncSummaryEngine(engine)
+
+        with pytest.raises(EngineClosed):
+            engine.drop_native("s1", "400: invalid_encrypted_content")
+        with pytest.raises(EngineClosed):
+            asyncio.run(async_engine.drop_native("s1"))
+        with SummaryEngine(store) as reader:
+            kept = reader.summary("s1")
+    finally:
+        store.close()
+        client.close()
+
+    assert kept.native is not None
