@@ -710,3 +710,37 @@ def test_garbage_on_the_workers_replies_drops_that_child_and_the_fold_goes_on(
         assert summarizer.worker_pid not in (None, first)
     finally:
         summarizer.close()
+
+
+RECORDING_COUNTER = """
+import os
+from pathlib import Path
+
+HERE = Path({here!r})
+
+
+def count(text):
+    first = HERE / f"first-{{os.getpid()}}"
+    if not first.exists():
+        first.write_text(text)
+    return len(text.encode("utf-8"))
+"""
+
+
+def test_a_child_loads_its_counter_before_it_is_ready(tmp_path, monkeypatch):
+    """The counter's first call (a tokenizer load) falls within READY_S, never within
+    the first fold's deadline, which a cold child would otherwise miss every time."""
+    (tmp_path / "recording_counter.py").write_text(
+        RECORDING_COUNTER.format(here=str(tmp_path))
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import recording_counter
+
+    summarizer = ExtractiveSummarizer(recording_counter.count, worker="process")
+    try:
+        summarizer.complete(request_of(LINES), max_tokens=100, timeout_s=60)
+        pid = summarizer.worker_pid
+    finally:
+        summarizer.close()
+
+    assert (tmp_path / f"first-{pid}").read_text() == "ready"
