@@ -14,6 +14,7 @@ import attrs
 
 from .content import content_tokens
 from .model import Message
+from .usage import MAX_COUNT
 
 MESSAGE_OVERHEAD_TOKENS = 4
 """What a chat template adds around each message (role, separators)."""
@@ -84,8 +85,15 @@ def message_tokens(message: Message, count: Callable[[str], int]) -> int:
 
 
 def usage_ratio(used_tokens: int, window_tokens: int) -> float:
-    """Return ``used_tokens`` as a share of the window (the seed's usage ratio)."""
-    return used_tokens / max(window_tokens, 1)
+    """Return ``used_tokens`` as a share of the window (the seed's usage ratio).
+
+    A count no float holds (a foreign server's ``10**400``) reads as ``MAX_COUNT``:
+    a full window, never an ``OverflowError`` after the reply was saved.
+
+    >>> usage_ratio(10**400, 128_000) > 1
+    True
+    """
+    return min(used_tokens, MAX_COUNT) / max(window_tokens, 1)
 
 
 @attrs.frozen

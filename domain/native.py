@@ -191,22 +191,43 @@ def _lead_items(data: object) -> tuple[dict[str, object], ...] | None:
     """Return the stored lead as plain JSON message items; None if it is none."""
     if not isinstance(data, (list, tuple)):
         return None
-    items = []
-    for item in data:
-        if not isinstance(item, Mapping) or item.get("type") != "message":
-            return None
-        if item.get("role") != "user":
-            return None
-        try:
-            text = json.dumps(item, ensure_ascii=False, allow_nan=False)
-            text.encode("utf-8")  # no lone surrogate: every store keeps it
-            copied = json.loads(text)
-        except (TypeError, ValueError):
-            return None
-        if not isinstance(copied, dict):
-            return None
-        items.append(copied)
-    return tuple(items)
+    items = [lead_item(item) for item in data]
+    if any(item is None for item in items):
+        return None
+    return tuple(item for item in items if item is not None)
+
+
+def lead_item(data: object) -> dict[str, object] | None:
+    """Return ``data`` as a plain JSON user message item to lead a block; else None.
+
+    Usable: a mapping of ``type`` ``"message"`` and ``role`` ``"user"`` whose
+    ``content`` is text or a list of parts (mappings), every value JSON that every
+    store keeps (no lone surrogate). Anything else would make each request carrying
+    it fail, or the commit keeping it.
+
+    >>> lead_item({"type": "message", "role": "user", "content": "hi"})
+    {'type': 'message', 'role': 'user', 'content': 'hi'}
+    >>> lead_item({"type": "message", "role": "user", "content": 5}) is None
+    True
+    """
+    if not isinstance(data, Mapping) or data.get("type") != "message":
+        return None
+    content = data.get("content")
+    if data.get("role") != "user" or not (
+        isinstance(content, str)
+        or (
+            isinstance(content, list)
+            and all(isinstance(part, Mapping) for part in content)
+        )
+    ):
+        return None
+    try:
+        text = json.dumps(data, ensure_ascii=False, allow_nan=False)
+        text.encode("utf-8")  # no lone surrogate: every store keeps it
+        copied: object = json.loads(text)
+    except (TypeError, ValueError):
+        return None
+    return copied if isinstance(copied, dict) else None
 
 
 @attrs.frozen

@@ -335,9 +335,10 @@ def user_message(user: object) -> Message:
         MessageError: it is not the user's, or it is empty.
     """
     if isinstance(user, str):
-        if not user.strip():
+        said = Message("user", user)  # NUL bytes go: "\x00" alone is empty
+        if not content_text(said.content).strip():
             raise MessageError("user", "is empty; allowed: the user's text")
-        return Message("user", user)
+        return said
     (message,) = host_messages([user])[:1] or (None,)
     if message is None or message.role != "user":
         role = None if message is None else message.role

@@ -959,9 +959,11 @@ class SummaryEngine:
 
         Raises:
             StoreError: the store failed (nothing was dropped).
+            EngineClosed: after ``stop()`` (nothing commits after it).
         """
         sid = _check_session_id(session_id)
         for _ in range(3):  # a commit landed between the read and the write: again
+            self._core.check_open()
             record = self._records.read(sid)
             if record is None or record.native is None:
                 return False

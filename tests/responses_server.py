@@ -39,6 +39,7 @@ class Answer:
     status: int = 200
     error: object = None
     output: object = None  # a compaction's ``output`` as given
+    usage: object = None  # a compaction's ``usage`` as given
 
 
 def seal(key: str, account: str, model: str, body: str) -> str:
@@ -173,6 +174,8 @@ class ResponsesServer:
                     reply = server._compacted(body)
                     if answer.output is not None:
                         reply["output"] = answer.output
+                    if answer.usage is not None:
+                        reply["usage"] = answer.usage
                     self._json(200, reply)
                     return
                 if path == "/v1/responses":

@@ -20,7 +20,7 @@ from memory_summary import (
     SummaryConfig,
     SummaryEngine,
 )
-from memory_summary.adapters import InMemoryStore
+from memory_summary.adapters import InMemoryStore, SqliteStore
 from memory_summary.aio import AsyncSummaryEngine
 from memory_summary.domain import anthropic_turns
 from memory_summary.response_items import items_of
@@ -383,3 +383,93 @@ def test_a_host_changing_the_prompt_it_was_sent_changes_no_later_request():
         other = chat.prepare(system="Be kind.")  # the same turn, another prompt
         assert other[0] == {"role": "system", "content": "Be kind."}
         assert chat.prepare()[0]["role"] == "user"  # no prompt: no lead at all
+
+
+HUGE_TOKENS = 10**400  # more than a float holds
+
+
+def huge_usage_replies():
+    """The three ways a reply's usage reaches the handle, each past any float."""
+    anthropic = {
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": "from claude"}],
+        "usage": {"input_tokens": HUGE_TOKENS, "output_tokens": 1},
+    }
+    return [
+        (completion("in the reply", prompt_tokens=HUGE_TOKENS), None),
+        (anthropic, None),
+        (completion("passed beside"), {"prompt_tokens": HUGE_TOKENS}),
+        (completion("as an int"), HUGE_TOKENS),
+    ]
+
+
+def test_a_reply_whose_usage_no_float_holds_is_stored_and_reads_as_a_full_window(
+    tmp_path,
+):
+    store = SqliteStore(tmp_path / "s.db")
+    try:
+        with SummaryEngine(store, InstrumentedSummarizer(), config=CONFIG) as engine:
+            chat = engine.conversation("hu")
+            ids = []
+            for reply, usage in huge_usage_replies():
+                chat.prepare("next?")
+                ids.append(chat.record(reply, usage=usage).reply.id)
+            assert engine.wait_idle(timeout=30)
+            compressed = engine.summary("hu") is not None  # a full window: compressed
+        kept = store.get_archived("hu", after_id=None, through_id=ids[-1], limit=100)
+        kept += store.get_history("hu")
+        texts = [m.text for m in kept if m.id in ids]
+    finally:
+        store.close()
+
+    assert compressed
+    assert texts == ["in the reply", "from claude", "passed beside", "as an int"]
+
+
+def test_an_async_reply_whose_usage_no_float_holds_is_stored():
+    store = InMemoryStore()
+
+    async def main():
+        async with AsyncSummaryEngine(
+            SummaryEngine(store, InstrumentedSummarizer(), config=CONFIG)
+        ) as engine:
+            chat = engine.conversation("ha")
+            ids = []
+            for reply, usage in huge_usage_replies():
+                await chat.prepare("next?")
+                ids.append((await chat.record(reply, usage=usage)).reply.id)
+            return ids
+
+    ids = asyncio.run(main())
+    kept = store.get_archived("ha", after_id=None, through_id=ids[-1], limit=100)
+    kept += store.get_history("ha")
+
+    assert [m.text for m in kept if m.id in ids] == [
+        "in the reply",
+        "from claude",
+        "passed beside",
+        "as an int",
+    ]
+
+
+@pytest.mark.parametrize("text", ["\x00", " \x00\n\x00 "])
+def test_a_user_text_that_is_empty_once_its_nul_bytes_go_is_refused(tmp_path, text):
+    """Stored, it would be an empty user turn, which the Anthropic API refuses."""
+    store = SqliteStore(tmp_path / "s.db")
+    try:
+        with SummaryEngine(store, InstrumentedSummarizer(), config=CONFIG) as engine:
+            chat = engine.conversation("nul")
+            chat.prepare("hi")
+            with pytest.raises(MessageError, match="empty"):
+                chat.prepare(text)
+            with pytest.raises(MessageError, match="empty"):
+                chat.prepare({"role": "user", "content": text})
+            request = chat.prepare(format="anthropic")
+        stored = history_dicts(store, "nul")
+    finally:
+        store.close()
+
+    assert stored == [{"role": "user", "content": "hi"}]
+    assert request["messages"] == [{"role": "user", "content": "hi"}]

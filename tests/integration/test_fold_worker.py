@@ -27,7 +27,12 @@ from memory_summary import ConfigError, Message, SummaryConfig, SummaryEngine, T
 from memory_summary.adapters import ExtractiveSummarizer, InMemoryStore
 from memory_summary.adapters.summarizers.offline import worker as worker_module
 from memory_summary.adapters.tokens import ModelCounter
-from memory_summary.domain import EngineClosed, SummarizerError, TokenizerError
+from memory_summary.domain import (
+    EngineClosed,
+    SummarizerError,
+    SummarizerTimeout,
+    TokenizerError,
+)
 
 pytestmark = pytest.mark.skipif(
     sys.platform != "linux", reason="POSIX processes, signals and /proc"
@@ -176,12 +181,12 @@ def test_a_child_that_dies_mid_fold_is_replaced_and_asked_again(pair, monkeypatc
     real_send = worker_module._send
     killed = []
 
-    def dying(stream, value):
+    def dying(stream, value, deadline):
         if not killed and isinstance(value, tuple):  # the fold's request
             killed.append(first)
             os.kill(first, signal.SIGKILL)
             assert ended_within(first, 10)
-        real_send(stream, value)
+        real_send(stream, value, deadline)
 
     monkeypatch.setattr(worker_module, "_send", dying)
     got = in_worker.complete(request_of(LINES), max_tokens=100)
@@ -198,12 +203,12 @@ def test_a_child_that_dies_twice_leaves_this_fold_here_and_is_tried_later(
     summarizer.complete(request_of(LINES), max_tokens=100)
     real_send = worker_module._send
 
-    def always_dying(stream, value):
+    def always_dying(stream, value, deadline):
         if isinstance(value, tuple):  # every fold's request: its child dies first
             pid = summarizer.worker_pid
             os.kill(pid, signal.SIGKILL)
             assert ended_within(pid, 10)
-        real_send(stream, value)
+        real_send(stream, value, deadline)
 
     monkeypatch.setattr(worker_module, "_send", always_dying)
     with caplog.at_level(logging.WARNING):
@@ -461,19 +466,19 @@ def test_an_interrupted_fold_never_leaves_its_reply_for_the_next(monkeypatch, pa
     in_process, in_worker = pair
     in_worker.complete(request_of(LINES), max_tokens=100)
     first = in_worker.worker_pid
-    real_load = pickle.load
+    real_receive = worker_module._receive
     calls = []
 
-    def interrupted(stream):
+    def interrupted(stream, deadline):
         if not calls:
             calls.append(stream)
             raise KeyboardInterrupt
-        return real_load(stream)
+        return real_receive(stream, deadline)
 
-    monkeypatch.setattr(pickle, "load", interrupted)
+    monkeypatch.setattr(worker_module, "_receive", interrupted)
     with pytest.raises(KeyboardInterrupt):
         in_worker.complete(request_of(["User: first request."]), max_tokens=100)
-    monkeypatch.setattr(pickle, "load", real_load)
+    monkeypatch.setattr(worker_module, "_receive", real_receive)
 
     got = in_worker.complete(request_of(LINES), max_tokens=100)
 
@@ -599,3 +604,143 @@ def test_a_stop_that_cuts_a_fold_short_is_no_summarizer_failure(caplog):
     assert "summarizer failed" not in caplog.text
     assert "circuit open" not in caplog.text
     assert ended_within(pid, 10)
+
+
+@pytest.mark.parametrize("size", ["small", "past-the-pipe-buffer"])
+def test_a_stopped_worker_is_ended_at_the_deadline_and_the_next_fold_starts_another(
+    size,
+):
+    """A fold never waits past its deadline on a stopped child, to write or read."""
+    summarizer = ExtractiveSummarizer(worker="process")
+    try:
+        summarizer.complete(request_of(LINES), max_tokens=100)
+        stopped = summarizer.worker_pid
+        assert stopped is not None
+        os.kill(stopped, signal.SIGSTOP)
+        lines = (
+            LINES if size == "small" else [f"User: fact {i}." * 50 for i in range(400)]
+        )
+
+        with pytest.raises(SummarizerTimeout):
+            summarizer.complete(request_of(lines), max_tokens=100, timeout_s=1)
+
+        assert ended_within(stopped, 10)
+        got = summarizer.complete(request_of(LINES), max_tokens=100, timeout_s=60)
+        assert got == ExtractiveSummarizer().complete(request_of(LINES), max_tokens=100)
+        assert summarizer.worker_pid not in (None, stopped)
+    finally:
+        summarizer.close()
+
+
+def test_the_engine_recovers_from_a_stopped_worker_at_the_next_compression():
+    store = InMemoryStore()
+    config = SummaryConfig(offline_fold="process", summarizer_timeout_s=2)
+    with SummaryEngine(store, config=config) as engine:
+        for i in range(40):
+            store.save_message("s1", Message("user", f"My code is K-{i}, in Oslo."))
+        assert engine.compress("s1").result(timeout=60).kind == "compressed"
+        stopped = engine.llm.worker_pid  # type: ignore[attr-defined]
+        os.kill(stopped, signal.SIGSTOP)
+        outcomes = []
+        for turn in range(2):
+            for i in range(40):
+                text = f"Turn {turn}: my code is Q-{i}, in Bergen."
+                store.save_message("s1", Message("user", text))
+            outcomes.append(engine.compress("s1").result(timeout=60))
+        fresh = engine.llm.worker_pid  # type: ignore[attr-defined]
+
+    assert "within 2 s" in outcomes[0].detail  # the stopped child's fold timed out
+    assert outcomes[1].kind == "compressed"  # the next one folds in a new child
+    assert ended_within(stopped, 10)
+    assert fresh not in (None, stopped)
+
+
+GARBLING_COUNTER = """
+import fcntl, os, sys
+from pathlib import Path
+
+MARK = Path({here!r}) / "garbled"
+
+
+def count(text):
+    # In the worker (run with -I) only, once: bytes that are no frame on its replies
+    if "GARBLE" in text and sys.flags.isolated and not MARK.exists():
+        MARK.write_text("")
+        for name in os.listdir("/proc/self/fd"):
+            fd = int(name)
+            try:
+                writes = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY
+            except OSError:
+                continue
+            piped = os.readlink(f"/proc/self/fd/{{fd}}").startswith("pipe:")
+            if fd > 2 and writes and piped:
+                os.write(fd, {garbage!r})
+    return len(text.encode("utf-8"))
+"""
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        b"c__builtin__\nnosuch\n.",  # a pickle naming what is not there
+        b"\x95" + b"\xff" * 8,  # a pickle frame longer than any memory
+        b"MSfw" + b"\xff" * 8,  # our mark, with a length no reply has
+    ],
+    ids=["unknown-name", "endless-pickle-frame", "endless-reply-frame"],
+)
+def test_garbage_on_the_workers_replies_drops_that_child_and_the_fold_goes_on(
+    tmp_path, monkeypatch, garbage
+):
+    module = f"garbling_counter_{abs(hash(garbage))}"
+    source = GARBLING_COUNTER.format(here=str(tmp_path), garbage=garbage)
+    (tmp_path / f"{module}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    count = __import__(module).count
+    summarizer = ExtractiveSummarizer(count, worker="process")
+    lines = [*LINES, "User: GARBLE this, please."]
+    expected = ExtractiveSummarizer(count).complete(request_of(lines), max_tokens=100)
+    try:
+        summarizer.complete(request_of(LINES), max_tokens=100)
+        first = summarizer.worker_pid
+
+        got = summarizer.complete(request_of(lines), max_tokens=100, timeout_s=60)
+
+        assert (tmp_path / "garbled").exists()  # the first child did write garbage
+        assert got == expected
+        assert summarizer.worker_pid not in (None, first)
+    finally:
+        summarizer.close()
+
+
+RECORDING_COUNTER = """
+import os
+from pathlib import Path
+
+HERE = Path({here!r})
+
+
+def count(text):
+    first = HERE / f"first-{{os.getpid()}}"
+    if not first.exists():
+        first.write_text(text)
+    return len(text.encode("utf-8"))
+"""
+
+
+def test_a_child_loads_its_counter_before_it_is_ready(tmp_path, monkeypatch):
+    """The counter's first call (a tokenizer load) falls within READY_S, never within
+    the first fold's deadline, which a cold child would otherwise miss every time."""
+    (tmp_path / "recording_counter.py").write_text(
+        RECORDING_COUNTER.format(here=str(tmp_path))
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import recording_counter
+
+    summarizer = ExtractiveSummarizer(recording_counter.count, worker="process")
+    try:
+        summarizer.complete(request_of(LINES), max_tokens=100, timeout_s=60)
+        pid = summarizer.worker_pid
+    finally:
+        summarizer.close()
+
+    assert (tmp_path / f"first-{pid}").read_text() == "ready"

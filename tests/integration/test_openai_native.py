@@ -11,6 +11,7 @@ and a host's refused turn drops the artifact (``drop_native``, counted in
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 
@@ -18,9 +19,10 @@ import httpx
 import openai
 import pytest
 
-from memory_summary import Message, SummaryEngine
+from memory_summary import EngineClosed, Message, SummaryEngine
 from memory_summary.adapters import InMemoryStore, OpenAICompactingLLM, SqliteStore
 from memory_summary.adapters.summarizers.openai.native import refuses_native
+from memory_summary.aio import AsyncSummaryEngine
 from memory_summary.domain import CommitRequest, ToolCall
 from memory_summary.domain.summary import NAMESPACE
 from tests.integration.conversation import fill
@@ -371,3 +373,109 @@ def test_the_lead_stays_within_the_summary_budget_over_chained_folds(
 
     assert all(size <= budget for size, budget in zip(sizes, budgets, strict=True))
     assert sizes[-1] > 0  # still the newest user messages, not none
+
+
+MALFORMED_USERS = {  # a compact output's user messages no request or store takes
+    "lone-surrogate": {"type": "message", "role": "user", "content": "k\ud800"},
+    "content-int": {"type": "message", "role": "user", "content": 5},
+    "content-none": {"type": "message", "role": "user", "content": None},
+    "parts-not-mappings": {"type": "message", "role": "user", "content": ["x"]},
+}
+
+
+@pytest.mark.parametrize("name", sorted(MALFORMED_USERS))
+def test_a_malformed_user_message_of_the_output_is_dropped_and_the_item_kept(
+    server, store, llm, name
+):
+    kept = {"type": "message", "role": "user", "content": "I live in Oslo."}
+    item = {"id": "cmp_9", "type": "compaction", "encrypted_content": "sealed"}
+    server.then(Answer(output=[MALFORMED_USERS[name], kept, item]))
+    fill(store, "s1", 30)
+
+    outcome, record = compacted(store, llm)
+
+    assert outcome.kind == "compressed"
+    assert record.native is not None
+    assert record.native.items == [kept, item]
+    with SummaryEngine(store, llm) as engine:
+        items = engine.conversation("s1", model=MODEL).prepare(format="responses")
+    assert [kept, item] == [i for i in items if i in (kept, item)]
+    assert MALFORMED_USERS[name] not in items
+
+
+def test_a_stored_lead_no_request_can_carry_reads_as_no_artifact(server, tmp_path):
+    """A foreign writer's lead with content 5: requests carry the text instead."""
+    store = SqliteStore(tmp_path / "s.db")
+    client = client_for(server)
+    try:
+        fill(store, "s1", 30)
+        outcome, record = compacted(store, OpenAICompactingLLM(client, model=MODEL))
+        bad = {"type": "message", "role": "user", "content": 5}
+        native = {**record.native.to_mapping(), "lead": [bad]}
+        assert store.commit(
+            CommitRequest(
+                session_id="s1",
+                namespace=NAMESPACE,
+                record={**record.to_mapping(), "native": native, "generation": "g2"},
+                expect_generation=record.generation,
+            )
+        ).committed
+        with SummaryEngine(store) as engine:
+            again = engine.summary("s1")
+            items = engine.conversation("s1", model=MODEL).prepare(format="responses")
+    finally:
+        store.close()
+        client.close()
+
+    assert outcome.kind == "compressed"
+    assert again.native is None
+    assert again.text == record.text
+    assert "compaction" not in json.dumps(items)
+    assert record.text.splitlines()[1] in json.dumps(items)
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"input_tokens": True, "output_tokens": 40},
+        {"input_tokens": 900, "output_tokens": False},
+        {"input_tokens": 900.0, "output_tokens": 40},
+    ],
+    ids=["bool-input", "bool-output", "float-input"],
+)
+def test_a_compaction_usage_whose_counts_are_no_ints_is_counted_instead(
+    server, store, llm, usage
+):
+    server.then(Answer(usage=usage))
+    fill(store, "s1", 30)
+
+    outcome, record = compacted(store, llm)
+
+    assert outcome.kind == "compressed"
+    assert record.native is not None
+    assert outcome.usage.counted_calls == 1  # the engine counted: no reported usage
+    assert outcome.usage.input_tokens > 1
+
+
+def test_drop_native_after_stop_is_refused_and_the_artifact_stays(server, tmp_path):
+    """Nothing commits after stop(): a late drop_native raises EngineClosed."""
+    store = SqliteStore(tmp_path / "s.db")
+    client = client_for(server)
+    try:
+        fill(store, "s1", 30)
+        engine = SummaryEngine(store, OpenAICompactingLLM(client, model=MODEL))
+        with engine:
+            engine.compress("s1").result(timeout=20)
+        async_engine = AsyncSummaryEngine(engine)
+
+        with pytest.raises(EngineClosed):
+            engine.drop_native("s1", "400: invalid_encrypted_content")
+        with pytest.raises(EngineClosed):
+            asyncio.run(async_engine.drop_native("s1"))
+        with SummaryEngine(store) as reader:
+            kept = reader.summary("s1")
+    finally:
+        store.close()
+        client.close()
+
+    assert kept.native is not None

@@ -75,7 +75,12 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from memory_summary.domain import Message, SummarizerError, normalize_text
+from memory_summary.domain import (
+    Message,
+    SummarizerError,
+    SummarizerTimeout,
+    normalize_text,
+)
 from memory_summary.domain.config import Locale
 
 from .dialogue import latest_day
@@ -84,7 +89,7 @@ from .fitting import HIGH_SCORE, fitted_text, merged_facts
 from .host_instructions import CJK, INSTRUCTED_BONUS, instructed, instructions_of
 from .salience import salience_of
 from .transcript import sections_of
-from .worker import FoldWorker, WorkerUnavailable
+from .worker import FoldTimeout, FoldWorker, WorkerUnavailable
 
 __all__ = [
     "HIGH_SCORE",
@@ -201,6 +206,7 @@ class ExtractiveSummarizer:
         model: str | None = None,
         max_tokens: int,
         temperature: float = 0.0,
+        timeout_s: float | None = None,
     ) -> str:
         """Return the facts of the summarizer request in ``messages``, within budget.
 
@@ -216,15 +222,33 @@ class ExtractiveSummarizer:
         the GIL to any thread waiting for it between its stages and its entries
         (``time.sleep(0)``), where it would otherwise wait a switch interval (5 ms)
         each time it wakes. With ``worker="process"`` the fold runs in the child
-        and this thread only waits on a pipe.
+        and this thread only waits on a pipe, at most ``timeout_s`` seconds (the
+        engine passes its summarizer deadline; None: no bound); a fold in this
+        process is never cut short.
+
+        Raises:
+            SummarizerTimeout: the worker gave no answer within ``timeout_s`` (it
+                was killed; the next fold starts another), or the fold waited that
+                long for the one before it.
+            SummarizerError: the summarizer is closed (``worker="process"``).
         """
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
         with self._folding:
             worker = self._worker
             if worker is not None and worker.closed:
                 raise SummarizerError("the summarizer is closed (its worker ended)")
             if worker is not None and time.monotonic() >= self._worker_after:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:  # waited out the fold before it
+                    raise SummarizerTimeout(f"no fold within {timeout_s:g} s")
+                texts = [(m.role, m.text) for m in messages]
                 try:
-                    return worker.fold([(m.role, m.text) for m in messages], max_tokens)
+                    return worker.fold(texts, max_tokens, timeout_s=left)
+                except FoldTimeout as exc:  # the deadline passed: no fold here either
+                    raise SummarizerTimeout(
+                        f"the fold worker gave no answer within {timeout_s:g} s "
+                        "(it was ended; the next fold starts another)"
+                    ) from exc
                 except WorkerUnavailable as exc:
                     if worker.closed:  # closed while folding: nobody waits for it
                         raise SummarizerError("the summarizer is closed") from exc

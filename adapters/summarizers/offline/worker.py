@@ -10,22 +10,30 @@ nothing re-imports the host's ``__main__``, so a script without an
 ``if __name__ == "__main__"`` guard is safe, and nothing depends on the start
 method. The parent sends pickled frames on the child's stdin (its ``sys.path``, then
 the counter and context size, then one request per fold) and reads one reply per
-request on its stdout; the child's own fd 1 goes to stderr, so a stray print cannot
-corrupt a frame. The child starts at the first fold, runs in its own session (a
-terminal's Ctrl-C goes to the host, which then closes it) and ends when its stdin
-closes: when the summarizer is closed or collected, or when the host process dies.
+request on its stdout, framed (``FRAME``: a mark and the length, at most
+``MAX_REPLY_BYTES``); the child's own fd 1 goes to stderr, so a stray print cannot
+corrupt a frame, and bytes that are no frame (or no pickle) count as a dead child.
+The child starts at the first fold, runs in its own session (a terminal's Ctrl-C
+goes to the host, which then closes it) and ends when its stdin closes: when the
+summarizer is closed or collected, or when the host process dies.
 
 Faults: a child that dies during a fold is replaced and the fold is asked again
 once; a child that cannot start (no Python to run: a frozen app; a child that exits
 or says nothing within ``READY_S``) or dies twice raises ``WorkerUnavailable``, and
 the summarizer folds that request in the host's process (logged) and tries a child
-again later. ``close()`` is final: it kills the child at once (a fold it cuts
-short raises ``WorkerUnavailable``, as does any later one) and no child starts
-again. A host that forks after the child started (a pre-forking server) drops, in
-the new process, its copies of the pipes (so the child still sees its stdin close
-with its real host) and starts a child of its own there. POSIX only
+again later. A fold given a deadline (``timeout_s``: the engine gives its own) never
+waits past it, to write the request or to read the reply: a child that has not
+answered by then (stopped, wedged) is killed, ``FoldTimeout`` is raised, and the
+next fold starts another. ``close()`` is final: it kills the child at once (a fold
+it cuts short raises ``WorkerUnavailable``, as does any later one) and no child
+starts again. A host that forks after the child started (a pre-forking server)
+drops, in the new process, its copies of the pipes (so the child still sees its
+stdin close with its real host) and starts a child of its own there. POSIX only
 (``start_new_session``, waiting on a pipe); each child holds its own tokenizer
-(about 100 MB with o200k_base).
+(about 100 MB with o200k_base), loaded before it says it is ready.
+
+Why about 500 lines: one concept, one child process and both ends of its pipe
+(start, framed replies read within a deadline, faults, fork, exit).
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ import logging
 import os
 import pickle
 import selectors
+import struct
 import subprocess
 import sys
 import threading
@@ -46,7 +55,7 @@ from typing import IO, TYPE_CHECKING, Any, NamedTuple, cast
 if TYPE_CHECKING:
     from memory_summary.domain import Message
 
-__all__ = ["FoldWorker", "WorkerUnavailable", "serve"]
+__all__ = ["FoldTimeout", "FoldWorker", "WorkerUnavailable", "serve"]
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +68,12 @@ BOOT = (
 READY_S = 60.0
 """How long a starting child may take to say it is ready (imports, first counter)."""
 
+FRAME = struct.Struct(">4sQ")
+"""A reply's head: the mark ``FRAME_MARK``, then the pickle's length in bytes."""
+FRAME_MARK = b"MSfw"
+MAX_REPLY_BYTES = 1 << 30
+"""The longest reply the parent reads: a longer length is no reply of ours."""
+
 Request = tuple[list[tuple[str, str]], int]
 """One fold: the messages as ``(role, text)`` and ``max_tokens``."""
 
@@ -69,6 +84,10 @@ _DIED = (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError)
 
 class WorkerUnavailable(RuntimeError):
     """The child process cannot start, or died twice in a row."""
+
+
+class FoldTimeout(WorkerUnavailable):
+    """The child gave no answer within the fold's deadline; it was killed."""
 
 
 class FoldWorker:
@@ -126,23 +145,36 @@ class FoldWorker:
         """Whether ``close()`` was called: no child starts any more."""
         return self._closed
 
-    def fold(self, messages: Sequence[tuple[str, str]], max_tokens: int) -> str:
+    def fold(
+        self,
+        messages: Sequence[tuple[str, str]],
+        max_tokens: int,
+        *,
+        timeout_s: float | None = None,
+    ) -> str:
         """Return the child's fold of ``messages`` within ``max_tokens``.
 
-        An exception the fold raised in the child is raised here.
+        An exception the fold raised in the child is raised here. ``timeout_s``
+        bounds the wait for the child's answer (None: no bound; starting a child
+        has its own, ``READY_S``).
 
         Raises:
+            FoldTimeout: no answer within ``timeout_s``; the child was killed.
             WorkerUnavailable: closed, or the child cannot start, or died twice.
         """
         request: Request = (list(messages), max_tokens)
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
         with self._lock:
             for attempt in (1, 2):
                 process = self._running()
                 try:
-                    _send(_pipe(process.stdin), request)
-                    kind, value, cpu_s = pickle.load(_pipe(process.stdout))
+                    _send(_pipe(process.stdin), request, deadline)
+                    kind, value, cpu_s = _receive(_pipe(process.stdout), deadline)
                 except BaseException as exc:
-                    self._discard()  # a reply may be in flight: never read it later
+                    late = isinstance(exc, FoldTimeout)
+                    self._discard(kill=late)  # a reply may be in flight: never read it
+                    if late:
+                        raise
                     if not isinstance(exc, _DIED):
                         raise  # KeyboardInterrupt, say: the child was well
                     if self._closed:
@@ -207,16 +239,19 @@ class FoldWorker:
             if self._closed:
                 raise OSError("closed while starting")
             stdin, stdout = _pipe(process.stdin), _pipe(process.stdout)
-            _send(stdin, list(sys.path))
-            stdin.write(self._setup)
-            stdin.flush()
-            with selectors.DefaultSelector() as waiting:  # any fd number, not select()
-                waiting.register(stdout, selectors.EVENT_READ)
-                if not waiting.select(READY_S):
-                    raise OSError(f"no answer within {READY_S:.0f} s")
-            ready = pickle.load(stdout)
+            os.set_blocking(stdin.fileno(), False)  # writes wait in _write, bounded
+            deadline = time.monotonic() + READY_S
+            _send(stdin, list(sys.path), deadline)
+            _write(stdin.fileno(), self._setup, deadline)
+            ready = _receive(stdout, deadline)
             if self._closed:
                 raise OSError("closed while starting")
+        except FoldTimeout as exc:
+            self._starting = None
+            _end(process, kill=True)
+            raise WorkerUnavailable(
+                f"the fold worker did not start: no answer within {READY_S:.0f} s"
+            ) from exc
         except _DIED as exc:
             self._starting = None
             _end(process, kill=True)
@@ -238,14 +273,14 @@ class FoldWorker:
         log.debug("fold worker %d started", process.pid)
         return process
 
-    def _discard(self) -> None:
-        """Drop the child (under ``_lock``): end it if it is ours."""
+    def _discard(self, *, kill: bool = False) -> None:
+        """Drop the child (under ``_lock``): end it if ours (``kill``: at once)."""
         process, self._process = self._process, None
         if self._stop is not None:
             self._stop.detach()
             self._stop = None
         if process is not None and self._owner == os.getpid():
-            _end(process, kill=self._closed)
+            _end(process, kill=kill or self._closed)
 
     def _forked(self) -> None:
         """In a child of ``os.fork``: let the parent's child go, start afresh.
@@ -289,8 +324,77 @@ def _pipe(stream: IO[bytes] | None) -> IO[bytes]:
     return stream
 
 
-def _send(stream: IO[bytes], value: object) -> None:
-    pickle.dump(value, stream, protocol=pickle.HIGHEST_PROTOCOL)
+def _send(stream: IO[bytes], value: object, deadline: float | None) -> None:
+    """Write ``value``, pickled, to the child's stdin (a non-blocking pipe)."""
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    _write(stream.fileno(), data, deadline)
+
+
+def _write(fd: int, data: bytes, deadline: float | None) -> None:
+    """Write all of ``data`` to ``fd`` by ``deadline`` (monotonic; None: no bound).
+
+    Raises:
+        FoldTimeout: the child read too little of it in time (stopped, wedged).
+        OSError: the pipe broke (the child died).
+    """
+    view = memoryview(data)
+    with selectors.DefaultSelector() as waiting:  # any fd number, not select()
+        waiting.register(fd, selectors.EVENT_WRITE)
+        while view:
+            if not waiting.select(_left(deadline)):
+                raise FoldTimeout("the fold worker took no request in time")
+            with contextlib.suppress(BlockingIOError):
+                view = view[os.write(fd, view) :]
+
+
+def _receive(stream: IO[bytes], deadline: float | None) -> Any:
+    """Read one framed reply from the child's stdout by ``deadline``; unpickle it.
+
+    Reads the pipe's fd itself, never through the stream's buffer.
+
+    Raises:
+        FoldTimeout: the whole frame did not come in time.
+        EOFError: the child closed its stdout (it died).
+        pickle.UnpicklingError: the bytes are no frame, or no pickle.
+    """
+    fd = stream.fileno()
+    with selectors.DefaultSelector() as waiting:
+        waiting.register(fd, selectors.EVENT_READ)
+        mark, size = FRAME.unpack(_read(fd, FRAME.size, deadline, waiting))
+        if mark != FRAME_MARK or size > MAX_REPLY_BYTES:
+            raise pickle.UnpicklingError(f"no reply frame: {mark!r}, {size} bytes")
+        data = _read(fd, size, deadline, waiting)
+    try:
+        return pickle.loads(data)
+    except Exception as exc:  # any torn pickle: the child is dropped
+        raise pickle.UnpicklingError(f"a torn reply: {exc!r}") from exc
+
+
+def _read(
+    fd: int, size: int, deadline: float | None, waiting: selectors.BaseSelector
+) -> bytes:
+    """Read exactly ``size`` bytes of ``fd`` by ``deadline``, as they come."""
+    data = bytearray()
+    while len(data) < size:
+        if not waiting.select(_left(deadline)):
+            raise FoldTimeout("the fold worker gave no answer in time")
+        chunk = os.read(fd, min(size - len(data), 1 << 20))
+        if not chunk:
+            raise EOFError("the fold worker closed its pipe")
+        data += chunk
+    return bytes(data)
+
+
+def _left(deadline: float | None) -> float | None:
+    """Seconds until ``deadline`` (0 once past); None waits without end."""
+    return None if deadline is None else max(deadline - time.monotonic(), 0.0)
+
+
+def _reply(stream: IO[bytes], value: object) -> None:
+    """In the child: write ``value`` as one frame (``FRAME``, then the pickle)."""
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(FRAME.pack(FRAME_MARK, len(data)))
+    stream.write(data)
     stream.flush()
 
 
@@ -353,7 +457,11 @@ def serve() -> None:
 
     count_tokens, context_tokens = pickle.load(stdin)
     summarizer = ExtractiveSummarizer(count_tokens, context_tokens=context_tokens)
-    _send(stdout, ("ready", os.getpid()))
+    # The tokenizer loads now, within READY_S, not within the first fold's deadline
+    # (a fold cut short by it would end this child, and the next child the same way).
+    with contextlib.suppress(Exception):  # a counter that fails says so at a fold
+        count_tokens("ready")
+    _reply(stdout, ("ready", os.getpid()))
     while True:
         try:
             messages, max_tokens = pickle.load(stdin)
@@ -371,7 +479,7 @@ def serve() -> None:
             )
         except Exception as exc:  # noqa: BLE001 - raised again in the parent
             reply = ("error", _portable(exc))
-        _send(stdout, (*reply, time.process_time() - started))
+        _reply(stdout, (*reply, time.process_time() - started))
 
 
 class Said(NamedTuple):

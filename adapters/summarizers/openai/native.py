@@ -13,7 +13,9 @@ What is sent: the previous record's item first when OpenAI wrote it for this
 model (else the previous text, as a ``developer`` message), then the range as
 Responses input items (messages, function calls and their outputs); the
 compaction's ``output`` is "all user messages followed by one compaction item",
-of which the item alone is kept (the range is archived, and recall reads it).
+of which the item is kept, with the user messages that fit the summary's budget
+(``newest_within``; one no request can carry, ``lead_item``: content neither text
+nor parts, a lone surrogate, is dropped); the range is archived, and recall reads it.
 
 Never bricked: the text is written first, and any failure of the compaction (a
 refused or missing item, an error, a timeout) leaves a reply with the text alone
@@ -33,7 +35,7 @@ import logging
 import re
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 import openai
 
@@ -48,7 +50,7 @@ from memory_summary.domain import (
     SummaryReply,
     TokenUsage,
 )
-from memory_summary.domain.native import OPENAI_PROVIDER, native_item
+from memory_summary.domain.native import OPENAI_PROVIDER, lead_item, native_item
 
 log = logging.getLogger(__name__)
 
@@ -126,19 +128,29 @@ def input_items(history: Sequence[Message]) -> list[dict[str, object]]:
 
 
 def compaction_usage(usage: object) -> TokenUsage | None:
-    """Return a compaction's ``usage`` as ours (input counts the cached tokens)."""
+    """Return a compaction's ``usage`` as ours (input counts the cached tokens).
+
+    A count that is no int (a bool, a float) makes it no usage: the engine counts.
+
+    >>> compaction_usage({"input_tokens": True, "output_tokens": 5}) is None
+    True
+    """
     if usage is None:
         return None
     data = usage if isinstance(usage, Mapping) else getattr(usage, "__dict__", {})
     sent, received = data.get("input_tokens"), data.get("output_tokens")
-    if not isinstance(sent, int) or not isinstance(received, int):
+    if not _is_count(sent) or not _is_count(received):
         return None
     details = data.get("input_tokens_details")
     cached = getattr(details, "cached_tokens", None)
     if isinstance(details, Mapping):
         cached = details.get("cached_tokens")
-    read = cached if isinstance(cached, int) and 0 <= cached <= sent else 0
+    read = cached if _is_count(cached) and 0 <= cached <= sent else 0
     return TokenUsage(max(sent, 0), max(received, 0), cache_read_tokens=read)
+
+
+def _is_count(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _sum(one: TokenUsage | None, other: TokenUsage | None) -> TokenUsage | None:
@@ -331,7 +343,11 @@ class OpenAICompactingLLM:
             if getattr(entry, "type", None) == "compaction":
                 found = native_item(raw)
             elif _is_user_message(raw):  # kept: the item stands for the rest only
-                users.append(_message_item(raw))
+                user = lead_item(_message_item(raw))
+                if user is None:  # no request could carry it, no store keep it
+                    log.warning("compaction returned a malformed user message: dropped")
+                else:
+                    users.append(user)
         return found, tuple(users), compaction_usage(getattr(response, "usage", None))
 
 
