@@ -762,7 +762,11 @@ class SummaryEngine:
         A compression running meanwhile is fenced: it commits nothing more, so a
         cleared summary never comes back. The history itself is the host's
         (``store.clear_session``); ``forget`` erases a session entirely.
+
+        Raises:
+            EngineClosed: after ``stop()``, as every call that writes.
         """
+        self._core.check_open()
         if isinstance(types, str):
             types = (types,)
         if types is not None and "summary" not in types:

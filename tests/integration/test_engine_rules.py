@@ -17,9 +17,10 @@ from memory_summary import (
     ToolCall,
 )
 from memory_summary.adapters import InMemoryArchive, InMemoryStore, TiktokenCounter
-from memory_summary.domain import SUMMARY_KIND
+from memory_summary.domain import SUMMARY_KIND, SummaryRecord
 from memory_summary.domain.injection import HEADERS, TRUNCATION_SUFFIXES
 from memory_summary.domain.prompt import AUTO_HINTS
+from memory_summary.domain.summary import NAMESPACE
 from memory_summary.testing.fakes import (
     InstrumentedSummarizer,
     ScriptedSummarizer,
@@ -532,6 +533,19 @@ def test_calls_after_stop_raise_engine_closed(store, make_engine):
         engine.compress("s1")
     with pytest.raises(EngineClosed):
         engine.build_prompt("s1")
+
+
+def test_clear_after_stop_raises_and_the_summary_stays(store, make_engine):
+    record = SummaryRecord("Kept.", None, 2, generation="g1")
+    store.save_metadata(NAMESPACE, "s1", record.to_mapping())
+    engine = make_engine(store)
+    engine.stop()
+
+    with pytest.raises(EngineClosed):
+        engine.clear("session", "s1")
+    with pytest.raises(EngineClosed):
+        engine.clear("all")
+    assert store.get_metadata(NAMESPACE, "s1") is not None
 
 
 def test_session_id_must_be_a_non_empty_string(store, make_engine):
