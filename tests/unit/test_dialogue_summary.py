@@ -18,6 +18,7 @@ from memory_summary.adapters.summarizers.offline.dialogue import (
 from memory_summary.adapters.summarizers.offline.host_instructions import (
     instruction_terms,
 )
+from memory_summary.adapters.summarizers.offline.salience import salience_of
 from memory_summary.domain import Accepted, check_summary, summary_request
 from memory_summary.domain.render import render_transcript
 
@@ -108,6 +109,24 @@ def test_compaction_keeps_prepositions_and_bounds(sentence, short):
     assert compacted(sentence) == short
 
 
+@pytest.mark.parametrize(
+    ("sentence", "short"),
+    [
+        ("I'm a teacher in Oslo.", "I'm teacher in Oslo"),
+        ("I am lucky to have my husband and kids.", "I'm lucky have husband kids"),
+        (
+            "I\u2019m off to go swimming with the kids!",
+            "I\u2019m off go swimming with kids",
+        ),
+    ],
+)
+def test_compaction_keeps_im_so_the_fact_stays_a_personal_statement(sentence, short):
+    kept = compacted(sentence)
+
+    assert kept == short
+    assert "personal" in salience_of(kept).kinds  # and when read back from a summary
+
+
 identifiers = st.one_of(
     st.from_regex(r"ORD-[0-9]{4,6}", fullmatch=True),
     st.from_regex(r"/srv/[a-z]{1,3}/[a-z]{1,3}\.py", fullmatch=True),
@@ -132,7 +151,7 @@ def test_compaction_never_touches_an_identifier(before, identifier, after):
 phrases = st.lists(
     st.sampled_from(["I", "went", "with", "in", "on", "at", "into", "most", "least",
                      "Paris", "3", "nights", "the", "kids", "camping", "my", "we",
-                     "it", "Anna"]),
+                     "it", "Anna", "I'm", "am"]),
     min_size=1,
     max_size=14,
 )  # fmt: skip

@@ -21,7 +21,10 @@
 - Compaction: a kept sentence loses the same openers and forms of address, the
   filler words (``FILLER``: "really", "so", "just", articles, 真的, 非常 …),
   emoji and repeated punctuation: the fewer words a fact takes, the more facts
-  the budget holds. Whole words only: an identifier, a
+  the budget holds. "I'm" stays ("I am" becomes it): it is what tells a
+  personal statement ("I'm lucky to have my kids" is one) once the rest is gone,
+  and salience reads the compacted text, in the summary too. Whole words only: an
+  identifier, a
   number, a name or a path is never touched, and compacting twice changes nothing.
 - Dates: a message that opens with a bracketed date (``[8 May 2023] …``) dates what
   follows it; the date becomes the context of the facts it dates, not their text.
@@ -73,7 +76,7 @@ _EMOJI = re.compile(
 _FILLER_WORDS = (
     "a|an|the|really|so|very|just|actually|totally|super|pretty|quite|kinda|"
     "definitely|honestly|literally|basically|absolutely|truly|um|uh|"
-    "kind of|sort of|you know|i mean|i'm|i am|"
+    "kind of|sort of|you know|i mean|"
     "my|myself|am|is|are|was|were|be|been|"
     "being|it's|it is|that's|also|to|of|for|and|that|this|it|its|there|about|"
     "some|which|who|got to|gonna|going to|"
@@ -88,6 +91,8 @@ FILLER = re.compile(
 # The speaker's "I" opening a sentence: the line names its speaker. Elsewhere it
 # stays ("yesterday I joined …" tells who did it).
 _OPENING_I = re.compile(r"^(?:i\s+(?!will|would|had|need|want)(?=\w))+", re.IGNORECASE)
+# "I am" as "I'm": the personal statement's cue (``salience``) stays, in fewer letters.
+_I_AM = re.compile(r"\b[Ii] am\b")
 _ZH_FILLER = re.compile(r"真的|非常|特别|其实|就是|有点|一下|挺|蛮|超级|好像")
 _PUNCT_RUN = re.compile(r"([!?.])[!?.]+(?=\s|$)")
 _SPACE_BEFORE = re.compile(r"\s+([,;:!?.])(?=\s|$)")
@@ -371,6 +376,8 @@ def compacted(sentence: str) -> str:
     clauses = _clauses(text)
     telling = [c for c in clauses if content_words(c)]
     text = "".join(telling or clauses)
+    if " am" in text:  # most sentences have none: no search
+        text = _I_AM.sub("I'm", text)
     text = FILLER.sub("", text)
     text = _OPENING_I.sub("", text.lstrip(" ,;:-\u2013\u2014"))
     text = _ZH_FILLER.sub("", text)
