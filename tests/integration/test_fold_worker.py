@@ -744,3 +744,45 @@ def test_a_child_loads_its_counter_before_it_is_ready(tmp_path, monkeypatch):
         summarizer.close()
 
     assert (tmp_path / f"first-{pid}").read_text() == "ready"
+
+
+def test_a_deadline_counts_from_a_running_child_not_from_its_start(monkeypatch):
+    """A child's start (its tokenizer's load) is not the fold's: it has READY_S."""
+    summarizer = ExtractiveSummarizer(worker="process")
+    started = worker_module.FoldWorker._start
+
+    def slow_start(self):  # a start longer than the fold's whole deadline
+        process = started(self)
+        time.sleep(3)
+        return process
+
+    monkeypatch.setattr(worker_module.FoldWorker, "_start", slow_start)
+    try:
+        got = summarizer.complete(request_of(LINES), max_tokens=100, timeout_s=2.5)
+
+        assert got == ExtractiveSummarizer().complete(request_of(LINES), max_tokens=100)
+    finally:
+        summarizer.close()
+
+
+def test_a_fold_waiting_for_the_one_before_it_keeps_its_own_deadline():
+    summarizer = ExtractiveSummarizer(worker="process")
+    raised: list[BaseException] = []
+
+    def fold() -> None:
+        try:
+            summarizer.complete(request_of(LINES), max_tokens=100, timeout_s=0.2)
+        except BaseException as exc:  # noqa: BLE001 - checked below
+            raised.append(exc)
+
+    summarizer._folding.acquire()  # the fold before it, still running
+    try:
+        waiting = threading.Thread(target=fold, daemon=True)
+        waiting.start()
+        waiting.join(30)
+        assert not waiting.is_alive()  # it gave up at its deadline, not with the lock
+    finally:
+        summarizer._folding.release()
+        summarizer.close()
+    assert len(raised) == 1
+    assert isinstance(raised[0], SummarizerTimeout)

@@ -233,32 +233,48 @@ class ExtractiveSummarizer:
             SummarizerError: the summarizer is closed (``worker="process"``).
         """
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        with self._folding:
-            worker = self._worker
-            if worker is not None and worker.closed:
-                raise SummarizerError("the summarizer is closed (its worker ended)")
-            if worker is not None and time.monotonic() >= self._worker_after:
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:  # waited out the fold before it
-                    raise SummarizerTimeout(f"no fold within {timeout_s:g} s")
-                texts = [(m.role, m.text) for m in messages]
-                try:
-                    return worker.fold(texts, max_tokens, timeout_s=left)
-                except FoldTimeout as exc:  # the deadline passed: no fold here either
-                    raise SummarizerTimeout(
-                        f"the fold worker gave no answer within {timeout_s:g} s "
-                        "(it was ended; the next fold starts another)"
-                    ) from exc
-                except WorkerUnavailable as exc:
-                    if worker.closed:  # closed while folding: nobody waits for it
-                        raise SummarizerError("the summarizer is closed") from exc
-                    log.warning(
-                        "%s: folding in this process, and for %.0f s",
-                        exc,
-                        WORKER_RETRY_S,
-                    )
-                    self._worker_after = time.monotonic() + WORKER_RETRY_S
-            return self._complete(messages, max_tokens)
+        if not self._folding.acquire(timeout=-1 if timeout_s is None else timeout_s):
+            raise SummarizerTimeout(
+                f"no fold within {timeout_s:g} s: the one before it took as long"
+            )
+        try:
+            return self._fold(messages, max_tokens, timeout_s, deadline)
+        finally:
+            self._folding.release()
+
+    def _fold(
+        self,
+        messages: Sequence[Message],
+        max_tokens: int,
+        timeout_s: float | None,
+        deadline: float | None,
+    ) -> str:
+        """Fold in the worker when it may, else here (``_folding`` is held)."""
+        worker = self._worker
+        if worker is not None and worker.closed:
+            raise SummarizerError("the summarizer is closed (its worker ended)")
+        if worker is not None and time.monotonic() >= self._worker_after:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:  # waited out the fold before it
+                raise SummarizerTimeout(f"no fold within {timeout_s:g} s")
+            texts = [(m.role, m.text) for m in messages]
+            try:
+                return worker.fold(texts, max_tokens, timeout_s=left)
+            except FoldTimeout as exc:  # the deadline passed: no fold here either
+                raise SummarizerTimeout(
+                    f"the fold worker gave no answer within {timeout_s:g} s "
+                    "(it was ended; the next fold starts another)"
+                ) from exc
+            except WorkerUnavailable as exc:
+                if worker.closed:  # closed while folding: nobody waits for it
+                    raise SummarizerError("the summarizer is closed") from exc
+                log.warning(
+                    "%s: folding in this process, and for %.0f s",
+                    exc,
+                    WORKER_RETRY_S,
+                )
+                self._worker_after = time.monotonic() + WORKER_RETRY_S
+        return self._complete(messages, max_tokens)
 
     def _complete(self, messages: Sequence[Message], max_tokens: int) -> str:
         request = next((m.text for m in reversed(messages) if m.role == "user"), "")

@@ -155,18 +155,20 @@ class FoldWorker:
         """Return the child's fold of ``messages`` within ``max_tokens``.
 
         An exception the fold raised in the child is raised here. ``timeout_s``
-        bounds the wait for the child's answer (None: no bound; starting a child
-        has its own, ``READY_S``).
+        bounds the wait for the child's answer, counted from when the child runs
+        (None: no bound; starting a child has its own, ``READY_S``).
 
         Raises:
             FoldTimeout: no answer within ``timeout_s``; the child was killed.
             WorkerUnavailable: closed, or the child cannot start, or died twice.
         """
         request: Request = (list(messages), max_tokens)
-        deadline = None if timeout_s is None else time.monotonic() + timeout_s
         with self._lock:
             for attempt in (1, 2):
                 process = self._running()
+                # From a running child: its start is bounded by READY_S, and a
+                # deadline that counted it would end every child it started.
+                deadline = None if timeout_s is None else time.monotonic() + timeout_s
                 try:
                     _send(_pipe(process.stdin), request, deadline)
                     kind, value, cpu_s = _receive(_pipe(process.stdout), deadline)
