@@ -39,7 +39,12 @@ from memory_summary.domain.lineage import (
 log = logging.getLogger(__name__)
 
 ENTRIES_CHARS = 32 * 1024 * 1024
-"""How many characters of version entries ``VersionEntries`` keeps, all sessions."""
+"""How many characters of version entries ``VersionEntries`` keeps, all sessions:
+about 100 MB for ASCII summaries, up to four times that for emoji."""
+VERSION_CHARS = 200
+"""What one kept version counts for beyond its text and entry (its objects)."""
+SESSION_CHARS = 500
+"""What one session counts for beyond its versions (its objects)."""
 
 
 class VersionEntries:
@@ -51,9 +56,9 @@ class VersionEntries:
     tokens), so the entry of each version written is kept here and reused while the
     stored version is still exactly that one (compared whole: a version a foreign
     writer edited or removed is encoded from what is stored). Least recently written
-    sessions go first once ``max_chars`` (each entry and its text counted) would be
-    exceeded; what a ``forget`` drops is not put back by a write that began before
-    it.
+    sessions go first once ``max_chars`` would be exceeded (texts and entries
+    counted, plus ``VERSION_CHARS`` per version and ``SESSION_CHARS`` per session);
+    what a ``forget`` drops is not put back by a write that began before it.
 
     Thread-safety: every method may be called from any thread.
     """
@@ -102,7 +107,9 @@ class VersionEntries:
         nothing is kept.
         """
         kept = {v.version: (v, e) for v, e in zip(versions, entries, strict=True)}
-        size = sum(len(v.summary) + len(e) for v, e in kept.values())
+        size = SESSION_CHARS + sum(
+            len(v.summary) + len(e) + VERSION_CHARS for v, e in kept.values()
+        )
         with self._lock:
             if token != self._forgets:
                 return

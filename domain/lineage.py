@@ -80,6 +80,11 @@ def _version(entry: object) -> SummaryVersion | None:
     return SummaryVersion(number, first, last, float(created), text)  # type: ignore[arg-type]
 
 
+def _is_array(value: object) -> bool:
+    """A JSON array as decoded (a list), or as an ``EncodedRecord`` holds it."""
+    return isinstance(value, (list, tuple))
+
+
 def read_lineage(data: object) -> Lineage:
     """Return the lineage stored as ``data``; what cannot be read is left out."""
     if not isinstance(data, Mapping):
@@ -89,13 +94,13 @@ def read_lineage(data: object) -> Lineage:
     raw_ranges = data.get("ranges")
     versions = [
         v
-        for v in map(_version, raw_versions if isinstance(raw_versions, list) else [])
+        for v in map(_version, raw_versions if _is_array(raw_versions) else ())
         if v is not None
     ]
     ranges: list[VersionRange] = [
         (item[0], item[1], item[2])
-        for item in (raw_ranges if isinstance(raw_ranges, list) else [])
-        if isinstance(item, list)
+        for item in (raw_ranges if _is_array(raw_ranges) else ())
+        if _is_array(item)
         and len(item) == 3
         and all(_is_id(x) for x in item)
         and item[1] <= item[2]

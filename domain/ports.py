@@ -10,6 +10,7 @@ one file.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Literal, NoReturn, Protocol, runtime_checkable
 
@@ -80,30 +81,52 @@ clear, a forget or another writer), the messages to archive are no longer exactl
 active ones the compression read, or the compression lease was lost."""
 
 
-class EncodedRecord(dict[str, object]):
+class _Frozen(dict[str, object]):
+    """A mapping inside an ``EncodedRecord``: it refuses changes as the record does."""
+
+    __slots__ = ()
+
+    def __reduce__(self) -> tuple[type[dict[str, object]], tuple[dict[str, object]]]:
+        return dict, (dict(self),)  # a copy is a plain dict (its values copied too)
+
+    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError(
+            "an EncodedRecord cannot be changed: decode its json_text, or deep-copy it"
+        )
+
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    clear = pop = popitem = setdefault = update = _refuse
+
+
+def _frozen(value: object) -> object:
+    """Return ``value`` (decoded JSON) with its mappings frozen and lists as tuples."""
+    if isinstance(value, Mapping):
+        return _Frozen({k: _frozen(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+class EncodedRecord(_Frozen):
     """A JSON-compatible record that carries its own JSON text, ``json_text``.
 
     ``json_text`` is what ``json.dumps(record, ensure_ascii=False, allow_nan=False)``
     gives, made by whoever built the record (the lineage reuses the JSON of the
     versions it wrote before), so a store may keep it instead of encoding the record
-    again. It is a plain ``dict`` to a store that does not know it, and it cannot be
-    changed (its JSON would no longer say what it holds).
+    again. To a store that does not know it, it is a mapping like any other. It
+    cannot be changed, nor can the mappings in it (its lists are tuples), since its
+    JSON would no longer say what it holds; ``copy.copy``, ``copy.deepcopy`` and
+    pickle give the plain dicts and lists of ``json.loads(json_text)``, free to edit.
     """
 
     __slots__ = ("json_text",)
 
     def __init__(self, record: Mapping[str, object], json_text: str) -> None:
-        super().__init__(record)
+        super().__init__({k: _frozen(v) for k, v in record.items()})
         self.json_text = json_text
 
-    def __reduce__(self) -> tuple[type[EncodedRecord], tuple[dict[str, object], str]]:
-        return EncodedRecord, (dict(self), self.json_text)  # copies and pickles
-
-    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
-        raise TypeError("an EncodedRecord cannot be changed: copy it with dict()")
-
-    __setitem__ = __delitem__ = __ior__ = _refuse
-    clear = pop = popitem = setdefault = update = _refuse
+    def __reduce__(self) -> tuple[type[dict[str, object]], tuple[dict[str, object]]]:
+        return dict, (json.loads(self.json_text),)
 
 
 @attrs.frozen

@@ -49,7 +49,7 @@ from .sqlite_file import prepare_demo_database
 
 HOST_CONTEXT_TOKENS = 8192  # the simulated chat model's window, for usage ratios
 SHOWN_SESSIONS = 3  # sessions whose summary the report checks (s0, s1 and s2: Chinese)
-STOP_WAIT_S = 10.0  # how long Ctrl-C waits for the running turns before it exits
+STOP_WAIT_S = 10.0  # how long Ctrl-C or a failure waits for the running turns
 Where = str  # "summary", "pinned", "recent messages" or "not kept"
 
 
@@ -326,7 +326,8 @@ def _drive_all(
     begun never start, the running ones stop after their current turn, and the
     interrupt is re-raised within ``STOP_WAIT_S`` even when a turn is stuck: the host
     threads are daemons, so none of them can hold the process open. A session that
-    fails stops the others the same way, and its error is raised here.
+    fails stops the others the same way, and its error is raised here within
+    ``STOP_WAIT_S``.
     """
     cancel = threading.Event()
     pending = iter(range(sessions))
@@ -353,17 +354,23 @@ def _drive_all(
     try:
         for thread in threads:
             thread.start()
-        for thread in threads:
-            thread.join()
+        while any(t.is_alive() for t in threads) and not cancel.wait(0.05):
+            pass  # a failed session sets ``cancel``: stop as on Ctrl-C
     except BaseException:
         cancel.set()
-        deadline = time.monotonic() + STOP_WAIT_S
-        for thread in threads:  # an unstarted thread is not alive: skipped
-            if thread.is_alive():
-                thread.join(max(0.0, deadline - time.monotonic()))
+        _wait(threads)
         raise
     if failures:
+        _wait(threads)
         raise failures[0]
+
+
+def _wait(threads: list[threading.Thread]) -> None:
+    """Wait at most ``STOP_WAIT_S`` for ``threads`` (daemons) to end."""
+    deadline = time.monotonic() + STOP_WAIT_S
+    for thread in threads:  # an unstarted thread is not alive: skipped
+        if thread.is_alive():
+            thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def run_demo(

@@ -8,11 +8,17 @@ left as it is, the commit applying regardless), and the lease dropped.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
-from memory_summary.domain import AttachedRecord, CommitResult, StoreError
+from memory_summary.domain import (
+    AttachedRecord,
+    CommitResult,
+    EncodedRecord,
+    StoreError,
+)
 
 from .fencing_contract import NS, commit, snapshot, start_compressing
 
@@ -35,6 +41,21 @@ def _side(generation: str, expect: str | None) -> AttachedRecord:
 
 class AttachingContract:
     """``commit``'s attached record and lease release, fenced with the commit."""
+
+    def test_an_encoded_attached_record_reads_back_as_its_json(
+        self, store: Any, sid: str
+    ) -> None:
+        """An ``EncodedRecord`` (the lineage) reads back as what its JSON says."""
+        _, lease = start_compressing(store, sid)
+        side = {"generation": "l1", "v": [1, {"k": "é"}]}
+        encoded = EncodedRecord(side, json.dumps(side, ensure_ascii=False))
+
+        result = _commit(
+            store, sid, lease=lease, attach=AttachedRecord(SIDE, encoded, None)
+        )
+
+        assert result.attached
+        assert store.get_metadata(SIDE, sid) == side  # lists, not the record's tuples
 
     def test_the_attached_record_and_the_release_commit_with_the_summary(
         self, store: Any, sid: str

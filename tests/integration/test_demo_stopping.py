@@ -58,3 +58,33 @@ def test_a_failed_session_stops_the_others_and_is_raised(tmp_path, monkeypatch):
         )
 
     assert begun == [0, 1]  # one host thread: nothing began after the failure
+
+
+def test_a_failed_session_is_raised_while_another_turn_is_stuck(tmp_path, monkeypatch):
+    stuck, release = threading.Event(), threading.Event()
+    stuck_thread: list[threading.Thread] = []
+
+    def drive(engine, store, stats, index, turns, seed, count, cancel):
+        if index == 0:
+            stuck_thread.append(threading.current_thread())
+            stuck.set()
+            release.wait(60)  # a turn that does not end (bounded: never hang the suite)
+        else:
+            assert stuck.wait(30)
+            raise RuntimeError(f"session {index} broke")
+
+    monkeypatch.setattr(demo, "_drive_session", drive)
+    monkeypatch.setattr(demo, "STOP_WAIT_S", 0.2)
+    try:
+        with pytest.raises(RuntimeError, match="broke"):
+            demo.run_demo(
+                tmp_path / "demo.sqlite3",
+                sessions=2,
+                turns=2,
+                workers=2,
+                progress=False,
+            )
+        assert stuck_thread[0].is_alive()  # raised while the stuck turn still runs
+    finally:
+        release.set()
+        stuck_thread[0].join(10)

@@ -7,13 +7,17 @@ written back as stored, never as remembered.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+import attrs
 import pytest
 
 from memory_summary import Message, SummaryConfig
 from memory_summary.actors import lineage
 from memory_summary.actors.lineage import VersionEntries
+from memory_summary.adapters import SqliteStore
+from memory_summary.domain import CommitRequest, CommitResult
 from memory_summary.domain.lineage import VERSIONS_NAMESPACE, version_json
 from memory_summary.domain.recall import SummaryVersion
 from memory_summary.testing.fakes import ScriptedSummarizer
@@ -110,15 +114,15 @@ def _write(entries: VersionEntries, sid: str, kept: list[SummaryVersion]) -> Non
 
 def test_the_entries_kept_stay_within_their_bound_least_recent_first():
     one, two = [_version(1, "a" * 100)], [_version(1, "b" * 100)]
-    entries = VersionEntries(max_chars=600)
+    entries = VersionEntries(max_chars=2 * 1000 + 600)
     _write(entries, "s1", one)
     _write(entries, "s2", two)
     assert entries._by_session.keys() == {"s1", "s2"}
     _write(entries, "s3", one)  # s1 goes first
 
-    assert entries.chars <= 600
+    assert entries.chars <= 2 * 1000 + 600
     assert entries._by_session.keys() == {"s2", "s3"}
-    _write(entries, "s2", [_version(1, "c" * 1000)])
+    _write(entries, "s2", [_version(1, "c" * 3000)])
     assert entries._by_session.keys() == {"s3"}  # one larger than the bound: not kept
     entries.forget_all()
     assert entries.chars == 0
@@ -135,3 +139,36 @@ def test_a_write_that_began_before_a_forget_keeps_nothing():
     assert entries.chars == 0
     _write(entries, "s", kept)  # a write begun after it is kept
     assert entries.chars > 0
+
+
+class RedactingStore(SqliteStore):
+    """A store that redacts card numbers from the lineage, on a deep copy of it."""
+
+    def commit(self, request: CommitRequest) -> CommitResult:
+        attach = request.attach
+        if attach is not None:
+            record = copy.deepcopy(attach.record)
+            for version in record.get("versions", []):
+                version["summary"] = version["summary"].replace("4111", "[card]")
+            redacted = attrs.evolve(attach, record=record)
+            request = attrs.evolve(request, attach=redacted)
+        return super().commit(request)
+
+
+def test_a_store_that_redacts_a_copy_of_the_lineage_gets_its_redaction_stored(
+    tmp_path, make_engine
+):
+    store = RedactingStore(tmp_path / "s.sqlite3")
+    said = ["Summary: card 4111 on file.", "Summary: card 4111 still."]
+    engine = make_engine(store, ScriptedSummarizer(*said), config=CONFIG)
+    try:
+        for _ in range(2):
+            _fill(store, 8)
+            assert engine.compress("s").result(timeout=30).kind == "compressed"
+
+        stored = store.get_metadata(VERSIONS_NAMESPACE, "s")
+        texts = [v["summary"] for v in stored["versions"]]
+        assert texts == ["Summary: card [card] on file.", "Summary: card [card] still."]
+    finally:
+        engine.stop()
+        store.close()

@@ -13,7 +13,7 @@ import json
 import threading
 from collections import Counter
 from collections.abc import Sequence
-from typing import ClassVar, cast
+from typing import ClassVar
 
 from memory_summary.adapters.stores.fence import (
     DeprecatedCommits,
@@ -36,7 +36,6 @@ from memory_summary.domain import (
     ActiveSpan,
     CommitRequest,
     CommitResult,
-    EncodedRecord,
     Message,
 )
 from memory_summary.domain.config import RecallIndex, check_recall_index
@@ -272,12 +271,7 @@ class InMemoryStore(MemoryHistory, MemoryRecords, DeprecatedCommits):
                 key = (attach.namespace, sid)
                 current = record_generation(self._metadata.get(key))
                 if current == attach.expect_generation:
-                    record = attach.record  # checked by commit_prelude
-                    self._metadata[key] = (
-                        cast("dict[str, object]", json_copy(dict(record)))
-                        if type(record) is EncodedRecord  # its JSON is its mapping
-                        else json.loads(attached)
-                    )
+                    self._metadata[key] = json.loads(attached)
                     wrote = True
             if request.release_lease:
                 assert lease is not None
