@@ -21,6 +21,7 @@ import bisect
 import json
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any, TypeGuard
 
 import attrs
 
@@ -80,7 +81,7 @@ def _version(entry: object) -> SummaryVersion | None:
     return SummaryVersion(number, first, last, float(created), text)  # type: ignore[arg-type]
 
 
-def _is_array(value: object) -> bool:
+def _is_array(value: object) -> TypeGuard[list[Any] | tuple[Any, ...]]:
     """A JSON array as decoded (a list), or as an ``EncodedRecord`` holds it."""
     return isinstance(value, (list, tuple))
 
