@@ -17,6 +17,7 @@ query counted days where they live. Only the first ``MAX_PERIODS`` periods count
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -98,8 +99,9 @@ class Period:
 
 
 def civil_date(days: int) -> tuple[int, int, int]:
-    """Return the (year, month, day) of the proleptic Gregorian calendar ``days``
-    days after 1970-01-01 (negative: before it).
+    """Return the Gregorian (year, month, day) ``days`` days after 1970-01-01.
+
+    Negative ``days`` are before it; years before 1 are astronomical (0 is 1 BC).
 
     >>> civil_date(0), civil_date(19_643), civil_date(-1)
     ((1970, 1, 1), (2023, 10, 13), (1969, 12, 31))
@@ -131,11 +133,11 @@ def named_periods(query: str) -> tuple[Period, ...]:
     """
     found: list[Period] = []
     for at, pattern in enumerate(_PATTERNS):
-        query = pattern.sub(lambda match: _read(match, at, found), query)
+        query = pattern.sub(functools.partial(_read, at=at, found=found), query)
     return tuple(found[:MAX_PERIODS])
 
 
-def _read(match: re.Match[str], at: int, found: list[Period]) -> str:
+def _read(match: re.Match[str], *, at: int, found: list[Period]) -> str:
     """Add the period ``match`` names to ``found``; blank it out if it names one."""
     parts = match.groupdict()
     month = parts.get("month")

@@ -76,7 +76,7 @@ SPEAKER_BOOST = 0.5
 SPEAKER_DEPTH = 2
 """The speaker rule reorders the best this many times the hits asked for."""
 PERIOD_BOOST = 0.5
-"""A hit said in a period the query names scores this share more (``by_named_period``)."""
+"""A hit said in a period the query names scores this share more."""
 PERIOD_DEPTH = 5
 """A query naming a period reorders the best this many times the hits asked for."""
 
