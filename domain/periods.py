@@ -55,6 +55,7 @@ _PATTERNS = (
     re.compile(rf"\b{_YEAR}\b"),
 )
 _ALONE = 3  # the pattern of a month named alone
+_ANY = re.compile(rf"{_MONTH}|{_YEAR}", re.IGNORECASE)  # most queries name no date
 
 
 @attrs.frozen
@@ -131,6 +132,8 @@ def named_periods(query: str) -> tuple[Period, ...]:
     >>> named_periods("What may I bring for 30 people in 2099 or 1800?")
     (Period(year=2099, month=None, day=None),)
     """
+    if not _ANY.search(query):
+        return ()
     found: list[Period] = []
     for at, pattern in enumerate(_PATTERNS):
         query = pattern.sub(functools.partial(_read, at=at, found=found), query)
