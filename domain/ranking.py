@@ -29,6 +29,14 @@
    common to weigh in BM25 (step 1 leaves it out); who said a message tells the two
    apart. On LoCoMo (categories 1, 2, 4) this lifts evidence recall@10 by 3 points
    on the conversations it was tuned on and 2 on the others.
+5. The dates a query names (``by_named_period``, over what a store returned, before
+   step 4): a message whose ``timestamp`` falls in a period the query names
+   (``domain.periods``: "on October 13, 2023", "in May 2023") scores
+   ``PERIOD_BOOST`` more, among the best ``PERIOD_DEPTH`` times the hits asked for.
+   "What did Tim say about his injury on 16 November, 2023?" asks what was said
+   that day, which the words of the question alone rarely tell: on LoCoMo
+   (categories 1, 2, 4) this lifts evidence recall@10 by 0.7 points both on the
+   conversations it was tuned on and on the others.
 
 Ties go to the newer message.
 """
@@ -44,6 +52,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 import attrs
 
 from .errors import QueryError
+from .periods import Period
 from .ports import StoredHit
 from .recall import query_terms
 
@@ -66,6 +75,10 @@ SPEAKER_BOOST = 0.5
 """A hit by a speaker the query names scores this share more (``by_named_speaker``)."""
 SPEAKER_DEPTH = 2
 """The speaker rule reorders the best this many times the hits asked for."""
+PERIOD_BOOST = 0.5
+"""A hit said in a period the query names scores this share more."""
+PERIOD_DEPTH = 5
+"""A query naming a period reorders the best this many times the hits asked for."""
 
 
 def idf(documents: int, matching: int) -> float:
@@ -312,6 +325,35 @@ def by_named_speaker(
     return [
         hit if score == hit.score else attrs.evolve(hit, score=score)
         for score, hit in scored[:limit]
+    ]
+
+
+def by_named_period(
+    hits: Sequence[StoredHit], periods: Sequence[Period]
+) -> list[StoredHit]:
+    """Return ``hits`` once the periods the query names count, best first.
+
+    A hit whose message's ``timestamp`` falls in one of ``periods`` (it was said on
+    the day the query names: "on October 13, 2023") scores ``1 + PERIOD_BOOST``
+    times its score; the others keep theirs. Ties go to the newer message. ``hits``
+    are a store's best ``limit * PERIOD_DEPTH`` when ``periods`` is not empty (else
+    they come back as they are).
+    """
+    if not periods:
+        return list(hits)
+    scored = [
+        (
+            hit.score * (1 + PERIOD_BOOST)
+            if any(period.holds(hit.message.timestamp) for period in periods)
+            else hit.score,
+            hit,
+        )
+        for hit in hits
+    ]
+    scored.sort(key=lambda pair: (-pair[0], -(pair[1].message.id or 0)))
+    return [
+        hit if score == hit.score else attrs.evolve(hit, score=score)
+        for score, hit in scored
     ]
 
 

@@ -543,8 +543,9 @@ class SummaryEngine:
         ``query`` is untrusted text (from a user or a model): it is parsed into words
         (``domain.recall``: stemmed English, CJK bigrams, no operators), OR'ed and
         ranked by BM25 (``domain.ranking``: with the context of the neighbouring
-        messages, and a message by a speaker the query names, its ``name``, scoring
-        half as much again), best first. Each hit carries the message (with its id, for
+        messages, and a message by a speaker the query names, its ``name``, or said in
+        a period it names, "on October 13, 2023", its ``timestamp``, scoring half as
+        much again), best first. Each hit carries the message (with its id, for
         ``read_history``), its score, whether it is archived, and the summary version
         that folded it (``summary_history``). Only this session's messages are found.
 

@@ -4,8 +4,10 @@ The engine's ``search_history``, ``read_history``, ``read_history_range`` and
 ``summary_history`` run here, on the caller's thread: each is one or two store reads.
 The query is parsed in ``domain.recall`` (untrusted text becomes letters-and-digits
 terms), so a store never sees the raw text. A search asks the store for
-``SPEAKER_DEPTH`` times the hits it returns and lets the speakers the query names
-count (``domain.ranking.by_named_speaker``), the same above every store.
+``SPEAKER_DEPTH`` times the hits it returns (``PERIOD_DEPTH`` times when the query
+names a date) and lets the dates and the speakers the query names count
+(``domain.ranking.by_named_period``, ``by_named_speaker``), the same above every
+store.
 """
 
 from __future__ import annotations
@@ -29,7 +31,13 @@ from memory_summary.domain.lineage import (
     read_lineage,
     summary_versions,
 )
-from memory_summary.domain.ranking import SPEAKER_DEPTH, by_named_speaker
+from memory_summary.domain.periods import named_periods
+from memory_summary.domain.ranking import (
+    PERIOD_DEPTH,
+    SPEAKER_DEPTH,
+    by_named_period,
+    by_named_speaker,
+)
 from memory_summary.domain.recall import (
     HistoryEntry,
     SearchHit,
@@ -95,13 +103,15 @@ class HistoryAccess:
             raise ValueError(
                 f"archived_only={archived_only!r} is invalid; allowed: bool"
             )
+        periods = named_periods(query)
+        depth = PERIOD_DEPTH if periods else SPEAKER_DEPTH
         found = store.search_messages(
             session_id,
             terms,
-            limit=min(limit * SPEAKER_DEPTH, 1000),  # a store may hold to 1..1000
+            limit=min(limit * depth, 1000),  # a store may hold to 1..1000
             archived_only=archived_only,
         )
-        found = by_named_speaker(found, terms, limit)
+        found = by_named_speaker(by_named_period(found, periods), terms, limit)
         lineage = self.lineage(session_id) if any(h.archived for h in found) else None
         return [
             SearchHit(hit.message, hit.score, hit.archived, _version(lineage, hit))

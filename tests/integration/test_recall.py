@@ -62,6 +62,32 @@ def test_a_question_naming_a_speaker_finds_what_that_speaker_said_first(
     assert [h.message.id for h in unnamed] == [saved[1].id, saved[0].id]
 
 
+def test_a_question_naming_a_day_finds_what_was_said_that_day_first(
+    store, make_engine
+) -> None:
+    engine = make_engine(store, ScriptedSummarizer("Summary."), config=CONFIG)
+    day = 86_400.0
+    october_13 = 19_643 * day  # 2023-10-13, UTC
+    said = [
+        Message("user", "I painted a lighthouse", timestamp=october_13 + 3600),
+        Message(
+            "user", "I painted a barn and painted it", timestamp=october_13 + 9 * day
+        ),
+    ]
+    saved = [store.save_message("s1", m) for m in said]
+    for i, text in enumerate(["How was work?", "Busy, thanks.", "Talk soon!"]):
+        store.save_message("s1", Message("user", text, timestamp=october_13 + i * day))
+
+    hits = engine.search_history("s1", "What was painted on October 13, 2023?", limit=2)
+    undated = engine.search_history("s1", "What was painted?", limit=2)
+
+    # The barn says "painted" twice: BM25 alone ranks it first; the lighthouse
+    # was painted on the day the question names.
+    assert [h.message.id for h in hits] == [saved[0].id, saved[1].id]
+    assert hits[0].score > hits[1].score
+    assert [h.message.id for h in undated] == [saved[1].id, saved[0].id]
+
+
 def test_a_folded_message_is_found_with_the_version_that_folded_it(
     store, make_engine
 ) -> None:

@@ -145,3 +145,45 @@ def test_a_named_speaker_scores_its_boost_more_and_the_rest_keep_their_order(
     assert [h.score for h in found] == [score for score, _ in want[:limit]]
     if not named & {"ana", "ben"}:  # nobody named: the store's order, cut
         assert found == hits[:limit]
+
+
+DAYS = [0.0, 86_400.0 * 3, None]  # 1970-01-01, 1970-01-04, no timestamp
+dated_hits = st.lists(
+    st.tuples(st.sampled_from(DAYS), st.floats(0, 50, allow_nan=False)), max_size=30
+)
+
+
+@given(drawn=dated_hits, named=st.booleans())
+def test_a_named_day_scores_its_boost_more_and_the_rest_keep_their_order(
+    drawn, named
+) -> None:
+    from memory_summary.domain import Message, StoredHit
+    from memory_summary.domain.periods import Period
+
+    hits = sorted(
+        (
+            StoredHit(Message("user", "x", timestamp=ts, id=i + 1), False, score)
+            for i, (ts, score) in enumerate(drawn)
+        ),
+        key=lambda h: (-h.score, -h.message.id),
+    )
+    periods = [Period(1970, 1, 1)] if named else []
+
+    found = ranking.by_named_period(hits, periods)
+
+    want = sorted(
+        (
+            (
+                hit.score * (1 + ranking.PERIOD_BOOST)
+                if named and hit.message.timestamp == 0.0
+                else hit.score,
+                hit,
+            )
+            for hit in hits
+        ),
+        key=lambda pair: (-pair[0], -pair[1].message.id),
+    )
+    assert [h.message.id for h in found] == [h.message.id for _, h in want]
+    assert [h.score for h in found] == [score for score, _ in want]
+    if not named:
+        assert found == hits
