@@ -7,7 +7,9 @@ lets the messages whose ``timestamp`` falls in a named period score more
 
 - a day: "13 October 2023", "October 13, 2023", "8th of December", "May 3";
 - a month: "May 2023", "December, 2023", and a month named alone with a capital
-  letter ("in June"; "may" alone is the verb);
+  letter ("in June"); "may" and "march" are months only with a capital letter in
+  every form ("may 10 people come?" names no date), and a day the month does not
+  have ("31 February") names none;
 - a year: "in 2023" (1900 to 2099).
 
 A period without a year holds in any year. A day also holds the days either side
@@ -47,15 +49,20 @@ _MONTH = "(?P<month>" + "|".join(MONTHS) + ")"
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
 # Longest forms first: each match is blanked out before the next pattern reads.
+# ASCII only: a long s or a dotless i is no "s" or "i"; no digits of other scripts.
+_FLAGS = re.IGNORECASE | re.ASCII
 _PATTERNS = (
-    re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}\b,?\s*(?:{_YEAR}\b)?", re.IGNORECASE),
-    re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?!\d),?\s*(?:{_YEAR}\b)?", re.IGNORECASE),
-    re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b", re.IGNORECASE),
-    re.compile(rf"\b{_MONTH}\b", re.IGNORECASE),
-    re.compile(rf"\b{_YEAR}\b"),
+    re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}\b,?\s*(?:{_YEAR}\b)?", _FLAGS),
+    re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?!\d),?\s*(?:{_YEAR}\b)?", _FLAGS),
+    re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b", _FLAGS),
+    re.compile(rf"\b{_MONTH}\b", _FLAGS),
+    re.compile(rf"\b{_YEAR}\b", re.ASCII),
 )
 _ALONE = 3  # the pattern of a month named alone
-_ANY = re.compile(rf"{_MONTH}|{_YEAR}", re.IGNORECASE)  # most queries name no date
+_VERBS = frozenset({"may", "march"})
+"""Months that are also verbs: a month only when capitalized ("May 3", not "may 10")."""
+_DAYS_IN = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)  # 29 February: leap years
+_ANY = re.compile(rf"{_MONTH}|{_YEAR}", _FLAGS)  # most queries name no date
 
 
 @attrs.frozen
@@ -143,17 +150,23 @@ def named_periods(query: str) -> tuple[Period, ...]:
 def _read(match: re.Match[str], *, at: int, found: list[Period]) -> str:
     """Add the period ``match`` names to ``found``; blank it out if it names one."""
     parts = match.groupdict()
-    month = parts.get("month")
-    if at == _ALONE and not match.group()[0].isupper():
-        return match.group()  # "may", "march": a verb unless capitalized
+    month_name = parts.get("month")
+    if (
+        month_name is not None
+        and not month_name[0].isupper()
+        and (month_name.lower() in _VERBS or at == _ALONE)
+    ):
+        return match.group()  # "may", "march": verbs; "in june": not a date
+    month = MONTHS.index(month_name.lower()) + 1 if month_name else None
+    year = int(parts["year"]) if parts.get("year") else None
     day = int(parts["day"]) if parts.get("day") else None
-    if day is not None and not 1 <= day <= 31:
+    if day is not None and month is not None and not 1 <= day <= _DAYS_IN[month - 1]:
+        return match.group()  # "31 February": no day; "February 2023" still reads
+    if day == 29 and month == 2 and year is not None and not _leap(year):
         return match.group()
-    found.append(
-        Period(
-            year=int(parts["year"]) if parts.get("year") else None,
-            month=MONTHS.index(month.lower()) + 1 if month else None,
-            day=day,
-        )
-    )
+    found.append(Period(year=year, month=month, day=day))
     return " "
+
+
+def _leap(year: int) -> bool:
+    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)

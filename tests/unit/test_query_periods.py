@@ -95,3 +95,24 @@ def test_any_text_names_at_most_the_bounded_number_of_valid_periods(query) -> No
     for period in periods:
         assert period.month is None or 1 <= period.month <= 12
         assert period.day is None or (1 <= period.day <= 31 and period.month)
+
+
+@pytest.mark.parametrize(
+    ("query", "named"),
+    [
+        ("What happened in Augu\u017ft 2023?", (Period(2023),)),  # a long s: no month
+        ("apr\u0131l 2023", (Period(2023),)),  # a dotless i
+        ("APR\u0130L 2023", (Period(2023),)),
+        ("in 20\u0662\u0663", ()),  # other scripts' digits are no year
+        ("may 10 people come?", ()),  # the verb, even before a number
+        ("march 3", ()),
+        ("May 3", (Period(None, 5, 3),)),
+        ("on 31 February 2023", (Period(2023, 2),)),  # no such day: the month
+        ("29 February 2023", (Period(2023, 2),)),
+        ("29 February 2024", (Period(2024, 2, 29),)),
+        ("29 February", (Period(None, 2, 29),)),
+        ("31 April", (Period(None, 4),)),
+    ],
+)
+def test_odd_letters_verbs_and_days_no_month_has(query, named):
+    assert named_periods(query) == named
