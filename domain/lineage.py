@@ -82,7 +82,7 @@ def _version(entry: object) -> SummaryVersion | None:
 
 
 def _is_array(value: object) -> TypeGuard[list[Any] | tuple[Any, ...]]:
-    """A JSON array as decoded (a list), or as an ``EncodedRecord`` holds it."""
+    """A JSON array: a list, or a tuple a foreign writer kept."""
     return isinstance(value, (list, tuple))
 
 

@@ -98,12 +98,29 @@ class _Frozen(dict[str, object]):
     clear = pop = popitem = setdefault = update = _refuse
 
 
+class _FrozenList(list[object]):
+    """An array inside an ``EncodedRecord``: equal to the list, but unchangeable."""
+
+    __slots__ = ()
+
+    def __reduce__(self) -> tuple[type[list[object]], tuple[list[object]]]:
+        return list, (list(self),)  # a copy is a plain list (its values copied too)
+
+    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError(
+            "an EncodedRecord cannot be changed: decode its json_text, or deep-copy it"
+        )
+
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+    append = clear = extend = insert = pop = remove = reverse = sort = _refuse
+
+
 def _frozen(value: object) -> object:
-    """Return ``value`` (decoded JSON) with its mappings frozen and lists as tuples."""
+    """Return ``value`` (decoded JSON) with its mappings and lists frozen."""
     if isinstance(value, Mapping):
         return _Frozen({k: _frozen(v) for k, v in value.items()})
     if isinstance(value, (list, tuple)):
-        return tuple(_frozen(v) for v in value)
+        return _FrozenList(_frozen(v) for v in value)
     return value
 
 
@@ -113,10 +130,10 @@ class EncodedRecord(_Frozen):
     ``json_text`` is what ``json.dumps(record, ensure_ascii=False, allow_nan=False)``
     gives, made by whoever built the record (the lineage reuses the JSON of the
     versions it wrote before), so a store may keep it instead of encoding the record
-    again. To a store that does not know it, it is a mapping like any other. It
-    cannot be changed, nor can the mappings in it (its lists are tuples), since its
-    JSON would no longer say what it holds; ``copy.copy``, ``copy.deepcopy`` and
-    pickle give the plain dicts and lists of ``json.loads(json_text)``, free to edit.
+    again. To a store that does not know it, it is a mapping like any other, equal
+    to ``json.loads(json_text)``. It cannot be changed, nor can the mappings and
+    lists in it, since its JSON would no longer say what it holds; ``copy.copy``,
+    ``copy.deepcopy`` and pickle give plain dicts and lists, free to edit.
     """
 
     __slots__ = ("json_text",)

@@ -55,7 +55,7 @@ class AttachingContract:
         )
 
         assert result.attached
-        assert store.get_metadata(SIDE, sid) == side  # lists, not the record's tuples
+        assert store.get_metadata(SIDE, sid) == side
 
     def test_the_attached_record_and_the_release_commit_with_the_summary(
         self, store: Any, sid: str

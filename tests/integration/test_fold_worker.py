@@ -786,3 +786,20 @@ def test_a_fold_waiting_for_the_one_before_it_keeps_its_own_deadline():
         summarizer.close()
     assert len(raised) == 1
     assert isinstance(raised[0], SummarizerTimeout)
+
+
+@pytest.mark.parametrize("worker", ["thread", "process"])
+def test_a_deadline_beyond_any_wait_is_no_bound_and_a_bad_one_is_refused(worker):
+    summarizer = ExtractiveSummarizer(worker=worker)
+    expected = ExtractiveSummarizer().complete(request_of(LINES), max_tokens=100)
+    try:
+        for endless in (1e10, float("inf")):
+            got = summarizer.complete(
+                request_of(LINES), max_tokens=100, timeout_s=endless
+            )
+            assert got == expected
+        for bad in (float("nan"), 0.0, -0.5, -1.0):
+            with pytest.raises(ValueError, match="timeout_s"):
+                summarizer.complete(request_of(LINES), max_tokens=100, timeout_s=bad)
+    finally:
+        summarizer.close()

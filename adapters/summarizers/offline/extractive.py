@@ -227,11 +227,16 @@ class ExtractiveSummarizer:
         process is never cut short.
 
         Raises:
+            ValueError: ``timeout_s`` is not a positive number of seconds.
             SummarizerTimeout: the worker gave no answer within ``timeout_s`` (it
                 was killed; the next fold starts another), or the fold waited that
                 long for the one before it.
             SummarizerError: the summarizer is closed (``worker="process"``).
         """
+        if timeout_s is not None and not timeout_s > 0:  # NaN and negatives too
+            raise ValueError(f"timeout_s={timeout_s!r}: expected seconds > 0 or None")
+        if timeout_s is not None and timeout_s >= threading.TIMEOUT_MAX:
+            timeout_s = None  # longer than any wait can be: no bound
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         if not self._folding.acquire(timeout=-1 if timeout_s is None else timeout_s):
             raise SummarizerTimeout(

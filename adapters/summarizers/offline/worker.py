@@ -163,12 +163,21 @@ class FoldWorker:
             WorkerUnavailable: closed, or the child cannot start, or died twice.
         """
         request: Request = (list(messages), max_tokens)
+        deadline: float | None = None
         with self._lock:
             for attempt in (1, 2):
+                before = time.monotonic()
                 process = self._running()
-                # From a running child: its start is bounded by READY_S, and a
-                # deadline that counted it would end every child it started.
-                deadline = None if timeout_s is None else time.monotonic() + timeout_s
+                # Counted from a running child: a start is bounded by READY_S, and a
+                # deadline that counted it would end every child it started; a
+                # second child gets what the first left, plus its own start.
+                if timeout_s is not None:
+                    started = time.monotonic()
+                    deadline = (
+                        started + timeout_s
+                        if deadline is None
+                        else deadline + (started - before)
+                    )
                 try:
                     _send(_pipe(process.stdin), request, deadline)
                     kind, value, cpu_s = _receive(_pipe(process.stdout), deadline)
