@@ -106,7 +106,12 @@ def _timestamp(value: float | None) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise MessageError("timestamp", "must be seconds since the epoch (a number)")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # an int too large for a float: no time there is
+        raise MessageError(
+            "timestamp", "is too large for seconds since the epoch"
+        ) from None
 
 
 def _role(instance: object, attribute: object, value: object) -> None:

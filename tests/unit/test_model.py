@@ -85,6 +85,8 @@ def test_timestamp_must_be_a_number():
     assert Message("user", "x", timestamp=5).timestamp == 5.0
     with pytest.raises(MessageError, match="timestamp"):
         Message("user", "x", timestamp="yesterday")  # type: ignore[arg-type]
+    with pytest.raises(MessageError, match="too large"):
+        Message("user", "x", timestamp=2**1100)  # no float holds it
 
 
 def test_llm_ref_holds_provider_and_model():
