@@ -47,7 +47,7 @@ import functools
 import heapq
 import math
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 import attrs
 
@@ -312,20 +312,11 @@ def by_named_speaker(
     a store's best ``limit * SPEAKER_DEPTH``, best first.
     """
     asked = set(terms)
-    scored = [
-        (
-            hit.score * (1 + SPEAKER_BOOST)
-            if hit.message.name and asked & speaker_terms(hit.message.name)
-            else hit.score,
-            hit,
-        )
-        for hit in hits
-    ]
-    scored.sort(key=lambda pair: (-pair[0], -(pair[1].message.id or 0)))
-    return [
-        hit if score == hit.score else attrs.evolve(hit, score=score)
-        for score, hit in scored[:limit]
-    ]
+
+    def named(hit: StoredHit) -> bool:
+        return bool(hit.message.name and asked & speaker_terms(hit.message.name))
+
+    return _boosted(hits, SPEAKER_BOOST, named, limit)
 
 
 def by_named_period(
@@ -341,19 +332,30 @@ def by_named_period(
     """
     if not periods:
         return list(hits)
+
+    def dated(hit: StoredHit) -> bool:
+        return any(period.holds(hit.message.timestamp) for period in periods)
+
+    return _boosted(hits, PERIOD_BOOST, dated)
+
+
+def _boosted(
+    hits: Sequence[StoredHit],
+    boost: float,
+    applies: Callable[[StoredHit], bool],
+    limit: int | None = None,
+) -> list[StoredHit]:
+    """Return the best ``limit`` of ``hits`` (None: all), ties newest first.
+
+    A hit ``applies`` holds for scores ``1 + boost`` times its score.
+    """
     scored = [
-        (
-            hit.score * (1 + PERIOD_BOOST)
-            if any(period.holds(hit.message.timestamp) for period in periods)
-            else hit.score,
-            hit,
-        )
-        for hit in hits
+        (hit.score * (1 + boost) if applies(hit) else hit.score, hit) for hit in hits
     ]
     scored.sort(key=lambda pair: (-pair[0], -(pair[1].message.id or 0)))
     return [
         hit if score == hit.score else attrs.evolve(hit, score=score)
-        for score, hit in scored
+        for score, hit in scored[:limit]
     ]
 
 
