@@ -328,7 +328,10 @@ def serve(kind: str, path: str) -> None:
     """Serve app ``kind`` on a free loopback port; print the port, then serve."""
     import uvicorn
 
-    listener = socket.socket()
+    # IPPROTO_TCP named, as uvicorn's own sockets have it: asyncio sets TCP_NODELAY
+    # only on a socket whose proto says TCP, and without it every keep-alive
+    # response waited out the client's delayed ACK (about 40 ms a turn).
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     listener.bind(("127.0.0.1", 0))
     listener.listen(128)  # a client waits in the backlog until the app serves
     print(os.getpid(), listener.getsockname()[1], flush=True)
