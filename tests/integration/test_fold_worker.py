@@ -196,12 +196,18 @@ def test_a_child_that_dies_mid_fold_is_replaced_and_asked_again(pair, monkeypatc
     assert in_worker.worker_pid not in (None, first)
 
 
-def test_a_child_that_dies_twice_leaves_this_fold_here_and_is_tried_later(
+def test_a_fold_two_children_die_on_is_refused_never_run_in_the_host(
     monkeypatch, caplog
 ):
+    """What ended two children (the OOM killer, say) could end the host: no fold
+    here; the next fold starts a child again."""
     summarizer = ExtractiveSummarizer(worker="process")
     summarizer.complete(request_of(LINES), max_tokens=100)
     real_send = worker_module._send
+    in_host = []
+    monkeypatch.setattr(
+        summarizer, "_complete", lambda *a: in_host.append(a) or "folded here"
+    )
 
     def always_dying(stream, value, deadline):
         if isinstance(value, tuple):  # every fold's request: its child dies first
@@ -211,20 +217,57 @@ def test_a_child_that_dies_twice_leaves_this_fold_here_and_is_tried_later(
         real_send(stream, value, deadline)
 
     monkeypatch.setattr(worker_module, "_send", always_dying)
-    with caplog.at_level(logging.WARNING):
-        got = summarizer.complete(request_of(LINES), max_tokens=100)
-    monkeypatch.setattr(worker_module, "_send", real_send)
-
     try:
-        assert got == ExtractiveSummarizer().complete(request_of(LINES), max_tokens=100)
-        assert "died twice" in caplog.text
-        summarizer.complete(request_of(LINES), max_tokens=100)
-        assert summarizer.worker_pid is None  # within WORKER_RETRY_S: folds stay here
-        summarizer._worker_after = 0.0  # the retry time has come
-        summarizer.complete(request_of(LINES), max_tokens=100)
+        with pytest.raises(SummarizerError, match="died twice"):
+            summarizer.complete(request_of(LINES), max_tokens=100)
+        assert in_host == []
+        monkeypatch.undo()  # the real fold again, in a new child
+        got = summarizer.complete(request_of(LINES), max_tokens=100)
         assert summarizer.worker_pid is not None
+        assert got == ExtractiveSummarizer().complete(request_of(LINES), max_tokens=100)
     finally:
         summarizer.close()
+
+
+def test_a_replacement_child_gets_what_the_deadline_left_plus_its_own_start(
+    monkeypatch,
+):
+    """The first child's time counts: a child that dies late leaves its replacement
+    only the rest of the deadline (and its own start), not a new full one."""
+    summarizer = ExtractiveSummarizer(worker="process")
+    summarizer.complete(request_of(LINES), max_tokens=100)
+    real_send, real_start = worker_module._send, worker_module.FoldWorker._start
+    sends: list[tuple[float, float]] = []  # (when, deadline) of each request
+    starts: list[float] = []  # how long each replacement took to start
+
+    def dying_late(stream, value, deadline):
+        if isinstance(value, tuple):
+            sends.append((time.monotonic(), deadline))
+            if len(sends) == 1:  # the first child works 1 s, then dies
+                time.sleep(1.0)
+                pid = summarizer.worker_pid
+                os.kill(pid, signal.SIGKILL)
+                assert ended_within(pid, 10)
+        real_send(stream, value, deadline)
+
+    def timed_start(self):
+        began = time.monotonic()
+        try:
+            return real_start(self)
+        finally:
+            starts.append(time.monotonic() - began)
+
+    monkeypatch.setattr(worker_module, "_send", dying_late)
+    monkeypatch.setattr(worker_module.FoldWorker, "_start", timed_start)
+    try:
+        summarizer.complete(request_of(LINES), max_tokens=100, timeout_s=30.0)
+    finally:
+        summarizer.close()
+    assert len(sends) == 2
+    assert len(starts) == 1
+    (_, first), (second_at, second) = sends
+    assert second == pytest.approx(first + starts[0], abs=0.05)
+    assert second - second_at <= 30.0 - 1.0  # the first child's second is gone
 
 
 def test_any_message_folds_the_same_in_the_worker(pair):

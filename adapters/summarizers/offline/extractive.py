@@ -89,7 +89,7 @@ from .fitting import HIGH_SCORE, fitted_text, merged_facts
 from .host_instructions import CJK, INSTRUCTED_BONUS, instructed, instructions_of
 from .salience import salience_of
 from .transcript import sections_of
-from .worker import FoldTimeout, FoldWorker, WorkerUnavailable
+from .worker import FoldTimeout, FoldWorker, WorkerDied, WorkerUnavailable
 
 __all__ = [
     "HIGH_SCORE",
@@ -144,9 +144,11 @@ class ExtractiveSummarizer:
             that asks, in the host's process. ``"process"``: in one child process
             (``worker``), so a fold's CPU never holds the GIL the host's event loop
             and request threads need; ``count_tokens`` must then pickle, from a
-            module other than ``__main__``. When the child cannot fold, the fold
-            runs in-process (logged) and the child is tried again after
-            ``WORKER_RETRY_S``. ``close()`` ends the child for good (so does
+            module other than ``__main__``. When no child can start, the fold
+            runs in-process (logged) and a child is tried again after
+            ``WORKER_RETRY_S``; when two children die on one fold, that fold is
+            refused (``SummarizerError``: it could end the host too) and the
+            next one starts another child. ``close()`` ends the child for good (so does
             collecting the summarizer, or the host's exit). POSIX only.
 
     Raises:
@@ -231,7 +233,8 @@ class ExtractiveSummarizer:
             SummarizerTimeout: the worker gave no answer within ``timeout_s`` (it
                 was killed; the next fold starts another), or the fold waited that
                 long for the one before it.
-            SummarizerError: the summarizer is closed (``worker="process"``).
+            SummarizerError: the summarizer is closed (``worker="process"``), or
+                two children died on this fold (it is not run in the host).
         """
         if timeout_s is not None and not timeout_s > 0:  # NaN and negatives too
             raise ValueError(f"timeout_s={timeout_s!r}: expected seconds > 0 or None")
@@ -273,6 +276,11 @@ class ExtractiveSummarizer:
             except WorkerUnavailable as exc:
                 if worker.closed:  # closed while folding: nobody waits for it
                     raise SummarizerError("the summarizer is closed") from exc
+                if isinstance(exc, WorkerDied):  # never here: it may kill the host
+                    raise SummarizerError(
+                        f"{exc}: this fold is not run in the host's process, where "
+                        "what ended both children could end the host"
+                    ) from exc
                 log.warning(
                     "%s: folding in this process, and for %.0f s",
                     exc,

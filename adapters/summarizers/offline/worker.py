@@ -19,14 +19,17 @@ summarizer is closed or collected, or when the host process dies.
 
 Faults: a child that dies during a fold is replaced and the fold is asked again
 once; a child that cannot start (no Python to run: a frozen app; a child that exits
-or says nothing within ``READY_S``) or dies twice raises ``WorkerUnavailable``, and
-the summarizer folds that request in the host's process (logged) and tries a child
-again later. A fold given a deadline (``timeout_s``: the engine gives its own) never
-waits past it, to write the request or to read the reply: a child that has not
-answered by then (stopped, wedged) is killed, ``FoldTimeout`` is raised, and the
-next fold starts another. ``close()`` is final: it kills the child at once (a fold
-it cuts short raises ``WorkerUnavailable``, as does any later one) and no child
-starts again. A host that forks after the child started (a pre-forking server)
+or says nothing within ``READY_S``) raises ``WorkerUnavailable``, and the summarizer
+folds that request in the host's process (logged) and tries a child again later. Two
+children that die on the same fold raise ``WorkerDied``: the request itself may be
+what kills them (the kernel's OOM killer, say), so the summarizer refuses that fold
+rather than run it in the host, and the next fold starts another child. A fold given
+a deadline (``timeout_s``: the engine gives its own) never waits past it, to write
+the request or to read the reply: a child that has not answered by then (stopped,
+wedged) is killed, ``FoldTimeout`` is raised, and the next fold starts another.
+``close()`` is final: it kills the child at once (a fold it cuts short raises
+``WorkerUnavailable``, as does any later one) and no child starts again. A host
+that forks after the child started (a pre-forking server)
 drops, in the new process, its copies of the pipes (so the child still sees its
 stdin close with its real host) and starts a child of its own there. POSIX only
 (``start_new_session``, waiting on a pipe); each child holds its own tokenizer
@@ -55,7 +58,7 @@ from typing import IO, TYPE_CHECKING, Any, NamedTuple, cast
 if TYPE_CHECKING:
     from memory_summary.domain import Message
 
-__all__ = ["FoldTimeout", "FoldWorker", "WorkerUnavailable", "serve"]
+__all__ = ["FoldTimeout", "FoldWorker", "WorkerDied", "WorkerUnavailable", "serve"]
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +91,10 @@ class WorkerUnavailable(RuntimeError):
 
 class FoldTimeout(WorkerUnavailable):
     """The child gave no answer within the fold's deadline; it was killed."""
+
+
+class WorkerDied(WorkerUnavailable):
+    """Two children in a row died on this fold: the request itself may kill them."""
 
 
 class FoldWorker:
@@ -191,7 +198,7 @@ class FoldWorker:
                     if self._closed:
                         raise WorkerUnavailable("the fold worker is closed") from exc
                     if attempt == 2:
-                        raise WorkerUnavailable(
+                        raise WorkerDied(
                             f"the fold worker died twice ({exc!r})"
                         ) from exc
                     log.warning("the fold worker died (%r): starting another", exc)
