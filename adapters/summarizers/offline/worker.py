@@ -29,9 +29,9 @@ the request or to read the reply: a child that has not answered by then (stopped
 wedged) is killed, ``FoldTimeout`` is raised, and the next fold starts another.
 ``close()`` is final: it kills the child at once (a fold it cuts short raises
 ``WorkerUnavailable``, as does any later one) and no child starts again. A host
-that forks after the child started (a pre-forking server)
-drops, in the new process, its copies of the pipes (so the child still sees its
-stdin close with its real host) and starts a child of its own there. POSIX only
+that forks after the child started (a pre-forking server) drops, in the new process,
+its copies of the pipes (so the child still sees its stdin close with its real host)
+and starts a child of its own there. POSIX only
 (``start_new_session``, waiting on a pipe); each child holds its own tokenizer
 (about 100 MB with o200k_base), loaded before it says it is ready.
 
