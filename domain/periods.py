@@ -8,8 +8,9 @@ lets the messages whose ``timestamp`` falls in a named period score more
 - a day: "13 October 2023", "October 13, 2023", "8th of December", "May 3";
 - a month: "May 2023", "December, 2023", and a month named alone with a capital
   letter ("in June"); "may" and "march" are months only with a capital letter in
-  every form ("may 10 people come?" names no date), and a day the month does not
-  have ("31 February") names none;
+  every form ("may 10 people come?" names no date) and not before a pronoun or
+  "not" ("May I ask...?"), and a day the month does not have ("31 February")
+  names none;
 - a year: "in 2023" (1900 to 2099).
 
 A period without a year holds in any year. A day also holds the days either side
@@ -61,6 +62,9 @@ _PATTERNS = (
 _ALONE = 3  # the pattern of a month named alone
 _VERBS = frozenset({"may", "march"})
 """Months that are also verbs: a month only when capitalized ("May 3", not "may 10")."""
+_ASKING = re.compile(r"\s+(?:i|we|you|he|she|they|it|one|someone|not)\b", _FLAGS)
+"""What follows a capitalized "May" or "March" that is the verb ("May I ask..."),
+checked where the month is named alone."""
 _DAYS_IN = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)  # 29 February: leap years
 _ANY = re.compile(rf"{_MONTH}|{_YEAR}", _FLAGS)  # most queries name no date
 
@@ -138,6 +142,8 @@ def named_periods(query: str) -> tuple[Period, ...]:
     (Period(year=None, month=6, day=None),)
     >>> named_periods("What may I bring for 30 people in 2099 or 1800?")
     (Period(year=2099, month=None, day=None),)
+    >>> named_periods("May I ask what Tim did in May?")
+    (Period(year=None, month=5, day=None),)
     """
     if not _ANY.search(query):
         return ()
@@ -157,6 +163,13 @@ def _read(match: re.Match[str], *, at: int, found: list[Period]) -> str:
         and (month_name.lower() in _VERBS or at == _ALONE)
     ):
         return match.group()  # "may", "march": verbs; "in june": not a date
+    if (
+        at == _ALONE
+        and month_name is not None
+        and month_name.lower() in _VERBS
+        and _ASKING.match(match.string, match.end())
+    ):
+        return match.group()  # "May I ask...", "March we on?": the verb
     month = MONTHS.index(month_name.lower()) + 1 if month_name else None
     year = int(parts["year"]) if parts.get("year") else None
     day = int(parts["day"]) if parts.get("day") else None

@@ -107,6 +107,10 @@ def test_any_text_names_at_most_the_bounded_number_of_valid_periods(query) -> No
         ("may 10 people come?", ()),  # the verb, even before a number
         ("march 3", ()),
         ("May 3", (Period(None, 5, 3),)),
+        ("May I ask what Tim did?", ()),  # the verb, capitalized at the start
+        ("May we bring friends? It was in May.", (Period(None, 5),)),
+        ("May not be true", ()),
+        ("May it rain in March 2023?", (Period(2023, 3),)),
         ("on 31 February 2023", (Period(2023, 2),)),  # no such day: the month
         ("29 February 2023", (Period(2023, 2),)),
         ("29 February 2024", (Period(2024, 2, 29),)),
