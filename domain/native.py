@@ -113,20 +113,7 @@ def native_block(data: object) -> dict[str, object] | None:
     >>> native_block({"type": "compaction", "content": None}) is None
     True
     """
-    if not isinstance(data, Mapping) or not all(isinstance(k, str) for k in data):
-        return None
-    content = data.get("content")
-    if data.get("type") != COMPACTION_TYPE or not isinstance(content, str):
-        return None
-    if not content.strip():
-        return None
-    try:
-        text = json.dumps(data, ensure_ascii=False, allow_nan=False)
-        text.encode("utf-8")  # a lone surrogate: no store keeps it
-        copied: object = json.loads(text)
-    except (TypeError, ValueError):  # UnicodeEncodeError is a ValueError
-        return None
-    return copied if isinstance(copied, dict) else None
+    return _compaction(data, "content")
 
 
 def native_item(data: object) -> dict[str, object] | None:
@@ -140,18 +127,27 @@ def native_item(data: object) -> dict[str, object] | None:
     >>> native_item({"type": "compaction", "encrypted_content": ""}) is None
     True
     """
+    return _compaction(data, "encrypted_content")
+
+
+def _compaction(data: object, text_key: str) -> dict[str, object] | None:
+    """Return ``data`` as plain JSON if it is a compaction with text ``text_key``.
+
+    A mapping with text keys, ``type`` ``"compaction"``, non-empty text under
+    ``text_key``, every value JSON that every store keeps; else None.
+    """
     if not isinstance(data, Mapping) or not all(isinstance(k, str) for k in data):
         return None
-    sealed = data.get("encrypted_content")
-    if data.get("type") != COMPACTION_TYPE or not isinstance(sealed, str):
+    content = data.get(text_key)
+    if data.get("type") != COMPACTION_TYPE or not isinstance(content, str):
         return None
-    if not sealed.strip():
+    if not content.strip():
         return None
     try:
         text = json.dumps(data, ensure_ascii=False, allow_nan=False)
-        text.encode("utf-8")
+        text.encode("utf-8")  # a lone surrogate: no store keeps it
         copied: object = json.loads(text)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError):  # UnicodeEncodeError is a ValueError
         return None
     return copied if isinstance(copied, dict) else None
 

@@ -7,14 +7,13 @@ directly on the loop (no thread hop): triggers always, and ``build_prompt``/``as
 on a local store (in memory or SQLite: a cached, millisecond-free read); on a networked
 store (PostgreSQL) those reads run in a worker thread.
 
-Why about 420 lines: it mirrors each public method of ``SummaryEngine`` that may wait,
+Why about 410 lines: it mirrors each public method of ``SummaryEngine`` that may wait,
 one awaitable with its docstring each; what they do lives in the engine.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import warnings
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
@@ -227,14 +226,12 @@ class AsyncSummaryEngine:
                 messages, session_id, repair=repair, placement=placement
             )
         return await asyncio.to_thread(
-            functools.partial(
-                self.engine.assemble,
-                list(messages),
-                session_id,
-                repair=repair,
-                placement=placement,
-                model=model,
-            )
+            self.engine.assemble,
+            list(messages),
+            session_id,
+            repair=repair,
+            placement=placement,
+            model=model,
         )
 
     async def resummarize(self, session_id: str) -> Outcome:
@@ -266,13 +263,11 @@ class AsyncSummaryEngine:
         Runs in a worker thread: a search reads the store's index.
         """
         return await asyncio.to_thread(
-            functools.partial(
-                self.engine.search_history,
-                session_id,
-                query,
-                limit=limit,
-                archived_only=archived_only,
-            )
+            self.engine.search_history,
+            session_id,
+            query,
+            limit=limit,
+            archived_only=archived_only,
         )
 
     async def read_history(
@@ -280,13 +275,11 @@ class AsyncSummaryEngine:
     ) -> list[HistoryEntry]:
         """Return a message and its neighbours (``SummaryEngine.read_history``)."""
         return await asyncio.to_thread(
-            functools.partial(
-                self.engine.read_history,
-                session_id,
-                around_id,
-                before=before,
-                after=after,
-            )
+            self.engine.read_history,
+            session_id,
+            around_id,
+            before=before,
+            after=after,
         )
 
     async def read_history_range(
@@ -294,13 +287,11 @@ class AsyncSummaryEngine:
     ) -> list[HistoryEntry]:
         """Return an id range of messages (``SummaryEngine.read_history_range``)."""
         return await asyncio.to_thread(
-            functools.partial(
-                self.engine.read_history_range,
-                session_id,
-                first_id,
-                last_id,
-                limit=limit,
-            )
+            self.engine.read_history_range,
+            session_id,
+            first_id,
+            last_id,
+            limit=limit,
         )
 
     async def summary_history(self, session_id: str) -> list[SummaryVersion]:
@@ -373,13 +364,11 @@ class AsyncSummaryEngine:
                 system, messages, session_id, **options
             )
         return await asyncio.to_thread(
-            functools.partial(
-                self.engine.assemble_anthropic,
-                system,
-                list(messages),
-                session_id,
-                **options,
-            )
+            self.engine.assemble_anthropic,
+            system,
+            list(messages),
+            session_id,
+            **options,
         )
 
 
@@ -407,16 +396,12 @@ class AsyncConversation:
     ) -> list[dict[str, object]] | dict[str, object]:
         """Save the user's message and return the request (``Conversation.prepare``)."""
         return await asyncio.to_thread(
-            functools.partial(
-                self.conversation.prepare, user, system=system, format=format
-            )
+            self.conversation.prepare, user, system=system, format=format
         )
 
     async def record(self, reply: object, *, usage: object = None) -> Recorded:
         """Save the reply, report the turn (``Conversation.record``)."""
-        return await asyncio.to_thread(
-            functools.partial(self.conversation.record, reply, usage=usage)
-        )
+        return await asyncio.to_thread(self.conversation.record, reply, usage=usage)
 
     async def add(self, *messages: object) -> list[Message]:
         """Save messages the host produced (``Conversation.add``)."""

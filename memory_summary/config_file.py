@@ -94,19 +94,6 @@ def raise_all(errors: list[ConfigError]) -> None:
         raise ConfigErrors(tuple(errors))
 
 
-def read_toml(path: str | Path) -> dict[str, object]:
-    """Return the config mapping of a TOML file: its fields, wherever they are.
-
-    Raises:
-        ConfigError: the file is missing or is not valid TOML, ``memory_summary`` is
-            not a table, a field is set both at the top level and in the table, or a
-            top-level key beside the table is a near miss of a field (all at once).
-    """
-    entries, errors = file_entries(_read(path))
-    raise_all(errors)
-    return dict(entries)
-
-
 def file_entries(
     data: Mapping[str, object],
 ) -> tuple[list[tuple[str, object]], list[ConfigError]]:

@@ -1,6 +1,6 @@
 """The history index of the SQLite store: an FTS5 table, taken in by the batch.
 
-Why about 670 lines: one concept, the FTS5 index. Its schema and per-session statistics,
+Why about 645 lines: one concept, the FTS5 index. Its schema and per-session statistics,
 the catch-ups that take new messages in (off the host's thread under ``eager``, a
 session at its search under ``lazy``), and the search over them are one body of SQL
 and the code that binds it; they change together.
@@ -41,34 +41,6 @@ from .terms import (
 )
 
 log = logging.getLogger(__name__)
-
-
-def _byte(at: int) -> str:
-    """SQL: the ``at``-th byte (0-based) of the hex text ``h``, as an integer."""
-    digits = "'0123456789ABCDEF'"
-    high = f"instr({digits}, substr(h, {2 * at + 1}, 1))"
-    low = f"instr({digits}, substr(h, {2 * at + 2}, 1))"
-    return f"(({high} - 1) * 16 + {low} - 1)"
-
-
-# A message's length in terms, read from FTS5's own record of it: the ``sz`` blob of
-# ``message_index_docsize`` holds each column's size as a varint (big-endian groups
-# of 7 bits, the high bit set on every byte but the last): ``session`` (1, one byte)
-# then ``terms``. Under 128 terms (two bytes in all, the usual case) the second byte
-# is the length, read as an ASCII character; else up to four bytes (268 million
-# terms) are decoded from their hex text.
-_LONG_LENGTH = (
-    f"CASE WHEN {_byte(1)} < 128 THEN (({_byte(0)} & 127) << 7) | {_byte(1)} "
-    f"WHEN {_byte(2)} < 128 THEN (({_byte(0)} & 127) << 14) "
-    f"| (({_byte(1)} & 127) << 7) | {_byte(2)} "
-    f"ELSE (({_byte(0)} & 127) << 21) | (({_byte(1)} & 127) << 14) "
-    f"| (({_byte(2)} & 127) << 7) | {_byte(3)} END"
-)
-_LENGTH = (
-    "CASE WHEN length(d.sz) = 2 THEN "
-    "coalesce(unicode(CAST(substr(d.sz, 2, 1) AS TEXT)), 0) "
-    f"ELSE (SELECT {_LONG_LENGTH} FROM (SELECT hex(substr(d.sz, 2, 4)) AS h)) END"
-)
 
 
 _ARRAY = """'["' || replace(lower(i.c1), ' ', '","') || '"]'"""

@@ -3,8 +3,8 @@
 Each parser takes the raw text and returns the value or raises
 ``argparse.ArgumentTypeError`` with a message saying what is allowed; argparse turns
 that into ``memory-summary COMMAND: error: argument --limit: ...`` and exit 2.
-The same checks apply to defaults from a config file (``check_default``), where a bad
-value is a configuration error instead (exit 3).
+The same checks apply to defaults from a config file (``options.checked_cli_defaults``),
+where a bad value is a configuration error instead (exit 3).
 """
 
 from __future__ import annotations
@@ -132,12 +132,3 @@ def memory_types(text: str) -> tuple[str, ...]:
                 f"unknown memory type {name!r} (did you mean {SUMMARY_TYPE!r}?)"
             )
     return names
-
-
-def check_default(name: str, value: object, parse: Callable[[str], object]) -> None:
-    """Check a default from a config file with the option's own parser.
-
-    Raises:
-        argparse.ArgumentTypeError: the value is out of range.
-    """
-    parse(str(value))

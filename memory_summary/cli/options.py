@@ -173,7 +173,7 @@ def checked_cli_defaults(config_path: str | Path | None) -> dict[str, object]:
     for name, value in defaults.items():
         check = CHECKS.get(name, arg_types.text_option)
         try:
-            arg_types.check_default(name, value, check)
+            check(str(value))  # the option's own parser, as on the command line
         except argparse.ArgumentTypeError as exc:
             allowed = str(exc).rpartition("allowed: ")[2]
             errors.append(ConfigError(f"cli.{name}", value, allowed))

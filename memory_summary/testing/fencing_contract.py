@@ -55,6 +55,32 @@ def commit(store: Any, sid: str, **overrides: Any) -> CommitResult:
     return result
 
 
+def commit_native(store: Any, sid: str, native: NativeArtifact) -> Any:
+    """Commit a record carrying ``native``; check it reads back whole and fences.
+
+    Returns the stored record, for the caller to check its artifact's fields.
+    """
+    saved = save(store, sid, 4)
+    record = SummaryRecord("Likes tea.", saved[1].id, 3, generation="g1", native=native)
+
+    result = commit(
+        store,
+        sid,
+        record=record.to_mapping(),
+        through_id=saved[1].id,
+        expect_archived=2,
+    )
+    stored = store.get_metadata(NS, sid)
+    fenced = commit(store, sid, expect_generation="g0")
+
+    assert result.committed
+    assert read_record(stored) == record
+    assert stored is not None
+    assert fenced.fenced == "generation"
+    assert store.get_metadata(NS, sid) == stored
+    return stored
+
+
 def marker(archived: int) -> Message:
     """Return a compression separator message."""
     return Message("system", f"[compressed {archived}]", kind="event-marker")
@@ -154,7 +180,6 @@ class FencingContract:
     def test_a_record_with_a_native_artifact_commits_reads_back_and_fences(
         self, store: Any, sid: str
     ) -> None:
-        saved = save(store, sid, 4)
         block = {
             "type": "compaction",
             "content": "Likes tea \u2615; \u05e9\u05dc\u05d5\u05dd.",
@@ -162,79 +187,40 @@ class FencingContract:
             "tool_changes": [],
             "later_field": {"nested": [1, None, "x", 2.5, True]},
         }
-        record = SummaryRecord(
-            "Likes tea.",
-            saved[1].id,
-            3,
-            generation="g1",
-            native=NativeArtifact("anthropic", "claude-haiku-4-5", block),
-        )
+        native = NativeArtifact("anthropic", "claude-haiku-4-5", block)
 
-        result = commit(
-            store,
-            sid,
-            record=record.to_mapping(),
-            through_id=saved[1].id,
-            expect_archived=2,
-        )
-        stored = store.get_metadata(NS, sid)
-        fenced = commit(store, sid, expect_generation="g0")
+        stored = commit_native(store, sid, native)
 
-        assert result.committed
-        assert read_record(stored) == record
-        assert stored is not None
         assert stored["native"]["block"] == block
-        assert fenced.fenced == "generation"
-        assert store.get_metadata(NS, sid) == stored
 
     def test_a_record_with_an_openai_item_commits_reads_back_and_fences(
         self, store: Any, sid: str
     ) -> None:
-        saved = save(store, sid, 4)
         item = {
             "id": "cmp_1",
             "type": "compaction",
             "encrypted_content": "gAAAAB" + "x" * 4000 + "==",
             "created_by": None,
         }
-        record = SummaryRecord(
-            "Likes tea.",
-            saved[1].id,
-            3,
-            generation="g1",
-            native=NativeArtifact(
-                "openai",
-                "gpt-5.4-mini",
-                item,
-                "Pinned: tea.",
-                lead=(
-                    {"type": "message", "role": "user", "content": "I like tea."},
-                    {
-                        "type": "message",
-                        "role": "user",
-                        "content": [{"type": "input_text", "text": "我喜欢茶"}],
-                    },
-                ),
+        native = NativeArtifact(
+            "openai",
+            "gpt-5.4-mini",
+            item,
+            "Pinned: tea.",
+            lead=(
+                {"type": "message", "role": "user", "content": "I like tea."},
+                {
+                    "type": "message",
+                    "role": "user",
+                    "content": [{"type": "input_text", "text": "我喜欢茶"}],
+                },
             ),
         )
 
-        result = commit(
-            store,
-            sid,
-            record=record.to_mapping(),
-            through_id=saved[1].id,
-            expect_archived=2,
-        )
-        stored = store.get_metadata(NS, sid)
-        fenced = commit(store, sid, expect_generation="g0")
+        stored = commit_native(store, sid, native)
 
-        assert result.committed
-        assert read_record(stored) == record
-        assert stored is not None
         assert stored["native"]["block"] == item
         assert stored["native"]["lead"][1]["content"][0]["text"] == "我喜欢茶"
-        assert fenced.fenced == "generation"
-        assert store.get_metadata(NS, sid) == stored
 
     def test_an_expired_lease_fences_the_commit(
         self, store: Any, sid: str, compressing: Any

@@ -15,6 +15,8 @@ pop keeps it, a clear, a forget or the session's TTL drops it).
 
 from __future__ import annotations
 
+from .lua import postings
+
 PAGE = 500
 """Rows ``PENDING`` reads at most at once (a first search of a big session pages)."""
 
@@ -75,22 +77,8 @@ return out
 # Returns how many rows it indexed.
 INDEX = (
     _MARK
+    + postings
     + """
-local function postings(id, entry)
-  local members, length, term = {}, nil, nil
-  for token in string.gmatch(entry, '%S+') do
-    if length == nil then
-      length = tonumber(token)
-    elseif term == nil then
-      term = token
-    else
-      members[#members + 1] = 0
-      members[#members + 1] = term .. '\\0' .. id .. '\\0' .. token
-      term = nil
-    end
-  end
-  return members, length or 0
-end
 local done, words = 0, 0
 for i = 2, #ARGV, 2 do
   local id = ARGV[i]
@@ -98,9 +86,7 @@ for i = 2, #ARGV, 2 do
       and redis.call('HEXISTS', KEYS[3], id) == 0 then
     redis.call('HSET', KEYS[3], id, ARGV[i + 1])
     local members, length = postings(id, ARGV[i + 1])
-    for at = 1, #members, 500 do
-      redis.call('ZADD', KEYS[2], unpack(members, at, math.min(at + 499, #members)))
-    end
+    add_postings(KEYS[2], members)
     words = words + length
     done = done + 1
   end

@@ -32,7 +32,7 @@ Layout (``P`` is the store's prefix; a session id, namespace or key never holds 
 
 Why about 490 lines: one concept, the server-side half of ``RedisStore``: one Lua
 script a store operation that reads and then writes, each a few lines. They share the
-key layout above and the Lua helpers (``_HELPERS``, ``_postings``), and a script's
+key layout above and the Lua helpers (``_HELPERS``, ``postings``), and a script's
 ``KEYS``/``ARGV`` comment reads against that layout; split in two, each half would
 need both. The history search's read-only scripts live with it (``redis_history``).
 """
@@ -72,8 +72,8 @@ end
 # The history index: a message's *entry* is "length term tf term tf ..." (its
 # number of terms, then each distinct term with its frequency; terms are letters and
 # digits). This returns the members of its postings, "term NUL id NUL tf", and its
-# length; saving, popping and both share it.
-_postings = """
+# length; saving, popping and the catch-up's ``INDEX`` share it.
+postings = """
 local function postings(id, entry)
   local members, length, term = {}, nil, nil
   for token in string.gmatch(entry, '%S+') do
@@ -93,6 +93,14 @@ local function each_chunk(items, call)  -- unpack() has a limit: 500 at a time
     call(unpack(items, at, math.min(at + 499, #items)))
   end
 end
+local function add_postings(key, members)  -- all of score 0: ordered by their text
+  local scored = {}
+  for _, member in ipairs(members) do
+    scored[#scored + 1] = 0
+    scored[#scored + 1] = member
+  end
+  each_chunk(scored, function(...) redis.call('ZADD', key, ...) end)
+end
 """
 
 # KEYS: counter, history, sessions, boundary, instructions, postings, entries, words,
@@ -105,7 +113,7 @@ end
 # lost (a socket timeout, a dropped connection) is sent again with its token, and
 # the script returns the first id it gave instead of storing the batch twice.
 SAVE = (
-    _postings
+    postings
     + """
 local token = KEYS[#KEYS]
 local done = redis.call('GET', token)
@@ -119,12 +127,7 @@ for i = 1, n do
   -- an empty entry (recall_index lazy or off): a search indexes it (catch_up)
   if ARGV[2 * i + 3] ~= '' then redis.call('HSET', KEYS[7], id, ARGV[2 * i + 3]) end
   local members, length = postings(id, ARGV[2 * i + 3])
-  local scored = {}
-  for _, member in ipairs(members) do
-    scored[#scored + 1] = 0
-    scored[#scored + 1] = member
-  end
-  each_chunk(scored, function(...) redis.call('ZADD', KEYS[6], ...) end)
+  add_postings(KEYS[6], members)
   words = words + length
 end
 if words > 0 then redis.call('INCRBY', KEYS[8], words) end
@@ -248,7 +251,7 @@ return out
 # KEYS: history, boundary, instructions, postings, entries, words, session records...
 # ARGV: ttl ms. The popped message leaves the index in the same step.
 POP = (
-    _postings
+    postings
     + """
 local b = redis.call('GET', KEYS[2]) or '0'
 local top = redis.call(

@@ -165,12 +165,9 @@ class AnthropicLLM(SDKSummarizer[anthropic.Timeout]):
         return known_context_tokens(name)
 
     def _arguments(
-        self,
-        messages: Sequence[Message],
-        model: str | None,
-        max_tokens: int,
-        temperature: float,
+        self, messages: Sequence[Message], model: str | None, max_tokens: int
     ) -> dict[str, Any]:
+        """Return the call's arguments; no ``temperature`` (see the module)."""
         system, turns = request_payload(messages)
         arguments: dict[str, Any] = {
             "model": model or self.model,
@@ -193,7 +190,7 @@ class AnthropicLLM(SDKSummarizer[anthropic.Timeout]):
         timeout_s: float | None = None,
     ) -> SummaryReply:
         """Return the answer with the usage Anthropic reported."""
-        arguments = self._arguments(messages, model, max_tokens, temperature)
+        arguments = self._arguments(messages, model, max_tokens)
         try:
             response = self._retried(
                 lambda timeout: self._client.messages.create(
@@ -227,7 +224,7 @@ class AnthropicLLM(SDKSummarizer[anthropic.Timeout]):
         ``SummarizerTimeout``. ``close()`` may be called from any thread.
         """
         deadline = deadline_at(timeout_s)
-        arguments = self._arguments(messages, model, max_tokens, temperature)
+        arguments = self._arguments(messages, model, max_tokens)
 
         def open_stream() -> anthropic.Stream[RawMessageStreamEvent]:
             return self._retried(
