@@ -325,6 +325,17 @@ class SearchContract(StoreFixtures):
             h.message for h in store.read_messages(sid, saved[0].id, before=5, after=0)
         ] == saved[:1]
 
+    @pytest.mark.parametrize(
+        ("before", "after"), [(-1, 2), (2, -1), (True, 2), (2, 1.5), (2, "3")]
+    )
+    def test_a_neighbourhood_that_is_no_count_is_a_clear_error(
+        self, store: Any, sid: str, before: object, after: object
+    ) -> None:
+        saved = _save(store, sid, *[f"m{i}" for i in range(4)])
+
+        with pytest.raises(ValueError, match="invalid"):
+            store.read_messages(sid, saved[2].id, before=before, after=after)
+
     def test_read_of_an_id_not_in_the_session_is_empty(
         self, store: Any, sid: str
     ) -> None:

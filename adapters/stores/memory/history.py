@@ -16,7 +16,12 @@ from collections.abc import Sequence
 import attrs
 
 from memory_summary.adapters.recall.policy import refuse_search
-from memory_summary.adapters.stores.rows import check_key, check_read, check_row_id
+from memory_summary.adapters.stores.rows import (
+    check_key,
+    check_limit,
+    check_read,
+    check_row_id,
+)
 from memory_summary.domain import Message, StoredHit, is_host_instruction
 from memory_summary.domain.config import RecallIndex
 from memory_summary.domain.ranking import (
@@ -249,6 +254,8 @@ class MemoryHistory:
         """Return a message and its neighbours; see ``SearchableStore``."""
         check_key("session_id", session_id)
         check_row_id("around_id", around_id)
+        check_limit(before)
+        check_limit(after)
         with self._lock:
             session = self._sessions.get(session_id)
             at = None if session is None else session.position(around_id)
