@@ -17,6 +17,11 @@ The host's Anthropic ``system`` and ``tools`` (a native summarizer sends them) a
 kept as copies of their JSON, the system without a summary merged into it earlier
 (``host_system``), so a host that changes its dicts afterwards changes nothing a
 compaction sends; a pair over ``MAX_REQUEST_BYTES`` is not kept (none is then).
+Sessions sending the same system prompt or tools share one copy, and the distinct
+copies kept hold at most ``MAX_REQUESTS_CHARS`` characters of JSON, all sessions: past
+it, the least recently touched sessions' copies are dropped (a compaction of theirs
+sends neither until their next request names them again), so 50,000 sessions with
+prompts of their own cannot hold 50,000 times ``MAX_REQUEST_BYTES``.
 """
 
 from __future__ import annotations
@@ -25,7 +30,8 @@ import json
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
 
 import attrs
 
@@ -38,6 +44,9 @@ MAX_SESSION_FACTS = 50_000
 """Sessions whose facts are remembered; the least recently touched go first."""
 MAX_REQUEST_BYTES = 256 * 1024
 """The largest ``system`` and ``tools`` (their JSON, together) kept for a session."""
+MAX_REQUESTS_CHARS = 32 * 1024 * 1024
+"""The distinct systems' and tools' JSON kept, all sessions (their parsed copies
+take a few times that in memory)."""
 
 
 @attrs.frozen
@@ -55,6 +64,10 @@ class SessionFacts:
     """The fingerprint of the ``system`` given, before its copy was cleaned."""
     tools_key: int | None = None
     """The fingerprint of the ``tools`` given."""
+    system_json: str | None = attrs.field(default=None, eq=False, repr=False)
+    """The JSON ``system`` was copied from: its key among the shared copies."""
+    tools_json: str | None = attrs.field(default=None, eq=False, repr=False)
+    """The JSON ``tools`` were copied from: its key among the shared copies."""
 
 
 NO_FACTS = SessionFacts()
@@ -70,9 +83,16 @@ class SessionMemory:
     (True, 'o3', 2)
     """
 
-    def __init__(self, capacity: int = MAX_SESSION_FACTS) -> None:
+    def __init__(
+        self,
+        capacity: int = MAX_SESSION_FACTS,
+        max_requests_chars: int = MAX_REQUESTS_CHARS,
+    ) -> None:
         self._capacity = max(capacity, 1)
+        self._max_chars = max_requests_chars
         self._facts: OrderedDict[str, SessionFacts] = OrderedDict()
+        self._copies: dict[str, list[object]] = {}  # JSON -> [copy, sessions using it]
+        self._chars = 0  # the JSON of ``_copies``, counted once each
         self._lock = threading.Lock()
 
     def get(self, session_id: str) -> SessionFacts:
@@ -131,15 +151,26 @@ class SessionMemory:
                 session_id,
                 size,
             )
-            self._update(session_id, system=None, tools=(), **changes)
+            self._update(
+                session_id,
+                system=None,
+                tools=(),
+                system_json=None,
+                tools_json=None,
+                **changes,
+            )
             return
-        try:
-            changes["system"] = host_system(json.loads(system_text))
-        except MessageError:
-            changes["system"] = None
+        changes["system"] = self._copy(system_text, _system_of)
+        changes["system_json"] = system_text
         if tools_text is not None:
-            changes["tools"] = tuple(json.loads(tools_text))
+            changes["tools"] = self._copy(tools_text, _tools_of)
+            changes["tools_json"] = tools_text
         self._update(session_id, **changes)
+
+    def _copy(self, text: str, parse: Callable[[str], object]) -> Any:
+        """Return the shared copy of the JSON ``text``, or a new one."""
+        shared = self._copies.get(text)
+        return parse(text) if shared is None else shared[0]
 
     def set_guard(self, session_id: str, guard: LoopGuard | None) -> None:
         """Remember (or lift) the session's loop guard."""
@@ -148,18 +179,90 @@ class SessionMemory:
     def pop(self, session_id: str) -> None:
         """Forget the session."""
         with self._lock:
-            self._facts.pop(session_id, None)
+            self._release(self._facts.pop(session_id, NO_FACTS))
+
+    @property
+    def requests_chars(self) -> int:
+        """Characters of the kept systems' and tools' JSON, each distinct one once."""
+        return self._chars
 
     def _update(self, session_id: str, **changes: object) -> None:
         with self._lock:
-            facts = self._facts.get(session_id, NO_FACTS)
-            self._facts[session_id] = attrs.evolve(facts, **changes)  # type: ignore[arg-type]
+            old = self._facts.get(session_id, NO_FACTS)
+            facts = attrs.evolve(old, **changes)  # type: ignore[arg-type]
+            if "system_json" in changes or "tools_json" in changes:
+                self._hold(facts)
+                self._release(old)
+            self._facts[session_id] = facts
             self._facts.move_to_end(session_id)
             while len(self._facts) > self._capacity:
-                self._facts.popitem(last=False)
+                self._release(self._facts.popitem(last=False)[1])
+            if self._chars > self._max_chars:
+                self._drop_requests(keep=session_id)
+
+    def _hold(self, facts: SessionFacts) -> None:
+        for text, copy in (
+            (facts.system_json, facts.system),
+            (facts.tools_json, facts.tools),
+        ):
+            if text is None:
+                continue
+            shared = self._copies.get(text)
+            if shared is None:
+                self._copies[text] = [copy, 1]
+                self._chars += len(text)
+            else:
+                shared[1] = cast(int, shared[1]) + 1
+
+    def _release(self, facts: SessionFacts) -> None:
+        for text in (facts.system_json, facts.tools_json):
+            shared = None if text is None else self._copies.get(text)
+            if text is None or shared is None:
+                continue
+            shared[1] = cast(int, shared[1]) - 1
+            if shared[1] == 0:
+                del self._copies[text]
+                self._chars -= len(text)
+
+    def _drop_requests(self, keep: str) -> None:
+        """Drop the least recently touched sessions' copies until within the cap."""
+        for session_id, facts in list(self._facts.items()):
+            if self._chars <= self._max_chars:
+                return
+            if session_id == keep or (
+                facts.system_json is None and facts.tools_json is None
+            ):
+                continue
+            self._release(facts)
+            self._facts[session_id] = attrs.evolve(
+                facts,
+                system=None,
+                tools=(),
+                system_key=None,
+                tools_key=None,
+                system_json=None,
+                tools_json=None,
+            )
+            log.debug(
+                "session %s: its Anthropic system and tools are no longer "
+                "remembered (the sessions' copies reached %d characters)",
+                session_id,
+                self._max_chars,
+            )
 
     def __len__(self) -> int:
         return len(self._facts)
+
+
+def _system_of(text: str) -> AnthropicSystem:
+    try:
+        return host_system(json.loads(text))
+    except MessageError:
+        return None
+
+
+def _tools_of(text: str) -> tuple[Mapping[str, object], ...]:
+    return tuple(json.loads(text))
 
 
 def _fingerprint(value: object) -> tuple[str | None, int]:
