@@ -37,8 +37,20 @@
    that day, which the words of the question alone rarely tell: on LoCoMo
    (categories 1, 2, 4) this lifts evidence recall@10 by 0.7 points both on the
    conversations it was tuned on and on the others.
+6. Coverage (``Coverage``, in step 2): a message's score, context included, is
+   multiplied by the square root (``COVERAGE_POWER``) of the share of the query it
+   and its neighbours cover: the idf-weighted share of the query's terms held by a
+   match within ``CONTEXT_REACH`` messages of it (itself included). A passage that
+   holds every word of the question beats one that holds one of its words many
+   times ("What did Melanie and her family do while camping?": "camping" said three
+   times outweighs "family" and "camping" together in BM25 alone). On LoCoMo
+   (categories 1, 2, 4) this lifts evidence recall@10 from 85.7% to 86.4% on the
+   conversations it was tuned on and from 82.5% to 85.1% on the others.
 
 Ties go to the newer message.
+
+Why about 455 lines: one concept, the reference ranking every store implements; its
+steps share the statistics and the candidates' term frequencies.
 """
 
 from __future__ import annotations
@@ -79,6 +91,8 @@ PERIOD_BOOST = 0.5
 """A hit said in a period the query names scores this share more."""
 PERIOD_DEPTH = 5
 """A query naming a period reorders the best this many times the hits asked for."""
+COVERAGE_POWER = 0.5
+"""A score is multiplied by this power of the query share its passage covers."""
 
 
 def idf(documents: int, matching: int) -> float:
@@ -129,8 +143,45 @@ def newest(ids: Iterable[int]) -> list[int]:
     return heapq.nlargest(PER_TERM, ids)
 
 
+@attrs.define
+class Coverage:
+    """Which of a query's terms each BM25 match holds (ranking step 6).
+
+    ``bm25_search`` fills it for the matches it returns, ``with_context`` reads it.
+
+    Attributes:
+        weights: each query term's weight (its idf); bit ``k`` of a mask stands for
+            ``weights[k]``.
+        held: each match's mask: the bits of the query terms it holds. A message
+            absent from it (a neighbour that matched nothing) holds none.
+    """
+
+    weights: list[float] = attrs.Factory(list)
+    held: dict[int, int] = attrs.Factory(dict)
+
+    def factor(self, mask: int) -> float:
+        """Return what a passage holding the terms of ``mask`` multiplies its score by.
+
+        The ``COVERAGE_POWER`` power of their share of the query's weight; 1 when the
+        query has no weight at all.
+
+        >>> Coverage([1.0, 3.0]).factor(0b10)
+        0.8660254037844386
+        >>> Coverage([1.0, 3.0]).factor(0b11), Coverage([1.0]).factor(0)
+        (1.0, 0.0)
+        """
+        total = sum(self.weights)
+        if total <= 0:
+            return 1.0
+        held = sum(w for k, w in enumerate(self.weights) if mask >> k & 1)
+        return float(min(held / total, 1.0) ** COVERAGE_POWER)
+
+
 def with_context(
-    scored: Sequence[tuple[int, float]], reach: Mapping[int, int | None], limit: int
+    scored: Sequence[tuple[int, float]],
+    reach: Mapping[int, int | None],
+    limit: int,
+    coverage: Coverage | None = None,
 ) -> list[tuple[int, float]]:
     """Return the best ``limit`` (id, score) pairs once neighbours lent their scores.
 
@@ -140,10 +191,15 @@ def with_context(
             its session (None: the session ends sooner); ``b`` is ``a``'s neighbour
             when ``a < b <= reach[a]``.
         limit: how many to return.
+        coverage: the query terms each match holds (``bm25_search`` fills it): a
+            score is then multiplied by ``Coverage.factor`` of the terms the message
+            and its neighbours hold (step 6). None: no such factor.
     """
     ids = sorted(id_ for id_, _ in scored)
     base = dict(scored)
     best = dict.fromkeys(ids, 0.0)
+    held = coverage.held if coverage is not None else {}
+    window = {id_: held.get(id_, 0) for id_ in ids}
     for at, a in enumerate(ids):
         last = reach.get(a)
         for b in ids[at + 1 :]:
@@ -151,7 +207,12 @@ def with_context(
                 break
             best[a] = max(best[a], base[b])
             best[b] = max(best[b], base[a])
+            window[a] |= held.get(b, 0)
+            window[b] |= held.get(a, 0)
     final = [(id_, base[id_] + CONTEXT_WEIGHT * best[id_]) for id_ in ids]
+    if coverage is not None:
+        factors = {mask: coverage.factor(mask) for mask in set(window.values())}
+        final = [(id_, score * factors[window[id_]]) for id_, score in final]
     final.sort(key=lambda pair: (-pair[1], -pair[0]))
     return final[:limit]
 
@@ -190,12 +251,17 @@ class TermIndex:
         self.total_length -= self.lengths.pop(doc_id, 0)
 
     def search(
-        self, terms: Sequence[str], limit: int, allowed: set[int] | None = None
+        self,
+        terms: Sequence[str],
+        limit: int,
+        allowed: set[int] | None = None,
+        coverage: Coverage | None = None,
     ) -> list[tuple[int, float]]:
         """Return up to ``limit`` (doc id, score) pairs, best first, ties newest first.
 
         ``allowed``: only these documents (say, the archived ones) may be returned;
-        the statistics stay the whole session's.
+        the statistics stay the whole session's. ``coverage``: filled as
+        ``bm25_search`` fills it.
         """
         documents = len(self.lengths)
         matching = {t: len(self.postings[t]) for t in terms if t in self.postings}
@@ -214,6 +280,7 @@ class TermIndex:
             documents=documents,
             total_length=self.total_length,
             limit=limit,
+            coverage=coverage,
         )
 
 
@@ -243,6 +310,7 @@ def bm25_search(
     documents: int,
     total_length: int,
     limit: int = CANDIDATES,
+    coverage: Coverage | None = None,
 ) -> list[tuple[int, float]]:
     """Return the best ``limit`` (id, score) of ``candidates``, ties newest first.
 
@@ -254,6 +322,8 @@ def bm25_search(
         documents: the collection's size (N).
         total_length: its documents' summed length.
         limit: how many to return.
+        coverage: when given, filled with the query terms' weights and which of
+            them each returned candidate holds (``with_context`` reads it).
     """
     average_length = total_length / documents if documents else 0.0
     weights = {
@@ -273,7 +343,16 @@ def bm25_search(
         for doc_id, frequencies in candidates.items()
     ]
     scored.sort(key=lambda pair: (-pair[1], -pair[0]))
-    return scored[:limit]
+    best = scored[:limit]
+    if coverage is not None:
+        coverage.weights = list(weights.values())
+        coverage.held = {
+            doc_id: sum(
+                1 << k for k, term in enumerate(weights) if candidates[doc_id][term]
+            )
+            for doc_id, _ in best
+        }
+    return best
 
 
 def reference_search(
@@ -291,14 +370,16 @@ def reference_search(
         doc_id: order[at + CONTEXT_REACH] if at + CONTEXT_REACH < len(order) else None
         for at, doc_id in enumerate(order)
     }
-    matches = index.search(terms, CANDIDATES)
+    coverage = Coverage()
+    matches = index.search(terms, CANDIDATES, coverage=coverage)
     scored = dict(matches)
     at = {doc_id: i for i, doc_id in enumerate(order)}
     for doc_id, _ in matches[:CONTEXT_SEEDS]:
         i = at[doc_id]
         for near in order[max(i - CONTEXT_REACH, 0) : i + CONTEXT_REACH + 1]:
             scored.setdefault(near, 0.0)
-    return with_context(list(scored.items()), {i: later[i] for i in scored}, limit)
+    reach = {i: later[i] for i in scored}
+    return with_context(list(scored.items()), reach, limit, coverage)
 
 
 def by_named_speaker(

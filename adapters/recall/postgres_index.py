@@ -19,6 +19,7 @@ from memory_summary.domain.config import RecallIndex
 from memory_summary.domain.ranking import (
     CONTEXT_REACH,
     PER_TERM,
+    Coverage,
     bm25_search,
     informative,
     seed_terms,
@@ -408,6 +409,7 @@ class PostgresIndex:
         *,
         archived_only: bool,
         held: set[int] | None = None,
+        coverage: Coverage | None = None,
     ) -> Matches:
         terms = list(dict.fromkeys(terms))
         check_terms(terms)
@@ -441,6 +443,7 @@ class PostgresIndex:
             lengths,
             documents=documents,
             total_length=total,
+            coverage=coverage,
         )
 
     def catch_up_session(self, session_id: str) -> int:

@@ -38,6 +38,7 @@ from typing import Any, Protocol
 from memory_summary.adapters.stores.sql.driver import Executor, SqlDriver
 from memory_summary.domain import Message
 from memory_summary.domain.config import RecallIndex
+from memory_summary.domain.ranking import Coverage
 
 from .postgres_index import PostgresIndex, backfill
 from .sqlite_index import SqliteIndex
@@ -107,12 +108,14 @@ class SearchIndex(Protocol):
         *,
         archived_only: bool,
         held: set[int] | None = None,
+        coverage: Coverage | None = None,
     ) -> Matches:
         """Return the session's best ``CANDIDATES`` matches as (id, BM25 score).
 
         ``held``: when given, the index may add to it the session's ids within
         ``CONTEXT_REACH`` of every match, if it read them with the matches (one
         round trip fewer); the caller reads whatever it does not hold.
+        ``coverage``: when given, filled by ``bm25_search`` (``domain.ranking``).
         """
         ...
 

@@ -24,6 +24,7 @@ from memory_summary.domain import Message, StoreError
 from memory_summary.domain.config import RecallIndex
 from memory_summary.domain.ranking import (
     PER_TERM,
+    Coverage,
     bm25_search,
     informative,
     seed_terms,
@@ -605,6 +606,7 @@ class SqliteIndex:
         *,
         archived_only: bool,
         held: set[int] | None = None,
+        coverage: Coverage | None = None,
     ) -> Matches:
         if self.policy == "eager":
             self.catch_up()  # every session's rows: what the batches left
@@ -639,6 +641,7 @@ class SqliteIndex:
             lengths,
             documents=documents,
             total_length=total,
+            coverage=coverage,
         )
 
     def id_list(self, ids: Sequence[int]) -> object:

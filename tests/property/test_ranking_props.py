@@ -187,3 +187,83 @@ def test_a_named_day_scores_its_boost_more_and_the_rest_keep_their_order(
     assert [h.score for h in found] == [score for score, _ in want]
     if not named:
         assert found == hits
+
+
+def _spelled_out(docs: list[list[str]], query: list[str], limit: int) -> dict:
+    """Ranking steps 1, 2 and 6 spelled out: every scored id and its final score."""
+    n = len(docs)
+    matches = _expected(docs, query, ranking.PER_TERM, ranking.SEED_TERMS, 10**6)
+    df = {t: sum(1 for d in docs if t in d) for t in dict.fromkeys(query)}
+    found = [t for t in df if df[t]]
+    terms = [t for t in found if 2 * df[t] < n] or found
+    weight = {t: ranking.idf(n, df[t]) for t in terms}
+    scored = dict(matches)
+    for i, _ in matches[: ranking.CONTEXT_SEEDS]:
+        for j in range(i - ranking.CONTEXT_REACH, i + ranking.CONTEXT_REACH + 1):
+            if 0 <= j < n:
+                scored.setdefault(j, 0.0)
+    final = {}
+    for i, score in scored.items():
+        window = [
+            j for j in scored if abs(j - i) <= ranking.CONTEXT_REACH
+        ]  # itself included
+        best = max((scored[j] for j in window if j != i), default=0.0)
+        held = {t for j in window if scored[j] > 0 for t in terms if t in docs[j]}
+        share = sum(weight[t] for t in held) / sum(weight.values())
+        final[i] = (score + ranking.CONTEXT_WEIGHT * best) * share**0.5
+    return final
+
+
+@given(docs=documents, query=queries, limit=st.integers(1, 20))
+def test_a_passage_scores_the_share_of_the_query_it_covers(docs, query, limit):
+    # Step 6: a message's score, its neighbours' share included, is multiplied by
+    # the square root of the idf share of the query's terms held by the matches
+    # within CONTEXT_REACH of it (itself included).
+    found = ranking.reference_search(list(enumerate(docs)), query, limit)
+
+    want = _spelled_out(docs, query, limit)
+    assert len(found) == min(limit, len(want))
+    for id_, score in found:
+        assert math.isclose(score, want[id_], rel_tol=1e-9, abs_tol=1e-12)
+    scores = [score for _, score in found]
+    assert scores == sorted(scores, reverse=True)
+    if found:  # nothing left out scores more than the last one returned
+        assert all(
+            s <= scores[-1] * (1 + 1e-9) + 1e-12
+            for i, s in want.items()
+            if i not in dict(found)
+        )
+
+
+masks = st.integers(0, 2**4 - 1)
+weights = st.lists(st.floats(1e-6, 10, allow_nan=False), min_size=4, max_size=4)
+passages = st.lists(
+    st.tuples(st.floats(0, 50, allow_nan=False), masks), min_size=1, max_size=30
+)
+
+
+@given(drawn=passages, weights=weights, limit=st.integers(1, 40))
+def test_coverage_never_raises_a_score_and_a_whole_query_changes_nothing(
+    drawn, weights, limit
+):
+    scored = [(i + 1, score) for i, (score, _) in enumerate(drawn)]
+    reach = {i: i + ranking.CONTEXT_REACH for i, _ in scored}
+    coverage = ranking.Coverage(weights, {i + 1: m for i, (_, m) in enumerate(drawn)})
+    whole = ranking.Coverage(weights, dict.fromkeys(coverage.held, 2**4 - 1))
+
+    plain = dict(ranking.with_context(scored, reach, len(scored)))
+    covered = ranking.with_context(scored, reach, limit, coverage)
+
+    for id_, score in covered:
+        assert score <= plain[id_] * (1 + 1e-12)
+    assert ranking.with_context(scored, reach, limit, whole) == ranking.with_context(
+        scored, reach, limit
+    )
+
+
+@given(weights=weights, small=masks, extra=masks)
+def test_covering_more_of_the_query_never_lowers_the_factor(weights, small, extra):
+    coverage = ranking.Coverage(weights)
+
+    assert 0.0 <= coverage.factor(small) <= coverage.factor(small | extra) <= 1.0
+    assert coverage.factor(2**4 - 1) == 1.0

@@ -28,6 +28,7 @@ from memory_summary.domain.ranking import (
     CANDIDATES,
     CONTEXT_REACH,
     CONTEXT_SEEDS,
+    Coverage,
     TermIndex,
     with_context,
 )
@@ -174,7 +175,8 @@ class MemorySession:
         allowed = None
         if archived_only:
             allowed = {m.id for m in self.archived()}
-        matches = self.index.search(list(terms), CANDIDATES, allowed)  # type: ignore[arg-type]
+        coverage = Coverage()
+        matches = self.index.search(list(terms), CANDIDATES, allowed, coverage)  # type: ignore[arg-type]
         messages = self.messages
         scored = dict(matches)
         positions: dict[int, int] = {}
@@ -192,7 +194,7 @@ class MemorySession:
                 positions[row_id] = at
                 later = at + CONTEXT_REACH
                 reach[row_id] = messages[later].id if later < len(messages) else None
-        found = with_context(list(scored.items()), reach, limit)
+        found = with_context(list(scored.items()), reach, limit, coverage)
         return [self.hit(positions[row_id], score) for row_id, score in found]
 
 

@@ -43,6 +43,7 @@ from memory_summary.domain.config import RecallIndex
 from memory_summary.domain.ranking import (
     CONTEXT_REACH,
     CONTEXT_SEEDS,
+    Coverage,
     bm25_search,
     informative,
     newest,
@@ -263,11 +264,12 @@ class RedisHistory(RedisScripted):
         kept = informative(terms, matching, int(counts[0]))
         if not kept:
             return []
-        matches, boundary = self._matches(session_id, kept, archived_only)
+        coverage = Coverage()
+        matches, boundary = self._matches(session_id, kept, archived_only, coverage)
         if not matches:
             return []
         scored, reach = self._context(session_id, matches, archived_only)
-        found = with_context(list(scored.items()), reach, limit)
+        found = with_context(list(scored.items()), reach, limit, coverage)
         rows = self._script(
             "ROWS", session_id, self._row_keys(session_id), [i for i, _ in found]
         )
@@ -310,12 +312,17 @@ class RedisHistory(RedisScripted):
         return [self._key(kind, session_id) for kind in ("h", "b", "i")]
 
     def _matches(
-        self, session_id: str, terms: list[str], archived_only: bool
+        self,
+        session_id: str,
+        terms: list[str],
+        archived_only: bool,
+        coverage: Coverage | None = None,
     ) -> tuple[list[tuple[int, float]], int]:
         """Return the BM25 matches of ``terms`` (best ``CANDIDATES``), the boundary.
 
         Candidates are bounded as ``domain.ranking`` says: the newest matches of the
-        rarest terms (``seed_terms``, ``newest``), then scored with every term.
+        rarest terms (``seed_terms``, ``newest``), then scored with every term;
+        ``coverage`` is filled as ``bm25_search`` fills it.
         """
         reply = self._script(
             "POSTINGS",
@@ -353,6 +360,7 @@ class RedisHistory(RedisScripted):
             lengths,
             documents=documents,
             total_length=words,
+            coverage=coverage,
         )
         return matches, boundary
 

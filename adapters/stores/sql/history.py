@@ -24,7 +24,12 @@ from memory_summary.adapters.stores.rows import (
 )
 from memory_summary.domain import StoredHit
 from memory_summary.domain.config import RecallIndex, check_recall_index
-from memory_summary.domain.ranking import CONTEXT_REACH, CONTEXT_SEEDS, with_context
+from memory_summary.domain.ranking import (
+    CONTEXT_REACH,
+    CONTEXT_SEEDS,
+    Coverage,
+    with_context,
+)
 
 from .dialect import Dialect
 from .driver import SqlDriver
@@ -95,12 +100,14 @@ class SqlHistory:
             return []
         q = self._hq
         around: set[int] = set()
+        coverage = Coverage()
         matches = self._search.matches(
             self._read,
             session_id,
             list(terms),
             archived_only=archived_only,
             held=around,
+            coverage=coverage,
         )
         if not matches:
             return []
@@ -129,7 +136,7 @@ class SqlHistory:
             scored.setdefault(id_, 0.0)
         near.update(self._near(session_id, [i for i in scored if i not in near], held))
         reach = {id_: bounds[1] for id_, bounds in near.items()}
-        found = with_context(list(scored.items()), reach, limit)
+        found = with_context(list(scored.items()), reach, limit, coverage)
         rows = self._read(
             q["by_ids"], (self._search.id_list([i for i, _ in found]), session_id)
         )
