@@ -331,25 +331,20 @@ def bm25_search(
         for term in dict.fromkeys(terms)
         if matching.get(term)
     }
-    scored = [
-        (
-            doc_id,
-            bm25(
-                [(w, frequencies[t]) for t, w in weights.items()],
-                lengths[doc_id],
-                average_length,
-            ),
-        )
+    pairs = {  # each candidate's (weight, tf) per query term, read once
+        doc_id: [(w, frequencies[t]) for t, w in weights.items()]
         for doc_id, frequencies in candidates.items()
+    }
+    scored = [
+        (doc_id, bm25(held, lengths[doc_id], average_length))
+        for doc_id, held in pairs.items()
     ]
     scored.sort(key=lambda pair: (-pair[1], -pair[0]))
     best = scored[:limit]
     if coverage is not None:
         coverage.weights = list(weights.values())
         coverage.held = {
-            doc_id: sum(
-                1 << k for k, term in enumerate(weights) if candidates[doc_id][term]
-            )
+            doc_id: sum(1 << k for k, (_, tf) in enumerate(pairs[doc_id]) if tf)
             for doc_id, _ in best
         }
     return best
