@@ -93,6 +93,7 @@ class SessionMemory:
         self._facts: OrderedDict[str, SessionFacts] = OrderedDict()
         self._copies: dict[str, list[object]] = {}  # JSON -> [copy, sessions using it]
         self._chars = 0  # the JSON of ``_copies``, counted once each
+        self._holders: OrderedDict[str, None] = OrderedDict()  # holding copies, LRU
         self._lock = threading.Lock()
 
     def get(self, session_id: str) -> SessionFacts:
@@ -180,6 +181,7 @@ class SessionMemory:
         """Forget the session."""
         with self._lock:
             self._release(self._facts.pop(session_id, NO_FACTS))
+            self._holders.pop(session_id, None)
 
     @property
     def requests_chars(self) -> int:
@@ -195,8 +197,15 @@ class SessionMemory:
                 self._release(old)
             self._facts[session_id] = facts
             self._facts.move_to_end(session_id)
+            if facts.system_json is not None or facts.tools_json is not None:
+                self._holders[session_id] = None
+                self._holders.move_to_end(session_id)
+            else:
+                self._holders.pop(session_id, None)
             while len(self._facts) > self._capacity:
-                self._release(self._facts.popitem(last=False)[1])
+                gone, oldest = self._facts.popitem(last=False)
+                self._release(oldest)
+                self._holders.pop(gone, None)
             if self._chars > self._max_chars:
                 self._drop_requests(keep=session_id)
 
@@ -226,13 +235,12 @@ class SessionMemory:
 
     def _drop_requests(self, keep: str) -> None:
         """Drop the least recently touched sessions' copies until within the cap."""
-        for session_id, facts in list(self._facts.items()):
-            if self._chars <= self._max_chars:
+        while self._chars > self._max_chars:
+            session_id = next((s for s in self._holders if s != keep), None)
+            if session_id is None:
                 return
-            if session_id == keep or (
-                facts.system_json is None and facts.tools_json is None
-            ):
-                continue
+            del self._holders[session_id]
+            facts = self._facts[session_id]
             self._release(facts)
             self._facts[session_id] = attrs.evolve(
                 facts,

@@ -148,3 +148,16 @@ def test_the_copies_counted_are_the_copies_the_sessions_hold(actions, capacity, 
             if memory.get(f"s{n}").system_json or memory.get(f"s{n}").tools_json
         ]
         assert memory.requests_chars <= cap or len(holding) <= 1
+
+
+def test_the_copies_dropped_first_are_those_of_the_sessions_least_recently_touched():
+    memory = SessionMemory(max_requests_chars=2_500)
+    for n in range(2):
+        memory.set_request(f"s{n}", f"You serve user {n}. " + "x" * 1_000)
+    memory.set_model("s0", "claude-x")  # s0 is now the more recent
+
+    memory.set_request("s2", "You serve user 2. " + "x" * 1_000)
+
+    assert memory.get("s1").system is None
+    assert memory.get("s0").system.startswith("You serve user 0.")
+    assert memory.get("s2").system.startswith("You serve user 2.")
