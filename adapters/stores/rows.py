@@ -5,7 +5,7 @@ same checks so that it refuses exactly what they refuse. Rows this library wrote
 decoded with the trusted ``Message.from_row`` (no converters run twice); a row that
 fails the cheap shape checks goes through the validating constructor instead.
 
-Why about 450 lines: one concept, the row layout. Writing a row and reading it back
+Why about 475 lines: one concept, the row layout. Writing a row and reading it back
 must change together (every column's encoding sits next to its decoding), and the
 key, limit and JSON checks are what each store runs before it writes that row.
 """
@@ -31,7 +31,6 @@ from memory_summary.domain import (
 )
 from memory_summary.domain.content import content_parts, plain_parts
 from memory_summary.domain.model import ROLES, may_lack_content
-from memory_summary.domain.tool_call import ToolType
 
 _TOKEN_NONCE = uuid.uuid4().hex[:16]  # per process: tokens never repeat across them
 _TOKEN_COUNTER = itertools.count(1)
@@ -298,12 +297,29 @@ def content_column(message: Message) -> str | None:
     )
 
 
-def _tool_type(call: Mapping[str, Any]) -> ToolType:
-    """Return a stored call's type; a foreign one raises ``KeyError`` (checked path)."""
+def _stored_call(call: Any) -> ToolCall:
+    """Return a stored call, trusted; a foreign shape raises ``KeyError`` (checked).
+
+    A foreign writer's ``{"id": 7}``, ``null`` arguments or an unknown type go
+    through the validating constructor instead, which normalizes or refuses them.
+    """
+    if type(call) is not dict:
+        raise KeyError("call")
+    id_, name, arguments = call["id"], call["name"], call["arguments"]
     kind = call.get("type", "function")
-    if kind == "function" or kind == "custom":
-        return kind
-    raise KeyError("type")
+    if (
+        type(id_) is str
+        and type(name) is str
+        and type(arguments) is str
+        and (kind == "function" or kind == "custom")
+    ):
+        return ToolCall.from_row(id_, name, arguments, kind)
+    raise KeyError("call")
+
+
+def _optional_text(value: object) -> bool:
+    """Tell whether a text column holds what this library writes: text or NULL."""
+    return value is None or type(value) is str
 
 
 def stored_content(
@@ -396,20 +412,17 @@ def row_message(row: Sequence[Any]) -> Message:
         role in _ROLES
         and type(text) is str
         and type(id_) is int
-        and (refusal is None or type(refusal) is str)
+        and _optional_text(refusal)
+        and _optional_text(call_id)
+        and _optional_text(name)
+        and _optional_text(kind)
+        and (timestamp is None or type(timestamp) is float)
     ):
         try:
             data = json.loads(metadata) if metadata else {}
             if type(data) is dict:
                 tool_calls = (
-                    tuple(
-                        ToolCall.from_row(
-                            c["id"], c["name"], c["arguments"], _tool_type(c)
-                        )
-                        for c in json.loads(calls)
-                    )
-                    if calls
-                    else ()
+                    tuple(_stored_call(c) for c in json.loads(calls)) if calls else ()
                 )
                 content = stored_content(
                     text,
