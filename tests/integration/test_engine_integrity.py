@@ -8,6 +8,7 @@ records of foreign or corrupt shape, bad summarizer replies, outages and hung ca
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 from collections.abc import Sequence
 
@@ -533,3 +534,29 @@ def test_a_context_error_while_recovering_is_retried_at_half_size(store, make_en
 
     assert outcome.recovered == 8
     assert engine.summary("s1").unsummarized == ()
+
+
+@every_store
+@pytest.mark.parametrize("format", ["openai", "anthropic", "responses"])
+def test_a_record_covering_ids_not_yet_saved_never_hides_the_new_turn(
+    store, make_engine, format
+):
+    """A foreign record whose covered id runs past the store's (ids restarted)."""
+    store.save_metadata(
+        NAMESPACE,
+        "s1",
+        {
+            "text": "Foreign: the user is Ada.",
+            "covered_through_id": 10**12,
+            "tokens": 5,
+        },
+    )
+    engine = make_engine(store, ScriptedSummarizer(GOOD), config=SMALL)
+    fill(store, "s1", 2)
+    chat = engine.conversation("s1")
+
+    request = json.dumps(chat.prepare("Is it sunny in Paris?", format=format))
+
+    assert "Is it sunny in Paris?" in request
+    assert "Foreign: the user is Ada." in request
+    assert all(m.content in request for m in store.get_history("s1"))
