@@ -27,7 +27,8 @@ from memory_summary.domain import (
     SummarizerContextError,
 )
 from memory_summary.testing.fakes import InstrumentedSummarizer, ScriptedSummarizer
-from tests.contract.stores import every_store
+from tests.contract.conftest import FOREIGN_KINDS
+from tests.contract.stores import every_store, store_for, write_raw_metadata
 from tests.integration.conversation import fill, transcript_of
 
 SMALL = SummaryConfig(threshold=10, keep_recent=4)
@@ -199,6 +200,29 @@ def test_undecodable_rows_from_a_foreign_writer_are_quarantined(tmp_path, make_e
         assert GOOD in engine.build_prompt(sid)
     assert sorted(store.list_metadata(QUARANTINE_NAMESPACE)) == ["s1", "s2", "s3"]
     store.close()
+
+
+@pytest.mark.parametrize("kind", FOREIGN_KINDS)
+def test_a_record_with_a_lone_surrogate_escape_is_replaced_by_a_compression(
+    request, tmp_path, make_engine, kind
+):
+    """Python's JSON reads one (normalized) where Redis's Lua cjson refused it."""
+    store = next(store_for(request, kind, tmp_path))
+    write_raw_metadata(
+        store,
+        NAMESPACE,
+        "s1",
+        '{"text": "Ada\\ud800 Lovelace.", "tokens": 3, "covered_through_id": null}',
+    )
+    engine = make_engine(store, ScriptedSummarizer(GOOD), config=SMALL)
+    fill(store, "s1", 12)
+
+    assert "Ada\ufffd Lovelace." in engine.build_prompt("s1")
+    outcome = engine.compress("s1").result(timeout=10)
+
+    assert outcome.kind == "compressed", outcome.detail
+    assert GOOD in engine.build_prompt("s1")
+    assert store.count_history("s1") == 4
 
 
 def test_the_original_plugins_record_is_read_as_the_previous_summary(
