@@ -225,6 +225,31 @@ def test_a_record_with_a_lone_surrogate_escape_is_replaced_by_a_compression(
     assert store.count_history("s1") == 4
 
 
+@pytest.mark.parametrize("kind", FOREIGN_KINDS)
+def test_a_native_artifact_with_a_lone_surrogate_never_fails_the_next_commit(
+    request, tmp_path, make_engine, kind
+):
+    """A rejected summary still archives: the previous record is written back."""
+    store = next(store_for(request, kind, tmp_path))
+    native = {
+        "provider": "anthropic",
+        "model": "claude\udfff",
+        "block": {"type": "compaction", "content": "Likes tea."},
+        "beside": "Pinned: \ud800",
+    }
+    record = {"text": "A summary.", "tokens": 3, "covered_through_id": None}
+    write_raw_metadata(store, NAMESPACE, "s1", json.dumps({**record, "native": native}))
+    engine = make_engine(store, ScriptedSummarizer("ok"), config=SMALL)
+    fill(store, "s1", 12)
+
+    outcome = engine.compress("s1").result(timeout=10)
+
+    assert (outcome.kind, outcome.code) == ("trimmed", "summary_rejected")
+    assert store.count_history("s1") == 4
+    kept = engine.summary("s1").native
+    assert (kept.model, kept.beside) == ("claude\ufffd", "Pinned: \ufffd")
+
+
 def test_the_original_plugins_record_is_read_as_the_previous_summary(
     store, make_engine
 ):
