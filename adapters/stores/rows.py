@@ -317,11 +317,6 @@ def _stored_call(call: Any) -> ToolCall:
     raise KeyError("call")
 
 
-def _optional_text(value: object) -> bool:
-    """Tell whether a text column holds what this library writes: text or NULL."""
-    return value is None or type(value) is str
-
-
 def stored_content(
     text: str, structured: object, *, may_be_none: bool, id_: object
 ) -> Content:
@@ -412,10 +407,10 @@ def row_message(row: Sequence[Any]) -> Message:
         role in _ROLES
         and type(text) is str
         and type(id_) is int
-        and _optional_text(refusal)
-        and _optional_text(call_id)
-        and _optional_text(name)
-        and _optional_text(kind)
+        and (refusal is None or type(refusal) is str)
+        and (call_id is None or type(call_id) is str)
+        and (name is None or type(name) is str)
+        and (kind is None or type(kind) is str)
         and (timestamp is None or type(timestamp) is float)
     ):
         try:
