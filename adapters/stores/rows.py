@@ -5,7 +5,7 @@ same checks so that it refuses exactly what they refuse. Rows this library wrote
 decoded with the trusted ``Message.from_row`` (no converters run twice); a row that
 fails the cheap shape checks goes through the validating constructor instead.
 
-Why about 475 lines: one concept, the row layout. Writing a row and reading it back
+Why about 490 lines: one concept, the row layout. Writing a row and reading it back
 must change together (every column's encoding sits next to its decoding), and the
 key, limit and JSON checks are what each store runs before it writes that row.
 """
@@ -390,19 +390,23 @@ def row_message(row: Sequence[Any]) -> Message:
     Raises:
         MalformedRecord: the row is not a message (written by someone else).
     """
-    (
-        id_,
-        role,
-        text,
-        calls,
-        call_id,
-        name,
-        kind,
-        timestamp,
-        metadata,
-        structured,
-        refusal,
-    ) = row
+    try:
+        (
+            id_,
+            role,
+            text,
+            calls,
+            call_id,
+            name,
+            kind,
+            timestamp,
+            metadata,
+            structured,
+            refusal,
+        ) = row
+    except (TypeError, ValueError) as exc:  # a foreign JSON row (RedisStore's)
+        log.warning("stored message row cannot be decoded: %s", exc)
+        raise MalformedRecord("stored message row is not a message row") from exc
     if (
         role in _ROLES
         and type(text) is str
@@ -441,6 +445,8 @@ def row_message(row: Sequence[Any]) -> Message:
             pass
     # A row that failed the trusted path: decoded validating every field.
     try:
+        if type(id_) is not int:
+            raise TypeError(f"id is {type(id_).__name__}, not int")
         tool_calls = json.loads(calls) if calls else ()
         data = json.loads(metadata) if metadata else {}
         refused = refusal if isinstance(refusal, str) else None
@@ -465,8 +471,22 @@ def row_message(row: Sequence[Any]) -> Message:
             timestamp=timestamp,
             metadata=data,
             refusal=refused,
-            id=int(id_),
+            id=id_,
         )
     except (*_JSON_ERRORS, MessageError) as exc:
         log.warning("stored message %r cannot be decoded: %s", id_, exc)
         raise MalformedRecord(f"stored message {id_!r} cannot be decoded") from exc
+
+
+def json_row_message(raw: str | bytes) -> Message:
+    """Return the message of a row kept as JSON text (``RedisStore``'s members).
+
+    Raises:
+        MalformedRecord: ``raw`` is not the JSON of a message row (a foreign writer).
+    """
+    try:
+        row = json.loads(raw)
+    except _JSON_ERRORS as exc:  # not JSON, not UTF-8
+        log.warning("stored message row is not JSON: %s", exc)
+        raise MalformedRecord("stored message row is not JSON") from exc
+    return row_message(row)

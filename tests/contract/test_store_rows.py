@@ -19,7 +19,7 @@ from memory_summary.adapters import SqliteStore
 from memory_summary.adapters.stores.rows import COLUMNS, message_values, row_message
 from memory_summary.domain import MalformedRecord
 from memory_summary.testing.strategies import content_parts, texts
-from tests.contract.stores import kind_of, run_sql
+from tests.contract.stores import kind_of, redis_client, run_sql, store_for
 
 metadata_values = st.recursive(
     st.one_of(
@@ -253,6 +253,44 @@ def test_a_foreign_sqlite_value_of_another_type_raises_malformed_record(
 
     with pytest.raises(MalformedRecord, match="stored message"):
         store.get_history(sid)
+    store.close()
+
+
+@pytest.mark.parametrize(
+    "row", [5, None, "text", [1, 2], {"id": 1}, [*range(12)], [1e999, *[None] * 10]]
+)
+def test_a_row_of_another_shape_raises_malformed_record(row):
+    with pytest.raises(MalformedRecord, match="stored message"):
+        row_message(row)
+
+
+@pytest.mark.redis
+@pytest.mark.parametrize(
+    "member",
+    [
+        b"not json",
+        b"\xff\xfe",
+        b"5",
+        b"[1, 2]",
+        b'{"id": 1}',
+        b"[1e999" + b", null" * 10 + b"]",
+    ],
+)
+def test_a_foreign_redis_member_raises_malformed_record(request, tmp_path, member):
+    """A history member another program added: a clear error on every read."""
+    store = next(store_for(request, "redis", tmp_path))
+    saved = store.save_message("s", Message("user", "hi"))
+    with redis_client(store) as client:
+        client.zadd(f"{store.prefix}h:s", {member: saved.id + 1})
+
+    for read in (
+        lambda: store.get_history("s"),
+        lambda: store.get_full_history("s"),
+        lambda: store.search_messages("s", ["hi"], limit=5),
+        lambda: store.read_messages("s", saved.id, before=0, after=3),
+    ):
+        with pytest.raises(MalformedRecord, match="stored message"):
+            read()
     store.close()
 
 
