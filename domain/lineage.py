@@ -28,6 +28,7 @@ import attrs
 from .ports import EncodedRecord
 from .recall import SummaryVersion
 from .summary import MAX_INT, SummaryRecord
+from .text import normalize_text
 
 VERSIONS_NAMESPACE = "summary.versions"
 MAX_RANGES = 10_000
@@ -78,7 +79,10 @@ def _version(entry: object) -> SummaryVersion | None:
         return None
     if not math.isfinite(created) or created < 0:
         return None
-    return SummaryVersion(number, first, last, float(created), text)  # type: ignore[arg-type]
+    # a foreign writer's lone surrogate or NUL: normalized, as the record's text is,
+    # or every later write of the lineage (which keeps this text) would be refused
+    summary = normalize_text(text)
+    return SummaryVersion(number, first, last, float(created), summary)  # type: ignore[arg-type]
 
 
 def _is_array(value: object) -> TypeGuard[list[Any] | tuple[Any, ...]]:

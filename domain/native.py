@@ -38,6 +38,7 @@ from .anthropic_pairing import CONTINUED
 from .anthropic_turns import messages_to_anthropic
 from .injection import assemble_messages
 from .model import Message
+from .text import normalize_text
 
 ANTHROPIC_PROVIDER = "anthropic"
 OPENAI_PROVIDER = "openai"
@@ -179,7 +180,12 @@ def _read_native(data: object) -> NativeArtifact | None:
     if lead is None or (lead and provider != OPENAI_PROVIDER):
         return None  # a lead that is not ours: the block alone would mislead
     return NativeArtifact(
-        str(provider), model, block, beside if isinstance(beside, str) else None, lead
+        str(provider),
+        # normalized as the record's texts: a lone surrogate no store could write back
+        None if model is None else normalize_text(model),
+        block,
+        normalize_text(beside) if isinstance(beside, str) else None,
+        lead,
     )
 
 

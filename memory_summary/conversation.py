@@ -24,11 +24,12 @@ A retried turn: ``prepare(text)`` saves ``text``; when the model call fails and 
 host tries again, ``prepare()`` (no message) builds the same request without saving
 the user's message twice.
 
-(About 455 lines: the handle's three calls and the four ways a request is built.)
+(About 485 lines: the handle's three calls and the four ways a request is built.)
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal, Protocol, cast
 
@@ -73,6 +74,8 @@ from .batch import save_batch
 from .recall_tools import HeldCompactions, RecallSource
 from .response_items import items_of
 from .transcripts import Transcript, Transcripts
+
+log = logging.getLogger(__name__)
 
 
 class TurnHost(RecallSource, Protocol):
@@ -251,6 +254,7 @@ class Conversation:
             if message is not None:
                 saved = engine.memory.save_message(self.session_id, message)
                 transcript.extend([saved])
+                covered = _covering(covered, saved, self.session_id)
             if self._is_plain(transcript, covered):
                 if kind == "openai":
                     return self._plain_request(head, text, transcript)
@@ -425,6 +429,25 @@ class Conversation:
         if kind == "responses":
             return _with_item(items_of(assembled), native)
         return [message.to_openai() for message in assembled]
+
+
+def _covering(covered: int | None, saved: Message, session_id: str) -> int | None:
+    """Return ``covered``, or None when it reaches ``saved``, saved after it was read.
+
+    A summary read before a save cannot cover the message saved: a record that
+    claims to (a foreign writer's, or the store's ids restarted) is not trusted to
+    hide the history, which is sent whole beside it until a compression replaces it.
+    """
+    if covered is None or saved.id is None or saved.id > covered:
+        return covered
+    log.warning(
+        "session %r: the summary covers ids through %d, past message %d just "
+        "saved: none of the history is taken as covered",
+        session_id,
+        covered,
+        saved.id,
+    )
+    return None
 
 
 _PROVIDERS: Mapping[str, str] = {

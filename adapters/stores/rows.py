@@ -5,7 +5,7 @@ same checks so that it refuses exactly what they refuse. Rows this library wrote
 decoded with the trusted ``Message.from_row`` (no converters run twice); a row that
 fails the cheap shape checks goes through the validating constructor instead.
 
-Why about 450 lines: one concept, the row layout. Writing a row and reading it back
+Why about 490 lines: one concept, the row layout. Writing a row and reading it back
 must change together (every column's encoding sits next to its decoding), and the
 key, limit and JSON checks are what each store runs before it writes that row.
 """
@@ -31,7 +31,6 @@ from memory_summary.domain import (
 )
 from memory_summary.domain.content import content_parts, plain_parts
 from memory_summary.domain.model import ROLES, may_lack_content
-from memory_summary.domain.tool_call import ToolType
 
 _TOKEN_NONCE = uuid.uuid4().hex[:16]  # per process: tokens never repeat across them
 _TOKEN_COUNTER = itertools.count(1)
@@ -298,12 +297,24 @@ def content_column(message: Message) -> str | None:
     )
 
 
-def _tool_type(call: Mapping[str, Any]) -> ToolType:
-    """Return a stored call's type; a foreign one raises ``KeyError`` (checked path)."""
+def _stored_call(call: Any) -> ToolCall:
+    """Return a stored call, trusted; a foreign shape raises ``KeyError`` (checked).
+
+    A foreign writer's ``{"id": 7}``, ``null`` arguments or an unknown type go
+    through the validating constructor instead, which normalizes or refuses them.
+    """
+    if type(call) is not dict:
+        raise KeyError("call")
+    id_, name, arguments = call["id"], call["name"], call["arguments"]
     kind = call.get("type", "function")
-    if kind == "function" or kind == "custom":
-        return kind
-    raise KeyError("type")
+    if (
+        type(id_) is str
+        and type(name) is str
+        and type(arguments) is str
+        and (kind == "function" or kind == "custom")
+    ):
+        return ToolCall.from_row(id_, name, arguments, kind)
+    raise KeyError("call")
 
 
 def stored_content(
@@ -379,37 +390,38 @@ def row_message(row: Sequence[Any]) -> Message:
     Raises:
         MalformedRecord: the row is not a message (written by someone else).
     """
-    (
-        id_,
-        role,
-        text,
-        calls,
-        call_id,
-        name,
-        kind,
-        timestamp,
-        metadata,
-        structured,
-        refusal,
-    ) = row
+    try:
+        (
+            id_,
+            role,
+            text,
+            calls,
+            call_id,
+            name,
+            kind,
+            timestamp,
+            metadata,
+            structured,
+            refusal,
+        ) = row
+    except (TypeError, ValueError) as exc:  # a foreign JSON row (RedisStore's)
+        log.warning("stored message row cannot be decoded: %s", exc)
+        raise MalformedRecord("stored message row is not a message row") from exc
     if (
         role in _ROLES
         and type(text) is str
         and type(id_) is int
         and (refusal is None or type(refusal) is str)
+        and (call_id is None or type(call_id) is str)
+        and (name is None or type(name) is str)
+        and (kind is None or type(kind) is str)
+        and (timestamp is None or type(timestamp) is float)
     ):
         try:
             data = json.loads(metadata) if metadata else {}
             if type(data) is dict:
                 tool_calls = (
-                    tuple(
-                        ToolCall.from_row(
-                            c["id"], c["name"], c["arguments"], _tool_type(c)
-                        )
-                        for c in json.loads(calls)
-                    )
-                    if calls
-                    else ()
+                    tuple(_stored_call(c) for c in json.loads(calls)) if calls else ()
                 )
                 content = stored_content(
                     text,
@@ -433,6 +445,8 @@ def row_message(row: Sequence[Any]) -> Message:
             pass
     # A row that failed the trusted path: decoded validating every field.
     try:
+        if type(id_) is not int:
+            raise TypeError(f"id is {type(id_).__name__}, not int")
         tool_calls = json.loads(calls) if calls else ()
         data = json.loads(metadata) if metadata else {}
         refused = refusal if isinstance(refusal, str) else None
@@ -457,8 +471,22 @@ def row_message(row: Sequence[Any]) -> Message:
             timestamp=timestamp,
             metadata=data,
             refusal=refused,
-            id=int(id_),
+            id=id_,
         )
     except (*_JSON_ERRORS, MessageError) as exc:
         log.warning("stored message %r cannot be decoded: %s", id_, exc)
         raise MalformedRecord(f"stored message {id_!r} cannot be decoded") from exc
+
+
+def json_row_message(raw: str | bytes) -> Message:
+    """Return the message of a row kept as JSON text (``RedisStore``'s members).
+
+    Raises:
+        MalformedRecord: ``raw`` is not the JSON of a message row (a foreign writer).
+    """
+    try:
+        row = json.loads(raw)
+    except _JSON_ERRORS as exc:  # not JSON, not UTF-8
+        log.warning("stored message row is not JSON: %s", exc)
+        raise MalformedRecord("stored message row is not JSON") from exc
+    return row_message(row)

@@ -35,6 +35,7 @@ __all__ = [
     "poll_until_acquired",
     "postgres_dsn",
     "read_raw_metadata",
+    "redis_client",
     "run_sql",
     "skip_or_fail",
     "store_for",
@@ -182,7 +183,8 @@ def redis_record_keys(store: object, namespace: str, key: str) -> tuple[str, str
     return f"{prefix}r:{namespace}\x00{key}", f"{prefix}x:{namespace}"
 
 
-def _redis_client(store: object):  # type: ignore[no-untyped-def]
+def redis_client(store: object):  # type: ignore[no-untyped-def]
+    """Return a bare client of the Redis store's server, to write as another program."""
     import redis
 
     return redis.Redis.from_url(store.url)  # type: ignore[attr-defined]
@@ -192,7 +194,7 @@ def write_raw_metadata(store: object, namespace: str, key: str, raw: object) -> 
     """Write a metadata row as a foreign program would, bypassing every check."""
     if kind_of(store) == "redis":
         record, index = redis_record_keys(store, namespace, key)
-        with _redis_client(store) as client:
+        with redis_client(store) as client:
             client.set(record, raw)  # type: ignore[arg-type]
             client.zadd(index, {key: 0})
         return
@@ -211,7 +213,7 @@ def write_raw_metadata(store: object, namespace: str, key: str, raw: object) -> 
 def read_raw_metadata(store: object, namespace: str, key: str) -> object:
     """Return the raw data column of a metadata row (None when absent)."""
     if kind_of(store) == "redis":
-        with _redis_client(store) as client:
+        with redis_client(store) as client:
             raw = client.get(redis_record_keys(store, namespace, key)[0])
         return None if raw is None else raw.decode()
     rows = run_sql(

@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 
 from memory_summary import Message, StoreError, ToolCall
 from memory_summary.adapters import SqliteStore
-from memory_summary.adapters.stores.rows import message_values, row_message
+from memory_summary.adapters.stores.rows import COLUMNS, message_values, row_message
 from memory_summary.domain import MalformedRecord
 from memory_summary.testing.strategies import content_parts, texts
-from tests.contract.stores import kind_of, run_sql
+from tests.contract.stores import kind_of, redis_client, run_sql, store_for
 
 metadata_values = st.recursive(
     st.one_of(
@@ -114,6 +114,40 @@ def test_the_trusted_row_decode_equals_the_validating_constructor(message, row_i
     assert_same_fields(decoded, validated(message, row_id))
 
 
+foreign_values = st.one_of(
+    st.none(),
+    st.integers(),
+    st.floats(),
+    st.text(max_size=10),
+    st.binary(max_size=4),
+    st.sampled_from(
+        ['[{"id": 1, "name": "f", "arguments": "{}"}]', "[{}]", "{}", "[]", "null"]
+    ),
+)
+
+
+@given(
+    message=messages(),
+    column=st.integers(1, len(COLUMNS) - 1),
+    value=foreign_values,
+)
+def test_a_decoded_foreign_row_has_every_field_of_its_type(message, column, value):
+    """A foreign value in any column: a message of typed fields, or MalformedRecord."""
+    row = [1, *message_values(message)]
+    row[column] = value
+
+    try:
+        decoded = row_message(row)
+    except MalformedRecord:
+        return
+    for field in ("tool_call_id", "name", "kind", "refusal"):
+        assert getattr(decoded, field) is None or type(getattr(decoded, field)) is str
+    assert decoded.timestamp is None or type(decoded.timestamp) is float
+    assert type(decoded.metadata) is dict
+    for call in decoded.tool_calls:
+        assert all(type(v) is str for v in (call.id, call.name, call.arguments))
+
+
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=40)
 @given(message=messages())
 def test_every_field_round_trips_through_every_store(store, message):
@@ -171,6 +205,93 @@ def test_a_foreign_row_that_is_no_message_raises_malformed_record(
         sql_store.get_history(sid)
 
     assert isinstance(caught.value, StoreError)
+
+
+@pytest.mark.parametrize(
+    "calls",
+    [
+        '[{"id": 7, "name": "f", "arguments": "{}"}]',
+        '[{"id": null, "name": "f", "arguments": "{}"}]',
+        '[{"id": "c", "name": "f", "arguments": {"x": 1}}]',
+        '[{"id": "c", "name": "f", "arguments": null}]',
+        '[["c", "f", "{}"]]',
+    ],
+    ids=["int-id", "null-id", "object-arguments", "null-arguments", "a-list"],
+)
+def test_a_foreign_tool_call_of_another_type_raises_malformed_record(
+    sql_store, sid, calls
+):
+    """Not a call the library wrote: checked, never trusted into a raw TypeError."""
+    sql_store.save_message(sid, Message("assistant", "x"))
+    run_sql(
+        sql_store,
+        "UPDATE {t}messages SET tool_calls = ? WHERE session_id = ?",
+        (calls, sid),
+    )
+
+    with pytest.raises(MalformedRecord, match="stored message"):
+        sql_store.get_history(sid)
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("timestamp", "yesterday"),
+        ("timestamp", b"\x00"),
+        ("name", b"bot"),
+        ("kind", b"chat"),
+        ("tool_call_id", b"c1"),
+    ],
+)
+def test_a_foreign_sqlite_value_of_another_type_raises_malformed_record(
+    tmp_path, sid, column, value
+):
+    """SQLite keeps any type in any column: a text timestamp is no message field."""
+    store = SqliteStore(tmp_path / "typed.sqlite3")
+    store.save_message(sid, Message("assistant", "x"))
+    run_sql(store, f"UPDATE messages SET {column} = ?", (value,))
+
+    with pytest.raises(MalformedRecord, match="stored message"):
+        store.get_history(sid)
+    store.close()
+
+
+@pytest.mark.parametrize(
+    "row", [5, None, "text", [1, 2], {"id": 1}, [*range(12)], [1e999, *[None] * 10]]
+)
+def test_a_row_of_another_shape_raises_malformed_record(row):
+    with pytest.raises(MalformedRecord, match="stored message"):
+        row_message(row)
+
+
+@pytest.mark.redis
+@pytest.mark.parametrize(
+    "member",
+    [
+        b"not json",
+        b"\xff\xfe",
+        b"5",
+        b"[1, 2]",
+        b'{"id": 1}',
+        b"[1e999" + b", null" * 10 + b"]",
+    ],
+)
+def test_a_foreign_redis_member_raises_malformed_record(request, tmp_path, member):
+    """A history member another program added: a clear error on every read."""
+    store = next(store_for(request, "redis", tmp_path))
+    saved = store.save_message("s", Message("user", "hi"))
+    with redis_client(store) as client:
+        client.zadd(f"{store.prefix}h:s", {member: saved.id + 1})
+
+    for read in (
+        lambda: store.get_history("s"),
+        lambda: store.get_full_history("s"),
+        lambda: store.search_messages("s", ["hi"], limit=5),
+        lambda: store.read_messages("s", saved.id, before=0, after=3),
+    ):
+        with pytest.raises(MalformedRecord, match="stored message"):
+            read()
+    store.close()
 
 
 def test_a_foreign_row_that_is_a_message_is_read_through_the_constructor(

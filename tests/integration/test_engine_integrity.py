@@ -8,6 +8,7 @@ records of foreign or corrupt shape, bad summarizer replies, outages and hung ca
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 from collections.abc import Sequence
 
@@ -26,7 +27,8 @@ from memory_summary.domain import (
     SummarizerContextError,
 )
 from memory_summary.testing.fakes import InstrumentedSummarizer, ScriptedSummarizer
-from tests.contract.stores import every_store
+from tests.contract.conftest import FOREIGN_KINDS
+from tests.contract.stores import every_store, store_for, write_raw_metadata
 from tests.integration.conversation import fill, transcript_of
 
 SMALL = SummaryConfig(threshold=10, keep_recent=4)
@@ -198,6 +200,54 @@ def test_undecodable_rows_from_a_foreign_writer_are_quarantined(tmp_path, make_e
         assert GOOD in engine.build_prompt(sid)
     assert sorted(store.list_metadata(QUARANTINE_NAMESPACE)) == ["s1", "s2", "s3"]
     store.close()
+
+
+@pytest.mark.parametrize("kind", FOREIGN_KINDS)
+def test_a_record_with_a_lone_surrogate_escape_is_replaced_by_a_compression(
+    request, tmp_path, make_engine, kind
+):
+    """Python's JSON reads one (normalized) where Redis's Lua cjson refused it."""
+    store = next(store_for(request, kind, tmp_path))
+    write_raw_metadata(
+        store,
+        NAMESPACE,
+        "s1",
+        '{"text": "Ada\\ud800 Lovelace.", "tokens": 3, "covered_through_id": null}',
+    )
+    engine = make_engine(store, ScriptedSummarizer(GOOD), config=SMALL)
+    fill(store, "s1", 12)
+
+    assert "Ada\ufffd Lovelace." in engine.build_prompt("s1")
+    outcome = engine.compress("s1").result(timeout=10)
+
+    assert outcome.kind == "compressed", outcome.detail
+    assert GOOD in engine.build_prompt("s1")
+    assert store.count_history("s1") == 4
+
+
+@pytest.mark.parametrize("kind", FOREIGN_KINDS)
+def test_a_native_artifact_with_a_lone_surrogate_never_fails_the_next_commit(
+    request, tmp_path, make_engine, kind
+):
+    """A rejected summary still archives: the previous record is written back."""
+    store = next(store_for(request, kind, tmp_path))
+    native = {
+        "provider": "anthropic",
+        "model": "claude\udfff",
+        "block": {"type": "compaction", "content": "Likes tea."},
+        "beside": "Pinned: \ud800",
+    }
+    record = {"text": "A summary.", "tokens": 3, "covered_through_id": None}
+    write_raw_metadata(store, NAMESPACE, "s1", json.dumps({**record, "native": native}))
+    engine = make_engine(store, ScriptedSummarizer("ok"), config=SMALL)
+    fill(store, "s1", 12)
+
+    outcome = engine.compress("s1").result(timeout=10)
+
+    assert (outcome.kind, outcome.code) == ("trimmed", "summary_rejected")
+    assert store.count_history("s1") == 4
+    kept = engine.summary("s1").native
+    assert (kept.model, kept.beside) == ("claude\ufffd", "Pinned: \ufffd")
 
 
 def test_the_original_plugins_record_is_read_as_the_previous_summary(
@@ -533,3 +583,29 @@ def test_a_context_error_while_recovering_is_retried_at_half_size(store, make_en
 
     assert outcome.recovered == 8
     assert engine.summary("s1").unsummarized == ()
+
+
+@every_store
+@pytest.mark.parametrize("format", ["openai", "anthropic", "responses"])
+def test_a_record_covering_ids_not_yet_saved_never_hides_the_new_turn(
+    store, make_engine, format
+):
+    """A foreign record whose covered id runs past the store's (ids restarted)."""
+    store.save_metadata(
+        NAMESPACE,
+        "s1",
+        {
+            "text": "Foreign: the user is Ada.",
+            "covered_through_id": 10**12,
+            "tokens": 5,
+        },
+    )
+    engine = make_engine(store, ScriptedSummarizer(GOOD), config=SMALL)
+    fill(store, "s1", 2)
+    chat = engine.conversation("s1")
+
+    request = json.dumps(chat.prepare("Is it sunny in Paris?", format=format))
+
+    assert "Is it sunny in Paris?" in request
+    assert "Foreign: the user is Ada." in request
+    assert all(m.content in request for m in store.get_history("s1"))

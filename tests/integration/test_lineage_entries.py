@@ -8,6 +8,7 @@ written back as stored, never as remembered.
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import attrs
@@ -21,7 +22,8 @@ from memory_summary.domain import CommitRequest, CommitResult
 from memory_summary.domain.lineage import VERSIONS_NAMESPACE, version_json
 from memory_summary.domain.recall import SummaryVersion
 from memory_summary.testing.fakes import ScriptedSummarizer
-from tests.contract.stores import STORE_KINDS, store_for
+from tests.contract.conftest import FOREIGN_KINDS
+from tests.contract.stores import STORE_KINDS, store_for, write_raw_metadata
 
 CONFIG = SummaryConfig(threshold=10, keep_recent=4, summary_versions_kept=3)
 SUMMARIES = [
@@ -90,6 +92,31 @@ def test_a_version_edited_by_a_foreign_writer_is_written_back_as_stored(
     assert texts == ["[redacted]", SUMMARIES[1], SUMMARIES[2]]
     assert made == [1, 2, 1, 3]  # the edited one encoded again, from the store
     assert not any("ORD-1." in v.summary for v in engine.summary_history("s"))
+
+
+@pytest.mark.parametrize("kind", FOREIGN_KINDS)
+def test_a_lone_surrogate_a_foreign_writer_left_in_a_version_never_stalls(
+    request, tmp_path, make_engine, kind
+):
+    """JSON escapes can spell a lone surrogate; kept as is, no write could keep it."""
+    store = next(store_for(request, kind, tmp_path))
+    engine = make_engine(store, ScriptedSummarizer(*SUMMARIES), config=CONFIG)
+    for _ in range(2):
+        _fill(store, 8)
+        assert engine.compress("s").result(timeout=30).kind == "compressed"
+    row = store.get_metadata(VERSIONS_NAMESPACE, "s")
+    row["versions"][0]["summary"] = "Ada\ud800\x00 Lovelace"
+    write_raw_metadata(store, VERSIONS_NAMESPACE, "s", json.dumps(row))
+
+    _fill(store, 8)
+    outcome = engine.compress("s").result(timeout=30)
+
+    assert outcome.kind == "compressed", outcome.detail
+    texts = [
+        v["summary"] for v in store.get_metadata(VERSIONS_NAMESPACE, "s")["versions"]
+    ]
+    assert texts == ["Ada\ufffd Lovelace", SUMMARIES[1], SUMMARIES[2]]
+    assert engine.summary_history("s")[0].summary == "Ada\ufffd Lovelace"
 
 
 def test_forget_drops_what_the_engine_kept_of_the_session(store, make_engine):

@@ -6,6 +6,7 @@ import copy
 import json
 import pickle
 
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -19,6 +20,7 @@ from memory_summary.domain.lineage import (
     version_json,
 )
 from memory_summary.domain.recall import SummaryVersion
+from memory_summary.domain.text import normalize_text
 
 ids = st.integers(min_value=0, max_value=2**53)
 texts = st.text()  # any code point: quotes, controls, CJK, lone surrogates
@@ -59,7 +61,10 @@ def test_a_store_keeps_the_json_as_made_or_refuses_it_as_it_would_any(kept, gen)
     assert metadata_json("summary.versions", "s", record) == plain
     stored = read_lineage(json.loads(plain))
     assert stored.generation == gen
-    assert stored.versions == tuple(kept)
+    # read as a record's text is: a NUL dropped (no lone surrogate got this far)
+    assert stored.versions == tuple(
+        attrs.evolve(v, summary=normalize_text(v.summary)) for v in kept
+    )
 
 
 def test_an_encoded_record_cannot_be_changed_to_say_something_else():

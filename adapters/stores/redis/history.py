@@ -23,7 +23,6 @@ read scripts and the code that scores and pages through their replies.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -36,7 +35,7 @@ from memory_summary.adapters.stores.rows import (
     check_limit,
     check_read,
     check_row_id,
-    row_message,
+    json_row_message,
 )
 from memory_summary.domain import StoredHit
 from memory_summary.domain.config import RecallIndex
@@ -276,7 +275,7 @@ class RedisHistory(RedisScripted):
         boundary, instructions = int(rows[0]), {int(i) for i in rows[1]}
         return [
             StoredHit(
-                row_message(json.loads(raw)),
+                json_row_message(raw),
                 row_id <= boundary and row_id not in instructions,
                 score,
             )
@@ -299,7 +298,7 @@ class RedisHistory(RedisScripted):
                 continue  # a page already indexed: the mark moved past it
             rows: list[tuple[Arg, str, int]] = []
             for at in range(1, len(reply), 2):
-                terms = message_terms(row_message(json.loads(reply[at + 1])))
+                terms = message_terms(json_row_message(reply[at + 1]))
                 rows.append((reply[at], index_entry(terms), len(set(terms))))
             for part, top in _calls(rows, reply[0]):
                 args: list[Arg] = [top]
@@ -421,7 +420,7 @@ def _hits(reply: Sequence[Any]) -> list[StoredHit]:
     boundary, kept = int(reply[0]), {int(i) for i in reply[1]}
     hits = []
     for raw in reply[2:]:
-        message = row_message(json.loads(raw))
+        message = json_row_message(raw)
         row_id = message.id or 0
         hits.append(StoredHit(message, row_id <= boundary and row_id not in kept))
     return hits

@@ -303,12 +303,18 @@ COMMIT = (
     _HELPERS
     + """
 -- the generation of the record at key: false when it cannot be decoded (it is never
--- overwritten before quarantine), nil when there is none, '' when it has none
+-- overwritten before quarantine), nil when there is none, '' when it has none. A
+-- surrogate escape cjson refuses (a lone one, which Python's JSON reads) is read as
+-- another character: only the generation is wanted, and the store reads the rest.
 local function generation(key)
   local raw = redis.call('GET', key)
   if not raw then return nil end
   if not string.find(raw, '^%s*{') then return false end
   local ok, record = pcall(cjson.decode, raw)
+  if not ok then
+    ok, record = pcall(
+      cjson.decode, (string.gsub(raw, '\\\\[uU][dD][89a-fA-F]%x%x', '?')))
+  end
   if not ok or type(record) ~= 'table' then return false end
   local g = record['generation']
   if type(g) == 'string' then return g end

@@ -39,6 +39,7 @@ from memory_summary.adapters.stores.rows import (
     check_read,
     check_ttl,
     decode_record,
+    json_row_message,
     message_values,
     new_token,
     row_message,
@@ -281,7 +282,11 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
         if not raw:
             return []
         # One parse of all the rows: a JSON array of the members as written.
-        return [row_message(row) for row in json.loads(b"[%b]" % b",".join(raw))]
+        try:
+            rows = json.loads(b"[%b]" % b",".join(raw))
+        except ValueError:  # a member no JSON (a foreign writer's): which one
+            return [json_row_message(member) for member in raw]
+        return [row_message(row) for row in rows]
 
     def _history_keys(self, session_id: str) -> list[str]:
         return [
@@ -400,7 +405,7 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
             [self._key("h", session_id), *self._session_keys(session_id)],
             [self._ttl],
         )
-        return None if raw is None else row_message(json.loads(raw))
+        return None if raw is None else json_row_message(raw)
 
     def trim_history(self, session_id: str, keep_recent: int) -> int:
         check_key("session_id", session_id)
