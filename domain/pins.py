@@ -144,27 +144,30 @@ def iter_pieces(line: str) -> Iterator[str]:
 def _kept_words(words: Sequence[str]) -> Iterator[int]:
     """Yield the indexes of the words to scan, ascending, each once it is final.
 
-    A word with a trigger character keeps itself and its neighbours, so a word looked
-    at keeps none before its left neighbour: the kept words before it are final.
+    A word with a trigger character keeps itself and its neighbours, so a hit keeps
+    none before its left neighbour: the kept words before that are final. A word of
+    letters only (``str.isalpha``: no digit, no symbol) holds no trigger character
+    and needs no search.
     """
     search = _TRIGGER.search
     last = len(words) - 1
     kept: list[int] = []  # ascending
     given = 0  # kept[:given] were yielded
     for index, word in enumerate(words):
-        if search(word, 0, MAX_WORD_CHARS) is not None:
-            if kept and kept[-1] >= index - 1:  # the previous word is kept already
-                if kept[-1] == index - 1:
-                    kept.append(index)
-            else:
-                if index:
-                    kept.append(index - 1)
-                kept.append(index)
-            if index < last:
-                kept.append(index + 1)
+        if word.isalpha() or search(word, 0, MAX_WORD_CHARS) is None:
+            continue
         while given < len(kept) and kept[given] < index - 1:
             yield kept[given]
             given += 1
+        if kept and kept[-1] >= index - 1:  # the previous word is kept already
+            if kept[-1] == index - 1:
+                kept.append(index)
+        else:
+            if index:
+                kept.append(index - 1)
+            kept.append(index)
+        if index < last:
+            kept.append(index + 1)
     yield from kept[given:]
 
 

@@ -98,10 +98,27 @@ def _pieces_by_flags(line: str) -> list[str]:
     return pieces
 
 
-_WORDS = st.sampled_from(["a", "bc", "7", "x/y", "#12", "q" * 300, "q" * 300 + "1"])
+_WORDS = st.sampled_from(
+    [
+        "a",
+        "bc",
+        "7",
+        "x/y",
+        "#12",
+        "q" * 300,
+        "q" * 300 + "1",
+        "订单",
+        "订单٣",
+        "a,",
+        "¥",
+    ]
+)
 
 
-@given(st.lists(_WORDS, max_size=40), st.sampled_from([" ", "  ", "\n", "\u3000"]))
+@given(
+    st.lists(_WORDS | st.text(max_size=4), max_size=40),
+    st.sampled_from([" ", "  ", "\n", "\u3000"]),
+)
 def test_pieces_visit_only_kept_words_and_equal_the_flag_walk(words, space):
     from memory_summary.domain.pins import scan_pieces
 
