@@ -61,6 +61,8 @@ class LeaseKeeper:
         self._held: dict[str, _Held] = {}  # by token
         self._unreleased: dict[str, str] = {}  # token -> session id
         self._thread: threading.Thread | None = None
+        # when the keeper, waiting, looks at the clock next (None: not waiting on it)
+        self._wake_at: float | None = None
 
     def acquire(
         self,
@@ -104,13 +106,21 @@ class LeaseKeeper:
         return store.acquire_lease(session_id, owner=owner, ttl_s=ttl_s)
 
     def hold(self, session_id: str, token: str, ttl_s: float) -> None:
-        """Keep ``token`` alive from now until ``release``."""
+        """Keep ``token`` alive from now until ``release``.
+
+        The keeper is woken only when the lease is due before it looks at the clock
+        again (a shorter lease than those it keeps), not for every hold.
+        """
         with self._changed:
-            self._held[token] = _Held(session_id, token, ttl_s, self._clock())
+            now = self._clock()
+            self._held[token] = _Held(session_id, token, ttl_s, now)
             if self._thread is None:
                 self._thread = daemon(self._keep, "memory-summary-leases")
                 self._thread.start()
-            self._changed.notify_all()
+                return
+            wake_at = self._wake_at
+            if wake_at is None or now + ttl_s / 3 < wake_at:
+                self._changed.notify_all()  # due before the keeper looks again
 
     def holds_session(self, session_id: str) -> bool:
         """Tell whether a compression of this engine holds the session's lease now."""
@@ -125,18 +135,25 @@ class LeaseKeeper:
 
     def release(self, session_id: str, token: str) -> None:
         """Stop renewing ``token`` and release it; a failed release is retried later."""
-        with self._changed:
-            self._held.pop(token, None)
-            self._changed.notify_all()
+        self._forget(token)
         if not self._released(session_id, token):
             with self._changed:
                 self._unreleased[token] = session_id
 
     def dropped(self, token: str) -> None:
         """Stop renewing ``token``: the store dropped it with a compression's commit."""
+        self._forget(token)
+
+    def _forget(self, token: str) -> None:
+        """Stop renewing ``token``; wake the keeper only to let it exit.
+
+        A lease fewer never makes another one due sooner: while others are held, the
+        keeper sleeps on until the next is due.
+        """
         with self._changed:
             self._held.pop(token, None)
-            self._changed.notify_all()
+            if not self._held:
+                self._changed.notify_all()
 
     def retry_releases(self) -> None:
         """Release again the leases whose release failed (the store was down)."""
@@ -194,7 +211,9 @@ class LeaseKeeper:
                     if not self._held:
                         self._thread = None
                         return
+                    self._wake_at = None if wait is None else self._clock() + wait
                     self._changed.wait(wait)
+                    self._wake_at = None  # awake: every lease is looked at again
                     due, wait = self._due()
             for held in due:
                 self._renew(held)

@@ -47,6 +47,8 @@ class SessionServices:
         facts: the session's remembered facts (``session_facts``), read when a
             compression starts.
         keep_guard: remember the loop guard a compression left.
+        regate: send the session a turn trigger through the gate, counted anew as
+            a fresh ``turn_after`` is; False where turns are not gated.
     """
 
     settle: Callable[[int], None]
@@ -55,12 +57,14 @@ class SessionServices:
     release: Callable[[str, object, int], bool]
     facts: Callable[[str], SessionFacts]
     keep_guard: Callable[[str, LoopGuard | None], None]
+    regate: Callable[[str], bool] = lambda session_id: False
 
 
 class SessionActor(pykka.ThreadingActor):
     """Runs at most one compression of its session at a time.
 
-    Triggers that arrive while one runs coalesce into one follow-up (``domain.state``).
+    Triggers that arrive while one runs coalesce into one follow-up (``domain.state``);
+    a follow-up of turns alone goes back through the gate, as a new turn would.
     The compression runs on the runtime's worker pool, off this inbox, with a frozen
     snapshot of the session (``CompressionRequest``: its facts and the host's pending
     instructions), and reports back with ``CompressionFinished``. The actor does no
@@ -151,6 +155,16 @@ class SessionActor(pykka.ThreadingActor):
             self._state, _ = on_trigger(self._state, "auto")  # busy: the follow-up
         self._state, follow_up = on_finished(self._state)
         if follow_up is None:
+            self._services.settle(1)
+            return
+        # A turn that came while this ran was counted before its commit: counted
+        # again now, it runs only if still due (most often it no longer is).
+        if (
+            follow_up == "turn"
+            and not self._next_replies
+            and self._services.regate(sid)
+        ):
+            self._state = Idle()
             self._services.settle(1)
             return
         self._running_replies, self._next_replies = self._next_replies, []

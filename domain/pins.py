@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import attrs
 
@@ -114,38 +114,61 @@ def scan_pieces(line: str) -> list[str]:
     most ``MAX_SCAN_CHARS`` characters, a word longer than ``MAX_WORD_CHARS`` gives
     its head only. Work on a line is therefore linear in its length.
     """
-    search = _TRIGGER.search
-    if search(line) is None:
-        return []
+    return list(iter_pieces(line))
+
+
+def iter_pieces(line: str) -> Iterator[str]:
+    """Yield ``scan_pieces(line)`` one by one, each as soon as it is complete.
+
+    A reader that stops early (a tool result gives one pin) leaves the rest of the
+    line's words unvisited.
+    """
+    if _TRIGGER.search(line) is None:
+        return
     words = line.split()
-    last = len(words) - 1
-    kept: list[int] = []  # ascending: a hit keeps its neighbours
-    for index, word in enumerate(words):
-        if search(word, 0, MAX_WORD_CHARS) is not None:
-            if kept and kept[-1] >= index - 1:  # the previous word is kept already
-                if kept[-1] == index - 1:
-                    kept.append(index)
-            else:
-                if index:
-                    kept.append(index - 1)
-                kept.append(index)
-            if index < last:
-                kept.append(index + 1)
-    pieces: list[str] = []
     run: list[str] = []
     size = 0
     previous = -2
-    for index in kept:
+    for index in _kept_words(words):
         head = words[index][:MAX_WORD_CHARS]
         if run and (index != previous + 1 or size + len(head) > MAX_SCAN_CHARS):
-            pieces.append(" ".join(run))
+            yield " ".join(run)
             run, size = [], 0
         run.append(head)
         size += len(head) + 1
         previous = index
     if run:
-        pieces.append(" ".join(run))
-    return pieces
+        yield " ".join(run)
+
+
+def _kept_words(words: Sequence[str]) -> Iterator[int]:
+    """Yield the indexes of the words to scan, ascending, each once it is final.
+
+    A word with a trigger character keeps itself and its neighbours, so a hit keeps
+    none before its left neighbour: the kept words before that are final. A word of
+    letters only (``str.isalpha``: no digit, no symbol) holds no trigger character
+    and needs no search.
+    """
+    search = _TRIGGER.search
+    last = len(words) - 1
+    kept: list[int] = []  # ascending
+    given = 0  # kept[:given] were yielded
+    for index, word in enumerate(words):
+        if word.isalpha() or search(word, 0, MAX_WORD_CHARS) is None:
+            continue
+        while given < len(kept) and kept[given] < index - 1:
+            yield kept[given]
+            given += 1
+        if kept and kept[-1] >= index - 1:  # the previous word is kept already
+            if kept[-1] == index - 1:
+                kept.append(index)
+        else:
+            if index:
+                kept.append(index - 1)
+            kept.append(index)
+        if index < last:
+            kept.append(index + 1)
+    yield from kept[given:]
 
 
 # (words that must occur in the line, the pattern): the words are a cheap filter.
@@ -238,7 +261,7 @@ def _scan_into(found: dict[str, str], lines: Iterable[str]) -> None:
         line = _DATED_ENTRY.sub(r"\1", line, count=1)
         most = MAX_PER_TOOL_RESULT if _TOOL_RESULT_LINE.match(line) else MAX_PER_LINE
         taken = 0
-        for piece in scan_pieces(line):
+        for piece in iter_pieces(line):
             for match in _pattern_for(piece).finditer(piece):
                 _add(found, _clean(match.group()))
                 taken += 1

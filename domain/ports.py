@@ -115,12 +115,24 @@ class _FrozenList(list[object]):
     append = clear = extend = insert = pop = remove = reverse = sort = _refuse
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+"""JSON's scalar types, exactly: nothing in them to freeze, no ABC check needed."""
+
+
 def _frozen(value: object) -> object:
-    """Return ``value`` (decoded JSON) with its mappings and lists frozen."""
+    """Return ``value`` (decoded JSON) with its mappings and lists frozen.
+
+    A value of an exact scalar type is kept before any call or ABC check: most are.
+    """
+    scalars = _SCALARS
+    if type(value) in scalars:
+        return value
     if isinstance(value, Mapping):
-        return _Frozen({k: _frozen(v) for k, v in value.items()})
+        return _Frozen(
+            {k: v if type(v) in scalars else _frozen(v) for k, v in value.items()}
+        )
     if isinstance(value, (list, tuple)):
-        return _FrozenList(_frozen(v) for v in value)
+        return _FrozenList(v if type(v) in scalars else _frozen(v) for v in value)
     return value
 
 
@@ -139,7 +151,10 @@ class EncodedRecord(_Frozen):
     __slots__ = ("json_text",)
 
     def __init__(self, record: Mapping[str, object], json_text: str) -> None:
-        super().__init__({k: _frozen(v) for k, v in record.items()})
+        scalars = _SCALARS
+        super().__init__(
+            {k: v if type(v) in scalars else _frozen(v) for k, v in record.items()}
+        )
         self.json_text = json_text
 
     def __reduce__(self) -> tuple[type[dict[str, object]], tuple[dict[str, object]]]:

@@ -263,6 +263,7 @@ class SummaryEngine:
             stopping=stopping,
             facts=self._facts,
         )
+        self._core.gate_turns(self._turn_gate)
         self._prompts = InjectedPrompts(
             self.config,
             self._resolver,
@@ -424,6 +425,12 @@ class SummaryEngine:
             self._core.send_if_needed(
                 session_id, TurnEnded(), lambda: self._reaches_threshold(session_id)
             )
+
+    def _turn_gate(self, session_id: str) -> Callable[[], bool] | None:
+        """Return the gate check of a follow-up turn; None when the job measures it."""
+        if self._context.measures and not self._facts.get(session_id).host_reports:
+            return None
+        return lambda: self._reaches_threshold(session_id)
 
     def _reaches_threshold(self, session_id: str) -> bool:
         """Tell whether the turn may need its actor (seed 2).

@@ -8,6 +8,8 @@ which it releases again or reclaims instead of waiting for it to expire.
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 
 import attrs
 
@@ -215,3 +217,50 @@ def test_a_lease_dropped_by_a_commit_during_its_renewal_is_not_reported_lost(cap
     assert not keeper.holds_session("s")
     assert keeper.unreleased() == 0
     assert "lost" not in caplog.text
+
+
+def _until(condition: Callable[[], bool]) -> bool:
+    """Wait up to 5 s for ``condition`` (the keeper notifies nobody when it sleeps)."""
+    deadline = time.monotonic() + 5
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
+    return True
+
+
+def test_a_shorter_lease_held_while_the_keeper_sleeps_is_renewed_on_its_time():
+    """The keeper sleeps until the lease it keeps is due; a sooner one wakes it."""
+    from memory_summary.actors.leases import LeaseKeeper
+
+    rows = LeaseRows()
+    keeper = LeaseKeeper(rows)
+    keeper.hold("a", "long", ttl_s=60.0)  # due in 20 s: the keeper sleeps that long
+    assert _until(lambda: keeper._wake_at is not None)
+    keeper.hold("b", "short", ttl_s=0.3)  # due in 0.1 s
+
+    assert rows.asked.acquire(timeout=5)
+    assert rows.renewed[0] == ("short", 0.3)
+    keeper.release("b", "short")
+    keeper.release("a", "long")
+    assert _until(lambda: keeper._thread is None)
+
+
+def test_the_keeper_runs_while_any_lease_is_held_and_exits_with_the_last():
+    from memory_summary.actors.leases import LeaseKeeper
+
+    rows = LeaseRows()
+    keeper = LeaseKeeper(rows)
+    keeper.hold("a", "ta", ttl_s=60.0)
+    keeper.hold("b", "tb", ttl_s=60.0)
+    assert _until(lambda: keeper._wake_at is not None)  # asleep for 20 s
+    keeper.dropped("ta")
+    thread = keeper._thread
+
+    assert thread is not None
+    assert thread.is_alive()
+    keeper.dropped("tb")
+    thread.join(timeout=5)
+    assert not thread.is_alive()
+    assert keeper._thread is None
+    assert rows.renewed == []

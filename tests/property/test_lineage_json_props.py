@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import json
 import pickle
+from collections.abc import Mapping
+from types import MappingProxyType
 
 import attrs
 import pytest
@@ -102,3 +104,46 @@ def test_a_copy_of_an_encoded_record_is_plain_and_free_to_edit():
             "v": [{"s": "[redacted]"}]
         }
     assert record["v"][0]["s"] == "card 4111"
+
+
+def _plain(value: object) -> object:
+    """What JSON would give back for ``value``: dicts and lists all the way down."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _containers(value: object) -> list[object]:
+    """Every mapping and array inside ``value``, ``value`` included."""
+    if isinstance(value, Mapping):
+        return [value, *(c for v in value.values() for c in _containers(v))]
+    if isinstance(value, list):
+        return [value, *(c for v in value for c in _containers(v))]
+    return []
+
+
+json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+json_values = st.recursive(
+    json_scalars | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.lists(inner, max_size=3).map(tuple)
+        | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+        | st.dictionaries(st.text(max_size=3), inner, max_size=3).map(MappingProxyType)
+    ),
+    max_leaves=12,
+)
+
+
+@given(st.dictionaries(st.text(max_size=3), json_values, max_size=4))
+def test_an_encoded_record_freezes_every_container_it_holds(record):
+    """Dicts, lists, tuples and other mappings at any depth; scalars kept as given."""
+    encoded = EncodedRecord(record, "{}")
+
+    assert encoded == _plain(record)
+    for container in _containers(encoded):
+        assert type(container).__name__ in ("EncodedRecord", "_Frozen", "_FrozenList")
+        with pytest.raises(TypeError):
+            container.clear()  # type: ignore[attr-defined]

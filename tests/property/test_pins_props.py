@@ -98,12 +98,59 @@ def _pieces_by_flags(line: str) -> list[str]:
     return pieces
 
 
-_WORDS = st.sampled_from(["a", "bc", "7", "x/y", "#12", "q" * 300, "q" * 300 + "1"])
+_WORDS = st.sampled_from(
+    [
+        "a",
+        "bc",
+        "7",
+        "x/y",
+        "#12",
+        "q" * 300,
+        "q" * 300 + "1",
+        "订单",
+        "订单٣",
+        "a,",
+        "¥",
+    ]
+)
 
 
-@given(st.lists(_WORDS, max_size=40), st.sampled_from([" ", "  ", "\n", "\u3000"]))
+@given(
+    st.lists(_WORDS | st.text(max_size=4), max_size=40),
+    st.sampled_from([" ", "  ", "\n", "\u3000"]),
+)
 def test_pieces_visit_only_kept_words_and_equal_the_flag_walk(words, space):
     from memory_summary.domain.pins import scan_pieces
 
     line = space.join(words)
     assert scan_pieces(line) == _pieces_by_flags(line)
+
+
+_ENTRY_WORDS = st.sampled_from(
+    ["a", "7", "12 kg", "ORD-2041", "x/y.py", "#4711", "Ada", "my name is", "q" * 300]
+)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["User: ", "Assistant: ", "Tool result(search): "]),
+            st.lists(_ENTRY_WORDS, max_size=30),
+        ),
+        max_size=6,
+    )
+)
+def test_pins_read_from_pieces_as_they_come_are_those_of_every_piece(entries):
+    """A reader that stops early (a tool result's one pin) finds the same pins."""
+    from unittest import mock
+
+    from memory_summary.domain import pins
+
+    lines = [head + " ".join(words) for head, words in entries]
+    eager = mock.patch.object(
+        pins, "iter_pieces", lambda line: iter(_pieces_by_flags(line))
+    )
+
+    with eager:
+        expected = extract_pins(lines)
+    assert extract_pins(lines) == expected

@@ -44,7 +44,7 @@ from memory_summary.domain import (
 
 from .dialect import Dialect, render_queries
 from .driver import Executor, SqlDriver
-from .fence import Fenced, SqlCommitChecks, stored_generation_of
+from .fence import Fenced, SqlCommitChecks, WrittenGenerations
 from .history import SqlHistory
 from .records import SqlRecords
 
@@ -82,6 +82,7 @@ class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
         self._search = search
         self._q = render_queries(dialect)
         self._where = where
+        self._written = WrittenGenerations()
         self._migrate(migrations)
 
     def _before_migration(self, tx: Executor) -> None:
@@ -317,6 +318,7 @@ class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
             with self._driver.transaction("commit", sid) as tx:
                 archived = self._fenced(tx, request)
                 tx.execute(q["upsert_metadata"], (request.namespace, sid, data))
+                self._written.wrote(request.namespace, sid, data, request.record)
                 separator = request.separator
                 marker = separator(archived) if separator is not None else None
                 if marker is not None:
@@ -340,7 +342,9 @@ class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
         """
         sid = request.session_id
         self._lock_session(tx, sid)
-        checks = SqlCommitChecks(self._q, self._dialect, tx, sid, request.namespace)
+        checks = SqlCommitChecks(
+            self._q, self._dialect, tx, sid, request.namespace, self._written
+        )
         outcome = fence_reason(checks, request)
         if isinstance(outcome, str):
             raise Fenced(outcome)  # rolls back an archive already made
@@ -353,12 +357,13 @@ class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
         q, namespace = self._q, attach.namespace
         row = tx.execute(q["lock_metadata"], (namespace, session_id)).fetchone()
         try:
-            stored = stored_generation_of(namespace, session_id, row)
+            stored = self._written.generation(namespace, session_id, row)
         except Fenced:
             return False  # undecodable: left for the reader to quarantine
         if stored != attach.expect_generation:
             return False
         tx.execute(q["upsert_metadata"], (namespace, session_id, data))
+        self._written.wrote(namespace, session_id, data, attach.record)
         return True
 
     def forget_session(self, session_id: str, *, namespaces: Sequence[str]) -> int:

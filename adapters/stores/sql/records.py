@@ -26,6 +26,7 @@ from memory_summary.domain import MalformedRecord, Message, StoreError
 
 from .dialect import Dialect
 from .driver import SqlDriver
+from .fence import WrittenGenerations
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +37,7 @@ class SqlRecords:
     _driver: SqlDriver
     _dialect: Dialect
     _q: Mapping[str, str]
+    _written: WrittenGenerations
 
     # -- leases
 
@@ -98,6 +100,7 @@ class SqlRecords:
             "save_metadata",
             f"{namespace}/{key}",
         )
+        self._written.wrote(namespace, key, text, data)
 
     def get_metadata(self, namespace: str, key: str) -> dict[str, object] | None:
         check_key("namespace", namespace)

@@ -1,0 +1,235 @@
+"""A SQL commit reads the generation of the text it wrote without decoding it, exactly.
+
+``WrittenGenerations`` keeps the text a store last wrote per record: a stored row with
+that very text has its generation. Whatever another writer put there instead (another
+process on the same file here: a raw connection), even with the same generation, or
+text that is no JSON, is read in full, so the fence and the attached record behave as
+they would without it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memory_summary import Message
+from memory_summary.adapters import SqliteStore
+from memory_summary.adapters.stores.sql.fence import Fenced, WrittenGenerations
+from memory_summary.domain import AttachedRecord, CommitRequest, EncodedRecord
+
+NS, SIDE, SID = "summary", "summary.versions", "s"
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "store.sqlite3"
+
+
+@pytest.fixture
+def store(path: Path) -> Iterator[SqliteStore]:
+    opened = SqliteStore(path)
+    yield opened
+    opened.close()
+
+
+def _foreign(path: Path, namespace: str, text: str) -> None:
+    """Write a record's row as another process would: not through this store."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute(
+            "UPDATE metadata SET data = ? WHERE namespace = ? AND key = ?",
+            (text, namespace, SID),
+        )
+    finally:
+        conn.close()
+
+
+def _stored(path: Path, namespace: str) -> str:
+    conn = sqlite3.connect(path)
+    try:
+        return str(
+            conn.execute(
+                "SELECT data FROM metadata WHERE namespace = ? AND key = ?",
+                (namespace, SID),
+            ).fetchone()[0]
+        )
+    finally:
+        conn.close()
+
+
+def _side(generation: str) -> EncodedRecord:
+    record = {"generation": generation, "versions": [], "ranges": []}
+    return EncodedRecord(record, json.dumps(record, ensure_ascii=False))
+
+
+def _commit(
+    store: SqliteStore,
+    expect: str | None,
+    generation: str,
+    *,
+    side: tuple[str | None, str] | None = None,
+):
+    attach = None
+    if side is not None:
+        attach = AttachedRecord(SIDE, _side(side[1]), side[0])
+    return store.commit(
+        CommitRequest(
+            session_id=SID,
+            namespace=NS,
+            record={"generation": generation, "text": f"summary {generation}"},
+            expect_generation=expect,
+            attach=attach,
+        )
+    )
+
+
+def test_a_record_rewritten_by_another_writer_fences_the_commit(store, path):
+    assert _commit(store, None, "g1").committed
+    _foreign(path, NS, json.dumps({"generation": "g2", "text": "theirs"}))
+
+    assert _commit(store, "g1", "g3").fenced == "generation"
+    assert json.loads(_stored(path, NS))["generation"] == "g2"
+    assert _commit(store, "g2", "g3").committed
+
+
+def test_the_same_generation_in_other_text_is_read_in_full(store, path):
+    assert _commit(store, None, "g1").committed
+    _foreign(
+        path, NS, json.dumps({"text": "reformatted", "generation": "g1"}, indent=2)
+    )
+
+    assert _commit(store, "g1", "g2").committed
+    assert json.loads(_stored(path, NS))["generation"] == "g2"
+
+
+def test_a_record_corrupted_since_it_was_written_fences_and_stays(store, path):
+    assert _commit(store, None, "g1").committed
+    _foreign(path, NS, "{not json")
+
+    assert _commit(store, "g1", "g2").fenced == "generation"
+    assert _stored(path, NS) == "{not json"
+
+
+def test_an_attached_record_rewritten_by_another_writer_is_left_alone(store, path):
+    first = _commit(store, None, "g1", side=(None, "l1"))
+    assert first.committed
+    assert first.attached
+    theirs = json.dumps({"generation": "l2", "versions": [], "ranges": []})
+    _foreign(path, SIDE, theirs)
+
+    stale = _commit(store, "g1", "g2", side=("l1", "l3"))
+    assert stale.committed
+    assert not stale.attached
+    assert _stored(path, SIDE) == theirs
+    fresh = _commit(store, "g2", "g3", side=("l2", "l3"))
+    assert fresh.attached
+    assert json.loads(_stored(path, SIDE))["generation"] == "l3"
+
+
+def test_an_attached_record_corrupted_since_it_was_written_is_left_alone(store, path):
+    assert _commit(store, None, "g1", side=(None, "l1")).attached
+    _foreign(path, SIDE, '["no", "object"]')
+
+    result = _commit(store, "g1", "g2", side=("l1", "l2"))
+    assert result.committed
+    assert not result.attached
+    assert _stored(path, SIDE) == '["no", "object"]'
+
+
+def test_save_metadata_is_remembered_as_what_it_wrote(store, path):
+    store.save_metadata(NS, SID, {"generation": "g1", "text": "mine"})
+    assert _commit(store, "g1", "g2").committed
+    store.save_metadata(NS, SID, {"generation": "g3", "text": "mine"})
+
+    assert _commit(store, "g2", "g4").fenced == "generation"
+    _foreign(path, NS, json.dumps({"generation": "g5"}))
+    assert _commit(store, "g3", "g4").fenced == "generation"
+
+
+def test_a_store_reopened_on_the_file_reads_what_the_other_wrote(store, path):
+    assert _commit(store, None, "g1", side=(None, "l1")).attached
+    other = SqliteStore(path)
+    try:
+        assert other.commit(
+            CommitRequest(
+                session_id=SID,
+                namespace=NS,
+                record={"generation": "g2"},
+                expect_generation="g1",
+                attach=AttachedRecord(SIDE, _side("l2"), "l1"),
+            )
+        ).attached
+    finally:
+        other.close()
+
+    assert _commit(store, "g1", "g3").fenced == "generation"
+    assert not _commit(store, "g2", "g3", side=("l1", "l3")).attached
+    assert _commit(store, "g3", "g4", side=("l2", "l4")).attached
+
+
+def test_messages_archived_by_a_fenced_commit_stay_active(store, path):
+    """The fence rolls back what the commit archived before it, as always."""
+    saved = [store.save_message(SID, Message("user", f"m{i}")) for i in range(3)]
+    assert _commit(store, None, "g1").committed
+    _foreign(path, NS, json.dumps({"generation": "g9"}))
+
+    result = store.commit(
+        CommitRequest(
+            session_id=SID,
+            namespace=NS,
+            record={"generation": "g2"},
+            expect_generation="g1",
+            through_id=saved[-1].id,
+            expect_archived=3,
+        )
+    )
+    assert result.fenced == "generation"
+    assert store.count_history(SID) == 3
+
+
+# -- the memo alone
+
+
+def test_the_text_written_gives_its_generation_without_decoding():
+    memo = WrittenGenerations()
+    text = json.dumps({"generation": "g1"})
+    memo.wrote(NS, SID, text, {"generation": "g1"})
+
+    assert memo.generation(NS, SID, (text,)) == "g1"
+    assert memo.generation(NS, SID, (json.dumps({"generation": "g2"}),)) == "g2"
+    assert memo.generation(NS, SID, None) is None
+    assert memo.generation(NS, "other", (json.dumps({}),)) == ""
+    with pytest.raises(Fenced):
+        memo.generation(NS, SID, ("{",))
+
+
+def test_only_records_whose_json_is_known_exactly_are_remembered():
+    from types import MappingProxyType
+
+    memo = WrittenGenerations()
+    memo.wrote(NS, SID, '{"generation": "g1"}', {"generation": "g1"})
+    # another mapping could answer .get differently from what it encoded: forgotten
+    memo.wrote(NS, SID, '{"generation": "x"}', MappingProxyType({"generation": "y"}))
+
+    assert memo.chars == 0
+    assert memo.generation(NS, SID, ('{"generation": "x"}',)) == "x"
+
+
+def test_the_memo_keeps_at_most_its_characters_oldest_written_first():
+    memo = WrittenGenerations(max_chars=60)
+    texts = {key: json.dumps({"generation": key * 3}) for key in "abc"}  # 21 each
+    for key, text in texts.items():
+        memo.wrote(NS, key, text, {"generation": key * 3})
+
+    assert memo.chars == 42  # "a" went first
+    big = json.dumps({"generation": "z" * 80})
+    memo.wrote(NS, "b", big, {"generation": "z" * 80})  # too large: not kept
+    assert memo.chars == 21  # "c" alone
+    # what is not kept is decoded: the answers never change
+    for key, text in texts.items():
+        assert memo.generation(NS, key, (text,)) == key * 3
+    assert memo.generation(NS, "b", (big,)) == "z" * 80
