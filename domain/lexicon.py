@@ -2,8 +2,9 @@
 
 The pinned facts (``pins``) and the offline summarizer's salience
 (``adapters.salience``) both find dates by ``MONTHS`` and quantities by a number
-before one of ``UNITS``, so they read a text alike. Both are regular-expression
-groups, to be followed by a check that no Latin letter continues the word
+before one of ``UNITS``, so they read a text alike; the salience also reads a
+number said in words (``NUMBER_WORDS``: "three years"). All are regular-expression
+groups, ``UNITS`` to be followed by a check that no Latin letter continues the word
 (``(?![A-Za-z])``): ``5 min`` is a quantity, ``5 mint`` is not. Words that are common
 English after a number (``in``, ``A``) are no units here.
 """
@@ -26,3 +27,13 @@ UNITS = (
     r"天|小时|分钟|秒|年|个月|周|岁|人|件|台|页|条|次|个|星)"
 )
 """Units of measure, money and counts (English and Chinese), as one group."""
+
+NUMBER_WORDS = (
+    r"(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"(?:thir|four|fif|six|seven|eigh|nine)teen|"
+    r"(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)"
+    r"(?:-(?:one|two|three|four|five|six|seven|eight|nine))?|hundred|thousand)"
+)
+"""English numbers from two, in words (``twenty-five``), as one group, lower case:
+followed by one of ``UNITS`` they make a quantity. "One" is left out: "one day" is
+seldom a count."""

@@ -18,6 +18,7 @@ from typing import Literal
 import attrs
 
 from memory_summary.domain.lexicon import MONTHS as _MONTHS
+from memory_summary.domain.lexicon import NUMBER_WORDS as _NUMBER_WORDS
 from memory_summary.domain.lexicon import UNITS as _UNITS
 
 Kind = Literal[
@@ -84,6 +85,10 @@ _SPAN_PATTERNS: tuple[tuple[Kind, str], ...] = (
     ("identifier", r"\b[a-z][a-z0-9]{1,30}(?:[A-Z][a-z0-9]{1,30}){1,6}\b"),  # camelCase
     ("quantity", r"[$€£¥] ?\d[\d,]{0,20}(?:\.\d{1,6})?"),
     ("quantity", rf"\d[\d,]{{0,20}}(?:\.\d{{1,6}})? ?{_UNITS}(?![A-Za-z])"),
+    (  # "three years"; the class first: most words start with none of these
+        "quantity",
+        rf"\b(?=[efhnstEFHNST])(?i:{_NUMBER_WORDS}) {_UNITS}(?![A-Za-z])",
+    ),
     ("number", r"\d[\d,.]{0,20}"),
 )
 SPANS = tuple((kind, re.compile(pattern)) for kind, pattern in _SPAN_PATTERNS)
@@ -96,7 +101,7 @@ _SPAN_NEEDS: tuple[tuple[str, ...], ...] = (
     ("/",), ("@",), ("/",), ("\\",), ("/",), (".",),  # contacts and paths
     _D, _D, _D, ("cjk",), _D, _D,  # dates
     ("#",), _D, ("-",), ("-", "_"), _D, _D, _D, _D, ("cjk",), _D, ("_",), _NO,  # ids
-    _D, _D, _D,  # quantities and numbers
+    _D, _D, _NO, _D,  # quantities (one in words) and numbers
 )  # fmt: skip
 if len(_SPAN_NEEDS) != len(_SPAN_PATTERNS):  # pragma: no cover: a pattern was added
     raise AssertionError("_SPAN_NEEDS must name what each span pattern needs")
