@@ -3,10 +3,11 @@
 The pinned facts (``pins``) and the offline summarizer's salience
 (``adapters.salience``) both find dates by ``MONTHS`` and quantities by a number
 before one of ``UNITS``, so they read a text alike; the salience also reads a
-number said in words (``NUMBER_WORDS``: "three years"). All are regular-expression
-groups, ``UNITS`` to be followed by a check that no Latin letter continues the word
-(``(?![A-Za-z])``): ``5 min`` is a quantity, ``5 mint`` is not. Words that are common
-English after a number (``in``, ``A``) are no units here.
+number said in words (``NUMBER_WORDS``, words: "three years"). ``MONTHS`` and
+``UNITS`` are regular-expression groups, to be followed by a check that no Latin
+letter continues the word (``(?![A-Za-z])``): ``5 min`` is a quantity, ``5 mint``
+is not. Words that are common English after a number (``in``, ``A``) are no units
+here.
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ UNITS = (
 """Units of measure, money and counts (English and Chinese), as one group."""
 
 NUMBER_WORDS = (
-    r"(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
-    r"(?:thir|four|fif|six|seven|eigh|nine)teen|"
-    r"(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)"
-    r"(?:-(?:one|two|three|four|five|six|seven|eight|nine))?|hundred|thousand)"
-)
-"""English numbers from two, in words (``twenty-five``), as one group, lower case:
-followed by one of ``UNITS`` they make a quantity. "One" is left out: "one day" is
-seldom a count."""
+    "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+    "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+    "nineteen", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty",
+    "ninety", "hundred", "thousand",
+)  # fmt: skip
+"""English numbers from two, in words, lower case: followed by one of ``UNITS`` they
+make a quantity (a tens word may take a hyphen and a ones word: "twenty-five").
+"One" is left out: "one day" is seldom a count."""
