@@ -2,10 +2,12 @@
 
 The pinned facts (``pins``) and the offline summarizer's salience
 (``adapters.salience``) both find dates by ``MONTHS`` and quantities by a number
-before one of ``UNITS``, so they read a text alike. Both are regular-expression
-groups, to be followed by a check that no Latin letter continues the word
-(``(?![A-Za-z])``): ``5 min`` is a quantity, ``5 mint`` is not. Words that are common
-English after a number (``in``, ``A``) are no units here.
+before one of ``UNITS``, so they read a text alike; the salience also reads a
+number said in words (``NUMBER_WORDS``, words: "three years"). ``MONTHS`` and
+``UNITS`` are regular-expression groups, to be followed by a check that no Latin
+letter continues the word (``(?![A-Za-z])``): ``5 min`` is a quantity, ``5 mint``
+is not. Words that are common English after a number (``in``, ``A``) are no units
+here.
 """
 
 from __future__ import annotations
@@ -26,3 +28,13 @@ UNITS = (
     r"天|小时|分钟|秒|年|个月|周|岁|人|件|台|页|条|次|个|星)"
 )
 """Units of measure, money and counts (English and Chinese), as one group."""
+
+NUMBER_WORDS = (
+    "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+    "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+    "nineteen", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty",
+    "ninety", "hundred", "thousand",
+)  # fmt: skip
+"""English numbers from two, in words, lower case: followed by one of ``UNITS`` they
+make a quantity (a tens word may take a hyphen and a ones word: "twenty-five").
+"One" is left out: "one day" is seldom a count."""

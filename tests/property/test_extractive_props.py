@@ -14,6 +14,7 @@ from memory_summary.adapters.summarizers.offline.salience import (
     _CHATTER,
     _CUES,
     SPANS,
+    salience_of,
     spans_for,
 )
 from memory_summary.conversations import session_turns
@@ -219,3 +220,39 @@ def test_a_cue_s_ascii_pattern_finds_what_the_whole_one_finds(text):
         whole, short = cue.pattern.search(lowered), cue.ascii.search(lowered)
         assert (whole and whole.span()) == (short and short.span())
         assert cue.pattern.sub(" ", lowered) == cue.ascii.sub(" ", lowered)
+
+
+_ONES = ["", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+_TEENS = ["ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
+          "seventeen", "eighteen", "nineteen"]  # fmt: skip
+_TENS = ["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty",
+         "ninety"]  # fmt: skip
+
+
+def _in_words(n: int) -> str:
+    if n < 10:
+        return _ONES[n]
+    if n < 20:
+        return _TEENS[n - 10]
+    return _TENS[n // 10] + ("-" + _ONES[n % 10] if n % 10 else "")
+
+
+@given(
+    st.integers(2, 99),
+    st.sampled_from(["years", "days", "hours", "minutes", "weeks", "km", "people"]),
+    st.sampled_from(["We waited {} at the gate", "{} ago I moved here", "ran {}"]),
+    st.booleans(),
+)
+def test_a_number_in_words_reads_as_the_same_number_in_digits(
+    n, unit, template, capital
+):
+    """A count said in words ("three years") is a quantity as "3 years" is."""
+    words = _in_words(n)
+    if capital and template.startswith("{}"):  # opening a sentence
+        words = words.capitalize()
+    said = salience_of(template.format(f"{words} {unit}"))
+    written = salience_of(template.format(f"{n} {unit}"))
+
+    assert said.kinds == written.kinds
+    assert said.score == written.score
+    assert ("quantity", f"{words} {unit}") in said.identifiers

@@ -415,3 +415,35 @@ def test_an_event_is_a_past_action_of_the_speaker(text, event):
 )
 def test_our_alone_makes_no_personal_statement(sentence, personal):
     assert ("personal" in salience_of(sentence).kinds) is personal
+
+
+@pytest.mark.parametrize(
+    ("sentence", "quantity"),
+    [
+        ("I started transitioning three years ago", "three years"),
+        ("Seven years now, painting is my muse", "Seven years"),
+        ("The train was twenty-five minutes late", "twenty-five minutes"),
+        ("We waited two hours at the gate", "two hours"),
+        ("A hundred people came to the show", "hundred people"),
+    ],
+)
+def test_a_number_in_words_before_a_unit_is_a_quantity(sentence, quantity):
+    salience = salience_of(sentence)
+
+    assert "quantity" in salience.kinds
+    assert ("quantity", quantity) in salience.identifiers
+    assert salience.score > salience_of(sentence.replace(quantity, "years")).score
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "One day I will see the sea",  # "one" is seldom a count
+        "I have two kids",  # "kids" is no unit
+        "Threefold years of work",
+        "It took seven yearsold",
+        "Often days feel long",  # "ten" inside a word
+    ],
+)
+def test_other_number_words_make_no_quantity(sentence):
+    assert "quantity" not in salience_of(sentence).kinds

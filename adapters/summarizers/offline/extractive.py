@@ -6,7 +6,8 @@ and keeps *facts*: short fragments quoted from the messages, each ranked by sali
 
 - Salience (``salience``): a fragment scores its strongest kind (``WEIGHTS``:
   identifiers, contacts and paths 8; dates, names, decisions and constraints 7;
-  quantities, errors and proper nouns (and quoted titles) 6; stated goals and
+  quantities (a number in digits or words before a unit: "3 kg", "three years"),
+  errors and proper nouns (and quoted titles) 6; stated goals and
   personal statements (what someone did, has, likes or plans) 5; open tasks 4; bare
   numbers and tool outcomes 3; questions and requests 2; anything else 1), plus one
   per further kind (at most 3), plus the speaker's (user +2, assistant, system and a
