@@ -370,7 +370,9 @@ class PoppingStore(MemoryStore, Protocol):
         """Delete the newest active message and return it; None when none is active.
 
         Archived messages are never touched, and nothing else changes: a compression
-        that read the popped message is fenced (``"archive"``) when it commits.
+        that read the popped message is fenced (``"archive"``) when it commits. A
+        deleted row that is no message (a foreign writer's) raises
+        ``MalformedRecord`` saying it was deleted.
         """
         ...
 

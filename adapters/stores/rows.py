@@ -17,7 +17,7 @@ import json
 import logging
 import math
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from memory_summary.domain import (
@@ -379,6 +379,22 @@ def stored_message(
         row_id,
         message.refusal,
     )
+
+
+def popped(session_id: str, read: Callable[[], Message]) -> Message:
+    """Return ``read()``, the message a pop deleted; say so when it cannot be read.
+
+    Raises:
+        MalformedRecord: the deleted row is no message (a foreign writer's): the
+            error says it is gone, so no caller takes it for still stored.
+    """
+    try:
+        return read()
+    except MalformedRecord as exc:
+        raise MalformedRecord(
+            f"session {session_id!r}: the newest message was deleted, but its row "
+            f"cannot be read ({exc})"
+        ) from exc
 
 
 def row_message(row: Sequence[Any]) -> Message:

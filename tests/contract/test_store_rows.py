@@ -233,6 +233,37 @@ def test_a_foreign_tool_call_of_another_type_raises_malformed_record(
         sql_store.get_history(sid)
 
 
+def test_a_pop_of_a_row_that_is_no_message_says_the_row_is_gone(sql_store, sid):
+    """A pop deletes the newest row, as asked; one a foreign writer broke is not
+    reported as if it were still stored."""
+    kept = sql_store.save_message(sid, Message("user", "kept"))
+    sql_store.save_message(sid, Message("assistant", "broken later"))
+    run_sql(
+        sql_store,
+        "UPDATE {t}messages SET role = 'robot' WHERE session_id = ? AND id > ?",
+        (sid, kept.id),
+    )
+
+    with pytest.raises(MalformedRecord, match="newest message was deleted"):
+        sql_store.pop_message(sid)
+
+    assert sql_store.get_history(sid) == [kept]
+
+
+@pytest.mark.redis
+def test_a_redis_pop_of_a_member_that_is_no_message_says_it_is_gone(request, tmp_path):
+    store = next(store_for(request, "redis", tmp_path))
+    kept = store.save_message("s", Message("user", "kept"))
+    with redis_client(store) as client:
+        client.zadd(f"{store.prefix}h:s", {b"not json": kept.id + 1})
+
+    with pytest.raises(MalformedRecord, match="newest message was deleted"):
+        store.pop_message("s")
+
+    assert store.get_history("s") == [kept]
+    store.close()
+
+
 @pytest.mark.parametrize(
     ("column", "value"),
     [

@@ -42,6 +42,7 @@ from memory_summary.adapters.stores.rows import (
     json_row_message,
     message_values,
     new_token,
+    popped,
     row_message,
     stored_message,
 )
@@ -405,7 +406,9 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
             [self._key("h", session_id), *self._session_keys(session_id)],
             [self._ttl],
         )
-        return None if raw is None else json_row_message(raw)
+        return (
+            None if raw is None else popped(session_id, lambda: json_row_message(raw))
+        )
 
     def trim_history(self, session_id: str, keep_recent: int) -> int:
         check_key("session_id", session_id)

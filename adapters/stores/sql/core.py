@@ -29,6 +29,7 @@ from memory_summary.adapters.stores.rows import (
     check_read,
     decode_record,
     message_values,
+    popped,
     row_message,
     stored_message,
 )
@@ -275,7 +276,7 @@ class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
             if row is None:
                 return None
             tx.execute(q["delete_message"], (session_id, row[0]))
-        return row_message(row)
+        return popped(session_id, lambda: row_message(row))
 
     def trim_history(self, session_id: str, keep_recent: int) -> int:
         check_key("session_id", session_id)
