@@ -91,7 +91,8 @@ class SessionMemory:
         self._capacity = max(capacity, 1)
         self._max_chars = max_requests_chars
         self._facts: OrderedDict[str, SessionFacts] = OrderedDict()
-        self._copies: dict[str, list[object]] = {}  # JSON -> [copy, sessions using it]
+        # ("system" or "tools", JSON) -> [copy, sessions using it]
+        self._copies: dict[tuple[str, str], list[object]] = {}
         self._chars = 0  # the JSON of ``_copies``, counted once each
         self._holders: OrderedDict[str, None] = OrderedDict()  # holding copies, LRU
         self._lock = threading.Lock()
@@ -161,16 +162,16 @@ class SessionMemory:
                 **changes,
             )
             return
-        changes["system"] = self._copy(system_text, _system_of)
+        changes["system"] = self._copy("system", system_text, _system_of)
         changes["system_json"] = system_text
         if tools_text is not None:
-            changes["tools"] = self._copy(tools_text, _tools_of)
+            changes["tools"] = self._copy("tools", tools_text, _tools_of)
             changes["tools_json"] = tools_text
         self._update(session_id, **changes)
 
-    def _copy(self, text: str, parse: Callable[[str], object]) -> Any:
-        """Return the shared copy of the JSON ``text``, or a new one."""
-        shared = self._copies.get(text)
+    def _copy(self, kind: str, text: str, parse: Callable[[str], object]) -> Any:
+        """Return the shared copy of the ``kind`` JSON ``text``, or a new one."""
+        shared = self._copies.get((kind, text))
         return parse(text) if shared is None else shared[0]
 
     def set_guard(self, session_id: str, guard: LoopGuard | None) -> None:
@@ -210,27 +211,27 @@ class SessionMemory:
                 self._drop_requests(keep=session_id)
 
     def _hold(self, facts: SessionFacts) -> None:
-        for text, copy in (
-            (facts.system_json, facts.system),
-            (facts.tools_json, facts.tools),
+        for kind, text, copy in (
+            ("system", facts.system_json, facts.system),
+            ("tools", facts.tools_json, facts.tools),
         ):
             if text is None:
                 continue
-            shared = self._copies.get(text)
+            shared = self._copies.get((kind, text))
             if shared is None:
-                self._copies[text] = [copy, 1]
+                self._copies[kind, text] = [copy, 1]
                 self._chars += len(text)
             else:
                 shared[1] = cast(int, shared[1]) + 1
 
     def _release(self, facts: SessionFacts) -> None:
-        for text in (facts.system_json, facts.tools_json):
-            shared = None if text is None else self._copies.get(text)
+        for kind, text in (("system", facts.system_json), ("tools", facts.tools_json)):
+            shared = None if text is None else self._copies.get((kind, text))
             if text is None or shared is None:
                 continue
             shared[1] = cast(int, shared[1]) - 1
             if shared[1] == 0:
-                del self._copies[text]
+                del self._copies[kind, text]
                 self._chars -= len(text)
 
     def _drop_requests(self, keep: str) -> None:

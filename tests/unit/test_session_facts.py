@@ -113,15 +113,20 @@ def test_distinct_prompts_past_the_cap_drop_the_oldest_sessions_copies(caplog):
 def _held(memory: SessionMemory) -> int:
     """The characters the sessions' facts hold, each distinct JSON once."""
     texts = {
-        text
+        (kind, text)
         for n in range(6)
-        for text in (memory.get(f"s{n}").system_json, memory.get(f"s{n}").tools_json)
+        for kind, text in (
+            ("system", memory.get(f"s{n}").system_json),
+            ("tools", memory.get(f"s{n}").tools_json),
+        )
         if text is not None
     }
-    return sum(map(len, texts))
+    return sum(len(text) for _, text in texts)
 
 
-SYSTEMS = st.sampled_from(["Be brief.", "Be terse.", "x" * 300, "y" * 600, None])
+SYSTEMS = st.sampled_from(
+    ["Be brief.", "Be terse.", "x" * 300, "y" * 600, None, [], [TOOL]]
+)
 TOOLSETS = st.sampled_from([None, [], [TOOL], [TOOL, {**TOOL, "name": "other"}]])
 ACTIONS = st.one_of(
     st.tuples(st.just("request"), st.integers(0, 5), SYSTEMS, TOOLSETS),
@@ -161,3 +166,16 @@ def test_the_copies_dropped_first_are_those_of_the_sessions_least_recently_touch
     assert memory.get("s1").system is None
     assert memory.get("s0").system.startswith("You serve user 0.")
     assert memory.get("s2").system.startswith("You serve user 2.")
+
+
+def test_a_system_and_tools_of_the_same_json_are_kept_apart():
+    """One session's system may be another's tools, JSON for JSON: two copies."""
+    memory = SessionMemory()
+
+    memory.set_request("a", [], None)
+    memory.set_request("b", "Hi", [])
+    memory.set_request("c", [TOOL], None)
+    memory.set_request("d", "Hi", [TOOL])
+
+    assert memory.get("b").tools == ()
+    assert memory.get("d").tools == (TOOL,)
