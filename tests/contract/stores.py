@@ -12,7 +12,7 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 from uuid import uuid4
 
 import pytest
@@ -131,6 +131,19 @@ def store_for(
     made = make_store(kind, tmp_path)
     yield made
     dispose(made)
+
+
+def open_store(request: pytest.FixtureRequest, kind: str, tmp_path: Path) -> Any:
+    """Return a store of ``kind`` that is disposed of when the test ends.
+
+    For a test that picks its store kind itself: ``next(store_for(...))`` alone
+    never runs the disposal, and the collector then closes the connections (a
+    ResourceWarning on Python 3.13, raised in whichever test runs next).
+    """
+    made = store_for(request, kind, tmp_path)
+    store = next(made)
+    request.addfinalizer(lambda: next(made, None))
+    return store
 
 
 def dispose(store: object) -> None:

@@ -19,7 +19,7 @@ from memory_summary.adapters import SqliteStore
 from memory_summary.adapters.stores.rows import COLUMNS, message_values, row_message
 from memory_summary.domain import MalformedRecord
 from memory_summary.testing.strategies import content_parts, texts
-from tests.contract.stores import kind_of, redis_client, run_sql, store_for
+from tests.contract.stores import kind_of, open_store, redis_client, run_sql
 
 metadata_values = st.recursive(
     st.one_of(
@@ -252,7 +252,7 @@ def test_a_pop_of_a_row_that_is_no_message_says_the_row_is_gone(sql_store, sid):
 
 @pytest.mark.redis
 def test_a_redis_pop_of_a_member_that_is_no_message_says_it_is_gone(request, tmp_path):
-    store = next(store_for(request, "redis", tmp_path))
+    store = open_store(request, "redis", tmp_path)
     kept = store.save_message("s", Message("user", "kept"))
     with redis_client(store) as client:
         client.zadd(f"{store.prefix}h:s", {b"not json": kept.id + 1})
@@ -309,7 +309,7 @@ def test_a_row_of_another_shape_raises_malformed_record(row):
 )
 def test_a_foreign_redis_member_raises_malformed_record(request, tmp_path, member):
     """A history member another program added: a clear error on every read."""
-    store = next(store_for(request, "redis", tmp_path))
+    store = open_store(request, "redis", tmp_path)
     saved = store.save_message("s", Message("user", "hi"))
     with redis_client(store) as client:
         client.zadd(f"{store.prefix}h:s", {member: saved.id + 1})

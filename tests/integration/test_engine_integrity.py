@@ -28,7 +28,7 @@ from memory_summary.domain import (
 )
 from memory_summary.testing.fakes import InstrumentedSummarizer, ScriptedSummarizer
 from tests.contract.conftest import FOREIGN_KINDS
-from tests.contract.stores import every_store, store_for, write_raw_metadata
+from tests.contract.stores import every_store, open_store, write_raw_metadata
 from tests.integration.conversation import fill, transcript_of
 
 SMALL = SummaryConfig(threshold=10, keep_recent=4)
@@ -207,7 +207,7 @@ def test_a_record_with_a_lone_surrogate_escape_is_replaced_by_a_compression(
     request, tmp_path, make_engine, kind
 ):
     """Python's JSON reads one (normalized) where Redis's Lua cjson refused it."""
-    store = next(store_for(request, kind, tmp_path))
+    store = open_store(request, kind, tmp_path)
     write_raw_metadata(
         store,
         NAMESPACE,
@@ -230,7 +230,7 @@ def test_a_native_artifact_with_a_lone_surrogate_never_fails_the_next_commit(
     request, tmp_path, make_engine, kind
 ):
     """A rejected summary still archives: the previous record is written back."""
-    store = next(store_for(request, kind, tmp_path))
+    store = open_store(request, kind, tmp_path)
     native = {
         "provider": "anthropic",
         "model": "claude\udfff",

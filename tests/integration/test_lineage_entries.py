@@ -23,7 +23,7 @@ from memory_summary.domain.lineage import VERSIONS_NAMESPACE, version_json
 from memory_summary.domain.recall import SummaryVersion
 from memory_summary.testing.fakes import ScriptedSummarizer
 from tests.contract.conftest import FOREIGN_KINDS
-from tests.contract.stores import STORE_KINDS, store_for, write_raw_metadata
+from tests.contract.stores import STORE_KINDS, open_store, store_for, write_raw_metadata
 
 CONFIG = SummaryConfig(threshold=10, keep_recent=4, summary_versions_kept=3)
 SUMMARIES = [
@@ -99,7 +99,7 @@ def test_a_lone_surrogate_a_foreign_writer_left_in_a_version_never_stalls(
     request, tmp_path, make_engine, kind
 ):
     """JSON escapes can spell a lone surrogate; kept as is, no write could keep it."""
-    store = next(store_for(request, kind, tmp_path))
+    store = open_store(request, kind, tmp_path)
     engine = make_engine(store, ScriptedSummarizer(*SUMMARIES), config=CONFIG)
     for _ in range(2):
         _fill(store, 8)
