@@ -14,7 +14,14 @@ from memory_summary.domain import LoopGuard, Outcome, Reason
 
 @attrs.frozen
 class TurnEnded:
-    """A turn of the session ended normally (aborted and error turns are never sent)."""
+    """A turn of the session ended normally (aborted and error turns are never sent).
+
+    ``mark``: the runtime's count of finished compressions when the turn was made,
+    before it was counted (``ThreadRuntime.turn_mark``). An actor that finished one
+    since counts it again before running it: the count may predate that commit.
+    """
+
+    mark: int = 0
 
 
 @attrs.frozen

@@ -89,6 +89,7 @@ class ThreadRuntime:
             facts=facts.get,
             keep_guard=facts.set_guard,
             regate=self.regate,
+            turn_mark=self.turn_mark,
         )
         self._turn_check: Callable[[str], Callable[[], bool] | None] | None = None
         self._closed = False
@@ -99,6 +100,7 @@ class ThreadRuntime:
         self._in_flight: set[Future[CompressionFinished]] = set()
         self._in_flight_lock = threading.Lock()
         self._busy: dict[str, int] = {}  # session -> compressions running here
+        self._finishes = 0  # compressions finished here: a turn's mark (turn_mark)
         self._after: dict[str, list[Callable[[], None]]] = {}
         # The host's calls only enqueue; this thread finds or spawns the actors, so a
         # turn never pays for starting an actor thread on the caller's thread.
@@ -200,6 +202,14 @@ class ThreadRuntime:
         """
         self._turn_check = check
 
+    def turn_mark(self) -> int:
+        """Return how many compressions have finished here (a ``TurnEnded``'s mark).
+
+        Taken before a turn is counted: an actor that heard of a later finish knows
+        the count may predate its session's commit.
+        """
+        return self._finishes
+
     def regate(self, session_id: str) -> bool:
         """Send the session a turn trigger through the gate; False if not gated.
 
@@ -213,7 +223,7 @@ class ThreadRuntime:
         if check is None:
             return False
         try:
-            self.send_if_needed(session_id, TurnEnded(), check)
+            self.send_if_needed(session_id, TurnEnded(self._finishes), check)
         except EngineClosed:
             return False
         return True
@@ -311,6 +321,7 @@ class ThreadRuntime:
         def done(f: Future[CompressionFinished]) -> None:
             with self._in_flight_lock:
                 self._in_flight.discard(f)
+                self._finishes += 1  # after its commit, before its actor hears
                 left = self._busy[session_id] = self._busy[session_id] - 1
                 after = []
                 if not left:

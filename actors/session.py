@@ -49,6 +49,7 @@ class SessionServices:
         keep_guard: remember the loop guard a compression left.
         regate: send the session a turn trigger through the gate, counted anew as
             a fresh ``turn_after`` is; False where turns are not gated.
+        turn_mark: the runtime's count of finished compressions (``TurnEnded``).
     """
 
     settle: Callable[[int], None]
@@ -58,6 +59,7 @@ class SessionServices:
     facts: Callable[[str], SessionFacts]
     keep_guard: Callable[[str, LoopGuard | None], None]
     regate: Callable[[str], bool] = lambda session_id: False
+    turn_mark: Callable[[], int] = lambda: 0
 
 
 class SessionActor(pykka.ThreadingActor):
@@ -88,11 +90,12 @@ class SessionActor(pykka.ThreadingActor):
         self._running_replies: list[Future[Outcome]] = []
         self._next_replies: list[Future[Outcome]] = []
         self._instructions = ""  # the host's, for the next compression run
+        self._finished_mark = 0  # turn_mark when this actor's last run finished
 
     def on_receive(self, message: object) -> object:
         match message:
-            case TurnEnded():
-                self._trigger("turn")
+            case TurnEnded(mark=mark):
+                self._turn(mark)
             case UsageReported(ratio=ratio):
                 self._services.emit(CompressRequested(self._session_id, "auto", ratio))
                 self._trigger("auto")
@@ -120,6 +123,18 @@ class SessionActor(pykka.ThreadingActor):
                 return super().on_receive(message)
         return None
 
+    def _turn(self, mark: int) -> None:
+        # Counted before this session's last commit (the trigger was on its way
+        # while that run ended): counted again, it runs only if still due.
+        if (
+            mark < self._finished_mark
+            and self._state == Idle()
+            and self._services.regate(self._session_id)
+        ):
+            self._services.settle(1)
+            return
+        self._trigger("turn")
+
     def _trigger(self, reason: Reason) -> None:
         self._state, start = on_trigger(self._state, reason)
         if start:
@@ -144,6 +159,7 @@ class SessionActor(pykka.ThreadingActor):
         self._services.submit(request, report)
 
     def _finished(self, finished: CompressionFinished) -> None:
+        self._finished_mark = self._services.turn_mark()
         replies, self._running_replies = self._running_replies, []
         for reply in replies:
             _resolve(reply, finished.outcome)

@@ -16,7 +16,11 @@ from typing import Any
 import attrs
 import pytest
 
-from memory_summary import Message, SummaryConfig
+from memory_summary import Message, Outcome, SummaryConfig
+from memory_summary.actors.compression import CompressionRequest
+from memory_summary.actors.messages import CompressionFinished, TurnEnded
+from memory_summary.actors.session import SessionActor, SessionServices
+from memory_summary.actors.session_facts import SessionFacts
 from memory_summary.testing.fakes import InstrumentedSummarizer
 from tests.contract.stores import STORE_KINDS, store_for
 
@@ -79,3 +83,72 @@ def test_a_turn_still_above_the_threshold_runs_after_the_compression(
     assert llm.calls == 2
     assert taken["s"] == 2
     assert store.count_history("s") == 4
+
+
+class _Runtime:
+    """What a session actor may ask of its runtime, recorded; finishes by hand."""
+
+    def __init__(self) -> None:
+        self.started: list[str] = []
+        self.regated: list[str] = []
+        self.finishes = 0
+        self.settled = 0
+        self.reports: list[Any] = []
+
+    def services(self) -> SessionServices:
+        return SessionServices(
+            settle=self._settle,
+            submit=self._submit,
+            emit=lambda event: None,
+            release=lambda session_id, ref, stamp: False,
+            facts=lambda session_id: SessionFacts(),
+            keep_guard=lambda session_id, guard: None,
+            regate=self._regate,
+            turn_mark=lambda: self.finishes,
+        )
+
+    def _settle(self, units: int) -> None:
+        self.settled += units
+
+    def _submit(self, request: CompressionRequest, report: Any) -> None:
+        self.started.append(request.reason)
+        self.reports.append(report)
+
+    def _regate(self, session_id: str) -> bool:
+        self.regated.append(session_id)
+        return True
+
+    def finish(self) -> None:
+        self.finishes += 1  # as the runtime counts it: before the actor hears
+        outcome = Outcome(session_id="s", kind="compressed", reason="turn")
+        self.reports.pop()(CompressionFinished(outcome))
+
+
+@pytest.mark.parametrize("counted", ["before", "after"])
+def test_a_turn_counted_before_the_last_commit_but_heard_after_it_is_counted_again(
+    counted,
+):
+    """The trigger was on its way while the run ended: its count predates the commit.
+
+    Heard while the run was busy, it becomes the follow-up and is counted again at
+    the finish; heard after the finish, its mark says the same. Only a turn counted
+    after the finish runs at once.
+    """
+    runtime = _Runtime()
+    actor = SessionActor.start("s", runtime.services())
+    try:
+        actor.ask(TurnEnded(runtime.finishes))  # starts the first run
+        mark = runtime.finishes  # the next turn is counted now, before the commit
+        runtime.finish()
+        if counted == "after":
+            mark = runtime.finishes
+        actor.ask(TurnEnded(mark))
+
+        if counted == "before":
+            assert runtime.started == ["turn"]
+            assert runtime.regated == ["s"]
+        else:
+            assert runtime.started == ["turn", "turn"]
+            assert runtime.regated == []
+    finally:
+        actor.stop()
