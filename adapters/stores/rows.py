@@ -5,7 +5,7 @@ same checks so that it refuses exactly what they refuse. Rows this library wrote
 decoded with the trusted ``Message.from_row`` (no converters run twice); a row that
 fails the cheap shape checks goes through the validating constructor instead.
 
-Why about 490 lines: one concept, the row layout. Writing a row and reading it back
+Why about 520 lines: one concept, the row layout. Writing a row and reading it back
 must change together (every column's encoding sits next to its decoding), and the
 key, limit and JSON checks are what each store runs before it writes that row.
 """
@@ -144,6 +144,16 @@ def check_ttl(ttl_s: float) -> None:
         or ttl_s <= 0
     ):
         raise ValueError(f"ttl_s={ttl_s!r} is invalid; allowed: seconds > 0")
+
+
+def is_archived(value: object) -> bool:
+    """Return whether a stored ``archived`` flag marks its message archived.
+
+    Only a numeric zero (0, 0.0, false) is active; anything else a foreign writer may
+    leave in SQLite's column (2, -1, text, a blob, NULL) is archived, as the queries'
+    ``archived IS NOT 0`` take it: a message is always in exactly one of the views.
+    """
+    return not (isinstance(value, (int, float)) and value == 0)
 
 
 def to_json(data: object, what: str) -> str:

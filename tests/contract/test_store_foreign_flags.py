@@ -1,0 +1,120 @@
+"""Flags a foreign writer put in a SQL store: archive marks and lease expiries.
+
+A program sharing the database may write what the library never writes: an
+``archived`` value other than 0 and 1 (SQLite keeps whatever it is given). The
+documented normalization (docs/stores.md) keeps every message visible in exactly one
+of the active history and the archive.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import sqlite3
+
+import pytest
+
+from memory_summary import Message
+from memory_summary.adapters.stores.rows import is_archived
+from tests.contract.stores import open_store, run_sql
+
+# What SQLite keeps in an INTEGER column, as a foreign writer may put it there.
+FOREIGN_ARCHIVED = [2, -1, "1", "yes", "", 0.5, b"\x01", b"", b"\x00", None]
+
+
+def loosen_sqlite_column(store, table, declared, loosened):
+    """Rewrite a column's declaration as a foreign program's schema might have it.
+
+    Dropping a NOT NULL changes no stored byte: SQLite documents editing the schema
+    text for it (``PRAGMA writable_schema``); the cookie bump makes every open
+    connection, the store's too, read the schema again.
+    """
+    with contextlib.closing(sqlite3.connect(store.path, isolation_level=None)) as db:
+        version = db.execute("PRAGMA schema_version").fetchone()[0]
+        db.execute("PRAGMA writable_schema = ON")
+        changed = db.execute(
+            "UPDATE sqlite_master SET sql = replace(sql, ?, ?) WHERE name = ?",
+            (declared, loosened, table),
+        ).rowcount
+        db.execute(f"PRAGMA schema_version = {version + 1}")
+        db.execute("PRAGMA writable_schema = OFF")
+    assert changed == 1
+
+
+def _save(store, sid, *texts):
+    return [store.save_message(sid, Message("user", text)).id for text in texts]
+
+
+@pytest.mark.parametrize("value", FOREIGN_ARCHIVED, ids=repr)
+def test_a_foreign_archived_value_other_than_zero_counts_as_archived(
+    request, tmp_path, sid, value
+):
+    store = open_store(request, "sqlite", tmp_path)
+    loosen_sqlite_column(
+        store, "messages", "archived INTEGER NOT NULL", "archived INTEGER"
+    )
+    ids = _save(store, sid, "alpha one", "zebra two", "gamma three", "delta four")
+    run_sql(store, "UPDATE messages SET archived = ? WHERE id = ?", (value, ids[1]))
+    active = [ids[0], ids[2], ids[3]]
+
+    history = store.get_history(sid)
+    archived = store.get_archived(sid, after_id=None, through_id=ids[-1], limit=10)
+    window, _ = store.read_window(sid, limit=10, namespace="summary")
+    hits = store.search_messages(sid, ["zebra"], limit=5)
+    archived_hits = store.search_messages(sid, ["zebra"], limit=5, archived_only=True)
+
+    assert [m.id for m in history] == active
+    assert [m.id for m in archived] == [ids[1]]
+    assert [m.id for m in window] == active
+    assert store.count_history(sid) == 3
+    assert store.active_span(sid).count == 3
+    assert store.session_counts(limit=10) == [(sid, 3, 1)]
+    assert ids[1] in {h.message.id for h in hits}
+    assert all(h.archived is (h.message.id == ids[1]) for h in hits)
+    assert ids[1] in {h.message.id for h in archived_hits}
+    assert all(h.archived for h in archived_hits)
+    assert [m.id for m in store.get_full_history(sid)] == ids
+
+
+@pytest.mark.parametrize("value", [2, "yes", b"\x01"], ids=repr)
+def test_pop_and_trim_never_take_a_foreign_archived_message(
+    request, tmp_path, sid, value
+):
+    store = open_store(request, "sqlite", tmp_path)
+    ids = _save(store, sid, "one", "two", "three")
+    run_sql(store, "UPDATE messages SET archived = ? WHERE id = ?", (value, ids[2]))
+
+    popped = [store.pop_message(sid), store.pop_message(sid), store.pop_message(sid)]
+    left = store.get_archived(sid, after_id=None, through_id=ids[-1], limit=10)
+
+    assert [m.id if m else None for m in popped] == [ids[1], ids[0], None]
+    assert [m.id for m in left] == [ids[2]]
+    assert store.trim_history(sid, 0) == 0
+
+
+@pytest.mark.postgres
+def test_postgres_refuses_an_archived_value_that_is_not_a_boolean(request, tmp_path):
+    import psycopg
+
+    store = open_store(request, "postgres", tmp_path)
+    message = store.save_message("s-flag", Message("user", "hello"))
+
+    with pytest.raises(psycopg.Error):
+        run_sql(
+            store, "UPDATE {t}messages SET archived = ? WHERE id = ?", (2, message.id)
+        )
+    with pytest.raises(psycopg.Error):
+        run_sql(
+            store,
+            "UPDATE {t}messages SET archived = NULL WHERE id = ?",
+            (message.id,),
+        )
+
+
+FLAGS = [(0, False), (False, False), (0.0, False), (1, True), (True, True), (2, True)]
+FLAGS += [(-1, True), (None, True), ("0", True), (b"", True), (math.nan, True)]
+
+
+@pytest.mark.parametrize(("value", "archived"), FLAGS, ids=repr)
+def test_is_archived_takes_only_a_numeric_zero_as_active(value, archived):
+    assert is_archived(value) is archived
