@@ -146,6 +146,22 @@ def check_ttl(ttl_s: float) -> None:
         raise ValueError(f"ttl_s={ttl_s!r} is invalid; allowed: seconds > 0")
 
 
+MAX_LEASE_TTL_S = 86_400.0
+"""The longest lease a store grants, a day; also how far ahead a stored lease may
+expire. A lease row expiring further ahead than now + this, or at no finite time
+(text, a blob, NaN, NULL: a foreign writer's), counts as expired (docs/stores.md)."""
+
+
+def check_lease_ttl(ttl_s: float) -> None:
+    """Refuse a lease duration that is not in seconds, > 0 and <= a day."""
+    check_ttl(ttl_s)
+    if ttl_s > MAX_LEASE_TTL_S:
+        raise ValueError(
+            f"ttl_s={ttl_s!r} is invalid; allowed: seconds > 0 and "
+            f"<= {MAX_LEASE_TTL_S:g} (MAX_LEASE_TTL_S)"
+        )
+
+
 def is_archived(value: object) -> bool:
     """Return whether a stored ``archived`` flag marks its message archived.
 

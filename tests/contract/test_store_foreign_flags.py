@@ -1,9 +1,10 @@
 """Flags a foreign writer put in a SQL store: archive marks and lease expiries.
 
 A program sharing the database may write what the library never writes: an
-``archived`` value other than 0 and 1 (SQLite keeps whatever it is given). The
-documented normalization (docs/stores.md) keeps every message visible in exactly one
-of the active history and the archive.
+``archived`` value other than 0 and 1 (SQLite keeps whatever it is given), or a lease
+whose ``expires_at`` is text, a blob, NaN or centuries ahead. The documented
+normalizations (docs/stores.md) keep every message visible in exactly one of the
+active history and the archive, and never let such a lease block a session for good.
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ from __future__ import annotations
 import contextlib
 import math
 import sqlite3
+import time
 
 import pytest
 
 from memory_summary import Message
-from memory_summary.adapters.stores.rows import is_archived
-from tests.contract.stores import open_store, run_sql
+from memory_summary.adapters.stores.rows import MAX_LEASE_TTL_S, is_archived
+from tests.contract.stores import STORE_KINDS, open_store, redis_client, run_sql
 
 # What SQLite keeps in an INTEGER column, as a foreign writer may put it there.
 FOREIGN_ARCHIVED = [2, -1, "1", "yes", "", 0.5, b"\x01", b"", b"\x00", None]
@@ -118,3 +120,95 @@ FLAGS += [(-1, True), (None, True), ("0", True), (b"", True), (math.nan, True)]
 @pytest.mark.parametrize(("value", "archived"), FLAGS, ids=repr)
 def test_is_archived_takes_only_a_numeric_zero_as_active(value, archived):
     assert is_archived(value) is archived
+
+
+# -- leases
+
+DAY_S = 86_400
+SQLITE_EXPIRIES = ["never", b"\x00\x01", math.inf, 1e300, None, math.nan]
+POSTGRES_EXPIRIES = [math.inf, math.nan, 1e300]
+
+
+def _write_lease(store, sid, expires_at):
+    run_sql(store, "DELETE FROM {t}leases WHERE session_id = ?", (sid,))
+    run_sql(
+        store,
+        "INSERT INTO {t}leases (session_id, owner, token, expires_at) "
+        "VALUES (?, 'foreign', 'foreign-token', ?)",
+        (sid, expires_at),
+    )
+
+
+def _assert_lease_counts_as_expired(store, sid):
+    assert store.lease_owner(sid) is None
+    token = store.acquire_lease(sid, owner="me", ttl_s=60)
+    assert token is not None
+    assert store.lease_owner(sid) == "me"
+    assert store.renew_lease(sid, token, ttl_s=60)
+
+
+@pytest.mark.parametrize("expires_at", SQLITE_EXPIRIES, ids=repr)
+def test_a_sqlite_lease_of_no_finite_near_expiry_counts_as_expired(
+    request, tmp_path, sid, expires_at
+):
+    store = open_store(request, "sqlite", tmp_path)
+    loosen_sqlite_column(store, "leases", "expires_at REAL NOT NULL", "expires_at REAL")
+    _write_lease(store, sid, expires_at)
+
+    _assert_lease_counts_as_expired(store, sid)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("expires_at", POSTGRES_EXPIRIES, ids=repr)
+def test_a_postgres_lease_of_no_finite_near_expiry_counts_as_expired(
+    request, tmp_path, sid, expires_at
+):
+    store = open_store(request, "postgres", tmp_path)
+    _write_lease(store, sid, expires_at)
+
+    _assert_lease_counts_as_expired(store, sid)
+
+
+def test_a_lease_beyond_the_horizon_counts_as_expired(sql_store, sid):
+    far = time.time() + 2 * DAY_S
+    _write_lease(sql_store, sid, far)
+
+    _assert_lease_counts_as_expired(sql_store, sid)
+
+
+def test_a_live_foreign_lease_still_holds(sql_store, sid):
+    _write_lease(sql_store, sid, time.time() + 600)
+
+    assert sql_store.lease_owner(sid) == "foreign"
+    assert sql_store.acquire_lease(sid, owner="me", ttl_s=60) is None
+
+
+@pytest.mark.redis
+@pytest.mark.parametrize("expiry", ["persist", "far", "wrong-type"])
+def test_a_redis_lease_of_no_near_expiry_counts_as_expired(
+    request, tmp_path, sid, expiry
+):
+    store = open_store(request, "redis", tmp_path)
+    key = f"{store.prefix}l:{sid}"
+    with redis_client(store) as client:
+        if expiry == "wrong-type":
+            client.set(key, "not a hash")
+        else:
+            client.hset(key, mapping={"owner": "foreign", "token": "t"})
+        if expiry == "far":
+            client.pexpire(key, 2 * DAY_S * 1000)
+
+    _assert_lease_counts_as_expired(store, sid)
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+@pytest.mark.parametrize("ttl_s", [MAX_LEASE_TTL_S + 1, 1e300])
+def test_a_lease_longer_than_a_day_is_refused(request, tmp_path, sid, kind, ttl_s):
+    store = open_store(request, kind, tmp_path)
+    token = store.acquire_lease(sid, owner="me", ttl_s=MAX_LEASE_TTL_S)
+
+    with pytest.raises(ValueError, match="MAX_LEASE_TTL_S"):
+        store.acquire_lease(sid, owner="me", ttl_s=ttl_s)
+    with pytest.raises(ValueError, match="MAX_LEASE_TTL_S"):
+        store.renew_lease(sid, token, ttl_s=ttl_s)
+    assert store.lease_owner(sid) == "me"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import attrs
 
-from memory_summary.adapters.stores.rows import SELECT_COLUMNS
+from memory_summary.adapters.stores.rows import MAX_LEASE_TTL_S, SELECT_COLUMNS
 
 
 @attrs.frozen(kw_only=True)
@@ -63,6 +63,9 @@ _SESSION_COUNTS = (
     "session_id, sum(CASE WHEN archived = {false} THEN 1 ELSE 0 END), "
     "sum(CASE WHEN archived = {false} THEN 0 ELSE 1 END)"
 )
+# A lease holds while it expires at a number in (now, now + the longest ttl]: text, a
+# blob, NULL, NaN or a far future (a foreign writer's) is expired (MAX_LEASE_TTL_S).
+_LIVE = f"expires_at > {{now}} AND expires_at <= {{now}} + {MAX_LEASE_TTL_S!r}"
 _TEMPLATES = {
     "insert_message": f"INSERT INTO {{t}}messages ({_MESSAGE_COLUMNS}) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?){returning_id}",
@@ -117,20 +120,20 @@ _TEMPLATES = {
     "acquire_lease": "INSERT INTO {t}leases (session_id, owner, token, expires_at) "
     "VALUES (?, ?, ?, {now} + ?) ON CONFLICT (session_id) DO UPDATE SET "
     "owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at "
-    "WHERE {t}leases.expires_at <= {now}",
+    f"WHERE NOT coalesce({_LIVE.replace('expires_at', '{t}leases.expires_at')}, "
+    "{false})",
     "renew_lease": "UPDATE {t}leases SET expires_at = {now} + ? "
-    "WHERE session_id = ? AND token = ? AND expires_at > {now}",
+    f"WHERE session_id = ? AND token = ? AND {_LIVE}",
     "release_lease": "DELETE FROM {t}leases WHERE session_id = ? AND token = ?",
-    "lease_owner": "SELECT owner FROM {t}leases "
-    "WHERE session_id = ? AND expires_at > {now}",
+    "lease_owner": f"SELECT owner FROM {{t}}leases WHERE session_id = ? AND {_LIVE}",
     "break_lease": "DELETE FROM {t}leases WHERE session_id = ? AND owner = ?",
     # The record and whether the lease holds, in one read: only where every write
     # transaction is serialized (SQLite), since it locks no lease row.
     "lease_and_metadata": "SELECT (SELECT data FROM {t}metadata "
     "WHERE namespace = ? AND key = ?), EXISTS (SELECT 1 FROM {t}leases "
-    "WHERE session_id = ? AND token = ? AND expires_at > {now})",
+    f"WHERE session_id = ? AND token = ? AND {_LIVE})",
     "check_lease": "SELECT 1 FROM {t}leases "
-    "WHERE session_id = ? AND token = ? AND expires_at > {now}{lock_rows}",
+    f"WHERE session_id = ? AND token = ? AND {_LIVE}{{lock_rows}}",
     "session_counts_first": f"SELECT {_SESSION_COUNTS} FROM {{t}}messages "
     "GROUP BY session_id ORDER BY session_id{sort_bytes} LIMIT ?",
     "session_counts_page": f"SELECT {_SESSION_COUNTS} FROM {{t}}messages "
