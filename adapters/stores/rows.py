@@ -89,6 +89,19 @@ def check_key(field: str, value: object) -> None:
             ) from exc
 
 
+def is_store_key(value: object) -> bool:
+    """Return whether ``value`` is a key every store can take (``check_key``).
+
+    A listing may return other keys when a foreign writer put them there (a blob in
+    SQLite's text column); no session id can be one.
+    """
+    try:
+        check_key("key", value)
+    except StoreError:
+        return False
+    return True
+
+
 def check_row_id(field: str, value: int | None) -> None:
     """Refuse an id bound that is not an int or that no SQL integer holds."""
     if value is None:
