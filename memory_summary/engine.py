@@ -102,6 +102,7 @@ from memory_summary.domain.recall_tools import SEARCH_TOOL, tool_definitions
 from memory_summary.domain.trigger import usage_triggers
 
 from .conversation import Conversation
+from .coverage import stored_coverage
 from .history import HistoryAccess
 from .injected_prompts import InjectedPrompts
 from .process_identity import is_dead_owner, new_generation, owner_id
@@ -729,7 +730,9 @@ class SummaryEngine:
         A stored message the injected summary covers (its ``id`` at or below the
         summary's ``covered_through_id``: a history read before a compression
         committed) is dropped, so nothing reaches the model twice; messages without
-        an ``id`` and the host's instructions (system/developer) are always kept.
+        an ``id`` and the host's instructions (system/developer) are always kept. A
+        summary claiming ids past the store's newest message (a foreign record, the
+        store's ids restarted) drops nothing, and a WARNING says so (``coverage``).
 
         With ``mask_tool_results_after`` set, tool results older than that many
         user turns are replaced by a one-line stub (``domain.masking``), their age
@@ -737,7 +740,9 @@ class SummaryEngine:
         its call); the stored messages are untouched.
         """
         text, covered = self._injected(session_id, model)
-        return self._assembled(messages, text, covered, repair, placement)
+        given = list(messages)
+        covered = stored_coverage(self.memory, session_id, given, covered)
+        return self._assembled(given, text, covered, repair, placement)
 
     def _assembled(
         self,
@@ -1216,6 +1221,7 @@ class SummaryEngine:
             turns_in = strip_leading_blocks(turns_in)
         given = messages_from_anthropic(system, turns_in)
         self._note_request(session_id, system, tools)
+        covered = stored_coverage(self.memory, session_id, given, covered)
         assembled = self._assembled(given, text, covered, False, "merge")
         system_out, turns = messages_to_anthropic(
             anthropic_pairs(assembled, repair), alternate=repair is not False
