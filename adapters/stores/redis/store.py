@@ -567,7 +567,7 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
         check_key("token", token)
         check_lease_ttl(ttl_s)
         key = self._key("l", session_id)
-        args = [token, _ms(ttl_s), _HORIZON_MS]
+        args: list[Arg] = [token, _ms(ttl_s), _HORIZON_MS]
         return bool(self._script("RENEW", session_id, [key], args))
 
     def release_lease(self, session_id: str, token: str) -> None:
