@@ -22,10 +22,8 @@ class Dialect:
         scope: what tells this store's session locks from another's in one database.
         placeholder: the driver's parameter marker; queries are written with ``?``.
         true, false: boolean literals the store writes to the ``archived`` column.
-        archived: disjoint conditions whose union is "the row is archived", each
-            an index range: every value but ``false`` is archived (SQLite keeps any
-            value a foreign writer puts there, and orders NULL < numbers < text <
-            blobs), and the rows the library marks (``true``) come first.
+        archived: the condition that a row is archived: any value but ``false``
+            (SQLite keeps whatever a foreign writer puts in the column).
         returning_id: appended to an INSERT when the driver reports no row id.
         lock_rows: appended to a SELECT whose rows the transaction must lock.
         lock_session: a statement taking a transaction lock on ``scope/session``
@@ -40,12 +38,7 @@ class Dialect:
     placeholder: str = "?"
     true: str = "1"
     false: str = "0"
-    archived: tuple[str, ...] = (
-        "archived = 1",
-        "archived > 1",
-        "archived < 1 AND archived IS NOT 0",
-        "archived IS NULL",  # the column is NOT NULL, unless a foreign DDL dropped it
-    )
+    archived: str = "archived IS NOT 0"
     returning_id: str = ""
     lock_rows: str = ""
     lock_session: str | None = None
@@ -87,6 +80,10 @@ _TEMPLATES = {
     f"FROM {{t}}messages WHERE {_ACTIVE}",
     "oldest_active": f"SELECT {SELECT_COLUMNS} FROM {{t}}messages WHERE {_ACTIVE} "
     "AND id > ? ORDER BY id LIMIT ?",
+    # Walks the session's ids in order (``messages_in_order``), not ``archived``.
+    "archived_range": f"SELECT {SELECT_COLUMNS} FROM {{t}}messages "
+    "WHERE session_id = ? AND {archived} AND id > ? AND id <= ? "
+    "ORDER BY id LIMIT ?",
     "trim_cut": f"SELECT id FROM {{t}}messages WHERE {_ACTIVE} "
     "ORDER BY id DESC LIMIT 1 OFFSET ?",
     "archive_through": "UPDATE {t}messages SET archived = {true} "
@@ -153,31 +150,12 @@ def render_queries(dialect: Dialect) -> dict[str, str]:
         "now": dialect.clock,
         "true": dialect.true,
         "false": dialect.false,
+        "archived": dialect.archived,
         "returning_id": dialect.returning_id,
         "lock_rows": dialect.lock_rows,
         "sort_bytes": dialect.sort_bytes,
     }
-    templates = dict(_TEMPLATES, archived_range=_archived_range(dialect))
     return {
         name: template.format(**fields).replace("?", dialect.placeholder)
-        for name, template in templates.items()
+        for name, template in _TEMPLATES.items()
     }
-
-
-def _archived_range(dialect: Dialect) -> str:
-    """Return the read of a session's archived rows in an id range, a part a range.
-
-    Parameters: session, after id, through id, limit. Several parts repeat the first
-    three, so they number them (``?1``: SQLite's spelling; PostgreSQL has one part).
-    Later parts compare ``+id``: given statistics, SQLite's planner would otherwise
-    walk the id range of every session instead of this session's index entries.
-    """
-    many = len(dialect.archived) > 1
-    session, after, through, limit = ("?1", "?2", "?3", "?4") if many else "????"
-    parts = [
-        f"SELECT {SELECT_COLUMNS} FROM {{t}}messages WHERE session_id = {session} "
-        f"AND {condition} AND {'+' * bool(i)}id > {after} "
-        f"AND {'+' * bool(i)}id <= {through}"
-        for i, condition in enumerate(dialect.archived)
-    ]
-    return " UNION ALL ".join(parts) + f" ORDER BY id LIMIT {limit}"
