@@ -212,3 +212,28 @@ def test_a_lease_longer_than_a_day_is_refused(request, tmp_path, sid, kind, ttl_
     with pytest.raises(ValueError, match="MAX_LEASE_TTL_S"):
         store.renew_lease(sid, token, ttl_s=ttl_s)
     assert store.lease_owner(sid) == "me"
+
+
+# -- metadata keys
+
+
+@pytest.mark.redis
+def test_a_redis_metadata_key_that_is_no_utf8_is_a_store_error(request, tmp_path):
+    from memory_summary import StoreError, SummaryEngine
+
+    store = open_store(request, "redis", tmp_path)
+    store.save_metadata("summary", "alice", {"text": "about alice"})
+    with redis_client(store) as client:
+        client.zadd(f"{store.prefix}x:summary", {b"\xff\xfe": 0})
+        client.set(f"{store.prefix}r:summary\x00".encode() + b"\xff\xfe", b"{}")
+
+    with pytest.raises(StoreError, match="not UTF-8"):
+        store.list_metadata("summary")
+    with pytest.raises(StoreError, match="not UTF-8"):
+        store.metadata_page("summary")
+    with SummaryEngine(store) as engine:
+        [result] = engine.clear("all")
+
+    assert not result.success
+    assert "nothing was cleared" in result.message
+    assert store.get_metadata("summary", "alice") == {"text": "about alice"}
