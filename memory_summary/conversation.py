@@ -71,6 +71,7 @@ from memory_summary.domain.replies import (
 )
 
 from .batch import save_batch
+from .coverage import trusted_coverage
 from .recall_tools import HeldCompactions, RecallSource
 from .response_items import items_of
 from .transcripts import Transcript, Transcripts
@@ -254,7 +255,9 @@ class Conversation:
             if message is not None:
                 saved = engine.memory.save_message(self.session_id, message)
                 transcript.extend([saved])
-                covered = _covering(covered, saved, self.session_id)
+                # read before the save, the summary cannot cover the saved message
+                if saved.id is not None:
+                    covered = trusted_coverage(covered, saved.id - 1, self.session_id)
             if self._is_plain(transcript, covered):
                 if kind == "openai":
                     return self._plain_request(head, text, transcript)
@@ -429,25 +432,6 @@ class Conversation:
         if kind == "responses":
             return _with_item(items_of(assembled), native)
         return [message.to_openai() for message in assembled]
-
-
-def _covering(covered: int | None, saved: Message, session_id: str) -> int | None:
-    """Return ``covered``, or None when it reaches ``saved``, saved after it was read.
-
-    A summary read before a save cannot cover the message saved: a record that
-    claims to (a foreign writer's, or the store's ids restarted) is not trusted to
-    hide the history, which is sent whole beside it until a compression replaces it.
-    """
-    if covered is None or saved.id is None or saved.id > covered:
-        return covered
-    log.warning(
-        "session %r: the summary covers ids through %d, past message %d just "
-        "saved: none of the history is taken as covered",
-        session_id,
-        covered,
-        saved.id,
-    )
-    return None
 
 
 _PROVIDERS: Mapping[str, str] = {

@@ -38,6 +38,7 @@ from memory_summary.actors.summary_model import (
 from memory_summary.actors.workers import WorkerPool
 from memory_summary.adapters import ExtractiveSummarizer, counter_factory
 from memory_summary.adapters.stores.fence import store_commit
+from memory_summary.adapters.stores.rows import is_store_key
 from memory_summary.adapters.tokens import ModelCounter, estimate_tokens
 from memory_summary.domain import (
     NAMESPACE,
@@ -101,6 +102,7 @@ from memory_summary.domain.recall_tools import SEARCH_TOOL, tool_definitions
 from memory_summary.domain.trigger import usage_triggers
 
 from .conversation import Conversation
+from .coverage import stored_coverage
 from .history import HistoryAccess
 from .injected_prompts import InjectedPrompts
 from .process_identity import is_dead_owner, new_generation, owner_id
@@ -728,7 +730,9 @@ class SummaryEngine:
         A stored message the injected summary covers (its ``id`` at or below the
         summary's ``covered_through_id``: a history read before a compression
         committed) is dropped, so nothing reaches the model twice; messages without
-        an ``id`` and the host's instructions (system/developer) are always kept.
+        an ``id`` and the host's instructions (system/developer) are always kept. A
+        summary claiming ids past the store's newest message (a foreign record, the
+        store's ids restarted) drops nothing, and a WARNING says so (``coverage``).
 
         With ``mask_tool_results_after`` set, tool results older than that many
         user turns are replaced by a one-line stub (``domain.masking``), their age
@@ -736,7 +740,9 @@ class SummaryEngine:
         its call); the stored messages are untouched.
         """
         text, covered = self._injected(session_id, model)
-        return self._assembled(messages, text, covered, repair, placement)
+        given = list(messages)
+        covered = stored_coverage(self.memory, session_id, given, covered)
+        return self._assembled(given, text, covered, repair, placement)
 
     def _assembled(
         self,
@@ -792,22 +798,46 @@ class SummaryEngine:
             said = "cleared the summary" if existed else "no summary"
             return [ClearResult("summary", True, f"{said} of session {sid}")]
         if scope == "all":
-            try:
-                keys = self.memory.list_metadata(NAMESPACE)
-                for key in keys:
-                    self.memory.delete_metadata(NAMESPACE, key)
-                for key in self.memory.list_metadata(VERSIONS_NAMESPACE):
-                    self.memory.delete_metadata(VERSIONS_NAMESPACE, key)
-            except StoreError as exc:
-                return [
-                    ClearResult(
-                        "summary", False, f"clearing all summaries failed: {exc}"
-                    )
-                ]
+            return [self._clear_all()]
+        raise ValueError(f"scope={scope!r} is invalid; allowed: 'session' / 'all'")
+
+    def _clear_all(self) -> ClearResult:
+        """Delete every summary and its versions; leave and name foreign keys.
+
+        Both namespaces are listed before anything is deleted, so a store that cannot
+        list them changes nothing. A key no session id can be (a foreign writer's
+        blob, a NUL) is no session's summary: it is left and named, never raised.
+        """
+        try:
+            listed = [
+                (namespace, self.memory.list_metadata(namespace))
+                for namespace in (NAMESPACE, VERSIONS_NAMESPACE)
+            ]
+        except StoreError as exc:
+            return ClearResult(
+                "summary", False, f"nothing was cleared: listing them failed: {exc}"
+            )
+        foreign = [key for _, keys in listed for key in keys if not is_store_key(key)]
+        try:
+            for namespace, keys in listed:
+                for key in filter(is_store_key, keys):
+                    self.memory.delete_metadata(namespace, key)
+        except StoreError as exc:
+            return ClearResult(
+                "summary", False, f"clearing all summaries failed: {exc}"
+            )
+        finally:
             self._prompts.forget_all()
             self._versions.forget_all()
-            return [ClearResult("summary", True, f"cleared {len(keys)} summaries")]
-        raise ValueError(f"scope={scope!r} is invalid; allowed: 'session' / 'all'")
+        said = f"cleared {sum(map(is_store_key, listed[0][1]))} summaries"
+        if foreign:
+            log.warning("clear: left %d record(s) of a foreign key", len(foreign))
+            named = ", ".join(repr(key) for key in foreign[:5])
+            said += (
+                f"; left {len(foreign)} record{'s' * (len(foreign) > 1)} whose key "
+                f"no session id can be: {named}{', ...' * (len(foreign) > 5)}"
+            )
+        return ClearResult("summary", True, said)
 
     def forget(self, session_id: str) -> int:
         """Erase everything of a session in one transaction; return messages deleted.
@@ -1191,6 +1221,7 @@ class SummaryEngine:
             turns_in = strip_leading_blocks(turns_in)
         given = messages_from_anthropic(system, turns_in)
         self._note_request(session_id, system, tools)
+        covered = stored_coverage(self.memory, session_id, given, covered)
         assembled = self._assembled(given, text, covered, False, "merge")
         system_out, turns = messages_to_anthropic(
             anthropic_pairs(assembled, repair), alternate=repair is not False

@@ -350,7 +350,7 @@ class SqliteIndex:
     ) -> list[int]:
         if not ranges:
             return []
-        sql = self._window + (" AND m.archived = 1" if archived_only else "")
+        sql = self._window + (" AND m.archived IS NOT 0" if archived_only else "")
         rows = read(sql, (json.dumps([list(r) for r in ranges]), session_id))
         return [int(row[0]) for row in rows]
 
@@ -376,7 +376,7 @@ class SqliteIndex:
             "AND i.rowid BETWEEN ? AND ? ORDER BY i.rowid DESC LIMIT ?"
         )
         self._newest = newest.format(archived="")
-        self._newest_archived = newest.format(archived=" AND m.archived = 1")
+        self._newest_archived = newest.format(archived=" AND m.archived IS NOT 0")
         self._terms = (
             "SELECT rowid, terms FROM message_index WHERE rowid IN "
             "(SELECT value FROM json_each(?))"

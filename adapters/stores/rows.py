@@ -5,7 +5,7 @@ same checks so that it refuses exactly what they refuse. Rows this library wrote
 decoded with the trusted ``Message.from_row`` (no converters run twice); a row that
 fails the cheap shape checks goes through the validating constructor instead.
 
-Why about 490 lines: one concept, the row layout. Writing a row and reading it back
+Why about 520 lines: one concept, the row layout. Writing a row and reading it back
 must change together (every column's encoding sits next to its decoding), and the
 key, limit and JSON checks are what each store runs before it writes that row.
 """
@@ -89,6 +89,19 @@ def check_key(field: str, value: object) -> None:
             ) from exc
 
 
+def is_store_key(value: object) -> bool:
+    """Return whether ``value`` is a key every store can take (``check_key``).
+
+    A listing may return other keys when a foreign writer put them there (a blob in
+    SQLite's text column); no session id can be one.
+    """
+    try:
+        check_key("key", value)
+    except StoreError:
+        return False
+    return True
+
+
 def check_row_id(field: str, value: int | None) -> None:
     """Refuse an id bound that is not an int or that no SQL integer holds."""
     if value is None:
@@ -144,6 +157,32 @@ def check_ttl(ttl_s: float) -> None:
         or ttl_s <= 0
     ):
         raise ValueError(f"ttl_s={ttl_s!r} is invalid; allowed: seconds > 0")
+
+
+MAX_LEASE_TTL_S = 86_400.0
+"""The longest lease a store grants, a day; also how far ahead a stored lease may
+expire. A lease row expiring further ahead than now + this, or at no finite time
+(text, a blob, NaN, NULL: a foreign writer's), counts as expired (docs/stores.md)."""
+
+
+def check_lease_ttl(ttl_s: float) -> None:
+    """Refuse a lease duration that is not in seconds, > 0 and <= a day."""
+    check_ttl(ttl_s)
+    if ttl_s > MAX_LEASE_TTL_S:
+        raise ValueError(
+            f"ttl_s={ttl_s!r} is invalid; allowed: seconds > 0 and "
+            f"<= {MAX_LEASE_TTL_S:g} (MAX_LEASE_TTL_S)"
+        )
+
+
+def is_archived(value: object) -> bool:
+    """Return whether a stored ``archived`` flag marks its message archived.
+
+    Only a numeric zero (0, 0.0, false) is active; anything else a foreign writer may
+    leave in SQLite's column (2, -1, text, a blob, NULL) is archived, as the queries'
+    ``archived IS NOT 0`` take it: a message is always in exactly one of the views.
+    """
+    return not (isinstance(value, (int, float)) and value == 0)
 
 
 def to_json(data: object, what: str) -> str:

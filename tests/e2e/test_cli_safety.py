@@ -333,3 +333,62 @@ def test_config_check_reports_field_and_cli_errors_at_once(tmp_path):
     assert checked.returncode == 3
     assert "did you mean 'keepRecent'?" in checked.stderr
     assert "did you mean 'sessions'?" in checked.stderr
+
+
+def _keys(db, namespace) -> list[object]:
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        conn.text_factory = lambda raw: raw.decode("utf-8", "surrogateescape")
+        rows = conn.execute(
+            "SELECT key FROM metadata WHERE namespace = ? ORDER BY key", (namespace,)
+        ).fetchall()
+    return [key for (key,) in rows]
+
+
+def _summaries_with_a_foreign_key(db, namespace, insert_key, key) -> None:
+    from memory_summary.adapters import SqliteStore
+
+    store = SqliteStore(db)
+    try:
+        for sid in ("alice", "bob", "carol"):
+            store.save_metadata("summary", sid, {"summary": f"about {sid}"})
+            store.save_metadata("summary.versions", sid, {"versions": []})
+    finally:
+        store.close()
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute(
+            f"INSERT INTO metadata VALUES (?, {insert_key}, '{{}}')", (namespace, key)
+        )
+
+
+@pytest.mark.parametrize("namespace", ["summary", "summary.versions"])
+@pytest.mark.parametrize("key", [b"\xff\x00bin", "nul\x00key"], ids=repr)
+def test_clear_all_clears_every_summary_and_names_a_key_no_session_can_have(
+    tmp_path, namespace, key
+):
+    db = tmp_path / "chat.sqlite3"
+    _summaries_with_a_foreign_key(db, namespace, "?", key)
+
+    cleared = run("clear", "--all", "--db", str(db))
+
+    assert cleared.returncode == 0, cleared.stderr
+    assert "Traceback" not in cleared.stderr
+    assert "cleared 3 summaries" in cleared.stdout
+    assert "left 1 record whose key no session id can be" in cleared.stdout
+    assert _keys(db, namespace) == [key]
+    assert _keys(db, "summary") + _keys(db, "summary.versions") == [key]
+
+
+@pytest.mark.parametrize("namespace", ["summary", "summary.versions"])
+def test_clear_all_changes_nothing_when_a_key_cannot_even_be_listed(
+    tmp_path, namespace
+):
+    db = tmp_path / "chat.sqlite3"
+    # text that is no UTF-8 (a lone surrogate's bytes): SQLite keeps what it is given
+    _summaries_with_a_foreign_key(db, namespace, "CAST(? AS TEXT)", b"\xed\xa0\x80")
+
+    cleared = run("clear", "--all", "--db", str(db))
+
+    assert cleared.returncode == 4, cleared.stderr
+    assert "Traceback" not in cleared.stderr
+    assert "nothing was cleared" in cleared.stdout
+    assert len(_keys(db, "summary")) + len(_keys(db, "summary.versions")) == 7

@@ -609,3 +609,48 @@ def test_a_record_covering_ids_not_yet_saved_never_hides_the_new_turn(
     assert "Is it sunny in Paris?" in request
     assert "Foreign: the user is Ada." in request
     assert all(m.content in request for m in store.get_history("s1"))
+
+
+@every_store
+def test_assemble_never_lets_a_record_covering_ids_past_the_store_hide_history(
+    store, make_engine, caplog
+):
+    """``assemble`` guards as ``Conversation.prepare`` does (ids restarted, say)."""
+    store.save_metadata(
+        NAMESPACE,
+        "s1",
+        {
+            "text": "Foreign: the user is Ada.",
+            "covered_through_id": 10**12,
+            "tokens": 5,
+        },
+    )
+    engine = make_engine(store, ScriptedSummarizer(GOOD), config=SMALL)
+    history = fill(store, "s1", 3)
+
+    with caplog.at_level("WARNING", logger="memory_summary"):
+        request = engine.assemble(history, "s1")
+
+    assert "Foreign: the user is Ada." in request[0].content
+    assert [m.id for m in request[1:]] == [m.id for m in history]
+    assert "none of the history is taken as covered" in caplog.text
+
+
+@every_store
+def test_assemble_still_drops_what_a_record_covers_up_to_the_newest_stored(
+    store, make_engine, caplog
+):
+    """The race the drop exists for: a history read before a compression committed."""
+    engine = make_engine(store, ScriptedSummarizer(GOOD), config=SMALL)
+    history = fill(store, "s1", 4)
+    for covered in (history[1].id, history[3].id):
+        store.save_metadata(
+            NAMESPACE,
+            "s1",
+            {"text": "Summary.", "covered_through_id": covered, "tokens": 2},
+        )
+
+        request = engine.assemble(history, "s1")
+
+        assert [m.id for m in request[1:]] == [m.id for m in history if m.id > covered]
+    assert "taken as covered" not in caplog.text

@@ -16,9 +16,9 @@ import attrs
 
 from memory_summary.adapters.stores.rows import (
     check_key,
+    check_lease_ttl,
     check_limit,
     check_move,
-    check_ttl,
     json_copy,
     metadata_json,
     new_token,
@@ -52,7 +52,7 @@ class MemoryRecords:
     def acquire_lease(self, session_id: str, *, owner: str, ttl_s: float) -> str | None:
         check_key("session_id", session_id)
         check_key("owner", owner)
-        check_ttl(ttl_s)
+        check_lease_ttl(ttl_s)
         with self._lock:
             now = time.monotonic()
             lease = self._leases.get(session_id)
@@ -65,7 +65,7 @@ class MemoryRecords:
     def renew_lease(self, session_id: str, token: str, *, ttl_s: float) -> bool:
         check_key("session_id", session_id)
         check_key("token", token)
-        check_ttl(ttl_s)
+        check_lease_ttl(ttl_s)
         with self._lock:
             if not self._holds(session_id, token):
                 return False

@@ -30,7 +30,7 @@ Layout (``P`` is the store's prefix; a session id, namespace or key never holds 
   ``clear_all`` visits and ``session_counts`` pages through;
 - ``P namespaces``: a set of the namespaces ``clear_all`` must visit.
 
-Why about 490 lines: one concept, the server-side half of ``RedisStore``: one Lua
+Why about 515 lines: one concept, the server-side half of ``RedisStore``: one Lua
 script a store operation that reads and then writes, each a few lines. They share the
 key layout above and the Lua helpers (``_HELPERS``, ``postings``), and a script's
 ``KEYS``/``ARGV`` comment reads against that layout; split in two, each half would
@@ -395,17 +395,30 @@ redis.call('DEL', KEYS[1], KEYS[2])
 return 0
 """
 
-# KEYS: lease, sessions. ARGV: owner, token, ttl ms, sid.
+# A lease key holds while it expires within the horizon (the longest ttl); one of no
+# expiry or a far one (a foreign writer's PERSIST or PEXPIRE) is expired: taken over.
+# KEYS: lease, sessions. ARGV: owner, token, ttl ms, sid, horizon ms.
 ACQUIRE = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local left = redis.call('PTTL', KEYS[1])
+if left >= 0 and left <= tonumber(ARGV[5]) then return 0 end
+if left ~= -2 then redis.call('DEL', KEYS[1]) end
 redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'token', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('ZADD', KEYS[2], 0, ARGV[4])
 return 1
 """
 
-# KEYS: lease. ARGV: token, ttl ms.
+# KEYS: lease. ARGV: horizon ms.
+LEASE_OWNER = """
+local left = redis.call('PTTL', KEYS[1])
+if left < 0 or left > tonumber(ARGV[1]) then return false end
+return redis.call('HGET', KEYS[1], 'owner')
+"""
+
+# KEYS: lease. ARGV: token, ttl ms, horizon ms.
 RENEW = """
+local left = redis.call('PTTL', KEYS[1])
+if left < 0 or left > tonumber(ARGV[3]) then return 0 end
 if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return 0 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1

@@ -20,7 +20,7 @@ from memory_summary.adapters.stores.rows import (
     decode_record,
     metadata_json,
 )
-from memory_summary.domain import MalformedRecord
+from memory_summary.domain import MalformedRecord, StoreError
 
 from .history import RedisScripted
 
@@ -80,11 +80,11 @@ class RedisMetadata(RedisScripted):
                 [self._record(namespace, ""), start, min(limit, PAGE)],
             )
             for at in range(0, len(flat), 2):
-                yield bytes(flat[at]).decode("utf-8"), flat[at + 1]
+                yield _text_key(namespace, flat[at]), flat[at + 1]
             if len(flat) < 2 * min(limit, PAGE):
                 return
             limit -= len(flat) // 2
-            start = "(" + bytes(flat[-2]).decode("utf-8")
+            start = "(" + _text_key(namespace, flat[-2])
 
     def list_metadata(self, namespace: str) -> list[str]:
         check_key("namespace", namespace)
@@ -138,3 +138,18 @@ def _decoded_or_none(namespace: str, key: str, raw: object) -> dict[str, object]
         return decode_record(namespace, key, raw)
     except MalformedRecord:
         return None
+
+
+def _text_key(namespace: str, raw: Any) -> str:
+    """Return a key of the namespace's index as text; refuse one that is no UTF-8.
+
+    Only a foreign writer puts such a member there: no store call can name it, so
+    the listing fails as a ``StoreError`` (a clear then changes nothing).
+    """
+    try:
+        return bytes(raw).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise StoreError(
+            f"a key in namespace {namespace!r} is not UTF-8 ({bytes(raw)[:40]!r}): "
+            "another program wrote it"
+        ) from exc

@@ -33,8 +33,10 @@ import redis
 
 from memory_summary.adapters.stores.fence import DeprecatedCommits, commit_prelude
 from memory_summary.adapters.stores.rows import (
+    MAX_LEASE_TTL_S,
     check_forget,
     check_key,
+    check_lease_ttl,
     check_limit,
     check_read,
     check_ttl,
@@ -87,6 +89,9 @@ def _score_id(score: bytes | str) -> int:
 
 def _ms(seconds: float) -> int:
     return min(max(1, math.ceil(seconds * 1000)), _MAX_TTL_MS)
+
+
+_HORIZON_MS = _ms(MAX_LEASE_TTL_S)  # a lease expiring further ahead is expired
 
 
 class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
@@ -547,22 +552,23 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
     def acquire_lease(self, session_id: str, *, owner: str, ttl_s: float) -> str | None:
         check_key("session_id", session_id)
         check_key("owner", owner)
-        check_ttl(ttl_s)
+        check_lease_ttl(ttl_s)
         token = new_token()
         taken = self._script(
             "ACQUIRE",
             session_id,
             [self._key("l", session_id), self.prefix + "sessions"],
-            [owner, token, _ms(ttl_s), session_id],
+            [owner, token, _ms(ttl_s), session_id, _HORIZON_MS],
         )
         return token if taken else None
 
     def renew_lease(self, session_id: str, token: str, *, ttl_s: float) -> bool:
         check_key("session_id", session_id)
         check_key("token", token)
-        check_ttl(ttl_s)
+        check_lease_ttl(ttl_s)
         key = self._key("l", session_id)
-        return bool(self._script("RENEW", session_id, [key], [token, _ms(ttl_s)]))
+        args: list[Arg] = [token, _ms(ttl_s), _HORIZON_MS]
+        return bool(self._script("RENEW", session_id, [key], args))
 
     def release_lease(self, session_id: str, token: str) -> None:
         check_key("session_id", session_id)
@@ -573,7 +579,7 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
     def lease_owner(self, session_id: str) -> str | None:
         check_key("session_id", session_id)
         key = self._key("l", session_id)
-        owner = self._run("lease_owner", session_id, self._client.hget, key, "owner")
+        owner = self._script("LEASE_OWNER", session_id, [key], [_HORIZON_MS])
         return None if owner is None else bytes(owner).decode("utf-8")
 
     def break_lease(self, session_id: str, owner: str) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import attrs
 
-from memory_summary.adapters.stores.rows import SELECT_COLUMNS
+from memory_summary.adapters.stores.rows import MAX_LEASE_TTL_S, SELECT_COLUMNS
 
 
 @attrs.frozen(kw_only=True)
@@ -21,7 +21,9 @@ class Dialect:
         tables: the prefix of every table name (a quoted schema and a dot, or "").
         scope: what tells this store's session locks from another's in one database.
         placeholder: the driver's parameter marker; queries are written with ``?``.
-        true, false: boolean literals for the ``archived`` column.
+        true, false: boolean literals the store writes to the ``archived`` column.
+        archived: the condition that a row is archived: any value but ``false``
+            (SQLite keeps whatever a foreign writer puts in the column).
         returning_id: appended to an INSERT when the driver reports no row id.
         lock_rows: appended to a SELECT whose rows the transaction must lock.
         lock_session: a statement taking a transaction lock on ``scope/session``
@@ -36,6 +38,7 @@ class Dialect:
     placeholder: str = "?"
     true: str = "1"
     false: str = "0"
+    archived: str = "archived IS NOT 0"
     returning_id: str = ""
     lock_rows: str = ""
     lock_session: str | None = None
@@ -53,6 +56,9 @@ _SESSION_COUNTS = (
     "session_id, sum(CASE WHEN archived = {false} THEN 1 ELSE 0 END), "
     "sum(CASE WHEN archived = {false} THEN 0 ELSE 1 END)"
 )
+# A lease holds while it expires at a number in (now, now + the longest ttl]: text, a
+# blob, NULL, NaN or a far future (a foreign writer's) is expired (MAX_LEASE_TTL_S).
+_LIVE = f"expires_at > {{now}} AND expires_at <= {{now}} + {MAX_LEASE_TTL_S!r}"
 _TEMPLATES = {
     "insert_message": f"INSERT INTO {{t}}messages ({_MESSAGE_COLUMNS}) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?){returning_id}",
@@ -74,8 +80,9 @@ _TEMPLATES = {
     f"FROM {{t}}messages WHERE {_ACTIVE}",
     "oldest_active": f"SELECT {SELECT_COLUMNS} FROM {{t}}messages WHERE {_ACTIVE} "
     "AND id > ? ORDER BY id LIMIT ?",
+    # Walks the session's ids in order (``messages_in_order``), not ``archived``.
     "archived_range": f"SELECT {SELECT_COLUMNS} FROM {{t}}messages "
-    "WHERE session_id = ? AND archived = {true} AND id > ? AND id <= ? "
+    "WHERE session_id = ? AND {archived} AND id > ? AND id <= ? "
     "ORDER BY id LIMIT ?",
     "trim_cut": f"SELECT id FROM {{t}}messages WHERE {_ACTIVE} "
     "ORDER BY id DESC LIMIT 1 OFFSET ?",
@@ -110,20 +117,20 @@ _TEMPLATES = {
     "acquire_lease": "INSERT INTO {t}leases (session_id, owner, token, expires_at) "
     "VALUES (?, ?, ?, {now} + ?) ON CONFLICT (session_id) DO UPDATE SET "
     "owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at "
-    "WHERE {t}leases.expires_at <= {now}",
+    f"WHERE NOT coalesce({_LIVE.replace('expires_at', '{t}leases.expires_at')}, "
+    "{false})",
     "renew_lease": "UPDATE {t}leases SET expires_at = {now} + ? "
-    "WHERE session_id = ? AND token = ? AND expires_at > {now}",
+    f"WHERE session_id = ? AND token = ? AND {_LIVE}",
     "release_lease": "DELETE FROM {t}leases WHERE session_id = ? AND token = ?",
-    "lease_owner": "SELECT owner FROM {t}leases "
-    "WHERE session_id = ? AND expires_at > {now}",
+    "lease_owner": f"SELECT owner FROM {{t}}leases WHERE session_id = ? AND {_LIVE}",
     "break_lease": "DELETE FROM {t}leases WHERE session_id = ? AND owner = ?",
     # The record and whether the lease holds, in one read: only where every write
     # transaction is serialized (SQLite), since it locks no lease row.
     "lease_and_metadata": "SELECT (SELECT data FROM {t}metadata "
     "WHERE namespace = ? AND key = ?), EXISTS (SELECT 1 FROM {t}leases "
-    "WHERE session_id = ? AND token = ? AND expires_at > {now})",
+    f"WHERE session_id = ? AND token = ? AND {_LIVE})",
     "check_lease": "SELECT 1 FROM {t}leases "
-    "WHERE session_id = ? AND token = ? AND expires_at > {now}{lock_rows}",
+    f"WHERE session_id = ? AND token = ? AND {_LIVE}{{lock_rows}}",
     "session_counts_first": f"SELECT {_SESSION_COUNTS} FROM {{t}}messages "
     "GROUP BY session_id ORDER BY session_id{sort_bytes} LIMIT ?",
     "session_counts_page": f"SELECT {_SESSION_COUNTS} FROM {{t}}messages "
@@ -143,6 +150,7 @@ def render_queries(dialect: Dialect) -> dict[str, str]:
         "now": dialect.clock,
         "true": dialect.true,
         "false": dialect.false,
+        "archived": dialect.archived,
         "returning_id": dialect.returning_id,
         "lock_rows": dialect.lock_rows,
         "sort_bytes": dialect.sort_bytes,

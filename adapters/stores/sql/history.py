@@ -20,6 +20,7 @@ from memory_summary.adapters.stores.rows import (
     check_limit,
     check_read,
     check_row_id,
+    is_archived,
     row_message,
 )
 from memory_summary.domain import StoredHit
@@ -40,7 +41,7 @@ def _id_or_none(value: Any) -> int | None:
 
 
 def _hit(row: Sequence[Any], score: float = 0.0) -> StoredHit:
-    return StoredHit(row_message(row[:-1]), bool(row[-1]), score)
+    return StoredHit(row_message(row[:-1]), is_archived(row[-1]), score)
 
 
 class SqlHistory:

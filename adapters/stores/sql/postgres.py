@@ -121,6 +121,7 @@ def dialect(schema: str) -> Dialect:
         placeholder="%s",
         true="TRUE",
         false="FALSE",
+        archived="archived",  # BOOLEAN NOT NULL: no third value to place
         returning_id=" RETURNING id",
         lock_rows=" FOR UPDATE",
         lock_session=f"SELECT pg_advisory_xact_lock({LOCK_CLASS}, hashtext(%s))",

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 
 from memory_summary.adapters.stores.rows import (
     check_key,
+    check_lease_ttl,
     check_limit,
     check_move,
-    check_ttl,
     decode_record,
     message_values,
     metadata_json,
@@ -44,7 +44,7 @@ class SqlRecords:
     def acquire_lease(self, session_id: str, *, owner: str, ttl_s: float) -> str | None:
         check_key("session_id", session_id)
         check_key("owner", owner)
-        check_ttl(ttl_s)
+        check_lease_ttl(ttl_s)
         token = new_token()
         changed, _ = self._driver.write(
             self._q["acquire_lease"],
@@ -57,7 +57,7 @@ class SqlRecords:
     def renew_lease(self, session_id: str, token: str, *, ttl_s: float) -> bool:
         check_key("session_id", session_id)
         check_key("token", token)
-        check_ttl(ttl_s)
+        check_lease_ttl(ttl_s)
         changed, _ = self._driver.write(
             self._q["renew_lease"],
             (float(ttl_s), session_id, token),
