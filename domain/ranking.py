@@ -28,7 +28,11 @@
    of every message of its speaker, and of those that mention it, so it is too
    common to weigh in BM25 (step 1 leaves it out); who said a message tells the two
    apart. On LoCoMo (categories 1, 2, 4) this lifts evidence recall@10 by 3 points
-   on the conversations it was tuned on and 2 on the others.
+   on the conversations it was tuned on and 2 on the others. A query naming two
+   speakers asks about the one it names first, its subject (``named_speakers``:
+   "What did Melanie show to Caroline?"): only that one's messages score more
+   (recall@10 87.0% -> 87.5% on the tuning half, 85.9% kept on the other, whose
+   recall@5 rises from 74.7% to 77.3%).
 5. The dates a query names (``by_named_period``, over what a store returned, before
    step 4): a message whose ``timestamp`` falls in a period the query names
    (``domain.periods``: "on October 13, 2023", "in May 2023") scores
@@ -56,7 +60,7 @@
 
 Ties go to the newer message.
 
-Why about 480 lines: one concept, the reference ranking every store implements; its
+Why about 515 lines: one concept, the reference ranking every store implements; its
 steps share the statistics and the candidates' term frequencies.
 """
 
@@ -413,16 +417,45 @@ def by_named_speaker(
     """Return the best ``limit`` of ``hits`` once the speakers the query names count.
 
     A hit whose message's ``name`` has a term among the query's ``terms`` (its
-    speaker is named: "What did Melanie paint?") scores ``1 + SPEAKER_BOOST`` times
-    its score; the others keep theirs. Best first, ties newest first. ``hits`` are
+    speaker is named: "What did Melanie paint?"), the first named of those the hits
+    hold when there are several (``named_speakers``), scores ``1 + SPEAKER_BOOST``
+    times its score; the others keep theirs. Best first, ties newest first. ``hits`` are
     a store's best ``limit * SPEAKER_DEPTH``, best first.
     """
-    asked = set(terms)
+    named = named_speakers({hit.message.name for hit in hits}, terms)
 
-    def named(hit: StoredHit) -> bool:
-        return bool(hit.message.name and asked & speaker_terms(hit.message.name))
+    def said_by_named(hit: StoredHit) -> bool:
+        return hit.message.name in named
 
-    return _boosted(hits, SPEAKER_BOOST, named, limit)
+    return _boosted(hits, SPEAKER_BOOST, said_by_named, limit)
+
+
+def named_speakers(names: Iterable[str | None], terms: Sequence[str]) -> set[str]:
+    """Return the speakers of ``names`` a query is about: the one it names first.
+
+    A name is named when one of its terms (``speaker_terms``) is among the query's
+    ``terms``; of several named, the one whose term comes first in the query (the
+    question's subject: "What did Melanie show to Caroline?" asks what Melanie
+    showed), and all of those that share that first term.
+
+    >>> sorted(named_speakers(["Caroline", "Melanie"], ("melani", "show", "carolin")))
+    ['Melanie']
+    >>> named_speakers(["Caroline", None], ("paint",))
+    set()
+    """
+    position: dict[str, int] = {}
+    for at, term in enumerate(terms):
+        position.setdefault(term, at)
+    first: dict[str, int] = {}
+    for name in names:
+        if name:
+            held = [position[t] for t in speaker_terms(name) if t in position]
+            if held:
+                first[name] = min(held)
+    if not first:
+        return set()
+    earliest = min(first.values())
+    return {name for name, at in first.items() if at == earliest}
 
 
 def by_named_period(
