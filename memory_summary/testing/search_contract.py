@@ -218,8 +218,8 @@ class SearchContract(StoreFixtures):
     ) -> None:
         # The engine asks for "meet" with "met" (domain.forms): a message saying
         # "met" must score as one saying "meet" would, the forms' counts summed
-        # ("met" in many messages makes the word common), and the forms bring
-        # candidates together, bounded as one term.
+        # ("met" in many messages makes the word common), and each form brings
+        # candidates as rare as its word.
         texts = [
             "we met at the park",
             "meet me at the station",

@@ -60,17 +60,21 @@ def test_the_forms_count_their_messages_together() -> None:
     assert ranking.informative(["met", "lake"], counts, 24) == ["met", "lake"]
 
 
-def test_the_forms_of_one_word_are_one_seed_term() -> None:
+def test_the_forms_of_a_word_seed_as_rare_as_the_word_each_in_a_place() -> None:
     rare = [f"w{i}" for i in range(ranking.SEED_TERMS)]
     matching = dict.fromkeys(rare, 5)
 
-    common = ranking.seed_terms([*rare, "met", "meet"], matching | {"met": 9})
+    common = ranking.seed_terms(
+        [*rare, "met", "meet"], matching | {"met": 1, "meet": 10}
+    )
     rarest = ranking.seed_terms(
         [*rare, "met", "meet"], matching | {"met": 1, "meet": 1}
     )
 
-    assert common == rare  # the word is the seventh rarest: no seed
-    assert rarest == [*rare[:-1], "met", "meet"]  # the rarest: both forms seed
+    # "met" alone is the rarest term, but its word counts "meet" too: 11 messages.
+    assert common == rare
+    # Together in 2 messages: the rarest word, whose two forms take two places.
+    assert rarest == ["met", "meet", *rare[:-2]]
 
 
 def test_search_history_finds_met_for_a_question_asking_when_we_meet() -> None:
