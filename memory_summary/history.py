@@ -7,7 +7,9 @@ terms), so a store never sees the raw text. A search asks the store for
 ``SPEAKER_DEPTH`` times the hits it returns (``PERIOD_DEPTH`` times when the query
 names a date) and lets the dates and the speakers the query names count
 (``domain.ranking.by_named_period``, ``by_named_speaker``), the same above every
-store.
+store. The query's terms go with the other forms of its irregular words
+(``domain.forms.with_forms``: "meet" with "met"), which every store ranks as one
+term.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from memory_summary.domain import (
     SummaryConfig,
 )
 from memory_summary.domain.capabilities import StoreCapabilities, store_capabilities
+from memory_summary.domain.forms import with_forms
 from memory_summary.domain.lineage import (
     VERSIONS_NAMESPACE,
     Lineage,
@@ -107,7 +110,7 @@ class HistoryAccess:
         depth = PERIOD_DEPTH if periods else SPEAKER_DEPTH
         found = store.search_messages(
             session_id,
-            terms,
+            with_forms(terms),
             limit=min(limit * depth, 1000),  # a store may hold to 1..1000
             archived_only=archived_only,
         )

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from memory_summary import Message, ToolCall
+from memory_summary.domain.forms import with_forms
 from memory_summary.domain.ranking import PER_TERM, reference_search
 from memory_summary.domain.recall import QueryError, message_terms, query_terms
 
@@ -209,6 +210,35 @@ class SearchContract(StoreFixtures):
         for query in ("common rare", "zebra common", "pad rare", "filler zebra"):
             ranked = reference_search(documents, query_terms(query), 10)  # type: ignore[arg-type]
             found = [(h.message.id, h.score) for h in _search(store, sid, query)]
+            assert [i for i, _ in found] == [i for i, _ in ranked], query
+            assert [s for _, s in found] == pytest.approx([s for _, s in ranked])
+
+    def test_the_forms_of_a_word_rank_as_one_term_like_the_reference(
+        self, store: Any, sid: str
+    ) -> None:
+        # The engine asks for "meet" with "met" (domain.forms): a message saying
+        # "met" must score as one saying "meet" would, the forms' counts summed
+        # ("met" in many messages makes the word common), and each form brings
+        # candidates as rare as its word.
+        texts = [
+            "we met at the park",
+            "meet me at the station",
+            "the children met the teacher",
+            "a child at the park",
+            *(f"met filler {i}" for i in range(PER_TERM + 10)),
+            "nothing here",
+            "meeting the children again",
+        ]
+        saved = _save(store, sid, *texts)
+        documents = [(m.id, message_terms(m)) for m in saved]
+
+        for query in ("meet", "met children", "child park", "teacher meet child"):
+            terms = with_forms(query_terms(query))
+            ranked = reference_search(documents, terms, 10)  # type: ignore[arg-type]
+            found = [
+                (h.message.id, h.score)
+                for h in store.search_messages(sid, terms, limit=10)
+            ]
             assert [i for i, _ in found] == [i for i, _ in ranked], query
             assert [s for _, s in found] == pytest.approx([s for _, s in ranked])
 
