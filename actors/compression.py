@@ -172,7 +172,8 @@ class Compressor:
             while not isinstance(action, Finish):
                 self._apply(sid, action.effects, run.resolved)
                 state, action = step(state, run.perform(action))
-                time.sleep(0)  # hands the GIL to a waiting thread (a host's event loop)
+                if not isinstance(action, Finish):  # (the run ends within microseconds)
+                    time.sleep(0)  # hands the GIL to a waiting thread (a host's loop)
         except Exception as exc:  # a bug: the start event still gets its end
             log.exception("session %s: compression crashed", sid)
             outcome = Outcome(

@@ -28,6 +28,7 @@ from memory_summary.domain.prompt import joined_instructions
 from .compression import CompressionRequest
 from .messages import Compress, CompressionFinished, Reap, TurnEnded, UsageReported
 from .session_facts import SessionFacts
+from .turn_cover import TurnCover
 from .workers import name_this_thread
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,8 @@ class SessionServices:
         regate: send the session a turn trigger through the gate, counted anew as
             a fresh ``turn_after`` is; False where turns are not gated.
         turn_mark: the runtime's count of finished compressions (``TurnEnded``).
+        turns: what the host's turns need not send (``TurnCover``): the actor notes
+            each turn trigger it hears and whether it holds a follow-up.
     """
 
     settle: Callable[[int], None]
@@ -60,6 +63,7 @@ class SessionServices:
     keep_guard: Callable[[str, LoopGuard | None], None]
     regate: Callable[[str], bool] = lambda session_id: False
     turn_mark: Callable[[], int] = lambda: 0
+    turns: TurnCover = attrs.field(factory=TurnCover)
 
 
 class SessionActor(pykka.ThreadingActor):
@@ -95,6 +99,7 @@ class SessionActor(pykka.ThreadingActor):
     def on_receive(self, message: object) -> object:
         match message:
             case TurnEnded(mark=mark):
+                self._services.turns.heard(self._session_id)  # before it is decided
                 self._turn(mark)
             case UsageReported(ratio=ratio):
                 self._services.emit(CompressRequested(self._session_id, "auto", ratio))
@@ -139,8 +144,9 @@ class SessionActor(pykka.ThreadingActor):
         self._state, start = on_trigger(self._state, reason)
         if start:
             self._start(reason)  # the message's pending unit becomes the busy unit
-        else:
-            self._services.settle(1)  # coalesced into the follow-up
+        else:  # coalesced into the follow-up: later turns need not send theirs
+            self._services.turns.follow_up(self._session_id, waiting=True)
+            self._services.settle(1)
 
     def _start(self, reason: Reason) -> None:
         ref = self.actor_ref
@@ -159,6 +165,8 @@ class SessionActor(pykka.ThreadingActor):
         self._services.submit(request, report)
 
     def _finished(self, finished: CompressionFinished) -> None:
+        # before the follow-up starts: a turn from now on must reach this actor
+        self._services.turns.follow_up(self._session_id, waiting=False)
         self._finished_mark = self._services.turn_mark()
         replies, self._running_replies = self._running_replies, []
         for reply in replies:
@@ -187,6 +195,7 @@ class SessionActor(pykka.ThreadingActor):
         self._start(follow_up)
 
     def on_stop(self) -> None:
+        self._services.turns.forget(self._session_id)
         for reply in self._running_replies + self._next_replies:
             if not reply.done():
                 reply.set_exception(

@@ -125,6 +125,11 @@ def iter_pieces(line: str) -> Iterator[str]:
     """
     if _TRIGGER.search(line) is None:
         return
+    yield from _pieces(line)
+
+
+def _pieces(line: str) -> Iterator[str]:
+    """``iter_pieces`` of a line known to hold a trigger character."""
     words = line.split()
     run: list[str] = []
     size = 0
@@ -253,15 +258,18 @@ def _scan_into(found: dict[str, str], lines: Iterable[str]) -> None:
     for line in lines:
         if len(found) >= MAX_PINS:
             break
-        user = _USER_LINE.match(line) is not None
-        if _TRIGGER.search(line) is None and not (
-            user and _NAME_WORDS.search(line) is not None
-        ):
+        named = _USER_LINE.match(line) is not None and _NAME_WORDS.search(line)
+        triggered = _TRIGGER.search(line) is not None
+        if not triggered and not named:
             continue  # the pre-filter: no candidate character, no name phrase
-        line = _DATED_ENTRY.sub(r"\1", line, count=1)
+        dated = _DATED_ENTRY.match(line)
+        if dated is not None:  # the opening date goes, the role stays
+            line = dated.group(1) + line[dated.end() :]
+            triggered = _TRIGGER.search(line) is not None
+            named = named and _NAME_WORDS.search(line)
         most = MAX_PER_TOOL_RESULT if _TOOL_RESULT_LINE.match(line) else MAX_PER_LINE
         taken = 0
-        for piece in iter_pieces(line):
+        for piece in _pieces(line) if triggered else ():
             for match in _pattern_for(piece).finditer(piece):
                 _add(found, _clean(match.group()))
                 taken += 1
@@ -269,7 +277,7 @@ def _scan_into(found: dict[str, str], lines: Iterable[str]) -> None:
                     break
             if taken >= most:
                 break
-        if user and _NAME_WORDS.search(line) is not None:
+        if named:
             folded = line.casefold()
             for words, pattern in _INTRODUCED_NAMES:
                 if not any(word in folded for word in words):

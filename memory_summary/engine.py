@@ -415,17 +415,20 @@ class SummaryEngine:
         """
         if _check_model(model) is not None:
             self._facts.set_model(session_id, model)  # type: ignore[arg-type]
-        turn = TurnEnded(self._core.turn_mark())  # before the count it carries
+        core = self._core
+        if core.turns.covered(session_id):
+            return  # a trigger it hears later reads this turn too: no count, no hop
+        turn = TurnEnded(core.turn_mark())  # before the count it carries
         if self._context.measures and not self._facts.get(session_id).host_reports:
-            self._core.send(session_id, turn)  # the job measures the tokens
+            core.send_turn(session_id, turn)  # the job measures the tokens
         elif active is not None:
             if should_compress(active, self.config):
-                self._core.send(session_id, turn)
+                core.send_turn(session_id, turn)
         elif self._counts_locally:
             if self._reaches_threshold(session_id):
-                self._core.send(session_id, turn)
+                core.send_turn(session_id, turn)
         else:  # a remote store: counted on the engine's gate threads, not here
-            self._core.send_if_needed(
+            core.send_turn(
                 session_id, turn, lambda: self._reaches_threshold(session_id)
             )
 

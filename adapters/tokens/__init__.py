@@ -15,6 +15,7 @@ from __future__ import annotations
 import collections
 import logging
 import math
+import operator
 import re
 import threading
 from collections.abc import Callable
@@ -165,6 +166,8 @@ ESTIMATE_WEIGHTS: dict[bytes, float] = {
     _LEAD4: 2.5,
 }
 """Tokens per character of each class (see ``estimate_tokens``)."""
+_COMMON = _LETTER + _SPACE
+"""The classes ``estimate_tokens`` counts without scanning for them."""
 ESCAPE_TOKENS = 2.5
 """Tokens a ``\\u`` escape adds to what its characters weigh."""
 
@@ -206,9 +209,16 @@ def estimate_tokens(text: str) -> int:
     classes = text.encode("utf-8", "surrogatepass").translate(
         _BYTE_CLASSES, _CONTINUATION
     )
-    total = sum(
-        weight * classes.count(code) for code, weight in ESTIMATE_WEIGHTS.items()
-    )
+    # Letters and spaces are most of any text: they are counted by what is left
+    # without them, and only that remainder is scanned for each other class.
+    spaces = classes.count(_SPACE)
+    rest = classes.translate(None, _COMMON)
+    letters = len(classes) - spaces - len(rest)
+    counts = [
+        letters if code == _LETTER else spaces if code == _SPACE else rest.count(code)
+        for code in ESTIMATE_WEIGHTS
+    ]
+    total = sum(map(operator.mul, ESTIMATE_WEIGHTS.values(), counts))
     # a JSON escape (\\u4f60) costs about four tokens, its six characters less
     total += ESCAPE_TOKENS * text.count("\\u")
     return math.ceil(total) + 2

@@ -154,3 +154,59 @@ def test_pins_read_from_pieces_as_they_come_are_those_of_every_piece(entries):
     with eager:
         expected = extract_pins(lines)
     assert extract_pins(lines) == expected
+
+
+def _pins_as_first_written(lines: list[str]) -> list[str]:
+    """``extract_pins`` with every line's checks run in full, one after the other."""
+    from memory_summary.domain import pins
+
+    found: dict[str, str] = {}
+    for line in lines:
+        user = pins._USER_LINE.match(line) is not None
+        if pins._TRIGGER.search(line) is None and not (
+            user and pins._NAME_WORDS.search(line) is not None
+        ):
+            continue
+        line = pins._DATED_ENTRY.sub(r"\1", line, count=1)
+        most = (
+            pins.MAX_PER_TOOL_RESULT
+            if pins._TOOL_RESULT_LINE.match(line)
+            else pins.MAX_PER_LINE
+        )
+        taken = 0
+        for piece in _pieces_by_flags(line):
+            for match in pins._IDENTIFIER.finditer(piece):
+                pins._add(found, pins._clean(match.group()))
+                taken += 1
+                if taken >= most:
+                    break
+            if taken >= most:
+                break
+        if user and pins._NAME_WORDS.search(line) is not None:
+            folded = line.casefold()
+            for words, pattern in pins._INTRODUCED_NAMES:
+                if any(word in folded for word in words):
+                    for match in pattern.finditer(line):
+                        name = pins._clean(match.group(1))
+                        if name.split(" ")[0] not in pins._NOT_NAMES:
+                            pins._add(found, name)
+    return list(found.values())[: pins.MAX_PINS]
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["User: ", "Assistant: ", "Tool result(search): ", ""]),
+            st.sampled_from(["", "[8 May 2023] ", "[called 3 March] ", "[ORD-1 x] "]),
+            st.lists(
+                _ENTRY_WORDS | st.sampled_from(["call me Ada", "叫"]), max_size=12
+            ),
+        ),
+        max_size=6,
+    )
+)
+def test_pins_equal_those_of_every_check_run_in_full(entries):
+    """The scan skips checks whose answer it knows; it finds the same pins."""
+    lines = [head + dated + " ".join(words) for head, dated, words in entries]
+
+    assert extract_pins(lines) == _pins_as_first_written(lines)

@@ -56,3 +56,26 @@ def test_the_estimate_is_never_below_the_exact_count(encoding: str, text: str) -
 
 def test_the_estimate_of_nothing_is_nothing() -> None:
     assert estimate_tokens("") == 0
+
+
+def _estimate_by_a_scan_per_class(text: str) -> int:
+    """``estimate_tokens`` as first written: every class counted in the whole text."""
+    import math
+
+    from memory_summary.adapters import tokens
+
+    if not text:
+        return 0
+    classes = text.encode("utf-8", "surrogatepass").translate(
+        tokens._BYTE_CLASSES, tokens._CONTINUATION
+    )
+    total = sum(
+        weight * classes.count(code) for code, weight in tokens.ESTIMATE_WEIGHTS.items()
+    )
+    total += tokens.ESCAPE_TOKENS * text.count("\\u")
+    return math.ceil(total) + 2
+
+
+@given(text=chat_text() | st.text())
+def test_the_estimate_equals_a_scan_per_class(text: str) -> None:
+    assert estimate_tokens(text) == _estimate_by_a_scan_per_class(text)

@@ -93,7 +93,7 @@ class InMemoryStore(MemoryHistory, MemoryRecords, DeprecatedCommits):
         with self._lock:
             row_id = self._next_id
             self._next_id += 1
-            session = self._sessions.setdefault(session_id, MemorySession())
+            session = self._session(session_id)
             self._keep(session, stored_message(message, row_id, kept), counts)
         return stored_message(message, row_id)
 
@@ -115,7 +115,7 @@ class InMemoryStore(MemoryHistory, MemoryRecords, DeprecatedCommits):
         with self._lock:
             first = self._next_id
             self._next_id += len(checked)
-            session = self._sessions.setdefault(session_id, MemorySession())
+            session = self._session(session_id)
             for offset, (message, kept) in enumerate(checked):
                 self._keep(
                     session,
@@ -126,6 +126,13 @@ class InMemoryStore(MemoryHistory, MemoryRecords, DeprecatedCommits):
             stored_message(message, first + offset)
             for offset, (message, _) in enumerate(checked)
         ]
+
+    def _session(self, session_id: str) -> MemorySession:
+        """Return the session's record, made on its first message (under the lock)."""
+        session = self._sessions.get(session_id)
+        if session is None:  # not ``setdefault``: a record (and index) per save
+            session = self._sessions[session_id] = MemorySession()
+        return session
 
     def _keep(
         self, session: MemorySession, row: Message, counts: Counter[str] | None
