@@ -2,7 +2,7 @@
 
 This is the one place that builds concrete objects: the store's collaborators, the
 summarizer (the offline one by default), the thread runtime and the compressor.
-It runs about 1170 lines because it is the whole public API, one method per call, each
+It runs about 1230 lines because it is the whole public API, one method per call, each
 with the docstring the reference is generated from; what the methods do lives in
 the modules they wire (``actors``, ``injected_prompts``, ``process_identity``,
 ``history``, ``recall_tools``).
