@@ -4,7 +4,7 @@ A fragment scores its strongest kind (``WEIGHTS``), plus one per further kind (a
 3), plus the speaker's bonus (``ROLE_BONUS``); chatter alone scores 0. See
 ``extractive`` for the whole summarizer.
 
-About 465 lines: the patterns of every kind stay together, with what lets a search
+About 475 lines: the patterns of every kind stay together, with what lets a search
 skip the ones a text cannot match (``spans_for``, ``Cue``).
 """
 
