@@ -191,3 +191,17 @@ def test_among_equal_facts_what_happened_outlasts_a_view():
 
     assert summarize(lines, max_tokens=40) == "Facts:\n- user: went pottery class"
     assert "art heals" in summarize(lines, max_tokens=80)
+
+
+def test_a_dated_wish_ranks_as_a_view_and_an_undated_one_as_a_goal():
+    # Dated, both are views of one rank: the older goes first. Undated, the wish
+    # is a goal the user set, which outranks a view.
+    said = ["I want to help people like me.", "I love how art heals people."]
+    dated = [f"User: [8 May 2023] {said[0]}", f"User: {said[1]}"]
+
+    assert summarize(dated, max_tokens=60) == (
+        "Facts:\n[8 May 2023] user: love how art heals people"
+    )
+    assert "Goals:\n- user: I want help people like me" in summarize(
+        [f"User: {s}" for s in said], max_tokens=60
+    )

@@ -98,6 +98,17 @@ def test_only_the_user_sets_goals_and_asks():
     assert not {"goal", "question"} & salience_of("I want it?", "assistant").kinds
 
 
+def test_between_people_a_wish_is_a_personal_statement_not_a_goal():
+    wish = "I want to help people who went through the same."
+
+    said = salience_of(wish, "user", dialogue=True)
+
+    assert "goal" in salience_of(wish, "user").kinds  # an agent chat: a goal set
+    assert "goal" not in said.kinds
+    assert "personal" in said.kinds
+    assert said.score == salience_of(wish, "assistant", dialogue=True).score
+
+
 @pytest.mark.parametrize(
     "text",
     [

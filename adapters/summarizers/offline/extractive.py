@@ -15,7 +15,9 @@ and keeps *facts*: short fragments quoted from the messages, each ranked by sali
   result gives its first line, its outcome, and later lines that are no list items; a
   first line that is one item of a list (search hits) scores 1. Advice ("don't give
   up") is no constraint; a decision is the speaker's ("you chose pottery", "a big
-  decision" are none). Chatter alone (greetings, thanks, filler) scores 0.
+  decision" are none); only the user states goals, and in a dated transcript
+  (people talking) no one does: a wish there is a personal statement. Chatter
+  alone (greetings, thanks, filler) scores 0.
 - Dialogue (``dialogue``): what a person says is read sentence by sentence; chatter
   (greetings, thanks, praise, praise of the other as the subject, cheering the
   other on, pointing at a picture, questions to the other with or without "you",

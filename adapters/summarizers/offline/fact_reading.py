@@ -79,11 +79,13 @@ def _fact(
     """Return the fact of one fragment; its salience is read from the fragment alone.
 
     ``section``: None for a new fact, whose kinds choose it; a dated one (a diary of
-    sessions) goes under facts, its day's date line written once.
+    sessions) goes under facts, its day's date line written once. A dated fact is
+    one person's line in a conversation between people: no wish of it is a goal
+    (``salience_of``'s ``dialogue``).
     Remembered: a summary's facts come back at every compression of its session.
     """
     text = text.rstrip(" .\u3002")  # a fact's closing stop: bullets need none
-    salience = salience_of(text, role)
+    salience = salience_of(text, role, dialogue=bool(date))  # dated: between people
     lowered = text.lower()
     words = frozenset(CONTENT.findall(CORRECTION.sub(" ", lowered))) - STOP
     measures = tuple(

@@ -4,7 +4,7 @@ A fragment scores its strongest kind (``WEIGHTS``), plus one per further kind (a
 3), plus the speaker's bonus (``ROLE_BONUS``); chatter alone scores 0. See
 ``extractive`` for the whole summarizer.
 
-About 465 lines: the patterns of every kind stay together, with what lets a search
+About 475 lines: the patterns of every kind stay together, with what lets a search
 skip the ones a text cannot match (``spans_for``, ``Cue``).
 """
 
@@ -409,8 +409,15 @@ def _names(text: str) -> Iterator[tuple[Kind, str]]:
         yield "proper", match.group(1)
 
 
-def salience_of(text: str, role: Role | None = "user") -> Salience:
+def salience_of(
+    text: str, role: Role | None = "user", *, dialogue: bool = False
+) -> Salience:
     """Return the salience of one fragment said by ``role``.
+
+    ``dialogue``: the fragment is one person's line in a conversation between
+    people (a dated transcript, a diary of sessions). Neither side sets goals
+    there: a wish ("I want to help people") is a personal statement from the user
+    role as it is from the assistant role, not a goal given to an assistant.
 
     >>> salience_of("Thanks!").score, salience_of("My order is ORD-2041.").score
     (0, 11)
@@ -438,6 +445,8 @@ def salience_of(text: str, role: Role | None = "user") -> Salience:
         )
         if role not in ("user", None):
             kinds -= {"goal", "question"}  # only the user sets goals
+        elif dialogue:
+            kinds.discard("goal")  # between people, a wish is no goal set
         if (
             kinds & {"constraint", "task"}
             and not kinds & _SPECIFIC
