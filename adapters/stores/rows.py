@@ -476,13 +476,17 @@ def row_message(row: Sequence[Any]) -> Message:
             data = json.loads(metadata) if metadata else {}
             if type(data) is dict:
                 tool_calls = (
-                    tuple(_stored_call(c) for c in json.loads(calls)) if calls else ()
+                    tuple([_stored_call(c) for c in json.loads(calls)]) if calls else ()
                 )
-                content = stored_content(
-                    text,
-                    structured,
-                    may_be_none=may_lack_content(role, tool_calls, refusal, data),
-                    id_=id_,
+                content = (
+                    text
+                    if structured is None  # text content: most rows, nothing to check
+                    else stored_content(
+                        text,
+                        structured,
+                        may_be_none=may_lack_content(role, tool_calls, refusal, data),
+                        id_=id_,
+                    )
                 )
                 return Message.from_row(
                     role,
