@@ -124,10 +124,14 @@ _TEMPLATES = {
     "release_lease": "DELETE FROM {t}leases WHERE session_id = ? AND token = ?",
     "lease_owner": f"SELECT owner FROM {{t}}leases WHERE session_id = ? AND {_LIVE}",
     "break_lease": "DELETE FROM {t}leases WHERE session_id = ? AND owner = ?",
-    # The record and whether the lease holds, in one read: only where every write
-    # transaction is serialized (SQLite), since it locks no lease row.
-    "lease_and_metadata": "SELECT (SELECT data FROM {t}metadata "
-    "WHERE namespace = ? AND key = ?), EXISTS (SELECT 1 FROM {t}leases "
+    # The record, the attached record and whether the lease holds, in one read: only
+    # where every write transaction is serialized (SQLite), since it locks no lease
+    # row. A record whose text is the parameter before it reads as 1, not as text.
+    "lease_and_records": "SELECT (SELECT CASE WHEN data = ? THEN 1 ELSE data END "
+    "FROM {t}metadata WHERE namespace = ? AND key = ?), "
+    "(SELECT CASE WHEN data = ? THEN 1 ELSE data END "
+    "FROM {t}metadata WHERE namespace = ? AND key = ?), "
+    "EXISTS (SELECT 1 FROM {t}leases "
     f"WHERE session_id = ? AND token = ? AND {_LIVE})",
     "check_lease": "SELECT 1 FROM {t}leases "
     f"WHERE session_id = ? AND token = ? AND {_LIVE}{{lock_rows}}",

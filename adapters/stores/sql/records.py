@@ -108,7 +108,7 @@ class SqlRecords:
         rows = self._driver.read(
             self._q["get_metadata"], (namespace, key), "get_metadata", key
         )
-        return decode_record(namespace, key, rows[0][0]) if rows else None
+        return self._written.decoded(namespace, key, rows[0][0]) if rows else None
 
     def list_metadata(self, namespace: str) -> list[str]:
         check_key("namespace", namespace)
