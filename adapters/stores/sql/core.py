@@ -208,7 +208,7 @@ class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
             return [], self.get_metadata(namespace, session_id)
         rows = self._driver.read(
             self._q["newest_active_and_record"],
-            (namespace, session_id, session_id, limit),
+            (session_id, namespace, session_id, session_id, limit),
             "read_window",
             session_id,
         )

@@ -66,9 +66,12 @@ _TEMPLATES = {
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?){returning_id}",
     "newest_active": f"SELECT {SELECT_COLUMNS} FROM {{t}}messages WHERE {_ACTIVE} "
     "ORDER BY id DESC LIMIT ?",
-    # The window with the record in each row (an uncorrelated subquery: read once).
+    # The window with the record in its first row, the newest (uncorrelated
+    # subqueries: each read once); NULL in the others, so a long summary is not
+    # copied out once per message.
     "newest_active_and_record": f"SELECT {SELECT_COLUMNS}, "
-    "(SELECT data FROM {t}metadata WHERE namespace = ? AND key = ?) "
+    f"CASE WHEN id = (SELECT max(id) FROM {{t}}messages WHERE {_ACTIVE}) "
+    "THEN (SELECT data FROM {t}metadata WHERE namespace = ? AND key = ?) END "
     f"FROM {{t}}messages WHERE {_ACTIVE} ORDER BY id DESC LIMIT ?",
     "newest_all": f"SELECT {SELECT_COLUMNS} FROM {{t}}messages WHERE session_id = ? "
     "ORDER BY id DESC LIMIT ?",
