@@ -94,6 +94,9 @@ _TEMPLATES = {
     "archive_rows": f"SELECT {SELECT_COLUMNS} FROM {{t}}archive WHERE session_id = ? "
     "ORDER BY id",
     "get_metadata": "SELECT data FROM {t}metadata WHERE namespace = ? AND key = ?",
+    # NULL (never stored: the column is NOT NULL) when the text is the parameter
+    "get_metadata_unless": "SELECT CASE WHEN data = ? THEN NULL ELSE data END "
+    "FROM {t}metadata WHERE namespace = ? AND key = ?",
     "lock_metadata": "SELECT data FROM {t}metadata WHERE namespace = ? AND key = ?"
     "{lock_rows}",
     "upsert_metadata": "INSERT INTO {t}metadata (namespace, key, data) "
