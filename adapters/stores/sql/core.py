@@ -8,6 +8,9 @@ A face (``SqlDriver``) is the only code that touches its driver: it runs stateme
 and turns the driver's exceptions into ``StoreError``, so none escapes ``adapters/``.
 Every query the engine makes per turn or per compression is an index range scan on
 ``(session_id, archived, id)``, so its cost follows the active history, not the total.
+
+Why about 410 lines: one concept, the store's contract over a driver; the records,
+the history search and the fence's reads already live in modules of their own.
 """
 
 from __future__ import annotations
