@@ -18,7 +18,11 @@ import pytest
 
 from memory_summary import Message
 from memory_summary.adapters import SqliteStore
-from memory_summary.adapters.stores.sql.fence import Fenced, WrittenGenerations
+from memory_summary.adapters.stores.sql.fence import (
+    DecodedRecords,
+    Fenced,
+    WrittenGenerations,
+)
 from memory_summary.domain import (
     AttachedRecord,
     CommitRequest,
@@ -305,17 +309,33 @@ def test_a_record_another_writer_changed_is_read_as_it_is_now(store, path):
         store.get_metadata(NS, SID)
 
 
-def test_a_decoded_record_counts_against_the_memos_characters():
+def test_a_text_is_decoded_once_into_copies_of_the_callers_own():
+    memo = DecodedRecords()
+    text = json.dumps({"generation": "g1", "list": [1, {"a": 2}]})
+    first = memo.decoded(NS, SID, text)
+    first["list"][1]["a"] = 99  # type: ignore[index]
+
+    second = memo.decoded(NS, SID, text)
+    assert second == json.loads(text)
+    assert second is not first
+    other = json.dumps({"generation": "g2"})
+    assert memo.decoded(NS, SID, other) == {"generation": "g2"}  # the text changed
+    assert memo.decoded(NS, SID, text) == json.loads(text)
+    with pytest.raises(MalformedRecord):
+        memo.decoded(NS, SID, "{not json")
+    assert memo.decoded(NS, SID, text) == json.loads(text)
+
+
+def test_the_decoded_memo_keeps_at_most_its_characters_least_used_first():
     text = json.dumps({"generation": "g1", "text": "x" * 20})
     size = len(text)
-    memo = WrittenGenerations(max_chars=3 * size - 1)
-    memo.wrote(NS, "a", text, {"generation": "g1"})
-    memo.wrote(NS, "b", text, {"generation": "g1"})
-    assert memo.chars == 2 * size
-
-    assert memo.decoded(NS, "b", text) == json.loads(text)
-    assert memo.chars == 2 * size  # "b" decoded counts twice: "a" went first
-    assert memo.decoded(NS, "b", text) == json.loads(text)
-    assert memo.decoded(NS, "a", text) == json.loads(text)  # not kept: decoded
-    assert memo.chars == 2 * size
-    assert memo.generation(NS, "a", (text,)) == "g1"
+    memo = DecodedRecords(max_chars=8 * size)
+    for key in "abcdefgh":
+        memo.decoded(NS, key, text)
+    assert memo.chars == 8 * size
+    memo.decoded(NS, "a", text)  # used: "b" is now the least recently used
+    memo.decoded(NS, "i", text)
+    assert memo.chars == 8 * size
+    big = json.dumps({"generation": "g1", "text": "x" * size})  # over an eighth
+    assert memo.decoded(NS, "j", big) == json.loads(big)
+    assert memo.chars == 8 * size

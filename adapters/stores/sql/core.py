@@ -47,7 +47,7 @@ from memory_summary.domain import (
 
 from .dialect import Dialect, render_queries
 from .driver import Executor, SqlDriver
-from .fence import Fenced, SqlCommitChecks, WrittenGenerations
+from .fence import DecodedRecords, Fenced, SqlCommitChecks, WrittenGenerations
 from .history import SqlHistory
 from .records import SqlRecords
 
@@ -86,6 +86,7 @@ class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
         self._q = render_queries(dialect)
         self._where = where
         self._written = WrittenGenerations()
+        self._decoded = DecodedRecords()
         self._migrate(migrations)
 
     def _before_migration(self, tx: Executor) -> None:
@@ -219,7 +220,7 @@ class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
             return [], self.get_metadata(namespace, session_id)
         data = rows[0][-1]
         record = (
-            None if data is None else self._written.decoded(namespace, session_id, data)
+            None if data is None else self._decoded.decoded(namespace, session_id, data)
         )
         rows.reverse()
         return [row_message(row[:-1]) for row in rows], record

@@ -3,7 +3,8 @@
 ``fence.fence_reason`` applies the order; ``SqlCommitChecks`` reads what it compares
 in the commit's transaction, and ``Fenced`` rolls that transaction back.
 ``WrittenGenerations`` spares a commit decoding the records it compares when they are
-exactly what the store wrote, and a read decoding such a record more than once.
+exactly what the store wrote; ``DecodedRecords`` spares a read decoding a record whose
+text it decoded before.
 """
 
 from __future__ import annotations
@@ -65,11 +66,6 @@ class WrittenGenerations:
     as it is. Least recently written records go first once ``max_chars`` would be
     exceeded; a record larger than that is not kept.
 
-    A read of such a text (``decoded``) decodes it once and keeps the mapping
-    with it: later reads of the same text get an independent copy of it
-    (``json_copy``, a fraction of ``json.loads``' cost), as the record is read
-    before every model call. A kept mapping counts as many characters as its text.
-
     Thread-safety: every method may be called from any thread.
     """
 
@@ -77,8 +73,9 @@ class WrittenGenerations:
         self._max = max_chars
         self._size = 0
         self._lock = threading.Lock()
-        # (namespace, key) -> [text, its generation, its decoded mapping or None]
-        self._texts: OrderedDict[tuple[str, str], list[object]] = OrderedDict()
+        self._texts: OrderedDict[tuple[str, str], tuple[str, str | None]] = (
+            OrderedDict()
+        )
 
     def wrote(self, namespace: str, key: str, text: str, record: object) -> None:
         """Remember that ``text``, the JSON of ``record``, was written at the key.
@@ -95,36 +92,27 @@ class WrittenGenerations:
         generation = record_generation(record)  # type: ignore[arg-type]
         size = len(text)
         with self._lock:
-            self._forget(at)
+            before = self._texts.pop(at, None)
+            if before is not None:
+                self._size -= len(before[0])
             if size > self._max:
                 return
-            self._texts[at] = [text, generation, None]
+            self._texts[at] = (text, generation)
             self._size += size
-            self._trim()
-
-    def _forget(self, at: tuple[str, str]) -> None:
-        """Drop the entry at ``at`` (under the lock)."""
-        before = self._texts.pop(at, None)
-        if before is not None:
-            self._size -= _entry_chars(before)
-
-    def _trim(self) -> None:
-        """Drop the least recently written entries until they fit (under the lock)."""
-        while self._size > self._max:
-            _, dropped = self._texts.popitem(last=False)
-            self._size -= _entry_chars(dropped)
+            while self._size > self._max:
+                _, (dropped, _) = self._texts.popitem(last=False)
+                self._size -= len(dropped)
 
     def _drop(self, at: tuple[str, str]) -> None:
         with self._lock:
-            self._forget(at)
+            before = self._texts.pop(at, None)
+            if before is not None:
+                self._size -= len(before[0])
 
     def known(self, namespace: str, key: str) -> tuple[str, str | None] | None:
         """Return the text last written at the key and its generation, if kept."""
         with self._lock:
-            entry = self._texts.get((namespace, key))
-        if entry is None:
-            return None
-        return entry[0], entry[1]  # type: ignore[return-value]
+            return self._texts.get((namespace, key))
 
     def generation(
         self, namespace: str, key: str, row: Sequence[object] | None
@@ -141,28 +129,6 @@ class WrittenGenerations:
                 return known[1]
         return stored_generation_of(namespace, key, row)
 
-    def decoded(self, namespace: str, key: str, raw: object) -> dict[str, object]:
-        """``decode_record(namespace, key, raw)``, decoding a text kept here once.
-
-        Raises:
-            MalformedRecord: see ``decode_record``.
-        """
-        at = (namespace, key)
-        with self._lock:
-            entry = self._texts.get(at)
-        if entry is None or type(raw) is not str or raw != entry[0]:
-            return decode_record(namespace, key, raw)
-        kept = entry[2]
-        if kept is None:
-            kept = decode_record(namespace, key, raw)
-            with self._lock:  # kept only if the entry is still the same one
-                if self._texts.get(at) is not entry or entry[2] is not None:
-                    return kept  # not kept: the caller's own
-                entry[2] = kept
-                self._size += len(raw)
-                self._trim()
-        return json_copy(kept)  # type: ignore[return-value]  # never the kept one
-
     @property
     def chars(self) -> int:
         """How many characters are kept now."""
@@ -170,11 +136,67 @@ class WrittenGenerations:
             return self._size
 
 
-def _entry_chars(entry: list[object]) -> int:
-    """Return how many characters an entry counts: its text, twice once decoded."""
-    text = entry[0]
-    assert isinstance(text, str)
-    return len(text) * (1 if entry[2] is None else 2)
+DECODED_CHARS = 4_000_000
+"""The record characters a ``DecodedRecords`` keeps the mappings of at most."""
+
+
+class DecodedRecords:
+    """The mapping of the record text last read or written, per record.
+
+    The summary record is read before every model call and the lineage before every
+    compression, mostly unchanged since the last read. Decoding is a function of the
+    text, so a read whose text equals the one kept here (compared whole) gets a copy
+    of the mapping kept with it (``json_copy``: containers copied, scalars shared,
+    a fraction of ``json.loads``' cost on a long summary). Any other text is decoded
+    and kept instead. Least recently used mappings go first once ``max_chars`` (of
+    their texts) would be exceeded; a record larger than an eighth of that is not
+    kept. Its own budget: it never evicts a ``WrittenGenerations`` text.
+
+    Thread-safety: every method may be called from any thread.
+    """
+
+    def __init__(self, max_chars: int = DECODED_CHARS) -> None:
+        self._max = max_chars
+        self._size = 0
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[tuple[str, str], tuple[str, dict[str, object]]] = (
+            OrderedDict()
+        )
+
+    def decoded(self, namespace: str, key: str, raw: object) -> dict[str, object]:
+        """``decode_record(namespace, key, raw)``, decoding each text once.
+
+        Returns a mapping of the caller's own: never the one kept.
+
+        Raises:
+            MalformedRecord: see ``decode_record``.
+        """
+        at = (namespace, key)
+        with self._lock:
+            kept = self._kept.get(at)
+            if kept is not None:
+                self._kept.move_to_end(at)
+        if kept is not None and type(raw) is str and raw == kept[0]:
+            return json_copy(kept[1])  # type: ignore[return-value]
+        record = decode_record(namespace, key, raw)
+        if type(raw) is not str or len(raw) > self._max // 8:
+            return record
+        with self._lock:
+            before = self._kept.pop(at, None)
+            if before is not None:
+                self._size -= len(before[0])
+            self._kept[at] = (raw, record)
+            self._size += len(raw)
+            while self._size > self._max:
+                _, (dropped, _) = self._kept.popitem(last=False)
+                self._size -= len(dropped)
+        return json_copy(record)  # type: ignore[return-value]
+
+    @property
+    def chars(self) -> int:
+        """How many characters of text the kept mappings stand for."""
+        with self._lock:
+            return self._size
 
 
 class SqlCommitChecks:

@@ -26,7 +26,7 @@ from memory_summary.domain import MalformedRecord, Message, StoreError
 
 from .dialect import Dialect
 from .driver import SqlDriver
-from .fence import WrittenGenerations
+from .fence import DecodedRecords, WrittenGenerations
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +38,7 @@ class SqlRecords:
     _dialect: Dialect
     _q: Mapping[str, str]
     _written: WrittenGenerations
+    _decoded: DecodedRecords
 
     # -- leases
 
@@ -127,7 +128,7 @@ class SqlRecords:
         raw = rows[0][0]
         if raw is None and known is not None:  # the text written there
             raw = known[0]
-        return self._written.decoded(namespace, key, raw)
+        return self._decoded.decoded(namespace, key, raw)
 
     def list_metadata(self, namespace: str) -> list[str]:
         check_key("namespace", namespace)
