@@ -5,7 +5,7 @@ same checks so that it refuses exactly what they refuse. Rows this library wrote
 decoded with the trusted ``Message.from_row`` (no converters run twice); a row that
 fails the cheap shape checks goes through the validating constructor instead.
 
-Why about 520 lines: one concept, the row layout. Writing a row and reading it back
+Why about 550 lines: one concept, the row layout. Writing a row and reading it back
 must change together (every column's encoding sits next to its decoding), and the
 key, limit and JSON checks are what each store runs before it writes that row.
 """
