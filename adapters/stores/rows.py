@@ -5,7 +5,7 @@ same checks so that it refuses exactly what they refuse. Rows this library wrote
 decoded with the trusted ``Message.from_row`` (no converters run twice); a row that
 fails the cheap shape checks goes through the validating constructor instead.
 
-Why about 520 lines: one concept, the row layout. Writing a row and reading it back
+Why about 550 lines: one concept, the row layout. Writing a row and reading it back
 must change together (every column's encoding sits next to its decoding), and the
 key, limit and JSON checks are what each store runs before it writes that row.
 """
@@ -476,13 +476,17 @@ def row_message(row: Sequence[Any]) -> Message:
             data = json.loads(metadata) if metadata else {}
             if type(data) is dict:
                 tool_calls = (
-                    tuple(_stored_call(c) for c in json.loads(calls)) if calls else ()
+                    tuple([_stored_call(c) for c in json.loads(calls)]) if calls else ()
                 )
-                content = stored_content(
-                    text,
-                    structured,
-                    may_be_none=may_lack_content(role, tool_calls, refusal, data),
-                    id_=id_,
+                content = (
+                    text
+                    if structured is None  # text content: most rows, nothing to check
+                    else stored_content(
+                        text,
+                        structured,
+                        may_be_none=may_lack_content(role, tool_calls, refusal, data),
+                        id_=id_,
+                    )
                 )
                 return Message.from_row(
                     role,

@@ -126,6 +126,11 @@ def test_the_window_and_the_record_read_together_as_apart(store):
     window, record = read_window(store, sid, limit=5, namespace="summary")
     assert window == store.get_history(sid, limit=5)
     assert record == store.get_metadata("summary", sid)
+    for limit in (1, 2):  # a window shorter than the history still has the record
+        assert read_window(store, sid, limit=limit, namespace="summary") == (
+            store.get_history(sid, limit=limit),
+            store.get_metadata("summary", sid),
+        )
     assert isinstance(store, WindowReadingStore)
 
 

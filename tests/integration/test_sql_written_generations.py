@@ -18,8 +18,17 @@ import pytest
 
 from memory_summary import Message
 from memory_summary.adapters import SqliteStore
-from memory_summary.adapters.stores.sql.fence import Fenced, WrittenGenerations
-from memory_summary.domain import AttachedRecord, CommitRequest, EncodedRecord
+from memory_summary.adapters.stores.sql.fence import (
+    DecodedRecords,
+    Fenced,
+    WrittenGenerations,
+)
+from memory_summary.domain import (
+    AttachedRecord,
+    CommitRequest,
+    EncodedRecord,
+    MalformedRecord,
+)
 
 NS, SIDE, SID = "summary", "summary.versions", "s"
 
@@ -66,8 +75,20 @@ def _side(generation: str) -> EncodedRecord:
     return EncodedRecord(record, json.dumps(record, ensure_ascii=False))
 
 
+@pytest.fixture(params=["unleased", "leased"])
+def lease(request: pytest.FixtureRequest, store: SqliteStore) -> str | None:
+    """No lease, or one held through the test: a leased commit reads the records
+    with the lease, in one statement."""
+    if request.param == "unleased":
+        return None
+    token = store.acquire_lease(SID, owner="test", ttl_s=3600)
+    assert token is not None
+    return token
+
+
 def _commit(
     store: SqliteStore,
+    lease: str | None,
     expect: str | None,
     generation: str,
     *,
@@ -83,75 +104,80 @@ def _commit(
             record={"generation": generation, "text": f"summary {generation}"},
             expect_generation=expect,
             attach=attach,
+            lease=lease,
         )
     )
 
 
-def test_a_record_rewritten_by_another_writer_fences_the_commit(store, path):
-    assert _commit(store, None, "g1").committed
+def test_a_record_rewritten_by_another_writer_fences_the_commit(store, path, lease):
+    assert _commit(store, lease, None, "g1").committed
     _foreign(path, NS, json.dumps({"generation": "g2", "text": "theirs"}))
 
-    assert _commit(store, "g1", "g3").fenced == "generation"
+    assert _commit(store, lease, "g1", "g3").fenced == "generation"
     assert json.loads(_stored(path, NS))["generation"] == "g2"
-    assert _commit(store, "g2", "g3").committed
+    assert _commit(store, lease, "g2", "g3").committed
 
 
-def test_the_same_generation_in_other_text_is_read_in_full(store, path):
-    assert _commit(store, None, "g1").committed
+def test_the_same_generation_in_other_text_is_read_in_full(store, path, lease):
+    assert _commit(store, lease, None, "g1").committed
     _foreign(
         path, NS, json.dumps({"text": "reformatted", "generation": "g1"}, indent=2)
     )
 
-    assert _commit(store, "g1", "g2").committed
+    assert _commit(store, lease, "g1", "g2").committed
     assert json.loads(_stored(path, NS))["generation"] == "g2"
 
 
-def test_a_record_corrupted_since_it_was_written_fences_and_stays(store, path):
-    assert _commit(store, None, "g1").committed
+def test_a_record_corrupted_since_it_was_written_fences_and_stays(store, path, lease):
+    assert _commit(store, lease, None, "g1").committed
     _foreign(path, NS, "{not json")
 
-    assert _commit(store, "g1", "g2").fenced == "generation"
+    assert _commit(store, lease, "g1", "g2").fenced == "generation"
     assert _stored(path, NS) == "{not json"
 
 
-def test_an_attached_record_rewritten_by_another_writer_is_left_alone(store, path):
-    first = _commit(store, None, "g1", side=(None, "l1"))
+def test_an_attached_record_rewritten_by_another_writer_is_left_alone(
+    store, path, lease
+):
+    first = _commit(store, lease, None, "g1", side=(None, "l1"))
     assert first.committed
     assert first.attached
     theirs = json.dumps({"generation": "l2", "versions": [], "ranges": []})
     _foreign(path, SIDE, theirs)
 
-    stale = _commit(store, "g1", "g2", side=("l1", "l3"))
+    stale = _commit(store, lease, "g1", "g2", side=("l1", "l3"))
     assert stale.committed
     assert not stale.attached
     assert _stored(path, SIDE) == theirs
-    fresh = _commit(store, "g2", "g3", side=("l2", "l3"))
+    fresh = _commit(store, lease, "g2", "g3", side=("l2", "l3"))
     assert fresh.attached
     assert json.loads(_stored(path, SIDE))["generation"] == "l3"
 
 
-def test_an_attached_record_corrupted_since_it_was_written_is_left_alone(store, path):
-    assert _commit(store, None, "g1", side=(None, "l1")).attached
+def test_an_attached_record_corrupted_since_it_was_written_is_left_alone(
+    store, path, lease
+):
+    assert _commit(store, lease, None, "g1", side=(None, "l1")).attached
     _foreign(path, SIDE, '["no", "object"]')
 
-    result = _commit(store, "g1", "g2", side=("l1", "l2"))
+    result = _commit(store, lease, "g1", "g2", side=("l1", "l2"))
     assert result.committed
     assert not result.attached
     assert _stored(path, SIDE) == '["no", "object"]'
 
 
-def test_save_metadata_is_remembered_as_what_it_wrote(store, path):
+def test_save_metadata_is_remembered_as_what_it_wrote(store, path, lease):
     store.save_metadata(NS, SID, {"generation": "g1", "text": "mine"})
-    assert _commit(store, "g1", "g2").committed
+    assert _commit(store, lease, "g1", "g2").committed
     store.save_metadata(NS, SID, {"generation": "g3", "text": "mine"})
 
-    assert _commit(store, "g2", "g4").fenced == "generation"
+    assert _commit(store, lease, "g2", "g4").fenced == "generation"
     _foreign(path, NS, json.dumps({"generation": "g5"}))
-    assert _commit(store, "g3", "g4").fenced == "generation"
+    assert _commit(store, lease, "g3", "g4").fenced == "generation"
 
 
-def test_a_store_reopened_on_the_file_reads_what_the_other_wrote(store, path):
-    assert _commit(store, None, "g1", side=(None, "l1")).attached
+def test_a_store_reopened_on_the_file_reads_what_the_other_wrote(store, path, lease):
+    assert _commit(store, lease, None, "g1", side=(None, "l1")).attached
     other = SqliteStore(path)
     try:
         assert other.commit(
@@ -166,15 +192,15 @@ def test_a_store_reopened_on_the_file_reads_what_the_other_wrote(store, path):
     finally:
         other.close()
 
-    assert _commit(store, "g1", "g3").fenced == "generation"
-    assert not _commit(store, "g2", "g3", side=("l1", "l3")).attached
-    assert _commit(store, "g3", "g4", side=("l2", "l4")).attached
+    assert _commit(store, lease, "g1", "g3").fenced == "generation"
+    assert not _commit(store, lease, "g2", "g3", side=("l1", "l3")).attached
+    assert _commit(store, lease, "g3", "g4", side=("l2", "l4")).attached
 
 
-def test_messages_archived_by_a_fenced_commit_stay_active(store, path):
+def test_messages_archived_by_a_fenced_commit_stay_active(store, path, lease):
     """The fence rolls back what the commit archived before it, as always."""
     saved = [store.save_message(SID, Message("user", f"m{i}")) for i in range(3)]
-    assert _commit(store, None, "g1").committed
+    assert _commit(store, lease, None, "g1").committed
     _foreign(path, NS, json.dumps({"generation": "g9"}))
 
     result = store.commit(
@@ -233,3 +259,83 @@ def test_the_memo_keeps_at_most_its_characters_oldest_written_first():
     for key, text in texts.items():
         assert memo.generation(NS, key, (text,)) == key * 3
     assert memo.generation(NS, "b", (big,)) == "z" * 80
+
+
+def test_an_undecodable_record_fences_only_after_a_lost_lease(store, path):
+    """The order holds with both reads in one statement: the lease comes first."""
+    assert _commit(store, None, None, "g1", side=(None, "l1")).attached
+    _foreign(path, NS, "{not json")
+    _foreign(path, SIDE, "{not json")
+    token = store.acquire_lease(SID, owner="test", ttl_s=3600)
+    assert token is not None
+
+    assert _commit(store, token + "-lost", "g1", "g2").fenced == "lease"
+    assert _commit(store, token, "g1", "g2").fenced == "generation"
+    _foreign(path, NS, json.dumps({"generation": "g1"}))
+    result = _commit(store, token, "g1", "g2", side=("l1", "l2"))
+    assert result.committed
+    assert not result.attached
+    assert _stored(path, SIDE) == "{not json"
+
+
+# -- reading a record the store wrote
+
+
+def test_a_record_read_twice_is_decoded_into_independent_copies(store, path):
+    store.save_metadata(NS, SID, {"generation": "g1", "list": [1, {"a": 2}]})
+    first = store.get_metadata(NS, SID)
+    assert first == {"generation": "g1", "list": [1, {"a": 2}]}
+    first["list"][1]["a"] = 99  # type: ignore[index]
+    first["added"] = True
+
+    second = store.get_metadata(NS, SID)
+    assert second == {"generation": "g1", "list": [1, {"a": 2}]}
+    second["list"].append(3)  # type: ignore[union-attr]
+    assert store.get_metadata(NS, SID) == {"generation": "g1", "list": [1, {"a": 2}]}
+    _, record = store.read_window(SID, limit=5, namespace=NS)
+    assert record == {"generation": "g1", "list": [1, {"a": 2}]}
+
+
+def test_a_record_another_writer_changed_is_read_as_it_is_now(store, path):
+    store.save_metadata(NS, SID, {"generation": "g1"})
+    assert store.get_metadata(NS, SID) == {"generation": "g1"}
+    store.save_message(SID, Message("user", "hi"))
+
+    _foreign(path, NS, json.dumps({"generation": "g2"}))
+    assert store.get_metadata(NS, SID) == {"generation": "g2"}
+    assert store.read_window(SID, limit=5, namespace=NS)[1] == {"generation": "g2"}
+    _foreign(path, NS, "{not json")
+    with pytest.raises(MalformedRecord):
+        store.get_metadata(NS, SID)
+
+
+def test_a_text_is_decoded_once_into_copies_of_the_callers_own():
+    memo = DecodedRecords()
+    text = json.dumps({"generation": "g1", "list": [1, {"a": 2}]})
+    first = memo.decoded(NS, SID, text)
+    first["list"][1]["a"] = 99  # type: ignore[index]
+
+    second = memo.decoded(NS, SID, text)
+    assert second == json.loads(text)
+    assert second is not first
+    other = json.dumps({"generation": "g2"})
+    assert memo.decoded(NS, SID, other) == {"generation": "g2"}  # the text changed
+    assert memo.decoded(NS, SID, text) == json.loads(text)
+    with pytest.raises(MalformedRecord):
+        memo.decoded(NS, SID, "{not json")
+    assert memo.decoded(NS, SID, text) == json.loads(text)
+
+
+def test_the_decoded_memo_keeps_at_most_its_characters_least_used_first():
+    text = json.dumps({"generation": "g1", "text": "x" * 20})
+    size = len(text)
+    memo = DecodedRecords(max_chars=8 * size)
+    for key in "abcdefgh":
+        memo.decoded(NS, key, text)
+    assert memo.chars == 8 * size
+    memo.decoded(NS, "a", text)  # used: "b" is now the least recently used
+    memo.decoded(NS, "i", text)
+    assert memo.chars == 8 * size
+    big = json.dumps({"generation": "g1", "text": "x" * size})  # over an eighth
+    assert memo.decoded(NS, "j", big) == json.loads(big)
+    assert memo.chars == 8 * size

@@ -8,6 +8,9 @@ A face (``SqlDriver``) is the only code that touches its driver: it runs stateme
 and turns the driver's exceptions into ``StoreError``, so none escapes ``adapters/``.
 Every query the engine makes per turn or per compression is an index range scan on
 ``(session_id, archived, id)``, so its cost follows the active history, not the total.
+
+Why about 410 lines: one concept, the store's contract over a driver; the records,
+the history search and the fence's reads already live in modules of their own.
 """
 
 from __future__ import annotations
@@ -27,7 +30,6 @@ from memory_summary.adapters.stores.rows import (
     check_key,
     check_limit,
     check_read,
-    decode_record,
     message_values,
     popped,
     row_message,
@@ -45,7 +47,7 @@ from memory_summary.domain import (
 
 from .dialect import Dialect, render_queries
 from .driver import Executor, SqlDriver
-from .fence import Fenced, SqlCommitChecks, WrittenGenerations
+from .fence import DecodedRecords, Fenced, SqlCommitChecks, WrittenGenerations
 from .history import SqlHistory
 from .records import SqlRecords
 
@@ -84,6 +86,7 @@ class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
         self._q = render_queries(dialect)
         self._where = where
         self._written = WrittenGenerations()
+        self._decoded = DecodedRecords()
         self._migrate(migrations)
 
     def _before_migration(self, tx: Executor) -> None:
@@ -209,14 +212,16 @@ class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
             return [], self.get_metadata(namespace, session_id)
         rows = self._driver.read(
             self._q["newest_active_and_record"],
-            (namespace, session_id, session_id, limit),
+            (session_id, namespace, session_id, session_id, limit),
             "read_window",
             session_id,
         )
         if not rows:  # no message: the record alone
             return [], self.get_metadata(namespace, session_id)
         data = rows[0][-1]
-        record = None if data is None else decode_record(namespace, session_id, data)
+        record = (
+            None if data is None else self._decoded.decoded(namespace, session_id, data)
+        )
         rows.reverse()
         return [row_message(row[:-1]) for row in rows], record
 
@@ -317,7 +322,16 @@ class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
         wrote = False
         try:
             with self._driver.transaction("commit", sid) as tx:
-                archived = self._fenced(tx, request)
+                checks = SqlCommitChecks(
+                    q,
+                    self._dialect,
+                    tx,
+                    sid,
+                    request.namespace,
+                    self._written,
+                    side=None if attach is None else attach.namespace,
+                )
+                archived = self._fenced(tx, request, checks)
                 tx.execute(q["upsert_metadata"], (request.namespace, sid, data))
                 self._written.wrote(request.namespace, sid, data, request.record)
                 separator = request.separator
@@ -325,7 +339,7 @@ class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
                 if marker is not None:
                     tx.execute(q["insert_archive"], (sid, *message_values(marker)))
                 if attach is not None and attached is not None:
-                    wrote = self._attach(tx, sid, attach, attached)
+                    wrote = self._attach(tx, checks, attach, attached)
                 if request.release_lease:
                     tx.execute(q["release_lease"], (sid, request.lease))
         except Fenced as fence:
@@ -335,35 +349,36 @@ class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
             archived=archived, attached=wrote, released=request.release_lease
         )
 
-    def _fenced(self, tx: Executor, request: CommitRequest) -> int:
+    def _fenced(
+        self, tx: Executor, request: CommitRequest, checks: SqlCommitChecks
+    ) -> int:
         """Lock the session, check the fences in order; return how many archived.
 
         Raises:
             Fenced: a check failed; the caller's transaction rolls back.
         """
-        sid = request.session_id
-        self._lock_session(tx, sid)
-        checks = SqlCommitChecks(
-            self._q, self._dialect, tx, sid, request.namespace, self._written
-        )
+        self._lock_session(tx, request.session_id)
         outcome = fence_reason(checks, request)
         if isinstance(outcome, str):
             raise Fenced(outcome)  # rolls back an archive already made
         return outcome
 
     def _attach(
-        self, tx: Executor, session_id: str, attach: AttachedRecord, data: str
+        self,
+        tx: Executor,
+        checks: SqlCommitChecks,
+        attach: AttachedRecord,
+        data: str,
     ) -> bool:
         """Replace the attached record if its generation matches; tell whether."""
-        q, namespace = self._q, attach.namespace
-        row = tx.execute(q["lock_metadata"], (namespace, session_id)).fetchone()
+        namespace, session_id = attach.namespace, checks.session_id
         try:
-            stored = self._written.generation(namespace, session_id, row)
+            stored = checks.side_generation(namespace)
         except Fenced:
             return False  # undecodable: left for the reader to quarantine
         if stored != attach.expect_generation:
             return False
-        tx.execute(q["upsert_metadata"], (namespace, session_id, data))
+        tx.execute(self._q["upsert_metadata"], (namespace, session_id, data))
         self._written.wrote(namespace, session_id, data, attach.record)
         return True
 

@@ -66,9 +66,12 @@ _TEMPLATES = {
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?){returning_id}",
     "newest_active": f"SELECT {SELECT_COLUMNS} FROM {{t}}messages WHERE {_ACTIVE} "
     "ORDER BY id DESC LIMIT ?",
-    # The window with the record in each row (an uncorrelated subquery: read once).
+    # The window with the record in its first row, the newest (uncorrelated
+    # subqueries: each read once); NULL in the others, so a long summary is not
+    # copied out once per message.
     "newest_active_and_record": f"SELECT {SELECT_COLUMNS}, "
-    "(SELECT data FROM {t}metadata WHERE namespace = ? AND key = ?) "
+    f"CASE WHEN id = (SELECT max(id) FROM {{t}}messages WHERE {_ACTIVE}) "
+    "THEN (SELECT data FROM {t}metadata WHERE namespace = ? AND key = ?) END "
     f"FROM {{t}}messages WHERE {_ACTIVE} ORDER BY id DESC LIMIT ?",
     "newest_all": f"SELECT {SELECT_COLUMNS} FROM {{t}}messages WHERE session_id = ? "
     "ORDER BY id DESC LIMIT ?",
@@ -91,6 +94,9 @@ _TEMPLATES = {
     "archive_rows": f"SELECT {SELECT_COLUMNS} FROM {{t}}archive WHERE session_id = ? "
     "ORDER BY id",
     "get_metadata": "SELECT data FROM {t}metadata WHERE namespace = ? AND key = ?",
+    # NULL (never stored: the column is NOT NULL) when the text is the parameter
+    "get_metadata_unless": "SELECT CASE WHEN data = ? THEN NULL ELSE data END "
+    "FROM {t}metadata WHERE namespace = ? AND key = ?",
     "lock_metadata": "SELECT data FROM {t}metadata WHERE namespace = ? AND key = ?"
     "{lock_rows}",
     "upsert_metadata": "INSERT INTO {t}metadata (namespace, key, data) "
@@ -124,10 +130,14 @@ _TEMPLATES = {
     "release_lease": "DELETE FROM {t}leases WHERE session_id = ? AND token = ?",
     "lease_owner": f"SELECT owner FROM {{t}}leases WHERE session_id = ? AND {_LIVE}",
     "break_lease": "DELETE FROM {t}leases WHERE session_id = ? AND owner = ?",
-    # The record and whether the lease holds, in one read: only where every write
-    # transaction is serialized (SQLite), since it locks no lease row.
-    "lease_and_metadata": "SELECT (SELECT data FROM {t}metadata "
-    "WHERE namespace = ? AND key = ?), EXISTS (SELECT 1 FROM {t}leases "
+    # The record, the attached record and whether the lease holds, in one read: only
+    # where every write transaction is serialized (SQLite), since it locks no lease
+    # row. A record whose text is the parameter before it reads as 1, not as text.
+    "lease_and_records": "SELECT (SELECT CASE WHEN data = ? THEN 1 ELSE data END "
+    "FROM {t}metadata WHERE namespace = ? AND key = ?), "
+    "(SELECT CASE WHEN data = ? THEN 1 ELSE data END "
+    "FROM {t}metadata WHERE namespace = ? AND key = ?), "
+    "EXISTS (SELECT 1 FROM {t}leases "
     f"WHERE session_id = ? AND token = ? AND {_LIVE})",
     "check_lease": "SELECT 1 FROM {t}leases "
     f"WHERE session_id = ? AND token = ? AND {_LIVE}{{lock_rows}}",

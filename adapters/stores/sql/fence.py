@@ -3,7 +3,8 @@
 ``fence.fence_reason`` applies the order; ``SqlCommitChecks`` reads what it compares
 in the commit's transaction, and ``Fenced`` rolls that transaction back.
 ``WrittenGenerations`` spares a commit decoding the records it compares when they are
-exactly what the store wrote.
+exactly what the store wrote; ``DecodedRecords`` spares a read decoding a record whose
+text it decoded before.
 """
 
 from __future__ import annotations
@@ -12,7 +13,11 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 
-from memory_summary.adapters.stores.rows import decode_record, record_generation
+from memory_summary.adapters.stores.rows import (
+    decode_record,
+    json_copy,
+    record_generation,
+)
 from memory_summary.domain import EncodedRecord, FenceReason, MalformedRecord
 
 from .dialect import Dialect
@@ -104,6 +109,11 @@ class WrittenGenerations:
             if before is not None:
                 self._size -= len(before[0])
 
+    def known(self, namespace: str, key: str) -> tuple[str, str | None] | None:
+        """Return the text last written at the key and its generation, if kept."""
+        with self._lock:
+            return self._texts.get((namespace, key))
+
     def generation(
         self, namespace: str, key: str, row: Sequence[object] | None
     ) -> str | None:
@@ -114,8 +124,7 @@ class WrittenGenerations:
         """
         if row is not None:
             raw = row[0]
-            with self._lock:
-                known = self._texts.get((namespace, key))
+            known = self.known(namespace, key)
             if known is not None and type(raw) is str and raw == known[0]:
                 return known[1]
         return stored_generation_of(namespace, key, row)
@@ -127,11 +136,78 @@ class WrittenGenerations:
             return self._size
 
 
+DECODED_CHARS = 4_000_000
+"""The record characters a ``DecodedRecords`` keeps the mappings of at most."""
+
+
+class DecodedRecords:
+    """The mapping of the record text last read or written, per record.
+
+    The summary record is read before every model call and the lineage before every
+    compression, mostly unchanged since the last read. Decoding is a function of the
+    text, so a read whose text equals the one kept here (compared whole) gets a copy
+    of the mapping kept with it (``json_copy``: containers copied, scalars shared,
+    a fraction of ``json.loads``' cost on a long summary). Any other text is decoded
+    and kept instead. Least recently used mappings go first once ``max_chars`` (of
+    their texts) would be exceeded; a record larger than an eighth of that is not
+    kept. Its own budget: it never evicts a ``WrittenGenerations`` text.
+
+    Thread-safety: every method may be called from any thread.
+    """
+
+    def __init__(self, max_chars: int = DECODED_CHARS) -> None:
+        self._max = max_chars
+        self._size = 0
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[tuple[str, str], tuple[str, dict[str, object]]] = (
+            OrderedDict()
+        )
+
+    def decoded(self, namespace: str, key: str, raw: object) -> dict[str, object]:
+        """``decode_record(namespace, key, raw)``, decoding each text once.
+
+        Returns a mapping of the caller's own: never the one kept.
+
+        Raises:
+            MalformedRecord: see ``decode_record``.
+        """
+        at = (namespace, key)
+        with self._lock:
+            kept = self._kept.get(at)
+            if kept is not None:
+                self._kept.move_to_end(at)
+        if kept is not None and type(raw) is str and raw == kept[0]:
+            return json_copy(kept[1])  # type: ignore[return-value]
+        record = decode_record(namespace, key, raw)
+        if type(raw) is not str or len(raw) > self._max // 8:
+            return record
+        with self._lock:
+            before = self._kept.pop(at, None)
+            if before is not None:
+                self._size -= len(before[0])
+            self._kept[at] = (raw, record)
+            self._size += len(raw)
+            while self._size > self._max:
+                _, (dropped, _) = self._kept.popitem(last=False)
+                self._size -= len(dropped)
+        return json_copy(record)  # type: ignore[return-value]
+
+    @property
+    def chars(self) -> int:
+        """How many characters of text the kept mappings stand for."""
+        with self._lock:
+            return self._size
+
+
 class SqlCommitChecks:
     """The fences' reads for one commit (``fence.CommitChecks``), in its transaction.
 
     Where every write transaction is serialized (SQLite: no row locks to take), the
-    lease and the record are read in one statement; elsewhere the lease row is
+    lease, the record and the attached record (``side``, in another namespace) are
+    read in one statement: nothing else writes them before the commit ends. A
+    record whose text is the one ``written`` kept is compared in SQL and comes back
+    as ``1`` instead of its text (a text column never holds an integer), so its
+    generation is known without copying the text out. Elsewhere the lease row is
     locked by its own read (``lock_rows``), so a broken lease waits for the commit.
     ``archivable`` archives in the transaction: a later fence rolls it back.
     """
@@ -144,6 +220,8 @@ class SqlCommitChecks:
         session_id: str,
         namespace: str,
         written: WrittenGenerations | None = None,
+        *,
+        side: str | None = None,
     ) -> None:
         self._q = queries
         self._written = WrittenGenerations(0) if written is None else written
@@ -151,25 +229,88 @@ class SqlCommitChecks:
         self._tx = tx
         self._session_id = session_id
         self._namespace = namespace
-        self._row: Sequence[object] | None = None
+        self._side = None if side == namespace else side
+        self._generation: str | None = None
         self._read = False
+        self._fenced = False
+        self._side_generation: str | None = None
+        self._side_read = False
+        self._side_fenced = False
 
     def lease_held(self, lease: str) -> bool:
         tx, sid = self._tx, self._session_id
-        if self._serialized:  # one row, with or without a record
-            data, held = tx.execute(
-                self._q["lease_and_metadata"], (self._namespace, sid, sid, lease)
+        if self._serialized:  # one row: both records and the lease
+            mine = self._written.known(self._namespace, sid)
+            side = self._side
+            theirs = None if side is None else self._written.known(side, sid)
+            raw, side_raw, held = tx.execute(
+                self._q["lease_and_records"],
+                (
+                    None if mine is None else mine[0],
+                    self._namespace,
+                    sid,
+                    None if theirs is None else theirs[0],
+                    side,
+                    sid,
+                    sid,
+                    lease,
+                ),
             ).fetchone()
-            self._row, self._read = (None if data is None else (data,)), True
+            # an undecodable record fences only after the lease is checked
+            self._read = True
+            try:
+                self._generation = self._known(self._namespace, raw, mine)
+            except Fenced:
+                self._fenced = True
+            if side is not None:
+                self._side_read = True
+                try:
+                    self._side_generation = self._known(side, side_raw, theirs)
+                except Fenced:
+                    self._side_fenced = True
             return bool(held)
         return tx.execute(self._q["check_lease"], (sid, lease)).fetchone() is not None
 
+    @property
+    def session_id(self) -> str:
+        """The session this commit is for."""
+        return self._session_id
+
+    def _known(
+        self, namespace: str, raw: object, known: tuple[str, str | None] | None
+    ) -> str | None:
+        """Return the generation of a record read as ``lease_and_records`` does."""
+        if type(raw) is int and known is not None:  # the text ``known`` holds
+            return known[1]
+        row = None if raw is None else (raw,)
+        return self._written.generation(namespace, self._session_id, row)
+
     def stored_generation(self) -> str | None:
         if not self._read:
-            self._row = self._tx.execute(
+            row = self._tx.execute(
                 self._q["lock_metadata"], (self._namespace, self._session_id)
             ).fetchone()
-        return self._written.generation(self._namespace, self._session_id, self._row)
+            return self._written.generation(self._namespace, self._session_id, row)
+        if self._fenced:
+            raise Fenced("generation")
+        return self._generation
+
+    def side_generation(self, namespace: str) -> str | None:
+        """Return the generation of the session's record in ``namespace``.
+
+        Read with the lease when it is the ``side`` of this commit; otherwise now.
+
+        Raises:
+            Fenced: the record cannot be decoded (``"generation"``).
+        """
+        if self._side_read and namespace == self._side:
+            if self._side_fenced:
+                raise Fenced("generation")
+            return self._side_generation
+        row = self._tx.execute(
+            self._q["lock_metadata"], (namespace, self._session_id)
+        ).fetchone()
+        return self._written.generation(namespace, self._session_id, row)
 
     def archivable(self, through_id: int) -> int:
         return int(

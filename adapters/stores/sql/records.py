@@ -26,7 +26,7 @@ from memory_summary.domain import MalformedRecord, Message, StoreError
 
 from .dialect import Dialect
 from .driver import SqlDriver
-from .fence import WrittenGenerations
+from .fence import DecodedRecords, WrittenGenerations
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +38,7 @@ class SqlRecords:
     _dialect: Dialect
     _q: Mapping[str, str]
     _written: WrittenGenerations
+    _decoded: DecodedRecords
 
     # -- leases
 
@@ -103,12 +104,31 @@ class SqlRecords:
         self._written.wrote(namespace, key, text, data)
 
     def get_metadata(self, namespace: str, key: str) -> dict[str, object] | None:
+        """Return the record at the key (None: no record).
+
+        A record whose text is the one this store last wrote there is compared in
+        SQL and not copied out: its mapping is a copy of the one kept.
+        """
         check_key("namespace", namespace)
         check_key("key", key)
-        rows = self._driver.read(
-            self._q["get_metadata"], (namespace, key), "get_metadata", key
-        )
-        return decode_record(namespace, key, rows[0][0]) if rows else None
+        known = self._written.known(namespace, key)
+        if known is None:
+            rows = self._driver.read(
+                self._q["get_metadata"], (namespace, key), "get_metadata", key
+            )
+        else:
+            rows = self._driver.read(
+                self._q["get_metadata_unless"],
+                (known[0], namespace, key),
+                "get_metadata",
+                key,
+            )
+        if not rows:
+            return None
+        raw = rows[0][0]
+        if raw is None and known is not None:  # the text written there
+            raw = known[0]
+        return self._decoded.decoded(namespace, key, raw)
 
     def list_metadata(self, namespace: str) -> list[str]:
         check_key("namespace", namespace)
