@@ -208,16 +208,23 @@ class ThreadRuntime:
         The one on its way is heard after the caller's saves, so it covers them
         (``TurnCover``).
         """
-        if not self.turns.claim(session_id):
-            return
+        # Pending before the claim: a turn another thread finds covered by it is
+        # never idle in ``wait_idle`` while this trigger is not yet counted.
+        with self._idle:
+            self._pending += 1
         try:
-            if needed is None:
-                self.send(session_id, turn)
-            else:
-                self.send_if_needed(session_id, turn, needed)
-        except BaseException:
-            self.turns.heard(session_id)  # never sent
-            raise
+            if not self.turns.claim(session_id):
+                return
+            try:
+                if needed is None:
+                    self.send(session_id, turn)
+                else:
+                    self.send_if_needed(session_id, turn, needed)
+            except BaseException:
+                self.turns.heard(session_id)  # never sent
+                raise
+        finally:
+            self.settle(1)  # the trigger, once sent, counts as pending of its own
 
     def gate_turns(self, check: Callable[[str], Callable[[], bool] | None]) -> None:
         """Set how a follow-up turn is gated (``regate``).

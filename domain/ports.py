@@ -301,6 +301,8 @@ class CompressionStore(MemoryStore, Protocol):
 
         None means another owner holds an unexpired lease. Leases live in the store,
         so they bind every process that shares it and outlive a server restart.
+        The shipped stores refuse ``ttl_s`` over a day (``ValueError``) and take a
+        stored lease expiring further ahead, or at no finite time, as expired.
         """
         ...
 

@@ -394,6 +394,9 @@ class SummaryEngine:
         thread with one count; on a database (SQLite, PostgreSQL) the count runs on
         one of the engine's two gate threads. Either way a session below the
         threshold gets no actor thread, and the call never waits for a summarizer.
+        A turn whose session already has a turn trigger on its way, or a follow-up
+        compression waiting, is neither counted nor sent: that trigger is heard
+        after this turn's saves and reads them (``actors/turn_cover.py``).
 
         Raises:
             EngineClosed: after ``stop()``.

@@ -163,6 +163,9 @@ MAX_LEASE_TTL_S = 86_400.0
 """The longest lease a store grants, a day; also how far ahead a stored lease may
 expire. A lease row expiring further ahead than now + this, or at no finite time
 (text, a blob, NaN, NULL: a foreign writer's), counts as expired (docs/stores.md)."""
+LEASE_HORIZON_S = MAX_LEASE_TTL_S + 60.0
+"""How far ahead a stored lease may expire and still hold: the longest lease plus a
+minute, so a day-long lease survives a clock that steps back a little."""
 
 
 def check_lease_ttl(ttl_s: float) -> None:

@@ -201,6 +201,24 @@ def test_a_redis_lease_of_no_near_expiry_counts_as_expired(
     _assert_lease_counts_as_expired(store, sid)
 
 
+@pytest.mark.redis
+def test_a_live_redis_lease_key_of_another_type_holds_and_has_no_owner(
+    request, tmp_path, sid
+):
+    """Another program's string at the lease key, expiring soon: held, by nobody
+    this store can name; renewing or releasing it changes nothing."""
+    store = open_store(request, "redis", tmp_path)
+    key = f"{store.prefix}l:{sid}"
+    with redis_client(store) as client:
+        client.set(key, "not a hash", px=600_000)
+
+        assert store.acquire_lease(sid, owner="me", ttl_s=60) is None
+        assert store.lease_owner(sid) is None
+        assert store.renew_lease(sid, "t", ttl_s=60) is False
+        store.release_lease(sid, "t")
+        assert client.get(key) == b"not a hash"
+
+
 @pytest.mark.parametrize("kind", STORE_KINDS)
 @pytest.mark.parametrize("ttl_s", [MAX_LEASE_TTL_S + 1, 1e300])
 def test_a_lease_longer_than_a_day_is_refused(request, tmp_path, sid, kind, ttl_s):

@@ -137,3 +137,37 @@ def test_the_actor_notes_each_trigger_heard_and_the_follow_up_it_holds():
     finally:
         actor.stop()
     assert not runtime.turns.covered("s")  # a stopped actor holds nothing
+
+
+def test_a_turn_covered_by_a_trigger_not_yet_sent_is_not_idle(store, make_engine):
+    """Another thread's turn claimed the trigger and is about to send it.
+
+    The turn found covered returns at once; ``wait_idle`` must still wait for the
+    compression that trigger starts, not report an idle engine in between.
+    """
+    llm = InstrumentedSummarizer()
+    engine = make_engine(store, llm, config=CONFIG)
+    engine.start()
+    claimed, release = threading.Event(), threading.Event()
+    send = engine._core.send
+
+    def held(session_id: str, message: object) -> None:
+        claimed.set()  # the trigger is claimed, not yet counted as pending
+        assert release.wait(10)
+        send(session_id, message)
+
+    engine._core.send = held
+    _save(store, 12)
+    first = threading.Thread(target=engine.turn_after, args=("s",))
+    first.start()
+    try:
+        assert claimed.wait(10)
+        engine.turn_after("s")  # covered by the first turn's trigger: returns
+
+        assert not engine.wait_idle(timeout=0)
+    finally:
+        release.set()
+        first.join(10)
+    assert engine.wait_idle(timeout=30)
+    assert llm.calls == 1
+    assert store.count_history("s") == 4

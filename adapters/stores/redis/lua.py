@@ -412,6 +412,7 @@ return 1
 LEASE_OWNER = """
 local left = redis.call('PTTL', KEYS[1])
 if left < 0 or left > tonumber(ARGV[1]) then return false end
+if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then return false end
 return redis.call('HGET', KEYS[1], 'owner')
 """
 
@@ -419,6 +420,7 @@ return redis.call('HGET', KEYS[1], 'owner')
 RENEW = """
 local left = redis.call('PTTL', KEYS[1])
 if left < 0 or left > tonumber(ARGV[3]) then return 0 end
+if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then return 0 end
 if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return 0 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
@@ -426,6 +428,7 @@ return 1
 
 # KEYS: lease. ARGV: field ('token' or 'owner'), value.
 DROP_LEASE = """
+if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then return 0 end
 if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
 redis.call('DEL', KEYS[1])
 return 1

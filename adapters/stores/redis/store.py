@@ -33,7 +33,7 @@ import redis
 
 from memory_summary.adapters.stores.fence import DeprecatedCommits, commit_prelude
 from memory_summary.adapters.stores.rows import (
-    MAX_LEASE_TTL_S,
+    LEASE_HORIZON_S,
     check_forget,
     check_key,
     check_lease_ttl,
@@ -91,7 +91,7 @@ def _ms(seconds: float) -> int:
     return min(max(1, math.ceil(seconds * 1000)), _MAX_TTL_MS)
 
 
-_HORIZON_MS = _ms(MAX_LEASE_TTL_S)  # a lease expiring further ahead is expired
+_HORIZON_MS = _ms(LEASE_HORIZON_S)  # a lease expiring further ahead is expired
 
 
 class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):

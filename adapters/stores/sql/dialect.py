@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import attrs
 
-from memory_summary.adapters.stores.rows import MAX_LEASE_TTL_S, SELECT_COLUMNS
+from memory_summary.adapters.stores.rows import LEASE_HORIZON_S, SELECT_COLUMNS
 
 
 @attrs.frozen(kw_only=True)
@@ -57,8 +57,8 @@ _SESSION_COUNTS = (
     "sum(CASE WHEN archived = {false} THEN 0 ELSE 1 END)"
 )
 # A lease holds while it expires at a number in (now, now + the longest ttl]: text, a
-# blob, NULL, NaN or a far future (a foreign writer's) is expired (MAX_LEASE_TTL_S).
-_LIVE = f"expires_at > {{now}} AND expires_at <= {{now}} + {MAX_LEASE_TTL_S!r}"
+# blob, NULL, NaN or a far future (a foreign writer's) is expired (LEASE_HORIZON_S).
+_LIVE = f"expires_at > {{now}} AND expires_at <= {{now}} + {LEASE_HORIZON_S!r}"
 _TEMPLATES = {
     "insert_message": f"INSERT INTO {{t}}messages ({_MESSAGE_COLUMNS}) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?){returning_id}",
