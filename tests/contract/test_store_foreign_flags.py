@@ -255,3 +255,34 @@ def test_a_redis_metadata_key_that_is_no_utf8_is_a_store_error(request, tmp_path
     assert not result.success
     assert "nothing was cleared" in result.message
     assert store.get_metadata("summary", "alice") == {"text": "about alice"}
+
+
+def test_sqlite_listings_skip_a_key_that_is_no_text(request, tmp_path, sid):
+    """Another program's blob key or session id is no session: never shown as one.
+
+    Before, a summary record under a blob key came back as the session ``"b'...'"``
+    from ``metadata_page`` (so from ``usage_by_session`` and ``stats``), and a
+    message under a blob session id as such a session from ``session_counts``.
+    """
+    from memory_summary import SummaryEngine
+
+    store = open_store(request, "sqlite", tmp_path)
+    record = '{"text": "about alice", "tokens": 3, "covered_through_id": null}'
+    store.save_metadata("summary", "alice", {"text": "about alice", "tokens": 3})
+    _save(store, "alice", "hello")
+    run_sql(
+        store,
+        "INSERT INTO metadata (namespace, key, data) VALUES ('summary', ?, ?)",
+        (b"\xff\x00bin", record),
+    )
+    [row] = run_sql(store, "SELECT * FROM messages WHERE session_id = 'alice'")
+    run_sql(
+        store,
+        f"INSERT INTO messages VALUES ({', '.join('?' * len(row))})",
+        (None, b"\xff\x00bin", *row[2:]),
+    )
+
+    assert [key for key, _ in store.metadata_page("summary")] == ["alice"]
+    assert store.session_counts() == [("alice", 1, 0)]
+    with SummaryEngine(store) as engine:
+        assert list(engine.usage_by_session()) == ["alice"]

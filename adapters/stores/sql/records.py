@@ -153,8 +153,13 @@ class SqlRecords:
             check_key("after", after)
             query, params = "session_counts_page", (after, limit)
         rows = self._driver.read(self._q[query], params, "session_counts")
+        # A session id that is no text (a foreign writer's blob in SQLite) is no
+        # session's: skipped, not shown as its repr. Blobs sort after all text, so
+        # a page cut short by one ends the listing with nothing left out.
         return [
-            (str(sid), int(active), int(archived)) for sid, active, archived in rows
+            (sid, int(active), int(archived))
+            for sid, active, archived in rows
+            if isinstance(sid, str)
         ]
 
     def metadata_page(
@@ -169,7 +174,12 @@ class SqlRecords:
             check_key("after_key", after_key)
             query, params = "metadata_page", (namespace, after_key, limit)
         rows = self._driver.read(self._q[query], params, "metadata_page", namespace)
-        return [(str(row[0]), _decoded_or_none(namespace, row)) for row in rows]
+        # As in session_counts: a key that is no text is no session's record.
+        return [
+            (row[0], _decoded_or_none(namespace, row))
+            for row in rows
+            if isinstance(row[0], str)
+        ]
 
     def delete_metadata(self, namespace: str, key: str) -> bool:
         check_key("namespace", namespace)
