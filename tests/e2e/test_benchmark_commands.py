@@ -1,4 +1,4 @@
-"""``benchmarks/facts.py`` and ``benchmarks/quality.py``, each run as a process.
+"""``benchmarks/facts.py``, ``quality.py``, ``recall_questions.py``, run as processes.
 
 The benchmark commands of a source checkout (not in the wheel): their options, exit
 codes and reports.
@@ -175,3 +175,30 @@ def test_a_budget_factor_that_is_no_budget_is_a_usage_error(tmp_path, factor):
     assert result.returncode == 2, (result.stdout, result.stderr)
     assert "--budget-factors" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_recall_questions_reports_each_half_and_the_questions_that_changed(tmp_path):
+    out = tmp_path / "before.json"
+    first = run("recall_questions", "--quick", "--out", str(out), cwd=tmp_path)
+
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.startswith("unseen (24): all: 100.0%, 1: 100.0%, 4: 100.0%")
+    before = json.loads(out.read_text(encoding="utf-8"))
+    assert len(before) == 24
+    flipped = next(iter(before))
+    before[flipped]["found"] = False
+    out.write_text(json.dumps(before), encoding="utf-8")
+    second = run("recall_questions", "--quick", "--against", str(out), cwd=tmp_path)
+
+    assert second.returncode == 0, second.stderr
+    assert f"+ unseen 4 {flipped}: " in second.stdout
+    assert (
+        sum(line.startswith(("+ ", "- ")) for line in second.stdout.splitlines()) == 1
+    )
+
+
+def test_recall_questions_without_data_is_a_usage_error(tmp_path):
+    result = run("recall_questions", cwd=tmp_path)
+
+    assert result.returncode == 2
+    assert "--data" in result.stderr
