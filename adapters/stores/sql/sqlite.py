@@ -30,6 +30,7 @@ from memory_summary.domain.config import RecallIndex, check_recall_index
 from .core import SqlArchive, SqlStore
 from .dialect import Dialect
 from .driver import Executor, store_error
+from .sqlite_text import driver_error, read_foreign_text, undecodable
 
 # The columns of a stored message, shared by the history and the archive tables.
 # Released migrations never change: a new column needs a new migration.
@@ -213,7 +214,12 @@ class SqliteDriver:
     ) -> list[Any]:
         conn = self._take()
         try:
-            return conn.execute(sql, params).fetchall()
+            try:
+                return conn.execute(sql, params).fetchall()
+            except sqlite3.OperationalError as exc:
+                if not undecodable(exc):
+                    raise
+                return read_foreign_text(conn, sql, params)
         except _DRIVER_ERRORS as exc:
             raise store_error(what, about, exc) from exc
         finally:
@@ -249,7 +255,7 @@ class SqliteDriver:
                             conn.execute("ROLLBACK")
                     raise
             except _DRIVER_ERRORS as exc:
-                raise store_error(what, about, exc) from exc
+                raise driver_error(what, about, exc) from exc
             finally:
                 self._give(conn)
 
