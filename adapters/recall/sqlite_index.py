@@ -20,7 +20,7 @@ from typing import Any
 
 from memory_summary.adapters.stores.rows import SELECT_COLUMNS, row_message
 from memory_summary.adapters.stores.sql.driver import Executor, SqlDriver
-from memory_summary.domain import Message, StoreError
+from memory_summary.domain import MalformedRecord, Message, StoreError
 from memory_summary.domain.config import RecallIndex
 from memory_summary.domain.ranking import (
     PER_TERM,
@@ -245,11 +245,22 @@ share a lock (one chance in 64), where a single lock kept every search waiting."
 
 
 def _index_row(row: Sequence[Any]) -> tuple[int, str, str]:
-    """Return a page row's FTS5 row: (message id, session term, terms)."""
-    terms = row[-1]
+    """Return a page row's FTS5 row: (message id, session term, terms).
+
+    A row that is no message (another program's, ``MalformedRecord``) is taken in
+    with no terms, so no search finds it, and one under a session id that is no
+    text under a term no session has: either would otherwise stop every batch
+    after it, and so every other session's search (docs/stores.md).
+    """
+    terms, session = row[-1], row[-2]
     if terms is None:  # the usual case; a row written by 0.2 holds its terms
-        terms = " ".join(message_terms(row_message(row[:-2])))
-    return int(row[0]), session_term(row[-2]), str(terms)
+        try:
+            terms = " ".join(message_terms(row_message(row[:-2])))
+        except MalformedRecord:  # logged by row_message
+            terms = ""
+    if type(session) is not str:  # session terms are ``s`` and hex digits
+        return int(row[0]), "x", str(terms)
+    return int(row[0]), session_term(session), str(terms)
 
 
 class _Indexer:

@@ -141,7 +141,6 @@ def test_a_sqlite_message_that_is_no_utf8_text_is_a_malformed_record(
         lambda: store.get_full_history(sid),
         lambda: store.read_window(sid, limit=5, namespace="summary"),
         lambda: store.get_oldest_history(sid, 5),
-        lambda: store.search_messages(sid, ["apples"], limit=5),
         lambda: store.read_messages(sid, bad, before=1, after=1),
     ]
     for read in reads:
@@ -207,3 +206,95 @@ def test_a_message_row_that_cannot_be_read_leaves_the_summary_in_place(
         assert "stored message" in outcome.detail
         assert engine.summary(sid) == record
     assert store.get_metadata("summary.quarantine", sid) is None
+
+
+def test_a_row_no_store_can_read_never_stops_another_sessions_search(tmp_path):
+    """The eager index takes every session's rows in one batch: a malformed row
+    is taken in with no terms, not raised, so the batches after it go on.
+
+    Before, every search of every session raised its ``MalformedRecord`` for good.
+    """
+    from memory_summary.adapters import SqliteStore
+
+    store = SqliteStore(tmp_path / "eager.sqlite3", recall_index="eager")
+    try:
+        store.save_message("a", Message("user", "apples in a"))
+        _no_utf8_message(store, "a")
+        run_sql(
+            store,
+            "INSERT INTO messages (session_id, role, content) "
+            "VALUES (CAST(? AS TEXT), 'user', 'apples')",
+            (b"\xff",),
+        )
+        for i in range(5):
+            store.save_message("b", Message("user", f"bananas {i} in b"))
+
+        hits = store.search_messages("b", ["banana"], limit=3)
+
+        assert len(hits) == 3
+        with pytest.raises(MalformedRecord, match="stored message 2"):
+            store.search_messages("a", ["appl"], limit=3)  # reads the row as context
+        assert run_sql(store, "SELECT last_id FROM index_state") == [(8,)]
+    finally:
+        store.close()
+
+
+def test_a_version_1_sqlite_file_with_a_malformed_row_still_opens(tmp_path):
+    """Migration 4 indexes every stored row: one no message is taken in bare."""
+    import contextlib
+    import sqlite3
+
+    from memory_summary.adapters import SqliteStore
+    from memory_summary.adapters.stores.sql import sqlite
+
+    path = tmp_path / "v1.sqlite3"
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
+        conn.executescript(sqlite.MIGRATIONS[0])
+        conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+        conn.execute("INSERT INTO schema_version (version) VALUES (1)")
+        for content in (b"caf\xe9", b"apples"):
+            conn.execute(
+                "INSERT INTO messages (session_id, role, content) "
+                "VALUES ('s1', 'user', CAST(? AS TEXT))",
+                (content,),
+            )
+
+    store = SqliteStore(path)
+    try:
+        assert store.schema_version() == sqlite.SCHEMA_VERSION
+        with pytest.raises(MalformedRecord, match="stored message 1"):
+            store.get_history("s1")
+        assert [m.content for m in store.get_history("s1", limit=1)] == ["apples"]
+    finally:
+        store.close()
+
+
+@pytest.mark.postgres
+def test_a_version_1_postgres_schema_with_a_malformed_row_still_opens():
+    import psycopg
+
+    from memory_summary.adapters.stores.sql import postgres
+    from tests.contract.stores import dispose, make_postgres, postgres_dsn
+
+    first = make_postgres()
+    schema = first.schema
+    dispose(first)
+    with psycopg.connect(postgres_dsn(), autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+        for statement in postgres.MIGRATIONS[0].split(";"):
+            conn.execute(statement.replace("{s}", f'"{schema}"'))
+        conn.execute(f'CREATE TABLE "{schema}".schema_version (version INT NOT NULL)')
+        conn.execute(f'INSERT INTO "{schema}".schema_version VALUES (1)')
+        conn.execute(
+            f'INSERT INTO "{schema}".messages (session_id, role, content, metadata) '
+            "VALUES ('s1', 'user', 'x', '[not json'), ('s1', 'user', 'apples', NULL)"
+        )
+
+    store = make_postgres(schema)
+    try:
+        assert store.schema_version() == postgres.SCHEMA_VERSION
+        with pytest.raises(MalformedRecord, match="stored message 1"):
+            store.get_history("s1")
+        assert [m.content for m in store.get_history("s1", limit=1)] == ["apples"]
+    finally:
+        dispose(store)

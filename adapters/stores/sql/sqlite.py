@@ -30,7 +30,12 @@ from memory_summary.domain.config import RecallIndex, check_recall_index
 from .core import SqlArchive, SqlStore
 from .dialect import Dialect
 from .driver import Executor, store_error
-from .sqlite_text import driver_error, read_foreign_text, undecodable
+from .sqlite_text import (
+    driver_error,
+    foreign_text_as_bytes,
+    read_foreign_text,
+    undecodable,
+)
 
 # The columns of a stored message, shared by the history and the archive tables.
 # Released migrations never change: a new column needs a new migration.
@@ -332,7 +337,8 @@ class SqliteStore(SqlStore):
         def index_stored(tx: Executor) -> None:
             for statement in SEARCH_SCHEMA:
                 tx.execute(statement, ())
-            search.take_in(tx, report=True)
+            with foreign_text_as_bytes(tx):  # another program's row is no failure
+                search.take_in(tx, report=True)
 
         try:
             super().__init__(

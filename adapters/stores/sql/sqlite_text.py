@@ -7,9 +7,10 @@ that keeps the bytes (docs/stores.md: "Rows another program wrote").
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, cast
 
 from memory_summary.domain import MalformedRecord, StoreError
 
@@ -41,19 +42,27 @@ def _text_or_bytes(raw: bytes) -> str | bytes:
         return raw
 
 
+@contextlib.contextmanager
+def foreign_text_as_bytes(conn: object) -> Iterator[None]:
+    """Read text that is no UTF-8 as bytes on ``conn`` (a sqlite3 connection).
+
+    Only where a plain read failed on such text, or once (a migration): a Python
+    text factory costs every other read a call per value.
+    """
+    connection = cast(sqlite3.Connection, conn)
+    connection.text_factory = _text_or_bytes
+    try:
+        yield
+    finally:
+        connection.text_factory = str
+
+
 def read_foreign_text(
     conn: sqlite3.Connection, sql: str, params: Sequence[object]
 ) -> list[Any]:
-    """Run a read again, text that is no UTF-8 read as bytes (``_text_or_bytes``).
-
-    Only after the plain read failed on such text: a Python text factory costs
-    every other read a call per value.
-    """
-    conn.text_factory = _text_or_bytes
-    try:
+    """Run a read again, text that is no UTF-8 read as bytes (``_text_or_bytes``)."""
+    with foreign_text_as_bytes(conn):
         return conn.execute(sql, params).fetchall()
-    finally:
-        conn.text_factory = str
 
 
 def driver_error(what: str, about: str | None, exc: BaseException) -> StoreError:
