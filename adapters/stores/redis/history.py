@@ -17,7 +17,7 @@ own, so no other session's message can be returned.
 Under ``recall_index="lazy"`` a search first indexes what the session's saves left
 unindexed (``redis_catch_up``).
 
-Why about 445 lines: one concept, the search and reads of the whole history: their
+Why about 470 lines: one concept, the search and reads of the whole history: their
 read scripts and the code that scores and pages through their replies.
 """
 
@@ -38,7 +38,7 @@ from memory_summary.adapters.stores.rows import (
     check_row_id,
     json_row_message,
 )
-from memory_summary.domain import StoredHit
+from memory_summary.domain import MalformedRecord, StoredHit
 from memory_summary.domain.config import RecallIndex
 from memory_summary.domain.ranking import (
     CONTEXT_REACH,
@@ -261,6 +261,22 @@ class RedisHistory(RedisScripted):
         terms = list(dict.fromkeys(terms))
         if not limit or not terms:
             return []
+        try:
+            return self._search(session_id, terms, limit, archived_only)
+        except (ValueError, IndexError, TypeError) as exc:
+            # the replies hold what the index keys hold: only another program's
+            # values (a word count of text, an entry of no length, a history member
+            # of no integer score) fail to parse
+            raise MalformedRecord(
+                f"search_messages for {session_id!r} failed: the session's history "
+                "or index keys (h:, p:, e:, w:) hold a value this store never writes "
+                f"(another program's): {type(exc).__name__}: {exc}"
+            ) from exc
+
+    def _search(
+        self, session_id: str, terms: list[str], limit: int, archived_only: bool
+    ) -> list[StoredHit]:
+        """``search_messages`` once its arguments are checked."""
         self.catch_up_session(session_id)
         key = self._key
         counts = self._script(

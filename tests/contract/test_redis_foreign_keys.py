@@ -1,11 +1,14 @@
-"""The Redis archive boundary ``b:<sid>`` as another program may have written it.
+"""Redis keys of a session as another program may have written them.
+
+The archive boundary ``b:<sid>``, then the search's keys (``w:``, ``e:``, ``h:``).
 
 The store writes the highest archived id there, in decimal digits. Any other value
 (text that is no such id, a sign, a point, an exponent, a number above 2^53, another
 Redis type) would be read differently by each script: as 0 by some, bringing
 archived messages back, as +inf by others, hiding new ones, and as a Python
 ``ValueError`` by the search. Every script now refuses it alike: a
-``MalformedRecord`` naming the key (docs/redis.md).
+``MalformedRecord`` naming the key (docs/redis.md). A value in the search's keys the
+store never writes is a ``MalformedRecord`` too, never a bare ``ValueError``.
 """
 
 from __future__ import annotations
@@ -109,3 +112,37 @@ def test_a_compression_over_a_foreign_boundary_fails_and_keeps_the_summary(
         assert "archive boundary" in outcome.detail
         assert engine.summary(sid) == record
     assert store.get_metadata("summary.quarantine", sid) is None
+
+
+INDEX_VALUES = {
+    "word count of text": ("w", lambda c, k: c.set(k, "many")),
+    "entry of no length": ("e", lambda c, k: c.hset(k, "3", "appl 1")),
+    "member of no integer score": (
+        "h",
+        lambda c, k: c.zadd(
+            k, {b'[99, "user", "apples", null, null, null, null, null, null]': 3.5}
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", INDEX_VALUES, ids=str)
+def test_a_foreign_value_in_the_search_keys_is_a_malformed_record(
+    request, tmp_path, sid, case
+):
+    """Before, each reached the caller as a bare ValueError or IndexError."""
+    from memory_summary.adapters import RedisStore
+    from tests.redisserver import shared_server
+
+    request.getfixturevalue("redis_server")
+    store = RedisStore(shared_server().url, prefix=f"{sid}:", recall_index="eager")
+    request.addfinalizer(store.close)
+    request.addfinalizer(store.clear_all)
+    for i in range(6):
+        store.save_message(sid, Message("user", f"message {i} about apples"))
+    kind, write = INDEX_VALUES[case]
+    with redis_client(store) as client:
+        write(client, f"{store.prefix}{kind}:{sid}")
+
+    with pytest.raises(MalformedRecord, match="another program's"):
+        store.search_messages(sid, ["appl"], limit=5)
