@@ -298,3 +298,37 @@ def test_a_version_1_postgres_schema_with_a_malformed_row_still_opens():
         assert [m.content for m in store.get_history("s1", limit=1)] == ["apples"]
     finally:
         dispose(store)
+
+
+BOOKKEEPING = [
+    "UPDATE index_state SET last_id = 'abc'",
+    "UPDATE index_state SET last_id = 1e999",
+    "DELETE FROM index_state",
+]
+
+
+@pytest.mark.parametrize(
+    ("policy", "sql"),
+    [
+        *[("lazy", sql) for sql in BOOKKEEPING],
+        *[("eager", sql) for sql in BOOKKEEPING],
+        # what a lazy search reads of its session (eager searches never do)
+        ("lazy", "INSERT INTO session_index (session_id, last_id) VALUES ('s', 'x')"),
+    ],
+)
+def test_foreign_search_bookkeeping_is_a_malformed_record(tmp_path, policy, sql):
+    """Before, a bare ValueError, OverflowError or TypeError reached the caller."""
+    from memory_summary.adapters import SqliteStore
+
+    store = SqliteStore(tmp_path / "index.sqlite3", recall_index=policy)
+    try:
+        for i in range(3):
+            store.save_message("s", Message("user", f"apples {i}"))
+        run_sql(store, sql)
+        store.save_message("s", Message("user", "more apples"))
+
+        with pytest.raises(MalformedRecord, match="bookkeeping"):
+            store.search_messages("s", ["appl"], limit=3)
+        assert len(store.get_history("s")) == 4
+    finally:
+        store.close()
