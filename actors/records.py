@@ -80,9 +80,11 @@ class RecordReader:
             window, data = read_window(
                 self._store, session_id, limit=limit, one_read=self._can.reads_window
             )
-        except MalformedRecord as exc:
-            self._unreadable(session_id, str(exc), True)
-            return None, self._store.get_history(session_id, limit=limit)
+        except MalformedRecord:
+            # The record or a message row: read apart, so that only a record that
+            # is unreadable is moved aside; a message row raises from the history.
+            record = self.read(session_id, quarantine=True)
+            return record, self._store.get_history(session_id, limit=limit)
         return self._decoded(session_id, data, True), window
 
     def _decoded(

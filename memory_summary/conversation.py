@@ -71,7 +71,7 @@ from memory_summary.domain.replies import (
 )
 
 from .batch import save_batch
-from .coverage import trusted_coverage
+from .coverage import active_coverage, reaches_history, trusted_coverage
 from .recall_tools import HeldCompactions, RecallSource
 from .response_items import items_of
 from .transcripts import Transcript, Transcripts
@@ -258,6 +258,8 @@ class Conversation:
                 # read before the save, the summary cannot cover the saved message
                 if saved.id is not None:
                     covered = trusted_coverage(covered, saved.id - 1, self.session_id)
+            if reaches_history(transcript.messages, covered):  # never an active one
+                covered = active_coverage(engine.memory, self.session_id, covered)
             if self._is_plain(transcript, covered):
                 if kind == "openai":
                     return self._plain_request(head, text, transcript)

@@ -7,6 +7,13 @@ the store's ids restarted) is not trusted to hide the history: none of it is tak
 covered, and the summary goes beside the whole history until a compression replaces
 it. ``Conversation.prepare`` checks against the message it just saved, ``assemble``
 against the store's newest message.
+
+A summary covers only what a compression archived: a message still active is in no
+summary. A record whose covered id reaches an active message (a foreign writer's, or
+a save that committed after a compression read past its id) is trusted only below
+the oldest such message (``active_coverage``), so a request drops archived messages
+it still holds and never an active one. Negative and non-integer ids make the whole
+record unreadable (``domain.summary.read_record``): it covers nothing.
 """
 
 from __future__ import annotations
@@ -16,7 +23,10 @@ from collections.abc import Sequence
 
 from memory_summary.domain import Message, StoreError
 from memory_summary.domain.injection import without_covered
-from memory_summary.domain.ports import MemoryStore
+from memory_summary.domain.model import is_host_instruction
+from memory_summary.domain.ports import CompressionStore
+
+_PAGE = 16  # active messages read at a time past the host's kept instructions
 
 log = logging.getLogger(__name__)
 
@@ -40,17 +50,75 @@ def trusted_coverage(
     return None
 
 
+def reaches_history(messages: Sequence[Message], covered: int | None) -> bool:
+    """Tell whether ``covered`` reaches a message of an active history read.
+
+    Such a message is archived only when a compression committed since the read
+    (``active_coverage`` asks the store); the host's instructions, kept active, do
+    not count. ``messages`` in id order: reads only as many as the summary covers.
+    """
+    if covered is None:
+        return False
+    for message in messages:
+        if message.id is None or message.id > covered:
+            return False
+        if not is_host_instruction(message):
+            return True
+    return False
+
+
+def active_coverage(
+    store: CompressionStore, session_id: str, covered: int | None
+) -> int | None:
+    """Return ``covered`` lowered below the oldest active message it reaches.
+
+    The host's instructions (kept active below any summary) do not count. A store
+    that cannot say takes nothing as covered.
+    """
+    if covered is None:
+        return None
+    after: int | None = None
+    try:
+        while True:
+            page = store.get_oldest_history(session_id, _PAGE, after_id=after)
+            for message in page:
+                if message.id is None or message.id > covered:
+                    return covered
+                if not is_host_instruction(message):
+                    log.warning(
+                        "session %r: the summary covers ids through %d, but message "
+                        "%d below it is still active (in no summary): the request "
+                        "keeps it and every later one",
+                        session_id,
+                        covered,
+                        message.id,
+                    )
+                    return message.id - 1
+            if len(page) < _PAGE:
+                return covered
+            after = page[-1].id
+    except StoreError as exc:
+        log.warning(
+            "session %r: the active history is unreadable (%s): none of the history "
+            "is taken as covered",
+            session_id,
+            exc,
+        )
+        return None
+
+
 def stored_coverage(
-    store: MemoryStore,
+    store: CompressionStore,
     session_id: str,
     messages: Sequence[Message],
     covered: int | None,
 ) -> int | None:
     """Return ``covered`` as ``assemble`` may trust it for ``messages``.
 
-    Reads the store's newest message only when ``covered`` would drop one of
-    ``messages``: a request with nothing to drop costs no read. A store that
-    cannot say takes nothing as covered (a turn sent twice beats one lost).
+    Reads the store's newest message and its oldest active ones only when
+    ``covered`` would drop one of ``messages``: a request with nothing to drop
+    costs no read. A store that cannot say takes nothing as covered (a turn sent
+    twice beats one lost).
     """
     if covered is None or len(without_covered(messages, covered)) == len(messages):
         return covered
@@ -65,4 +133,7 @@ def stored_coverage(
         )
         return None
     newest_id = newest[-1].id if newest else None
-    return trusted_coverage(covered, 0 if newest_id is None else newest_id, session_id)
+    trusted = trusted_coverage(
+        covered, 0 if newest_id is None else newest_id, session_id
+    )
+    return active_coverage(store, session_id, trusted)

@@ -738,7 +738,8 @@ class SummaryEngine:
         committed) is dropped, so nothing reaches the model twice; messages without
         an ``id`` and the host's instructions (system/developer) are always kept. A
         summary claiming ids past the store's newest message (a foreign record, the
-        store's ids restarted) drops nothing, and a WARNING says so (``coverage``).
+        store's ids restarted) drops nothing, one claiming an active message drops
+        nothing from it on, and a WARNING says so (``coverage``).
 
         With ``mask_tool_results_after`` set, tool results older than that many
         user turns are replaced by a one-line stub (``domain.masking``), their age

@@ -14,7 +14,7 @@ from typing import Any
 
 from memory_summary.adapters.stores.rows import SELECT_COLUMNS, row_message
 from memory_summary.adapters.stores.sql.driver import Executor, SqlDriver
-from memory_summary.domain import Message, StoreError
+from memory_summary.domain import MalformedRecord, Message, StoreError
 from memory_summary.domain.config import RecallIndex
 from memory_summary.domain.ranking import (
     CONTEXT_REACH,
@@ -614,8 +614,11 @@ def backfill(tx: Executor, search: PostgresIndex, tables: str, where: str) -> No
     while True:
         rows = tx.execute(page, (after, BACKFILL_PAGE)).fetchall()
         for row in rows:
-            message = row_message(row[:-1])
-            search.index(tx, row[-1], int(row[0]), message_terms(message))
+            try:
+                terms = message_terms(row_message(row[:-1]))
+            except MalformedRecord:  # another program's row: found by no search,
+                terms = []  # and the migration still opens the store
+            search.index(tx, row[-1], int(row[0]), terms)
         done += len(rows)
         if rows:
             after = int(rows[-1][0])

@@ -1,6 +1,6 @@
 """The history index of the SQLite store: an FTS5 table, taken in by the batch.
 
-Why about 645 lines: one concept, the FTS5 index. Its schema and per-session statistics,
+Why about 675 lines: one concept, the FTS5 index. Its schema and per-session statistics,
 the catch-ups that take new messages in (off the host's thread under ``eager``, a
 session at its search under ``lazy``), and the search over them are one body of SQL
 and the code that binds it; they change together.
@@ -15,12 +15,12 @@ import threading
 import time
 import zlib
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from memory_summary.adapters.stores.rows import SELECT_COLUMNS, row_message
 from memory_summary.adapters.stores.sql.driver import Executor, SqlDriver
-from memory_summary.domain import Message, StoreError
+from memory_summary.domain import MalformedRecord, Message, StoreError
 from memory_summary.domain.config import RecallIndex
 from memory_summary.domain.ranking import (
     PER_TERM,
@@ -244,12 +244,39 @@ at a time in a process; another session's search waits behind it only when their
 share a lock (one chance in 64), where a single lock kept every search waiting."""
 
 
+@contextlib.contextmanager
+def _bookkeeping(where: str) -> Iterator[None]:
+    """Raise a ``MalformedRecord`` for a bookkeeping value no store writes.
+
+    ``index_state`` and ``session_index`` hold integer ids; text, NULL or infinity
+    there (another program's) would reach the caller as a bare ``ValueError``.
+    """
+    try:
+        yield
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise MalformedRecord(
+            f"{where}: the search index's bookkeeping (index_state, session_index) "
+            f"holds a value this store never writes (another program's): {exc}"
+        ) from exc
+
+
 def _index_row(row: Sequence[Any]) -> tuple[int, str, str]:
-    """Return a page row's FTS5 row: (message id, session term, terms)."""
-    terms = row[-1]
+    """Return a page row's FTS5 row: (message id, session term, terms).
+
+    A row that is no message (another program's, ``MalformedRecord``) is taken in
+    with no terms, so no search finds it, and one under a session id that is no
+    text under a term no session has: either would otherwise stop every batch
+    after it, and so every other session's search (docs/stores.md).
+    """
+    terms, session = row[-1], row[-2]
     if terms is None:  # the usual case; a row written by 0.2 holds its terms
-        terms = " ".join(message_terms(row_message(row[:-2])))
-    return int(row[0]), session_term(row[-2]), str(terms)
+        try:
+            terms = " ".join(message_terms(row_message(row[:-2])))
+        except MalformedRecord:  # logged by row_message
+            terms = ""
+    if type(session) is not str:  # session terms are ``s`` and hex digits
+        return int(row[0]), "x", str(terms)
+    return int(row[0]), session_term(session), str(terms)
 
 
 class _Indexer:
@@ -442,7 +469,7 @@ class SqliteIndex:
         page of 256 in one would keep a chat turn's save waiting 10-15 ms.
         """
         done = 0
-        with self._catching_up:
+        with self._catching_up, _bookkeeping(self._where):
             while True:
                 last, newest = self._driver.read(
                     "SELECT (SELECT last_id FROM index_state), "
@@ -533,7 +560,7 @@ class SqliteIndex:
         """
         done = 0
         lock = self._session_locks[zlib.crc32(session_id.encode()) % _SESSION_LOCKS]
-        with lock:
+        with lock, _bookkeeping(self._where):
             while True:
                 after, newest = self._driver.read(
                     _SESSION_BOUNDS, (session_id,), "search_messages", session_id

@@ -536,8 +536,14 @@ def row_message(row: Sequence[Any]) -> Message:
             id=id_,
         )
     except (*_JSON_ERRORS, MessageError) as exc:
-        log.warning("stored message %r cannot be decoded: %s", id_, exc)
-        raise MalformedRecord(f"stored message {id_!r} cannot be decoded") from exc
+        said = f"stored message {_clipped(repr(id_))} cannot be decoded"
+        log.warning("%s: %s", said, _clipped(str(exc)))
+        raise MalformedRecord(f"{said}: {_clipped(str(exc))}") from exc
+
+
+def _clipped(text: str, most: int = 200) -> str:
+    """Return ``text`` cut to ``most`` characters (a foreign value may be huge)."""
+    return text if len(text) <= most else f"{text[:most]}..."
 
 
 def json_row_message(raw: str | bytes) -> Message:

@@ -24,7 +24,8 @@ the metadata methods, ``clear_session``, ``clear_all``) and the compression ones
 (``count_history``, ``get_oldest_history``, ``get_archived``, ``commit``: the fenced
 commit with its attached record and the lease's release, ``forget_session``,
 ``quarantine_metadata`` and the leases). The optional batch save (``save_messages``)
-is tested when the store has it and skipped otherwise. Needs
+is tested when the store has it and skipped otherwise. ``LeaseLimitContract`` (leases
+of at most a day) is opt-in: add it beside ``StoreContract``. Needs
 ``pip install 'memory-summary[testing]'``.
 """
 
@@ -42,10 +43,10 @@ from .fencing_contract import FencingContract
 from .history_contract import HistoryContract
 from .hostile_contract import HostileContract
 from .instruction_contract import InstructionContract
-from .lease_contract import LeaseContract, poll_until_acquired
+from .lease_contract import LeaseContract, LeaseLimitContract, poll_until_acquired
 from .store_fixtures import StoreFixtures
 
-__all__ = ["StoreContract", "poll_until_acquired"]
+__all__ = ["LeaseLimitContract", "StoreContract", "poll_until_acquired"]
 
 
 class StoreContract(

@@ -2,6 +2,11 @@
 
 A lease is a row (or, in memory, an entry) with a token and an expiry; a token from
 before is worthless once someone else took the expired lease.
+
+``LeaseLimitContract`` is opt-in: a lease of at most a day (``MAX_LEASE_TTL_S``), a
+longer ``ttl_s`` refused with a ``ValueError``. Every shipped store passes it; a store
+written before the limit existed keeps passing ``StoreContract`` until its author adds
+the class beside it (docs/writing-a-store.md).
 """
 
 from __future__ import annotations
@@ -14,6 +19,9 @@ from typing import Any
 import pytest
 
 from memory_summary import StoreError
+from memory_summary.adapters.stores.rows import MAX_LEASE_TTL_S
+
+from .store_fixtures import StoreFixtures
 
 
 def poll_until_acquired(
@@ -153,3 +161,40 @@ class LeaseContract:
             sid, token, ttl_s=60
         )  # the broken token is worthless
         assert store.acquire_lease(sid, owner="c", ttl_s=60) is not None
+
+
+class LeaseLimitContract(StoreFixtures):
+    """Opt-in: a lease lasts at most a day (``MAX_LEASE_TTL_S``), as on every store.
+
+    Subclass it beside ``StoreContract``: ``class TestMyStore(StoreContract,
+    LeaseLimitContract)``. Why a store should refuse longer: a lease held by a process
+    that died blocks the session's compressions until it expires, and the shipped
+    stores take a lease expiring further ahead than a day and a minute for another
+    program's and break it. The engine asks for far less (``lease_ttl_s``, 30 s by
+    default). Not part of ``StoreContract``: a store written before the limit would
+    fail an upgrade it passed before; the CHANGELOG says when that changes.
+    """
+
+    def test_a_lease_of_exactly_a_day_is_granted_and_renewed(
+        self, store: Any, sid: str
+    ) -> None:
+        token = store.acquire_lease(sid, owner="me", ttl_s=MAX_LEASE_TTL_S)
+
+        assert token is not None
+        assert store.renew_lease(sid, token, ttl_s=MAX_LEASE_TTL_S) is True
+        assert store.acquire_lease(sid, owner="other", ttl_s=60) is None
+
+    @pytest.mark.parametrize("ttl_s", [MAX_LEASE_TTL_S + 1, 1e300])
+    def test_a_lease_longer_than_a_day_is_refused(
+        self, store: Any, sid: str, ttl_s: float
+    ) -> None:
+        """A ``ValueError`` naming ``ttl_s``; the lease held is left as it is."""
+        with pytest.raises(ValueError, match="ttl_s"):
+            store.acquire_lease(sid, owner="me", ttl_s=ttl_s)
+        token = store.acquire_lease(sid, owner="me", ttl_s=60)
+        assert token is not None
+
+        with pytest.raises(ValueError, match="ttl_s"):
+            store.renew_lease(sid, token, ttl_s=ttl_s)
+        assert store.lease_owner(sid) == "me"
+        assert store.renew_lease(sid, token, ttl_s=60) is True

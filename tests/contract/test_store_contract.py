@@ -17,7 +17,7 @@ import pytest
 from memory_summary import MalformedRecord, Message, StoreError
 from memory_summary.adapters import InMemoryStore, SqliteStore
 from memory_summary.domain import AttachedRecord, BatchSavingStore, CommitResult
-from memory_summary.testing.contract import StoreContract
+from memory_summary.testing.contract import LeaseLimitContract, StoreContract
 from memory_summary.testing.history_contract import save
 from tests.contract.stores import (
     SQL_KINDS,
@@ -30,18 +30,18 @@ from tests.contract.stores import (
 )
 
 
-class TestInMemoryStore(StoreContract):
+class TestInMemoryStore(StoreContract, LeaseLimitContract):
     def make_store(self, tmp_path):
         return InMemoryStore()
 
 
-class TestSqliteStore(StoreContract):
+class TestSqliteStore(StoreContract, LeaseLimitContract):
     def make_store(self, tmp_path):
         return SqliteStore(tmp_path / "store.sqlite3")
 
 
 @pytest.mark.postgres
-class TestPostgresStore(StoreContract):
+class TestPostgresStore(StoreContract, LeaseLimitContract):
     """The run's one schema, emptied before each test; skipped without a server.
 
     Creating a schema costs a PostgreSQL store ten times what its tests do; building
@@ -56,7 +56,7 @@ class TestPostgresStore(StoreContract):
 
 
 @pytest.mark.redis
-class TestRedisStore(StoreContract):
+class TestRedisStore(StoreContract, LeaseLimitContract):
     """A key prefix of its own per test on the session's throw-away redis-server."""
 
     @pytest.fixture

@@ -17,8 +17,8 @@ import time
 import pytest
 
 from memory_summary import Message
-from memory_summary.adapters.stores.rows import MAX_LEASE_TTL_S, is_archived
-from tests.contract.stores import STORE_KINDS, open_store, redis_client, run_sql
+from memory_summary.adapters.stores.rows import is_archived
+from tests.contract.stores import open_store, redis_client, run_sql
 
 # What SQLite keeps in an INTEGER column, as a foreign writer may put it there.
 FOREIGN_ARCHIVED = [2, -1, "1", "yes", "", 0.5, b"\x01", b"", b"\x00", None]
@@ -217,19 +217,6 @@ def test_a_live_redis_lease_key_of_another_type_holds_and_has_no_owner(
         assert store.renew_lease(sid, "t", ttl_s=60) is False
         store.release_lease(sid, "t")
         assert client.get(key) == b"not a hash"
-
-
-@pytest.mark.parametrize("kind", STORE_KINDS)
-@pytest.mark.parametrize("ttl_s", [MAX_LEASE_TTL_S + 1, 1e300])
-def test_a_lease_longer_than_a_day_is_refused(request, tmp_path, sid, kind, ttl_s):
-    store = open_store(request, kind, tmp_path)
-    token = store.acquire_lease(sid, owner="me", ttl_s=MAX_LEASE_TTL_S)
-
-    with pytest.raises(ValueError, match="MAX_LEASE_TTL_S"):
-        store.acquire_lease(sid, owner="me", ttl_s=ttl_s)
-    with pytest.raises(ValueError, match="MAX_LEASE_TTL_S"):
-        store.renew_lease(sid, token, ttl_s=ttl_s)
-    assert store.lease_owner(sid) == "me"
 
 
 # -- metadata keys

@@ -379,16 +379,51 @@ def test_clear_all_clears_every_summary_and_names_a_key_no_session_can_have(
 
 
 @pytest.mark.parametrize("namespace", ["summary", "summary.versions"])
-def test_clear_all_changes_nothing_when_a_key_cannot_even_be_listed(
+def test_clear_all_names_a_key_that_is_no_utf8_text_and_clears_the_rest(
     tmp_path, namespace
 ):
+    """Text that is no UTF-8 reads as its bytes, like a blob: left and named.
+
+    Before, the listing itself failed on it, so nothing was cleared at all.
+    """
     db = tmp_path / "chat.sqlite3"
     # text that is no UTF-8 (a lone surrogate's bytes): SQLite keeps what it is given
     _summaries_with_a_foreign_key(db, namespace, "CAST(? AS TEXT)", b"\xed\xa0\x80")
 
     cleared = run("clear", "--all", "--db", str(db))
 
-    assert cleared.returncode == 4, cleared.stderr
+    assert cleared.returncode == 0, cleared.stderr
     assert "Traceback" not in cleared.stderr
-    assert "nothing was cleared" in cleared.stdout
-    assert len(_keys(db, "summary")) + len(_keys(db, "summary.versions")) == 7
+    assert "cleared 3 summaries" in cleared.stdout
+    assert "left 1 record whose key no session id can be: b'\\xed\\xa0\\x80'" in (
+        cleared.stdout
+    )
+    assert _keys(db, "summary") + _keys(db, "summary.versions") == [
+        "\udced\udca0\udc80"
+    ]
+
+
+def test_sessions_and_stats_skip_a_session_id_that_is_no_utf8_text(tmp_path):
+    """The listings skip such an id (docs/stores.md); before, both commands failed."""
+    db = tmp_path / "chat.sqlite3"
+    _summaries_with_a_foreign_key(db, "summary", "CAST(? AS TEXT)", b"bo\xffb")
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
+        for sid in ("alice", "bob\xff", "carol"):
+            conn.execute(
+                "INSERT INTO messages (session_id, role, content) "
+                "VALUES (CAST(? AS TEXT), 'user', 'hi')",
+                (sid.encode("latin-1"),),
+            )
+
+    sessions = run("sessions", "--db", str(db), "--json")
+    stats = run("stats", "--db", str(db))
+
+    assert sessions.returncode == 0, sessions.stderr
+    listed = json.loads(sessions.stdout)["sessions"]
+    assert [row["session_id"] for row in listed] == ["alice", "carol"]
+    assert stats.returncode == 0, stats.stderr
+    assert re.findall(r"^ (alice|bob|carol) ", stats.stdout, re.M) == [
+        "alice",
+        "bob",
+        "carol",
+    ]

@@ -21,6 +21,7 @@ from memory_summary import (
     SummarizerError,
     SummaryConfig,
 )
+from memory_summary.adapters import InMemoryStore
 from memory_summary.domain import (
     NAMESPACE,
     QUARANTINE_NAMESPACE,
@@ -643,7 +644,8 @@ def test_assemble_still_drops_what_a_record_covers_up_to_the_newest_stored(
     """The race the drop exists for: a history read before a compression committed."""
     engine = make_engine(store, ScriptedSummarizer(GOOD), config=SMALL)
     history = fill(store, "s1", 4)
-    for covered in (history[1].id, history[3].id):
+    for covered, keep in ((history[1].id, 2), (history[3].id, 0)):
+        store.trim_history("s1", keep)  # what the compression archived
         store.save_metadata(
             NAMESPACE,
             "s1",
@@ -654,3 +656,76 @@ def test_assemble_still_drops_what_a_record_covers_up_to_the_newest_stored(
 
         assert [m.id for m in request[1:]] == [m.id for m in history if m.id > covered]
     assert "taken as covered" not in caplog.text
+
+
+def _covering(store, covered: int) -> None:
+    store.save_metadata(
+        NAMESPACE,
+        "s1",
+        {"text": "Summary.", "covered_through_id": covered, "tokens": 2},
+    )
+
+
+@every_store
+def test_assemble_never_drops_an_active_message_a_record_claims(
+    store, make_engine, caplog
+):
+    """A summary covers only what was archived: a claim over active ones is cut.
+
+    Before, every message up to the claimed id was dropped from the request, the
+    active ones too, though no summary holds them.
+    """
+    engine = make_engine(store, ScriptedSummarizer(GOOD), config=SMALL)
+    history = [
+        store.save_message("s1", Message("system", "Be brief.")),  # kept active
+        *fill(store, "s1", 6),
+    ]
+    store.trim_history("s1", 4)  # archives messages 0 and 1; the system one stays
+    _covering(store, history[4].id)  # a foreign claim over two active messages
+
+    with caplog.at_level("WARNING", logger="memory_summary"):
+        request = engine.assemble(history, "s1")
+
+    kept = [history[0], *history[3:]]
+    assert [m.id for m in request if m.kind is None] == [m.id for m in kept]
+    assert "message 1 of s1." not in json.dumps([m.content for m in request])
+    assert "still active" in caplog.text
+
+
+@every_store
+@pytest.mark.parametrize("format", ["openai", "anthropic", "responses"])
+def test_a_conversation_never_drops_an_active_message_a_record_claims(
+    store, make_engine, format
+):
+    engine = make_engine(store, ScriptedSummarizer(GOOD), config=SMALL)
+    history = fill(store, "s1", 6)
+    store.trim_history("s1", 4)
+    chat = engine.conversation("s1")
+    chat.prepare(format=format)  # the transcript is read before the claim
+    _covering(store, history[-1].id)
+
+    request = json.dumps(chat.prepare("And tomorrow?", format=format))
+
+    assert all(m.content in request for m in history[2:])
+    assert "message 0 of s1." not in request
+    assert "And tomorrow?" in request
+
+
+@pytest.mark.parametrize("covered", [-1, -(10**30), 2.5, "3", True, [1, 2]], ids=repr)
+def test_a_record_whose_covered_id_is_no_id_drops_nothing(make_engine, covered):
+    """Such a record is unreadable (``read_record``): no summary, the whole history."""
+    store = InMemoryStore()
+    engine = make_engine(store, ScriptedSummarizer(GOOD), config=SMALL)
+    history = fill(store, "s1", 4)
+    store.save_metadata(
+        NAMESPACE,
+        "s1",
+        {"text": "Foreign.", "covered_through_id": covered, "tokens": 2},
+    )
+
+    request = engine.assemble(history, "s1")
+    prepared = json.dumps(engine.conversation("s1").prepare("Hi?"))
+
+    assert [m.id for m in request] == [m.id for m in history]
+    assert all(m.content in prepared for m in history)
+    assert "Foreign." not in prepared

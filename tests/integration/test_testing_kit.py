@@ -19,13 +19,13 @@ from hypothesis import given
 from memory_summary import Message, StoreError
 from memory_summary.domain import CommitRequest
 from memory_summary.testing import fakes, strategies
-from memory_summary.testing.contract import StoreContract
+from memory_summary.testing.contract import LeaseLimitContract, StoreContract
 
 OUTSIDE_MODULE = textwrap.dedent(
     '''
     from memory_summary import Message
     from memory_summary.adapters import InMemoryStore
-    from memory_summary.testing.contract import StoreContract
+    from memory_summary.testing.contract import LeaseLimitContract, StoreContract
 
 
     class DictStore:
@@ -55,9 +55,31 @@ OUTSIDE_MODULE = textwrap.dedent(
             ]
 
 
-    class TestDictStore(StoreContract):
+    class LongLeaseStore(DictStore):
+        """Grants leases of any length (written before the day's limit)."""
+
+        def acquire_lease(self, session_id, *, owner, ttl_s):
+            ttl_s = 60 if isinstance(ttl_s, float) and 86400 < ttl_s < 2e300 else ttl_s
+            return self.inner.acquire_lease(session_id, owner=owner, ttl_s=ttl_s)
+
+        def renew_lease(self, session_id, token, *, ttl_s):
+            ttl_s = 60 if isinstance(ttl_s, float) and 86400 < ttl_s < 2e300 else ttl_s
+            return self.inner.renew_lease(session_id, token, ttl_s=ttl_s)
+
+
+    class TestDictStore(StoreContract, LeaseLimitContract):
         def make_store(self, tmp_path):
             return DictStore()
+
+
+    class TestLongLeaseStore(StoreContract):
+        def make_store(self, tmp_path):
+            return LongLeaseStore()
+
+
+    class TestLongLeaseLimited(StoreContract, LeaseLimitContract):
+        def make_store(self, tmp_path):
+            return LongLeaseStore()
 
 
     class TestFlatteningStore(StoreContract):
@@ -76,7 +98,10 @@ def outside_run(tmp_path_factory) -> subprocess.CompletedProcess[str]:
     directory = tmp_path_factory.mktemp("outside")
     (directory / "test_my_store.py").write_text(OUTSIDE_MODULE, encoding="utf-8")
     env = {**os.environ, "HYPOTHESIS_PROFILE": "default"}
-    selection = "TestDictStore or (TestFlatteningStore and (round_trip or parts))"
+    selection = (
+        "TestDictStore or (TestFlatteningStore and (round_trip or parts))"
+        " or (TestLongLease and a_lease)"
+    )
     options = ["-q", "-rA", "-p", "no:cacheprovider", "-k", selection]
     return subprocess.run(
         [sys.executable, "-m", "pytest", *options],
@@ -102,6 +127,9 @@ def outcomes(run: subprocess.CompletedProcess[str], cls: str) -> dict[str, str]:
 
 def test_a_store_defined_outside_the_project_runs_the_whole_contract(outside_run):
     contract_tests = sum(1 for name in dir(StoreContract) if name.startswith("test_"))
+    contract_tests += sum(
+        1 for name in dir(LeaseLimitContract) if name.startswith("test_")
+    )
 
     passed = outcomes(outside_run, "TestDictStore")
 
@@ -169,3 +197,16 @@ def test_without_the_extra_the_kit_names_it(tmp_path):
 
         assert result.returncode == 1
         assert "pip install 'memory-summary[testing]'" in result.stderr
+
+
+def test_the_lease_limit_is_opt_in_and_catches_a_store_granting_more(outside_run):
+    """A store written before the day's limit still passes ``StoreContract``."""
+    plain = outcomes(outside_run, "TestLongLeaseStore")
+    limited = outcomes(outside_run, "TestLongLeaseLimited")
+
+    assert plain, outside_run.stdout
+    assert set(plain.values()) == {"PASSED"}, outside_run.stdout
+    assert {name for name, outcome in limited.items() if outcome == "FAILED"} == {
+        "test_a_lease_longer_than_a_day_is_refused[86401.0]",
+        "test_a_lease_longer_than_a_day_is_refused[1e+300]",
+    }, outside_run.stdout

@@ -17,7 +17,7 @@ own, so no other session's message can be returned.
 Under ``recall_index="lazy"`` a search first indexes what the session's saves left
 unindexed (``redis_catch_up``).
 
-Why about 445 lines: one concept, the search and reads of the whole history: their
+Why about 470 lines: one concept, the search and reads of the whole history: their
 read scripts and the code that scores and pages through their replies.
 """
 
@@ -30,6 +30,7 @@ from typing import Any
 from memory_summary.adapters.recall.policy import refuse_search
 from memory_summary.adapters.stores.redis.catch_up import PAGE, POSTINGS_PER_CALL
 from memory_summary.adapters.stores.redis.catch_up import SCRIPTS as CATCH_UP
+from memory_summary.adapters.stores.redis.lua import read_boundary
 from memory_summary.adapters.stores.rows import (
     check_key,
     check_limit,
@@ -37,7 +38,7 @@ from memory_summary.adapters.stores.rows import (
     check_row_id,
     json_row_message,
 )
-from memory_summary.domain import StoredHit
+from memory_summary.domain import MalformedRecord, StoredHit
 from memory_summary.domain.config import RecallIndex
 from memory_summary.domain.ranking import (
     CONTEXT_REACH,
@@ -76,9 +77,11 @@ return out
 # KEYS: postings, entries, words, boundary, instructions. ARGV: terms.
 # Returns {documents, words, boundary, {kept instruction id, ...}, {postings of term
 # 1}, ..., {id, length...}}.
-POSTINGS = """
+POSTINGS = (
+    read_boundary
+    + """
 local out = {redis.call('HLEN', KEYS[2]), redis.call('GET', KEYS[3]) or '0',
-  redis.call('GET', KEYS[4]) or '0', {}}
+  archive_boundary(KEYS[4]), {}}
 local kept = redis.call('ZRANGE', KEYS[5], 0, -1, 'WITHSCORES')
 for i = 2, #kept, 2 do out[4][#out[4] + 1] = kept[i] end
 local seen, lengths = {}, {}
@@ -99,16 +102,19 @@ end
 out[#out + 1] = lengths
 return out
 """
+)
 
 # KEYS: history, boundary, instructions. ARGV: reach, archived only (1/0), seeds,
 # then ids (the
 # seeds first). Returns id, later, ... for each id still stored and for the
 # neighbours of the seeds (within ``reach`` places); later is the id ``reach``
 # places after it, 0 when the session ends sooner.
-CONTEXT = """
+CONTEXT = (
+    read_boundary
+    + """
 local h, reach = KEYS[1], tonumber(ARGV[1])
 local high = math.huge
-if ARGV[2] == '1' then high = tonumber(redis.call('GET', KEYS[2]) or '0') end
+if ARGV[2] == '1' then high = tonumber(archive_boundary(KEYS[2])) end
 local seeds = tonumber(ARGV[3])
 local function place(id)
   if redis.call('ZCOUNT', h, id, id) == 0 then return nil end
@@ -147,9 +153,12 @@ for _, id in ipairs(ids) do
 end
 return out
 """
+)
 
 # A reply of rows: {boundary, {ids of the kept instructions among them}, rows...}.
-_KEPT = """
+_KEPT = (
+    read_boundary
+    + """
 -- the ids among ``rows`` of the host's instructions kept active below the boundary
 local function kept_ids(instructions, rows)
   local ids = {}
@@ -161,6 +170,7 @@ local function kept_ids(instructions, rows)
   return ids
 end
 """
+)
 
 # KEYS: history, boundary, instructions. ARGV: ids.
 # Returns {boundary, {kept ids}, row or false, ...}.
@@ -171,7 +181,7 @@ local rows = {}
 for i = 1, #ARGV do
   rows[i] = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[i], ARGV[i])[1] or false
 end
-local out = {redis.call('GET', KEYS[2]) or '0', kept_ids(KEYS[3], rows)}
+local out = {archive_boundary(KEYS[2]), kept_ids(KEYS[3], rows)}
 for i = 1, #ARGV do out[i + 2] = rows[i] end
 return out
 """
@@ -182,7 +192,7 @@ return out
 AROUND = (
     _KEPT
     + """
-local out = {redis.call('GET', KEYS[2]) or '0', {}}
+local out = {archive_boundary(KEYS[2]), {}}
 if redis.call('ZCOUNT', KEYS[1], ARGV[1], ARGV[1]) == 0 then return out end
 local at = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. ARGV[1])
 local low = math.max(at - tonumber(ARGV[2]), 0)
@@ -200,7 +210,7 @@ RANGE = (
     + """
 local rows = redis.call(
   'ZRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[2], 'LIMIT', 0, ARGV[3])
-local out = {redis.call('GET', KEYS[2]) or '0', kept_ids(KEYS[3], rows)}
+local out = {archive_boundary(KEYS[2]), kept_ids(KEYS[3], rows)}
 for _, row in ipairs(rows) do out[#out + 1] = row end
 return out
 """
@@ -251,6 +261,22 @@ class RedisHistory(RedisScripted):
         terms = list(dict.fromkeys(terms))
         if not limit or not terms:
             return []
+        try:
+            return self._search(session_id, terms, limit, archived_only)
+        except (ValueError, IndexError, TypeError) as exc:
+            # the replies hold what the index keys hold: only another program's
+            # values (a word count of text, an entry of no length, a history member
+            # of no integer score) fail to parse
+            raise MalformedRecord(
+                f"search_messages for {session_id!r} failed: the session's history "
+                "or index keys (h:, p:, e:, w:) hold a value this store never writes "
+                f"(another program's): {type(exc).__name__}: {exc}"
+            ) from exc
+
+    def _search(
+        self, session_id: str, terms: list[str], limit: int, archived_only: bool
+    ) -> list[StoredHit]:
+        """``search_messages`` once its arguments are checked."""
         self.catch_up_session(session_id)
         key = self._key
         counts = self._script(

@@ -30,7 +30,7 @@ Layout (``P`` is the store's prefix; a session id, namespace or key never holds 
   ``clear_all`` visits and ``session_counts`` pages through;
 - ``P namespaces``: a set of the namespaces ``clear_all`` must visit.
 
-Why about 515 lines: one concept, the server-side half of ``RedisStore``: one Lua
+Why about 540 lines: one concept, the server-side half of ``RedisStore``: one Lua
 script a store operation that reads and then writes, each a few lines. They share the
 key layout above and the Lua helpers (``_HELPERS``, ``postings``), and a script's
 ``KEYS``/``ARGV`` comment reads against that layout; split in two, each half would
@@ -66,6 +66,27 @@ local function archiving(history, low, high)
 end
 local function keep(instructions, kept)
   if #kept > 0 then redis.call('ZADD', instructions, unpack(kept)) end
+end
+"""
+
+# The archive boundary at ``key`` as its decimal text, '0' when there is none. A
+# value the store never writes (another type; text that is no decimal id: a sign,
+# a point, an exponent, more than 15 digits) is an error reply naming the key, the
+# same in every script: no reading of it may bring archived messages back or hide
+# new ones.
+# ``RedisStore`` raises it as ``MalformedRecord`` (``FOREIGN_BOUNDARY``).
+read_boundary = """
+local function archive_boundary(key)
+  local raw = redis.pcall('GET', key)
+  if raw == false then return '0' end
+  if type(raw) == 'string' and #raw <= 15 and string.find(raw, '^%d+$') then
+    return raw  -- at most 15 digits: exact as a score (a double)
+  end
+  local held = 'a ' .. redis.call('TYPE', key).ok
+  if type(raw) == 'string' then held = string.format('%q', string.sub(raw, 1, 40)) end
+  error(redis.error_reply('FOREIGN_BOUNDARY the archive boundary ' .. key
+    .. ' holds ' .. held .. ', not a message id: another program wrote it (the '
+    .. 'store writes the highest archived id, in decimal digits)'))
 end
 """
 
@@ -144,9 +165,11 @@ return first
 
 # The newest ``limit`` (> 0) active rows, newest first: the rows above the boundary,
 # then the instructions kept below it. KEYS as NEWEST_ACTIVE's.
-_NEWEST = """
+_NEWEST = (
+    read_boundary
+    + """
 local function newest(history, boundary, instructions, limit)
-  local b = redis.call('GET', boundary) or '0'
+  local b = archive_boundary(boundary)
   local rows = redis.call(
     'ZREVRANGEBYSCORE', history, '+inf', '(' .. b, 'LIMIT', 0, limit)
   if #rows < tonumber(limit) then
@@ -158,6 +181,7 @@ local function newest(history, boundary, instructions, limit)
   return rows
 end
 """
+)
 
 # KEYS: history, boundary, instructions. ARGV: limit (-1: all). Newest first with a
 # limit. The active history is the kept instructions, then the rows above the boundary.
@@ -165,7 +189,7 @@ NEWEST_ACTIVE = (
     _NEWEST
     + """
 if ARGV[1] ~= '-1' then return newest(KEYS[1], KEYS[2], KEYS[3], ARGV[1]) end
-local b = redis.call('GET', KEYS[2]) or '0'
+local b = archive_boundary(KEYS[2])
 local rows = redis.call('ZRANGE', KEYS[3], 0, -1)
 for _, row in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. b, '+inf')) do
   rows[#rows + 1] = row
@@ -184,15 +208,20 @@ return {newest(KEYS[1], KEYS[2], KEYS[3], ARGV[1]), redis.call('GET', KEYS[4])}
 )
 
 # KEYS: history, boundary, instructions.
-COUNT_ACTIVE = """
-local b = redis.call('GET', KEYS[2]) or '0'
+COUNT_ACTIVE = (
+    read_boundary
+    + """
+local b = archive_boundary(KEYS[2])
 return redis.call('ZCOUNT', KEYS[1], '(' .. b, '+inf') + redis.call('ZCARD', KEYS[3])
 """
+)
 
 # KEYS: history, boundary, instructions. Returns {count, first id, last id} of the
 # active rows, ids as strings ('' when none is active); members are not copied whole.
-ACTIVE_SPAN = """
-local b = redis.call('GET', KEYS[2]) or '0'
+ACTIVE_SPAN = (
+    read_boundary
+    + """
+local b = archive_boundary(KEYS[2])
 local above = redis.call('ZCOUNT', KEYS[1], '(' .. b, '+inf')
 local kept = redis.call('ZCARD', KEYS[3])
 local function score(key, first)
@@ -212,13 +241,16 @@ end
 if above > 0 then last = score(1, false) elseif kept > 0 then last = score(3, false) end
 return {above + kept, first, last}
 """
+)
 
 # KEYS: history, boundary, instructions. ARGV: limit, after id.
-OLDEST_ACTIVE = """
+OLDEST_ACTIVE = (
+    read_boundary
+    + """
 local rows = redis.call(
   'ZRANGEBYSCORE', KEYS[3], '(' .. ARGV[2], '+inf', 'LIMIT', 0, ARGV[1])
 if #rows >= tonumber(ARGV[1]) then return rows end
-local low = redis.call('GET', KEYS[2]) or '0'
+local low = archive_boundary(KEYS[2])
 if tonumber(ARGV[2]) > tonumber(low) then low = ARGV[2] end
 local more = string.format('%d', tonumber(ARGV[1]) - #rows)
 for _, row in ipairs(redis.call(
@@ -227,10 +259,13 @@ for _, row in ipairs(redis.call(
 end
 return rows
 """
+)
 
 # KEYS: history, boundary, instructions. ARGV: after id, through id, limit.
-ARCHIVED_RANGE = """
-local high = redis.call('GET', KEYS[2]) or '0'
+ARCHIVED_RANGE = (
+    read_boundary
+    + """
+local high = archive_boundary(KEYS[2])
 if tonumber(ARGV[2]) < tonumber(high) then high = ARGV[2] end
 local skip = redis.call('ZCOUNT', KEYS[3], '(' .. ARGV[1], high)
 if skip == 0 then
@@ -247,13 +282,15 @@ for _, row in ipairs(redis.call(
 end
 return out
 """
+)
 
 # KEYS: history, boundary, instructions, postings, entries, words, session records...
 # ARGV: ttl ms. The popped message leaves the index in the same step.
 POP = (
-    postings
+    read_boundary
+    + postings
     + """
-local b = redis.call('GET', KEYS[2]) or '0'
+local b = archive_boundary(KEYS[2])
 local top = redis.call(
   'ZREVRANGEBYSCORE', KEYS[1], '+inf', '(' .. b, 'WITHSCORES', 'LIMIT', 0, 1)
 if #top == 0 then
@@ -278,9 +315,10 @@ return top[1]
 
 # KEYS: history, boundary, instructions, session records... ARGV: keep_recent, ttl ms.
 TRIM = (
-    _HELPERS
+    read_boundary
+    + _HELPERS
     + """
-local b = redis.call('GET', KEYS[2]) or '0'
+local b = archive_boundary(KEYS[2])
 local cut = redis.call(
   'ZREVRANGEBYSCORE', KEYS[1], '+inf', '(' .. b, 'WITHSCORES', 'LIMIT', ARGV[1], 1)
 if #cut == 0 then return 0 end
@@ -300,7 +338,8 @@ return archived
 # expected generation, JSON, namespace, ttl ms, and '1' to drop the lease with it.
 # Returns {reason} when fenced, {'ok', archived, attached 0 | 1} when applied.
 COMMIT = (
-    _HELPERS
+    read_boundary
+    + _HELPERS
     + """
 -- the generation of the record at key: false when it cannot be decoded (it is never
 -- overwritten before quarantine), nil when there is none, '' when it has none. A
@@ -331,7 +370,7 @@ end
 if not matches(generation(KEYS[2]), ARGV[2], ARGV[3]) then return {'generation'} end
 local archived = 0
 if ARGV[4] ~= '' then
-  local b = redis.call('GET', KEYS[4]) or '0'
+  local b = archive_boundary(KEYS[4])
   local kept, top
   archived, kept, top = archiving(KEYS[3], b, ARGV[4])
   if archived ~= tonumber(ARGV[5]) then return {'archive'} end
@@ -492,7 +531,9 @@ return 1
 # KEYS: sessions. ARGV: key prefix, start ('-' or '(' .. after sid), limit.
 # Returns sid, active, archived, ... for sessions that hold messages; a session
 # with no key left (expired, cleared) leaves the set.
-SESSION_COUNTS = """
+SESSION_COUNTS = (
+    read_boundary
+    + """
 local out, found, start = {}, 0, ARGV[2]
 local want = tonumber(ARGV[3])
 while found < want do
@@ -502,7 +543,7 @@ while found < want do
     local h, b = ARGV[1] .. 'h:' .. sid, ARGV[1] .. 'b:' .. sid
     local total = redis.call('ZCARD', h)
     if total > 0 then
-      local low = '(' .. (redis.call('GET', b) or '0')
+      local low = '(' .. archive_boundary(b)
       local active = redis.call('ZCOUNT', h, low, '+inf')
         + redis.call('ZCARD', ARGV[1] .. 'i:' .. sid)
       out[#out + 1] = sid
@@ -517,3 +558,4 @@ while found < want do
 end
 return out
 """
+)

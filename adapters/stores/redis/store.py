@@ -13,7 +13,7 @@ survive a restart when the server persists its data (RDB or AOF). A server that
 persists nothing loses every key on a restart: a compression in flight then fails
 its lease check and commits nothing. See docs/redis.md.
 
-Why about 605 lines: this is the one class that implements the store protocol on
+Why about 625 lines: this is the one class that implements the store protocol on
 Redis, and its messages, its fenced commit and its leases share one key layout and one
 set of scripts; what stands apart is mixed in (``redis_history``: search and reads of
 the whole history; ``redis_metadata``: records).
@@ -54,6 +54,7 @@ from memory_summary.domain import (
     ActiveSpan,
     CommitRequest,
     CommitResult,
+    MalformedRecord,
     Message,
     StoreError,
 )
@@ -76,6 +77,7 @@ SAVE_ATTEMPTS = 3
 REPLAY_S = 300.0
 """How long the server remembers a save's token, and the ids it gave."""
 _MAX_TTL_MS = 2**40  # about 35 years: PEXPIRE must not overflow the server's clock
+_FOREIGN = "FOREIGN_BOUNDARY "  # the error code of ``lua.boundary``
 _SCRIPTS = {  # the Lua scripts, by name (not the helpers they share)
     **{name: v for name, v in vars(lua).items() if name.isupper() and name[0] != "_"},
     **redis_history.SCRIPTS,
@@ -195,7 +197,11 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
         try:
             return call(*args)
         except redis.RedisError as exc:
-            raise StoreError(f"{what} failed for {where!r}: {exc}") from exc
+            said = str(exc)
+            if said.startswith(_FOREIGN):  # a script's ``archive_boundary``
+                said = said.removeprefix(_FOREIGN).split(" script: ")[0]
+                raise MalformedRecord(f"{what} failed for {where!r}: {said}") from exc
+            raise StoreError(f"{what} failed for {where!r}: {said}") from exc
 
     def _script(
         self, name: str, where: str, keys: Sequence[str], args: Sequence[Arg]

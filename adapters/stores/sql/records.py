@@ -8,9 +8,11 @@ on the store's driver and rendered queries.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from memory_summary.adapters.stores.rows import (
+    MAX_ROW_ID,
     check_key,
     check_lease_ttl,
     check_limit,
@@ -135,6 +137,8 @@ class SqlRecords:
         rows = self._driver.read(
             self._q["list_metadata"], (namespace,), "list_metadata", namespace
         )
+        # Every key, a foreign one too (a blob, or text that is no UTF-8, read as
+        # bytes): ``clear --all`` names what it leaves (``is_store_key``).
         return [row[0] for row in rows]
 
     def session_counts(
@@ -146,20 +150,20 @@ class SqlRecords:
         them by passing the last id seen as ``after``.
         """
         check_limit(limit)
-        params: tuple[object, ...]
-        if after is None:
-            query, params = "session_counts_first", (limit,)
-        else:
+        if after is not None:
             check_key("after", after)
-            query, params = "session_counts_page", (after, limit)
-        rows = self._driver.read(self._q[query], params, "session_counts")
-        # A session id that is no text (a foreign writer's blob in SQLite) is no
-        # session's: skipped, not shown as its repr. Blobs sort after all text, so
-        # a page cut short by one ends the listing with nothing left out.
+
+        def page(size: int) -> list[Any]:
+            params: tuple[object, ...]
+            if after is None:
+                query, params = "session_counts_first", (size,)
+            else:
+                query, params = "session_counts_page", (after, size)
+            return self._driver.read(self._q[query], params, "session_counts")
+
         return [
             (sid, int(active), int(archived))
-            for sid, active, archived in rows
-            if isinstance(sid, str)
+            for sid, active, archived in _text_keyed(page, limit, "session ids")
         ]
 
     def metadata_page(
@@ -167,18 +171,20 @@ class SqlRecords:
     ) -> list[tuple[str, dict[str, object] | None]]:
         check_key("namespace", namespace)
         check_limit(limit)
-        params: tuple[object, ...]
-        if after_key is None:
-            query, params = "metadata_first", (namespace, limit)
-        else:
+        if after_key is not None:
             check_key("after_key", after_key)
-            query, params = "metadata_page", (namespace, after_key, limit)
-        rows = self._driver.read(self._q[query], params, "metadata_page", namespace)
-        # As in session_counts: a key that is no text is no session's record.
+
+        def page(size: int) -> list[Any]:
+            params: tuple[object, ...]
+            if after_key is None:
+                query, params = "metadata_first", (namespace, size)
+            else:
+                query, params = "metadata_page", (namespace, after_key, size)
+            return self._driver.read(self._q[query], params, "metadata_page", namespace)
+
         return [
             (row[0], _decoded_or_none(namespace, row))
-            for row in rows
-            if isinstance(row[0], str)
+            for row in _text_keyed(page, limit, f"{namespace} keys")
         ]
 
     def delete_metadata(self, namespace: str, key: str) -> bool:
@@ -238,6 +244,40 @@ class SqlRecords:
             self._q["archive_rows"], (session_id,), "archive_messages", session_id
         )
         return [row_message(row) for row in rows]
+
+
+def _skip_foreign_keys(rows: list[Any], what: str) -> list[Any]:
+    """Return the rows whose first column (a key, a session id) is text.
+
+    Another program may put a blob, or text that is no UTF-8 (read as its bytes),
+    in SQLite's key and session id columns: no session id can be one, so a listing
+    of sessions skips it, with a warning (docs/stores.md).
+    """
+    kept = [row for row in rows if isinstance(row[0], str)]
+    if len(kept) < len(rows):
+        skipped = [row[0] for row in rows if not isinstance(row[0], str)]
+        log.warning(
+            "skipped %d %s that are no UTF-8 text (another program's): %s",
+            len(skipped),
+            what,
+            ", ".join(repr(key)[:40] for key in skipped[:3]),
+        )
+    return kept
+
+
+def _text_keyed(page: Callable[[int], list[Any]], limit: int, what: str) -> list[Any]:
+    """Return up to ``limit`` rows of ``page`` whose key is text (see above).
+
+    A listing's callers page on until a page comes back short, so skipped rows
+    must not shorten one: a full read that lost rows is read again, longer, until
+    it holds ``limit`` text keys or ends (only ever when a foreign key is there).
+    """
+    size = limit
+    rows = page(size)
+    while len(rows) == size and sum(isinstance(row[0], str) for row in rows) < limit:
+        size = min(size * 2, MAX_ROW_ID)
+        rows = page(size)
+    return _skip_foreign_keys(rows, what)[:limit]
 
 
 def _decoded_or_none(namespace: str, row: Sequence[object]) -> dict[str, object] | None:

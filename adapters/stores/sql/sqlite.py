@@ -30,6 +30,12 @@ from memory_summary.domain.config import RecallIndex, check_recall_index
 from .core import SqlArchive, SqlStore
 from .dialect import Dialect
 from .driver import Executor, store_error
+from .sqlite_text import (
+    driver_error,
+    foreign_text_as_bytes,
+    read_foreign_text,
+    undecodable,
+)
 
 # The columns of a stored message, shared by the history and the archive tables.
 # Released migrations never change: a new column needs a new migration.
@@ -213,7 +219,12 @@ class SqliteDriver:
     ) -> list[Any]:
         conn = self._take()
         try:
-            return conn.execute(sql, params).fetchall()
+            try:
+                return conn.execute(sql, params).fetchall()
+            except sqlite3.OperationalError as exc:
+                if not undecodable(exc):
+                    raise
+                return read_foreign_text(conn, sql, params)
         except _DRIVER_ERRORS as exc:
             raise store_error(what, about, exc) from exc
         finally:
@@ -249,7 +260,7 @@ class SqliteDriver:
                             conn.execute("ROLLBACK")
                     raise
             except _DRIVER_ERRORS as exc:
-                raise store_error(what, about, exc) from exc
+                raise driver_error(what, about, exc) from exc
             finally:
                 self._give(conn)
 
@@ -326,7 +337,8 @@ class SqliteStore(SqlStore):
         def index_stored(tx: Executor) -> None:
             for statement in SEARCH_SCHEMA:
                 tx.execute(statement, ())
-            search.take_in(tx, report=True)
+            with foreign_text_as_bytes(tx):  # another program's row is no failure
+                search.take_in(tx, report=True)
 
         try:
             super().__init__(

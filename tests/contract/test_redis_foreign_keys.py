@@ -1,0 +1,148 @@
+"""Redis keys of a session as another program may have written them.
+
+The archive boundary ``b:<sid>``, then the search's keys (``w:``, ``e:``, ``h:``).
+
+The store writes the highest archived id there, in decimal digits. Any other value
+(text that is no such id, a sign, a point, an exponent, a number above 2^53, another
+Redis type) would be read differently by each script: as 0 by some, bringing
+archived messages back, as +inf by others, hiding new ones, and as a Python
+``ValueError`` by the search. Every script now refuses it alike: a
+``MalformedRecord`` naming the key (docs/redis.md). A value in the search's keys the
+store never writes is a ``MalformedRecord`` too, never a bare ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_summary import Message, SummaryConfig, SummaryEngine
+from memory_summary.domain import MalformedRecord
+from tests.contract.stores import open_store, redis_client
+
+pytestmark = pytest.mark.redis
+
+FOREIGN = [b"abc", b"5.5", b"-3", b"+4", b"inf", b"nan", b"1e3", b"", b" 5", b"0x3"]
+FOREIGN += [b"9" * 17, b"9007199254740993", "list", "hash"]
+
+
+def _reads(store, sid):
+    return {
+        "get_history": lambda: store.get_history(sid),
+        "get_history(limit)": lambda: store.get_history(sid, limit=2),
+        "count_history": lambda: store.count_history(sid),
+        "active_span": lambda: store.active_span(sid),
+        "get_oldest_history": lambda: store.get_oldest_history(sid, 3),
+        "get_archived": lambda: store.get_archived(
+            sid, after_id=None, through_id=100, limit=10
+        ),
+        "read_window": lambda: store.read_window(sid, limit=3, namespace="summary"),
+        "search_messages": lambda: store.search_messages(sid, ["appl"], limit=5),
+        "search archived": lambda: store.search_messages(
+            sid, ["appl"], limit=5, archived_only=True
+        ),
+        "read_messages": lambda: store.read_messages(sid, 2, before=1, after=1),
+        "read_message_range": lambda: store.read_message_range(sid, 1, 8, limit=5),
+        "session_counts": lambda: store.session_counts(),
+        "trim_history": lambda: store.trim_history(sid, 1),
+        "pop_message": lambda: store.pop_message(sid),
+    }
+
+
+def _stored(request, tmp_path, sid):
+    store = open_store(request, "redis", tmp_path)
+    for i in range(8):
+        store.save_message(sid, Message("user", f"message {i} about apples"))
+    assert store.trim_history(sid, 4) == 4
+    return store
+
+
+def _write_boundary(store, sid, value):
+    key = f"{store.prefix}b:{sid}"
+    with redis_client(store) as client:
+        client.delete(key)
+        if value == "list":
+            client.rpush(key, "5")
+        elif value == "hash":
+            client.hset(key, "id", "5")
+        else:
+            client.set(key, value)
+
+
+@pytest.mark.parametrize("value", FOREIGN, ids=repr)
+def test_every_read_refuses_a_foreign_boundary_alike(request, tmp_path, sid, value):
+    store = _stored(request, tmp_path, sid)
+    _write_boundary(store, sid, value)
+
+    for name, read in _reads(store, sid).items():
+        with pytest.raises(MalformedRecord, match=f"archive boundary .*b:{sid}") as e:
+            read()
+        assert "not a message id" in str(e.value), name
+    with redis_client(store) as client:  # nothing was changed: no pop, no trim
+        assert client.zcard(f"{store.prefix}h:{sid}") == 8
+
+
+@pytest.mark.parametrize("value", [b"4", b"0004"], ids=repr)
+def test_a_boundary_of_decimal_digits_reads_as_that_id(request, tmp_path, sid, value):
+    store = _stored(request, tmp_path, sid)
+    _write_boundary(store, sid, value)
+
+    assert [m.id for m in store.get_history(sid)] == [5, 6, 7, 8]
+    assert store.session_counts() == [(sid, 4, 4)]
+    assert [h.message.id for h in store.search_messages(sid, ["appl"], limit=8)]
+
+
+def test_a_compression_over_a_foreign_boundary_fails_and_keeps_the_summary(
+    request, tmp_path, sid
+):
+    store = open_store(request, "redis", tmp_path)
+    for i in range(10):
+        store.save_message(sid, Message("user", f"message {i} about apples"))
+    config = SummaryConfig(keep_recent=2)
+    with SummaryEngine(store, config=config) as engine:
+        assert engine.compress(sid).result(timeout=30).kind == "compressed"
+        record = engine.summary(sid)
+    for i in range(4):
+        store.save_message(sid, Message("user", f"later {i}"))
+    _write_boundary(store, sid, b"-1")
+
+    with SummaryEngine(store, config=config) as engine:
+        outcome = engine.compress(sid).result(timeout=30)
+
+        assert outcome.kind == "failed", outcome
+        assert "archive boundary" in outcome.detail
+        assert engine.summary(sid) == record
+    assert store.get_metadata("summary.quarantine", sid) is None
+
+
+INDEX_VALUES = {
+    "word count of text": ("w", lambda c, k: c.set(k, "many")),
+    "entry of no length": ("e", lambda c, k: c.hset(k, "3", "appl 1")),
+    "member of no integer score": (
+        "h",
+        lambda c, k: c.zadd(
+            k, {b'[99, "user", "apples", null, null, null, null, null, null]': 3.5}
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", INDEX_VALUES, ids=str)
+def test_a_foreign_value_in_the_search_keys_is_a_malformed_record(
+    request, tmp_path, sid, case
+):
+    """Before, each reached the caller as a bare ValueError or IndexError."""
+    from memory_summary.adapters import RedisStore
+    from tests.redisserver import shared_server
+
+    request.getfixturevalue("redis_server")
+    store = RedisStore(shared_server().url, prefix=f"{sid}:", recall_index="eager")
+    request.addfinalizer(store.close)
+    request.addfinalizer(store.clear_all)
+    for i in range(6):
+        store.save_message(sid, Message("user", f"message {i} about apples"))
+    kind, write = INDEX_VALUES[case]
+    with redis_client(store) as client:
+        write(client, f"{store.prefix}{kind}:{sid}")
+
+    with pytest.raises(MalformedRecord, match="another program's"):
+        store.search_messages(sid, ["appl"], limit=5)
