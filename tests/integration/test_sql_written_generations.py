@@ -339,3 +339,60 @@ def test_the_decoded_memo_keeps_at_most_its_characters_least_used_first():
     big = json.dumps({"generation": "g1", "text": "x" * size})  # over an eighth
     assert memo.decoded(NS, "j", big) == json.loads(big)
     assert memo.chars == 8 * size
+
+
+def test_an_attached_record_written_is_read_back_without_decoding(
+    store, path, lease, monkeypatch
+):
+    """The lineage a commit attaches (an ``EncodedRecord``) is kept as written: the
+    next read of that very text decodes nothing and gets plain containers of its
+    own; a text another writer put there instead is decoded."""
+    side = EncodedRecord(
+        {"generation": "v1", "versions": [{"summary": "s", "n": [1, 2]}]},
+        json.dumps({"generation": "v1", "versions": [{"summary": "s", "n": [1, 2]}]}),
+    )
+    store.commit(
+        CommitRequest(
+            session_id=SID,
+            namespace=NS,
+            record={"generation": "g1"},
+            expect_generation=None,
+            attach=AttachedRecord(SIDE, side, None),
+            lease=lease,
+        )
+    )
+    import memory_summary.adapters.stores.sql.fence as fence
+
+    decoded: list[object] = []
+    real = fence.decode_record
+
+    def counting(namespace: str, key: str, raw: object) -> dict[str, object]:
+        decoded.append(raw)
+        return real(namespace, key, raw)
+
+    monkeypatch.setattr(fence, "decode_record", counting)
+    first = store.get_metadata(SIDE, SID)
+    assert decoded == []
+    assert first == json.loads(side.json_text)
+    assert type(first) is dict
+    assert type(first["versions"]) is list
+    assert type(first["versions"][0]) is dict  # type: ignore[index]
+    first["versions"][0]["n"].append(3)  # type: ignore[index]
+    assert store.get_metadata(SIDE, SID) == json.loads(side.json_text)
+
+    _foreign(path, SIDE, json.dumps({"generation": "v2"}))
+    assert store.get_metadata(SIDE, SID) == {"generation": "v2"}
+    assert len(decoded) == 1
+
+
+def test_only_an_encoded_record_is_kept_as_written():
+    memo = DecodedRecords()
+    plain = {"generation": "g1", "pair": (1, 2)}  # a tuple: its JSON reads a list
+    memo.wrote(NS, "a", json.dumps(plain), plain)
+    assert memo.chars == 0
+    encoded = _side("g2")
+    memo.wrote(NS, "b", json.dumps({"other": 1}), encoded)  # not its JSON
+    assert memo.chars == 0
+    memo.wrote(NS, "b", encoded.json_text, encoded)
+    assert memo.chars == len(encoded.json_text)
+    assert memo.decoded(NS, "b", encoded.json_text) == json.loads(encoded.json_text)

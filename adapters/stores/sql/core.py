@@ -334,6 +334,7 @@ class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
                 archived = self._fenced(tx, request, checks)
                 tx.execute(q["upsert_metadata"], (request.namespace, sid, data))
                 self._written.wrote(request.namespace, sid, data, request.record)
+                self._decoded.wrote(request.namespace, sid, data, request.record)
                 separator = request.separator
                 marker = separator(archived) if separator is not None else None
                 if marker is not None:
@@ -380,6 +381,7 @@ class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
             return False
         tx.execute(self._q["upsert_metadata"], (namespace, session_id, data))
         self._written.wrote(namespace, session_id, data, attach.record)
+        self._decoded.wrote(namespace, session_id, data, attach.record)
         return True
 
     def forget_session(self, session_id: str, *, namespaces: Sequence[str]) -> int:

@@ -148,9 +148,12 @@ class DecodedRecords:
     text, so a read whose text equals the one kept here (compared whole) gets a copy
     of the mapping kept with it (``json_copy``: containers copied, scalars shared,
     a fraction of ``json.loads``' cost on a long summary). Any other text is decoded
-    and kept instead. Least recently used mappings go first once ``max_chars`` (of
-    their texts) would be exceeded; a record larger than an eighth of that is not
-    kept. Its own budget: it never evicts a ``WrittenGenerations`` text.
+    and kept instead. A record the store writes as an ``EncodedRecord`` (the lineage
+    a commit attaches) is kept as written (``wrote``): it equals the decoding of its
+    JSON, so the next read of that text (the next compression's) decodes nothing.
+    Least recently used mappings go first once ``max_chars`` (of their texts) would
+    be exceeded; a record larger than an eighth of that is not kept. Its own budget:
+    it never evicts a ``WrittenGenerations`` text.
 
     Thread-safety: every method may be called from any thread.
     """
@@ -159,9 +162,22 @@ class DecodedRecords:
         self._max = max_chars
         self._size = 0
         self._lock = threading.Lock()
-        self._kept: OrderedDict[tuple[str, str], tuple[str, dict[str, object]]] = (
+        self._kept: OrderedDict[tuple[str, str], tuple[str, Mapping[str, object]]] = (
             OrderedDict()
         )
+
+    def wrote(self, namespace: str, key: str, text: str, record: object) -> None:
+        """Keep ``record`` as the mapping of ``text``, just written at the key.
+
+        Only an ``EncodedRecord`` whose JSON is ``text``: it is what decoding that
+        text gives (and cannot change). Any other record is left for the next read
+        to decode.
+        """
+        if type(record) is not EncodedRecord or (
+            record.json_text is not text and record.json_text != text
+        ):
+            return
+        self._keep((namespace, key), text, record)
 
     def decoded(self, namespace: str, key: str, raw: object) -> dict[str, object]:
         """``decode_record(namespace, key, raw)``, decoding each text once.
@@ -177,26 +193,55 @@ class DecodedRecords:
             if kept is not None:
                 self._kept.move_to_end(at)
         if kept is not None and type(raw) is str and raw == kept[0]:
-            return json_copy(kept[1])  # type: ignore[return-value]
+            return _plain_copy(kept[1])
         record = decode_record(namespace, key, raw)
         if type(raw) is not str or len(raw) > self._max // 8:
             return record
+        self._keep(at, raw, record)
+        return json_copy(record)  # type: ignore[return-value]
+
+    def _keep(
+        self, at: tuple[str, str], text: str, record: Mapping[str, object]
+    ) -> None:
+        if len(text) > self._max // 8:
+            return
         with self._lock:
             before = self._kept.pop(at, None)
             if before is not None:
                 self._size -= len(before[0])
-            self._kept[at] = (raw, record)
-            self._size += len(raw)
+            self._kept[at] = (text, record)
+            self._size += len(text)
             while self._size > self._max:
                 _, (dropped, _) = self._kept.popitem(last=False)
                 self._size -= len(dropped)
-        return json_copy(record)  # type: ignore[return-value]
 
     @property
     def chars(self) -> int:
         """How many characters of text the kept mappings stand for."""
         with self._lock:
             return self._size
+
+
+def _plain_copy(record: Mapping[str, object]) -> dict[str, object]:
+    """Return a copy of a kept mapping in plain dicts and lists, the caller's own.
+
+    ``json_copy`` for a decoded record; an ``EncodedRecord``'s frozen mappings and
+    lists become plain ones (scalars shared either way).
+    """
+    if type(record) is dict:
+        return json_copy(record)  # type: ignore[return-value]
+    return _thawed(record)  # type: ignore[return-value]
+
+
+def _thawed(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: v if type(v) in _SCALARS else _thawed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [v if type(v) in _SCALARS else _thawed(v) for v in value]
+    return value
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 class SqlCommitChecks:

@@ -104,6 +104,7 @@ class SqlRecords:
             f"{namespace}/{key}",
         )
         self._written.wrote(namespace, key, text, data)
+        self._decoded.wrote(namespace, key, text, data)
 
     def get_metadata(self, namespace: str, key: str) -> dict[str, object] | None:
         """Return the record at the key (None: no record).
