@@ -32,6 +32,7 @@ from memory_summary.domain.lineage import (
     encoded_lineage,
     lineage_mapping,
     read_lineage,
+    reads_back,
     version_json,
     with_version,
 )
@@ -60,6 +61,11 @@ class VersionEntries:
     counted, plus ``VERSION_CHARS`` per version and ``SESSION_CHARS`` per session);
     what a ``forget`` drops is not put back by a write that began before it.
 
+    With the entries it keeps the record written and the ``Lineage`` that
+    ``read_lineage`` gives for it (``written``'s ``lineage``): the next compression
+    of the session, reading back a record equal to it, is spared decoding every kept
+    version again (``stored``). Its JSON text counts towards ``max_chars``.
+
     Thread-safety: every method may be called from any thread.
     """
 
@@ -71,6 +77,7 @@ class VersionEntries:
         self._by_session: OrderedDict[
             str, tuple[dict[int, tuple[SummaryVersion, str]], int]
         ] = OrderedDict()
+        self._read: dict[str, tuple[Mapping[str, object], Lineage]] = {}
 
     def entries(
         self, session_id: str, versions: Sequence[SummaryVersion]
@@ -100,34 +107,55 @@ class VersionEntries:
         versions: Sequence[SummaryVersion],
         entries: Sequence[str],
         token: int,
+        read: tuple[Mapping[str, object], Lineage] | None = None,
     ) -> None:
         """Remember the entries ``session_id``'s lineage was just written with.
 
         ``token``: what ``entries`` returned with them; after a ``forget`` since,
-        nothing is kept.
+        nothing is kept. ``read``: the record written and exactly what
+        ``read_lineage`` gives for it, if known (else the next read decodes).
         """
         kept = {v.version: (v, e) for v, e in zip(versions, entries, strict=True)}
         size = SESSION_CHARS + sum(
             len(v.summary) + len(e) + VERSION_CHARS for v, e in kept.values()
         )
+        text = getattr(read[0], "json_text", None) if read is not None else None
+        if isinstance(text, str):
+            size += len(text)
         with self._lock:
             if token != self._forgets:
                 return
             _, before = self._by_session.pop(session_id, ({}, 0))
+            self._read.pop(session_id, None)
             self._size -= before
             if size > self._max:
                 return
             self._by_session[session_id] = (kept, size)
+            if read is not None:
+                self._read[session_id] = read
             self._size += size
             while self._size > self._max:
-                _, (_, dropped) = self._by_session.popitem(last=False)
+                dropped_id, (_, dropped) = self._by_session.popitem(last=False)
+                self._read.pop(dropped_id, None)
                 self._size -= dropped
+
+    def stored(self, session_id: str, data: object) -> Lineage | None:
+        """Return ``read_lineage(data)`` if ``data`` equals the record last written.
+
+        None when it does not (another writer's, or none kept): decode it then.
+        """
+        with self._lock:
+            read = self._read.get(session_id)
+        if read is None or data is None or data != read[0]:
+            return None
+        return read[1]
 
     def forget(self, session_id: str) -> None:
         """Drop what is kept for ``session_id``."""
         with self._lock:
             self._forgets += 1
             _, before = self._by_session.pop(session_id, ({}, 0))
+            self._read.pop(session_id, None)
             self._size -= before
 
     def forget_all(self) -> None:
@@ -135,6 +163,7 @@ class VersionEntries:
         with self._lock:
             self._forgets += 1
             self._by_session.clear()
+            self._read.clear()
             self._size = 0
 
     @property
@@ -153,6 +182,8 @@ class PendingVersion:
     entries: tuple[str, ...] = ()
     """Each version's JSON, for ``VersionEntries.written`` (none: not encoded)."""
     token: int = 0
+    reads_back: bool = False
+    """Whether ``read_lineage`` of the record written gives ``lineage`` exactly."""
 
 
 @attrs.define
@@ -166,6 +197,7 @@ class LineageWriter:
     known: VersionEntries = attrs.field(factory=VersionEntries)
     _lineage: Lineage | None = None
     _stopped: bool = False
+    _read_exactly: bool = False
 
     def prepare(
         self,
@@ -206,18 +238,24 @@ class LineageWriter:
             Lineage(versions, ranges, generation),
             entries,
             token,
+            # what was read is read back as it was; the new version is checked
+            reads_back=self._read_exactly and reads_back(version),
         )
 
     def landed(self, pending: PendingVersion, *, written: bool) -> None:
         """Take note of whether the commit wrote ``pending`` (else write no more)."""
         if written:
             self._lineage = pending.lineage
+            self._read_exactly = pending.reads_back
             if pending.entries:
                 self.known.written(
                     self.session_id,
                     pending.lineage.versions,
                     pending.entries,
                     pending.token,
+                    (pending.attach.record, pending.lineage)
+                    if pending.reads_back
+                    else None,
                 )
             return
         log.debug(
@@ -238,11 +276,13 @@ class LineageWriter:
         if self._lineage is not None:
             return self._lineage
         try:
-            stored = read_lineage(
-                self.store.get_metadata(VERSIONS_NAMESPACE, self.session_id)
-            )
+            data = self.store.get_metadata(VERSIONS_NAMESPACE, self.session_id)
         except MalformedRecord:
             self.store.delete_metadata(VERSIONS_NAMESPACE, self.session_id)
             stored = Lineage()
+        else:
+            kept = self.known.stored(self.session_id, data)
+            stored = read_lineage(data) if kept is None else kept
+        self._read_exactly = True
         # A session without a summary starts a new lineage: what is stored is stale.
         return Lineage(generation=stored.generation) if fresh else stored

@@ -85,6 +85,17 @@ def _version(entry: object) -> SummaryVersion | None:
     return SummaryVersion(number, first, last, float(created), summary)  # type: ignore[arg-type]
 
 
+def reads_back(version: SummaryVersion) -> bool:
+    """Tell whether ``read_lineage`` reads ``version``, once written, as itself.
+
+    >>> reads_back(SummaryVersion(2, 3, 9, 0.5, "Facts"))
+    True
+    >>> reads_back(SummaryVersion(2, 9, 3, 0.5, "Facts"))  # an empty range: left out
+    False
+    """
+    return _version(_version_mapping(version)) == version
+
+
 def _is_array(value: object) -> TypeGuard[list[Any] | tuple[Any, ...]]:
     """A JSON array: a list, or a tuple a foreign writer kept."""
     return isinstance(value, (list, tuple))

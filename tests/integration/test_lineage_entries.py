@@ -70,6 +70,39 @@ def test_each_compression_encodes_only_its_new_version(store, make_engine, monke
     assert [v["summary"] for v in stored["versions"]] == SUMMARIES[2:6]
 
 
+def test_a_lineage_read_back_as_written_is_not_decoded_again(
+    store, make_engine, monkeypatch
+):
+    """The next compression reads back the record it wrote: equal to the one kept,
+    it is not decoded version by version; one another writer changed is."""
+    decoded: list[object] = []
+    real = lineage.read_lineage
+
+    def counted(data: object) -> Any:
+        decoded.append(data)
+        return real(data)
+
+    monkeypatch.setattr(lineage, "read_lineage", counted)
+    engine = make_engine(store, ScriptedSummarizer(*SUMMARIES), config=CONFIG)
+    for _ in range(4):
+        _fill(store, 8)
+        assert engine.compress("s").result(timeout=30).kind == "compressed"
+    assert len(decoded) == 1  # the first compression's read only
+
+    row = store.get_metadata(VERSIONS_NAMESPACE, "s")
+    row["versions"][1]["summary"] = "[redacted]"  # version 2; the same generation
+    store.save_metadata(VERSIONS_NAMESPACE, "s", row)
+    _fill(store, 8)
+    assert engine.compress("s").result(timeout=30).kind == "compressed"
+
+    assert len(decoded) == 2
+    texts = [
+        v["summary"] for v in store.get_metadata(VERSIONS_NAMESPACE, "s")["versions"]
+    ]
+    assert texts == ["[redacted]", SUMMARIES[2], SUMMARIES[3], SUMMARIES[4]]
+    assert [v.summary for v in engine.summary_history("s")] == texts
+
+
 def test_a_version_edited_by_a_foreign_writer_is_written_back_as_stored(
     store, make_engine, monkeypatch
 ):
