@@ -210,3 +210,22 @@ def test_pins_equal_those_of_every_check_run_in_full(entries):
     lines = [head + dated + " ".join(words) for head, dated, words in entries]
 
     assert extract_pins(lines) == _pins_as_first_written(lines)
+
+
+_NAME_TEXT = st.text(
+    alphabet=st.sampled_from(
+        list("nameNAMEcallCALL\u02bc\u0149\u212a\u017f叫名字我是 x")
+    ),
+    max_size=30,
+) | st.text(max_size=30)
+
+
+@given(_NAME_TEXT)
+def test_the_name_filter_says_yes_wherever_the_name_words_occur(line):
+    """``_may_name`` stands in for ``_NAME_WORDS``: it never misses a line it finds."""
+    from memory_summary.domain import pins
+
+    if pins._NAME_WORDS.search(line) is not None:
+        assert pins._may_name(line)
+    if not pins._may_name(line) and pins._TRIGGER.search(line) is None:
+        assert extract_pins(["User: " + line]) == []
