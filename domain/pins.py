@@ -10,6 +10,9 @@ then keeps them.
 
 Matching is literal and case-insensitive: a pin counts as kept when its text appears in
 the summary as written (a paraphrase such as "twelve kilograms" for ``12 kg`` does not).
+
+Why about 440 lines: the identifier kinds, the pre-filters that keep the scan linear
+and cheap on every line, and the pinned section are one concern.
 """
 
 from __future__ import annotations
@@ -76,6 +79,25 @@ _NEEDS = ("/", "@", "/", "\\", "/", "-", "A", "A", "年", "#", "A", "A", "-", ""
 """The character each kind cannot match without, in ``_KINDS``'s order ("A": an ASCII
 capital letter, which month names and code kinds open with; "": none)."""
 _NEEDED = "/@\\-年#"
+_FIRSTS = (
+    "h",
+    r"\w.+\-",
+    "~./",
+    "A-Za-z",
+    r"\w\-",
+    r"\d",
+    r"\d",
+    "A-Z",
+    r"\d",
+    "#",
+    "A-Z",
+    r"A-Z\d",
+    "0-9a-f",
+    r"$€£¥\d",
+)
+"""What each kind's match opens with, in ``_KINDS``'s order (a character class's
+inside): a position no included kind can open at is passed by one test.
+"""
 _CAPITAL = re.compile("[A-Z]")
 
 
@@ -85,14 +107,16 @@ def _identifiers(present: frozenset[str]) -> re.Pattern[str]:
 
     A kind left out could not match (its required character is absent), and the
     kinds keep their order, so the matches are exactly ``_IDENTIFIER``'s: only the
-    work of trying them at every position goes.
+    work of trying them at every position goes. A lookahead of what the kinds open
+    with (``_FIRSTS``) passes every other position at one test.
     """
-    kinds = [
-        kind
-        for kind, need in zip(_KINDS, _NEEDS, strict=True)
-        if not need or need in present
-    ]
-    return re.compile("|".join(f"(?:{kind})" for kind in kinds))
+    kinds, firsts = [], []
+    for kind, need, first in zip(_KINDS, _NEEDS, _FIRSTS, strict=True):
+        if not need or need in present:
+            kinds.append(kind)
+            firsts.append(first)
+    opens = "".join(dict.fromkeys(firsts))
+    return re.compile(f"(?=[{opens}])(?:" + "|".join(f"(?:{k})" for k in kinds) + ")")
 
 
 def _pattern_for(piece: str) -> re.Pattern[str]:
@@ -104,6 +128,18 @@ def _pattern_for(piece: str) -> re.Pattern[str]:
 
 _TRIGGER = re.compile(r"[\d@/\\#$€£¥]")
 """Every identifier kind holds one of these: text without them is skipped cheaply."""
+_ASCII_MARKS = bytes(
+    0 if chr(b) in "0123456789@/\\#$" else 1 if b == 0 else b for b in range(256)
+)
+"""For ASCII text: its trigger characters (``_TRIGGER``'s, as ASCII has no other
+digits) become NUL, a NUL becomes 1, every other byte stays."""
+
+
+def _has_trigger(line: str) -> bool:
+    """Tell whether ``line`` holds a trigger character (ASCII: two passes of C)."""
+    if line.isascii():
+        return 0 in line.encode("ascii").translate(_ASCII_MARKS)
+    return _TRIGGER.search(line) is not None
 
 
 def scan_pieces(line: str) -> list[str]:
@@ -123,7 +159,7 @@ def iter_pieces(line: str) -> Iterator[str]:
     A reader that stops early (a tool result gives one pin) leaves the rest of the
     line's words unvisited.
     """
-    if _TRIGGER.search(line) is None:
+    if not _has_trigger(line):
         return
     yield from _pieces(line)
 
@@ -200,6 +236,19 @@ _NAME_WORDS = re.compile(r"(?i:name|call)|叫|名字|我是")
 """Any of the introduced-name filters' words: a user line without them has no name."""
 
 
+def _may_name(line: str) -> bool:
+    """Tell whether ``line`` may introduce a name: ``_NAME_WORDS``, 5x faster.
+
+    Substring searches, no case-insensitive pattern tried at every position. A rare
+    extra "yes" (a casefold that expands, as U+0149 does) only lets the names'
+    patterns, which decide, read the line.
+    """
+    if "叫" in line or "名字" in line or "我是" in line:
+        return True
+    folded = line.casefold()
+    return "name" in folded or "call" in folded
+
+
 def _clean(pin: str) -> str:
     return pin.strip().lstrip("-").rstrip(".,;:!?)]}'\"，。；：！？")
 
@@ -258,15 +307,15 @@ def _scan_into(found: dict[str, str], lines: Iterable[str]) -> None:
     for line in lines:
         if len(found) >= MAX_PINS:
             break
-        named = _USER_LINE.match(line) is not None and _NAME_WORDS.search(line)
-        triggered = _TRIGGER.search(line) is not None
+        named = _USER_LINE.match(line) is not None and _may_name(line)
+        triggered = _has_trigger(line)
         if not triggered and not named:
             continue  # the pre-filter: no candidate character, no name phrase
         dated = _DATED_ENTRY.match(line)
         if dated is not None:  # the opening date goes, the role stays
             line = dated.group(1) + line[dated.end() :]
-            triggered = _TRIGGER.search(line) is not None
-            named = named and _NAME_WORDS.search(line)
+            triggered = _has_trigger(line)
+            named = named and _may_name(line)
         most = MAX_PER_TOOL_RESULT if _TOOL_RESULT_LINE.match(line) else MAX_PER_LINE
         taken = 0
         for piece in _pieces(line) if triggered else ():

@@ -210,3 +210,79 @@ def test_pins_equal_those_of_every_check_run_in_full(entries):
     lines = [head + dated + " ".join(words) for head, dated, words in entries]
 
     assert extract_pins(lines) == _pins_as_first_written(lines)
+
+
+_NAME_TEXT = st.text(
+    alphabet=st.sampled_from(
+        list("nameNAMEcallCALL\u02bc\u0149\u212a\u017f叫名字我是 x")
+    ),
+    max_size=30,
+) | st.text(max_size=30)
+
+
+@given(_NAME_TEXT)
+def test_the_name_filter_says_yes_wherever_the_name_words_occur(line):
+    """``_may_name`` stands in for ``_NAME_WORDS``: it never misses a line it finds."""
+    from memory_summary.domain import pins
+
+    if pins._NAME_WORDS.search(line) is not None:
+        assert pins._may_name(line)
+    if not pins._may_name(line) and pins._TRIGGER.search(line) is None:
+        assert extract_pins(["User: " + line]) == []
+
+
+_SAMPLES = ("#4711", "ORD-12", "X7K9P2", "4XK9Q", "2026-03-03", "12 kg", "$5", "a@b.co")
+_SAMPLES += ("C:\\x\\y", "3 March", "March 3", "2026年3月", "a/b.py", "~/x", "http://a")
+_SAMPLES += ("12345678-1234-1234-1234-123456789abc", "-x/y.md", "../a", "x/y.md")
+_SAMPLES += ("abcdef12-1234-1234-1234-123456789abc", "c:\\x\\y", "x.y+z@a.io")
+
+
+_OPENERS = st.lists(
+    st.sampled_from(
+        [*"hxé٣+.~/\\:-_@#$€abf0129ACMZ年月日 ,\t", "Mar", "March ", *_SAMPLES]
+    ),
+    max_size=20,
+).map("".join)
+
+
+@given(_OPENERS)
+def test_the_narrowed_pattern_opens_where_the_full_one_does(piece):
+    """The lookahead of what the kinds open with passes no position a kind opens at."""
+    from memory_summary.domain.pins import _IDENTIFIER, _pattern_for
+
+    def found(pattern):
+        return [(m.start(), m.group()) for m in pattern.finditer(piece)]
+
+    assert found(_pattern_for(piece)) == found(_IDENTIFIER)
+
+
+def test_the_narrowed_pattern_finds_each_kind_after_any_neighbour():
+    """Each kind's sample, after and before a few neighbours, found as the full one."""
+    from memory_summary.domain.pins import _IDENTIFIER, _pattern_for
+
+    for sample in _SAMPLES:
+        for before in ("", "x", "é", " ", "٣", "-", ".", "Z", "#", "/"):
+            piece = f"{before}{sample}{before}"
+            found = [
+                (m.start(), m.group()) for m in _pattern_for(piece).finditer(piece)
+            ]
+            assert found == [
+                (m.start(), m.group()) for m in _IDENTIFIER.finditer(piece)
+            ]
+
+
+_ASCII_WORDS = st.sampled_from(
+    ["a", "7", "x/y", "#1", "$", "\x00", "a\x00b", "q" * 255 + "1", "q" * 256 + "1"]
+)
+
+
+@given(
+    st.lists(_ASCII_WORDS | st.text(alphabet="ab1/ \x1c\x1f\t\x00", max_size=6)),
+    st.sampled_from([" ", "\x1c", "\t\n", "\x0b"]),
+)
+def test_ascii_lines_give_the_pieces_of_the_flag_walk(words, space):
+    """ASCII lines are marked as bytes: the same pieces, NUL and ASCII spaces too."""
+    from memory_summary.domain.pins import scan_pieces
+
+    line = space.join(words)
+    assert scan_pieces(line) == _pieces_by_flags(line)
