@@ -220,6 +220,35 @@ def test_dates_date_their_facts_once_each_and_are_no_prefix():
     assert not any("2023" in line.split("] ", 1)[-1] for line in lines)
 
 
+def test_a_shared_photo_is_its_caption_one_fragment_without_its_bracket():
+    text = summarize(
+        [
+            "User: [8 May 2023] The kids loved it! "
+            "[shares a photo: a photo of a cup. with a dog face on it]",
+            "Assistant: [image: a painting of a sunset with a palm tree]",
+        ]
+    )
+
+    assert "photo: cup. with dog face" in text  # its stops do not split it
+    assert "photo: painting sunset with palm tree" in text
+    assert "[" not in text.replace("[8 May 2023]", "")  # no half of a bracket
+    assert "shares" not in text
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "I keep my notes [in a box]",  # no picture named
+        "See [photo] below",  # no caption
+        "Look at my garden [shares a photo: ]",  # an empty caption
+    ],
+)
+def test_a_bracket_that_captions_no_picture_stays_text(body):
+    text = summarize([f"User: [8 May 2023] {body}"])
+
+    assert text.count("[") == 2  # the day's date, and the bracket as it was said
+
+
 @pytest.mark.parametrize("max_tokens", [60, 120, 400, 2000])
 def test_a_dialogue_summary_fits_is_accepted_and_is_a_fixed_point(max_tokens):
     text = summarize(DIALOGUE, max_tokens=max_tokens)

@@ -22,7 +22,8 @@ and keeps *facts*: short fragments quoted from the messages, each ranked by sali
   (greetings, thanks, praise, praise of the other as the subject, cheering the
   other on, pointing at a picture, questions to the other with or without "you",
   the assistant's questions) is no fact, a kept sentence is compacted to its
-  content words, and a message's opening ``[date]``
+  content words, a closing caption of a shared photo (``[shares a photo: …]``)
+  is one fragment (``photo: …``), and a message's opening ``[date]``
   dates the facts that follow it (a transcript that opens without one goes on from
   the latest day of the previous summary).
 - Host instructions (the request's ``host_instructions`` section): a fact naming one

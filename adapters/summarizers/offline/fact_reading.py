@@ -45,6 +45,18 @@ from .salience import (
 )
 from .transcript import entries
 
+_CAPTION = re.compile(
+    r"\s*\[(?P<what>[^\[\]:\n]{0,40}?\b(?P<media>photo(?:graph)?s?|photography|"
+    r"images?|pictures?|pics?|videos?)\b[^\[\]:\n]{0,20}):\s*"
+    r"(?P<caption>[^\[\]\n]{1,400})\]\s*$",
+    re.IGNORECASE,
+)
+"""A caption closing a message: ``[shares a photo: a dog]``, ``[image: …]``."""
+_CAPTION_OPENING = re.compile(
+    r"^(?:an? )?(?:photo(?:graph)?|photography|picture|image|pic|video|screenshot)s?"
+    r" (?:of )?",
+    re.IGNORECASE,
+)
 LINE_CHARS = 160
 SAID_CHARS = 80  # a compacted sentence: its content words, around what matters
 FACT_CACHE_SIZE = 8192
@@ -146,6 +158,30 @@ def _cut_fragment(sentence: str, limit: int) -> str:
 _remembered_fragment = functools.lru_cache(maxsize=FACT_CACHE_SIZE)(_cut_fragment)
 
 
+def _caption_of(body: str) -> tuple[str, str]:
+    """Return a message without the caption of what it shares, and that caption.
+
+    A bracketed note closing the message that names a photo, picture, image or
+    video (``[shares a photo: a photo of a cup with a dog face]``) describes what
+    the speaker shows: one fragment, ``photo: cup with a dog face``, whatever
+    stops it holds, never a sentence of the message (its bracket and its opening
+    words said nothing).
+
+    >>> _caption_of("They made this! [shares a photo: a photo of a cup. with a dog]")
+    ('They made this!', 'photo: a cup. with a dog')
+    >>> _caption_of("No caption [here]")
+    ('No caption [here]', '')
+    """
+    shown = _CAPTION.search(body) if body.endswith("]") else None
+    if shown is None:
+        return body, ""
+    caption = _CAPTION_OPENING.sub("", shown.group("caption").strip()).strip()
+    if not caption:
+        return body, ""
+    label = "video" if shown.group("media").lower().startswith("video") else "photo"
+    return body[: shown.start()].rstrip(), f"{label}: {caption}"
+
+
 def _sentences(body: str) -> list[str]:
     return [
         piece
@@ -179,10 +215,12 @@ def new_facts(
         candidates: list[Fact] = []
         body = body[:ENTRY_CHARS]
         said = role in ("user", "assistant", "system")
+        caption = ""
         if said:
             day, body = session_date(body)
             date = day or date
-        sentences = _sentences(body)
+            body, caption = _caption_of(body)
+        sentences = _sentences(body) + ([caption] if caption else [])
         if role == "tool":  # a result's first line is its outcome; the rest, detail
             lines = [x for x in body.splitlines() if x.strip()]
             sentences = (
