@@ -22,9 +22,9 @@ The usage a reply carries is read leniently: a shape neither provider documents 
 some compatible servers send) counts as no usage, never as a reason to lose the reply;
 a usage the host passes itself (``read_usage_tokens``) is held to the documented shapes.
 
-Why about 430 lines: each of the host's shapes (replies, usages, the user's and the
-host's messages) is read here, and the common reply, a ChatCompletion dict of text, is
-also read on a shortcut that reads it exactly as the general path does.
+Why about 465 lines: each of the host's shapes (replies, usages, the user's and the
+host's messages) is read here, and the common reply, a ChatCompletion of text (a dict or
+the SDK's object), is also read on a shortcut that reads it as the general path does.
 """
 
 from __future__ import annotations
@@ -255,7 +255,7 @@ def read_reply(reply: object) -> ReadReply:
     """
     if isinstance(reply, Message):
         return ReadReply(_assistant(reply), None, None)
-    plain = _plain_completion(reply)
+    plain = _plain_completion(reply) or _plain_sdk_completion(reply)
     if plain is not None:
         return plain
     data = _mapping(reply, "reply")
@@ -313,6 +313,41 @@ def _plain_completion(reply: object) -> ReadReply | None:
             return None
     said = Message.of_text("assistant", content)
     return ReadReply(_assistant(said), _model(reply), _reply_tokens(reply.get("usage")))
+
+
+def _dumps(value: object) -> bool:
+    return callable(getattr(value, "model_dump", None))
+
+
+def _plain_sdk_completion(reply: object) -> ReadReply | None:
+    """``_plain_completion`` of an SDK ``ChatCompletion`` (a pydantic model).
+
+    Its message read by attribute, not dumped: only when the message's class declares
+    no field but those of a plain reply and carries no extra one (``model_extra``).
+    """
+    choices = getattr(reply, "choices", None)
+    if type(choices) is not list or not choices or not _dumps(reply):
+        return None
+    message = getattr(choices[0], "message", None)
+    if not (_dumps(choices[0]) and _dumps(message)) or getattr(
+        message, "model_extra", None
+    ):
+        return None
+    fields = getattr(type(message), "model_fields", None)
+    if not isinstance(fields, Mapping) or not _PLAIN_KEYS.issuperset(fields):
+        return None
+    content = getattr(message, "content", None)
+    if getattr(message, "role", None) != "assistant" or type(content) is not str:
+        return None
+    for key in ("refusal", "tool_calls", "audio", "function_call"):
+        if getattr(message, key, None) is not None:
+            return None
+    model = getattr(reply, "model", None)
+    return ReadReply(
+        _assistant(Message.of_text("assistant", content)),
+        model if isinstance(model, str) and model else None,
+        _reply_tokens(getattr(reply, "usage", None)),
+    )
 
 
 _ANTHROPIC_ONLY = frozenset(

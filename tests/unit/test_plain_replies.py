@@ -78,3 +78,73 @@ def test_a_plain_completion_refused_is_refused_as_the_general_path_refuses(messa
     with pytest.raises(MessageError) as error:
         read_reply(reply)
     assert str(error.value) == str(general_error.value)
+
+
+def sdk_replies():
+    chat = pytest.importorskip("openai.types.chat")
+    pydantic = pytest.importorskip("pydantic")
+
+    class Named(pydantic.BaseModel):  # a compatible SDK's message, one field more
+        role: str
+        content: str | None = None
+        name: str | None = None
+
+    class Choice(pydantic.BaseModel):
+        message: Named
+
+    class Completion(pydantic.BaseModel):
+        choices: list[Choice]
+        model: str = "m"
+
+    def sdk(message, **fields):
+        return chat.ChatCompletion.model_validate(
+            {
+                "id": "c1",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "gpt-4o",
+                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                **fields,
+            }
+        )
+
+    usage = {"prompt_tokens": 42, "completion_tokens": 5, "total_tokens": 47}
+    return [
+        sdk(PLAIN),
+        sdk(PLAIN, usage=usage),
+        sdk({**PLAIN, "content": "a\x00b"}, usage=usage),
+        sdk({**PLAIN, "refusal": "no"}),
+        sdk({**PLAIN, "reasoning_content": "hm", "name": "bot"}),  # extras
+        sdk(
+            {
+                **PLAIN,
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "f", "arguments": "{}"},
+                    }
+                ],
+            }
+        ),
+        Completion(choices=[Choice(message=Named(**PLAIN, name="bot"))]),
+        Completion(choices=[Choice(message=Named(**PLAIN))]),
+    ]
+
+
+def test_a_plain_sdk_completion_reads_as_its_dump_reads():
+    for reply in sdk_replies():
+        dumped = reply.model_dump(mode="python", exclude_none=True)
+        assert read_reply(reply) == general(dumped), reply
+
+
+def test_an_empty_sdk_completion_is_refused_as_its_dump_is():
+    reply = sdk_replies()[0]
+    reply.choices[0].message.content = "   "
+    dumped = reply.model_dump(mode="python", exclude_none=True)
+    with pytest.raises(MessageError) as general_error:
+        general(dumped)
+    with pytest.raises(MessageError) as error:
+        read_reply(reply)
+    assert str(error.value) == str(general_error.value)
