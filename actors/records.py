@@ -68,6 +68,15 @@ class RecordReader:
             return None
         return self._decoded(session_id, data, quarantine)
 
+    def decode(
+        self, session_id: str, data: dict[str, object] | None
+    ) -> SummaryRecord | None:
+        """Return the record ``data`` the store returned for the session, as ``read``.
+
+        For a record read along with something else (``SpanRecordStore``).
+        """
+        return self._decoded(session_id, data, False)
+
     def read_with_window(
         self, session_id: str, limit: int
     ) -> tuple[SummaryRecord | None, list[Message]]:

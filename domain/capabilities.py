@@ -24,6 +24,7 @@ from .ports import (
     NativeSummarizer,
     SearchableStore,
     SpanningStore,
+    SpanRecordStore,
     StoreArchive,
     StreamingSummarizer,
     UsageReportingSummarizer,
@@ -82,6 +83,8 @@ class StoreCapabilities:
     """``LocallyCountingStore`` saying true: counts run on the host's thread."""
     spans: bool = False
     """``SpanningStore``: a ``Conversation`` reads no history it already holds."""
+    reads_span_record: bool = False
+    """``SpanRecordStore``: a ``Conversation`` reads the span and the record at once."""
     saves_batches: bool = False
     """``BatchSavingStore``: a batch of messages is saved at once, all or nothing."""
     sets_recall_index: bool = False
@@ -97,6 +100,7 @@ def store_capabilities(store: object) -> StoreCapabilities:
         counts_locally=has_capability(store, LocallyCountingStore)
         and getattr(store, "counts_locally") is True,  # noqa: B009 - declared above
         spans=has_capability(store, SpanningStore),
+        reads_span_record=has_capability(store, SpanRecordStore),
         saves_batches=has_capability(store, BatchSavingStore),
         sets_recall_index=has_capability(store, IndexPolicyStore),
     )

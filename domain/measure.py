@@ -8,6 +8,7 @@ on every turn.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 
 import attrs
@@ -48,6 +49,7 @@ KNOWN_CONTEXT_TOKENS: tuple[tuple[str, int], ...] = (
 )
 
 
+@functools.lru_cache(maxsize=256)  # a turn asks it of the same few names
 def known_context_tokens(model: str) -> int | None:
     """Return the context window of a well-known model, matched by name prefix.
 

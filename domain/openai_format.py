@@ -188,5 +188,6 @@ def openai_message(
         result["tool_call_id"] = tool_call_id
     if refusal is not None:
         result["refusal"] = refusal
-    result.update(openai_extras(metadata))
+    if metadata:  # most messages carry none
+        result.update(openai_extras(metadata))
     return result

@@ -2,7 +2,7 @@
 
 Adapters satisfy these structurally; none inherits from them.
 
-Why about 730 lines: the ports are one contract. Every capability the engine uses is a
+Why about 770 lines: the ports are one contract. Every capability the engine uses is a
 Protocol here, checked once when the engine is wired, and each carries the rules its
 implementers must keep (the commit's, on ``CommitRequest``), so a store's author reads
 one file.
@@ -553,6 +553,30 @@ class SpanningStore(MemoryStore, Protocol):
         """Return the count, first and last id and id sum of the active messages.
 
         The messages ``get_history`` returns, read in one statement or one lock.
+        """
+        ...
+
+
+@runtime_checkable
+class SpanRecordStore(SpanningStore, Protocol):
+    """A store that reads a session's ``ActiveSpan`` and a record together.
+
+    An optional capability (the SQL and in-memory stores have it): a
+    ``Conversation``'s turn then asks the store once whether its transcript is
+    still current and what the summary record is, instead of twice. Without it the
+    two reads are made one after the other.
+    """
+
+    def span_and_metadata(
+        self, session_id: str, namespace: str
+    ) -> tuple[ActiveSpan, dict[str, object] | None]:
+        """Return ``active_span`` and ``get_metadata(namespace, session_id)``.
+
+        Read together (one statement or one lock): both as they were at one moment,
+        so a compression another process commits is seen in both or in neither.
+
+        Raises:
+            MalformedRecord: as ``get_metadata`` does (the span is not returned).
         """
         ...
 

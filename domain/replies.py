@@ -21,6 +21,10 @@ would give the model an empty turn to read back. Thinking alone is no reply eith
 The usage a reply carries is read leniently: a shape neither provider documents (as
 some compatible servers send) counts as no usage, never as a reason to lose the reply;
 a usage the host passes itself (``read_usage_tokens``) is held to the documented shapes.
+
+Why about 465 lines: each of the host's shapes (replies, usages, the user's and the
+host's messages) is read here, and the common reply, a ChatCompletion of text (a dict or
+the SDK's object), is also read on a shortcut that reads it as the general path does.
 """
 
 from __future__ import annotations
@@ -251,6 +255,9 @@ def read_reply(reply: object) -> ReadReply:
     """
     if isinstance(reply, Message):
         return ReadReply(_assistant(reply), None, None)
+    plain = _plain_completion(reply) or _plain_sdk_completion(reply)
+    if plain is not None:
+        return plain
     data = _mapping(reply, "reply")
     if "choices" in data:
         return _openai_reply(data)
@@ -265,6 +272,81 @@ def read_reply(reply: object) -> ReadReply:
         "has no choices, no role and is no Anthropic message; allowed: an OpenAI "
         "ChatCompletion or its message, an Anthropic Message, either as a dict, or a "
         "Message",
+    )
+
+
+_PLAIN_KEYS = frozenset(
+    {
+        "role",
+        "content",
+        "refusal",
+        "annotations",
+        "tool_calls",
+        "audio",
+        "function_call",
+    }
+)
+"""The keys of a plain reply message: text, and no call, refusal or audio (None)."""
+
+
+def _plain_completion(reply: object) -> ReadReply | None:
+    """Return what ``read_reply`` reads of a plain ChatCompletion dict; None otherwise.
+
+    The common reply: a dict whose first choice's message is the assistant's text
+    alone (``refusal``, ``tool_calls``, ``audio``, ``function_call`` absent or None;
+    ``annotations`` ignored). Read as the general path reads it, for less.
+    """
+    if type(reply) is not dict:
+        return None
+    choices = reply.get("choices")
+    if type(choices) is not list or not choices:
+        return None
+    choice = choices[0]
+    message = choice.get("message") if type(choice) is dict else None
+    if type(message) is not dict or message.get("role") != "assistant":
+        return None
+    content = message.get("content")
+    if type(content) is not str or not _PLAIN_KEYS.issuperset(message):
+        return None
+    for key in ("refusal", "tool_calls", "audio", "function_call"):
+        if message.get(key) is not None:
+            return None
+    said = Message.of_text("assistant", content)
+    return ReadReply(_assistant(said), _model(reply), _reply_tokens(reply.get("usage")))
+
+
+def _dumps(value: object) -> bool:
+    return callable(getattr(value, "model_dump", None))
+
+
+def _plain_sdk_completion(reply: object) -> ReadReply | None:
+    """``_plain_completion`` of an SDK ``ChatCompletion`` (a pydantic model).
+
+    Its message read by attribute, not dumped: only when the message's class declares
+    no field but those of a plain reply and carries no extra one (``model_extra``).
+    """
+    choices = getattr(reply, "choices", None)
+    if type(choices) is not list or not choices or not _dumps(reply):
+        return None
+    message = getattr(choices[0], "message", None)
+    if not (_dumps(choices[0]) and _dumps(message)) or getattr(
+        message, "model_extra", None
+    ):
+        return None
+    fields = getattr(type(message), "model_fields", None)
+    if not isinstance(fields, Mapping) or not _PLAIN_KEYS.issuperset(fields):
+        return None
+    content = getattr(message, "content", None)
+    if getattr(message, "role", None) != "assistant" or type(content) is not str:
+        return None
+    for key in ("refusal", "tool_calls", "audio", "function_call"):
+        if getattr(message, key, None) is not None:
+            return None
+    model = getattr(reply, "model", None)
+    return ReadReply(
+        _assistant(Message.of_text("assistant", content)),
+        model if isinstance(model, str) and model else None,
+        _reply_tokens(getattr(reply, "usage", None)),
     )
 
 
@@ -335,7 +417,7 @@ def user_message(user: object) -> Message:
         MessageError: it is not the user's, or it is empty.
     """
     if isinstance(user, str):
-        said = Message("user", user)  # NUL bytes go: "\x00" alone is empty
+        said = Message.of_text("user", user)  # NUL bytes go: "\x00" alone is empty
         if not content_text(said.content).strip():
             raise MessageError("user", "is empty; allowed: the user's text")
         return said
@@ -373,7 +455,7 @@ def system_message(system: object) -> Message | None:
     if system is None:
         return None
     if isinstance(system, str):
-        return Message("system", system) if system else None
+        return Message.of_text("system", system) if system else None
     if isinstance(system, Sequence):  # Anthropic's system blocks
         return messages_from_anthropic(system, [])[0] if system else None
     raise MessageError(

@@ -24,7 +24,7 @@ A retried turn: ``prepare(text)`` saves ``text``; when the model call fails and 
 host tries again, ``prepare()`` (no message) builds the same request without saving
 the user's message twice.
 
-(About 485 lines: the handle's three calls and the four ways a request is built.)
+(About 515 lines: the handle's three calls and the four ways a request is built.)
 """
 
 from __future__ import annotations
@@ -36,13 +36,17 @@ from typing import Literal, Protocol, cast
 import attrs
 
 from memory_summary.domain import (
+    NAMESPACE,
     AnthropicSystem,
     CompressionStore,
+    MalformedRecord,
     Message,
     Placement,
     Repair,
     SpanningStore,
+    SpanRecordStore,
     SummaryConfig,
+    SummaryRecord,
     TokenUsage,
     ToolCall,
     anthropic_pairs,
@@ -92,6 +96,18 @@ class TurnHost(RecallSource, Protocol):
     def _injection(
         self, session_id: str, model: str | None, provider: str | None = None
     ) -> tuple[str | None, int | None, NativeArtifact | None]: ...
+
+    def _injection_of(
+        self,
+        session_id: str,
+        model: str | None,
+        provider: str | None,
+        record: SummaryRecord | None,
+    ) -> tuple[str | None, int | None, NativeArtifact | None]: ...
+
+    def _read_record(
+        self, session_id: str, data: dict[str, object] | None
+    ) -> SummaryRecord | None: ...
 
     def _note_request(
         self,
@@ -246,11 +262,16 @@ class Conversation:
             engine._note_request(self.session_id, system)  # tools: those remembered
         transcript = self._transcript()
         with transcript.lock:
-            self._sync(transcript)
+            read, record = self._sync(transcript)
             provider = _PROVIDERS.get(kind)
-            text, covered, native = engine._injection(
-                self.session_id, self.model, provider
-            )
+            if not read:
+                text, covered, native = engine._injection(
+                    self.session_id, self.model, provider
+                )
+            else:
+                text, covered, native = engine._injection_of(
+                    self.session_id, self.model, provider, record
+                )
             block = None if native is None else native.block
             if message is not None:
                 saved = engine.memory.save_message(self.session_id, message)
@@ -363,14 +384,35 @@ class Conversation:
             transcripts.put(self.session_id, found)
         return found
 
-    def _sync(self, transcript: Transcript) -> None:
-        """Read the history again unless the store holds what the saves led to."""
-        store = self._engine.memory
-        if self._engine._store_can.spans and cast(SpanningStore, store).active_span(
-            self.session_id
-        ).matches(transcript.span):
-            return
-        transcript.replace(Transcript.of(store.get_history(self.session_id)))
+    def _sync(self, transcript: Transcript) -> tuple[bool, SummaryRecord | None]:
+        """Read the history again unless the store holds what the saves led to.
+
+        Return True and the summary record when it was read with the span (one
+        statement, ``SpanRecordStore``) and the transcript is current: both as they
+        were at one moment. Else False: the record is to be read after the history,
+        so that a compression committed in between is seen in the record (the
+        request leaves out what it covers), never in the history alone.
+        """
+        engine, sid = self._engine, self.session_id
+        store, can = engine.memory, engine._store_can
+        if can.reads_span_record:
+            try:
+                span, data = cast(SpanRecordStore, store).span_and_metadata(
+                    sid, NAMESPACE
+                )
+            except MalformedRecord:  # read apart: the record reads as none, logged
+                pass
+            else:
+                if span.matches(transcript.span):
+                    return True, engine._read_record(sid, data)
+                transcript.replace(Transcript.of(store.get_history(sid)))
+                return _UNREAD
+        if can.spans and cast(SpanningStore, store).active_span(sid).matches(
+            transcript.span
+        ):
+            return _UNREAD
+        transcript.replace(Transcript.of(store.get_history(sid)))
+        return _UNREAD
 
     def _is_plain(self, transcript: Transcript, covered: int | None) -> bool:
         if not transcript.plain or self._engine.config.mask_tool_results_after:
@@ -435,6 +477,9 @@ class Conversation:
             return _with_item(items_of(assembled), native)
         return [message.to_openai() for message in assembled]
 
+
+_UNREAD: tuple[bool, None] = (False, None)
+"""``Conversation._sync`` read no summary record: ``_injection`` reads it."""
 
 _PROVIDERS: Mapping[str, str] = {
     "anthropic": ANTHROPIC_PROVIDER,

@@ -671,6 +671,18 @@ class SummaryEngine:
         except StoreError as exc:
             log.warning("session %s: summary unreadable, ignored: %s", session_id, exc)
             return None, None, None
+        return self._injection_of(session_id, model, provider, record)
+
+    def _injection_of(
+        self,
+        session_id: str,
+        model: str | None,
+        provider: str | None,
+        record: SummaryRecord | None,
+    ) -> tuple[str | None, int | None, NativeArtifact | None]:
+        """``_injection`` of the ``record`` the caller read (``_read_record``)."""
+        self._core.check_open()
+        _check_model(model)
         if record is None or not record.text:
             return None, None, None
         native, block = record.native, None
@@ -690,6 +702,12 @@ class SummaryEngine:
             record = attrs.evolve(record, text=extra.strip())
         text = self._prompts.text(session_id, model, record)
         return text, record.covered_through_id, block
+
+    def _read_record(
+        self, session_id: str, data: dict[str, object] | None
+    ) -> SummaryRecord | None:
+        """Return the summary record ``data`` the store returned, as ``summary``."""
+        return self._records.decode(session_id, data)
 
     def _note_request(
         self,

@@ -104,6 +104,7 @@ def test_a_delegating_proxy_has_what_it_delegates_to():
         searchable=True,
         counts_locally=True,
         spans=True,
+        reads_span_record=True,
         saves_batches=True,
         sets_recall_index=True,
     )
@@ -127,6 +128,7 @@ def test_a_member_that_is_not_callable_is_not_a_method():
         pages_metadata=True,
         searchable=True,
         spans=True,
+        reads_span_record=True,
         saves_batches=True,
         sets_recall_index=True,
     )

@@ -209,6 +209,25 @@ class InMemoryStore(MemoryHistory, MemoryRecords, DeprecatedCommits):
             # one already seen, so the count and the ends tell every change.
             return ActiveSpan(session.active_count(), first, last, None)
 
+    def span_and_metadata(
+        self, session_id: str, namespace: str
+    ) -> tuple[ActiveSpan, dict[str, object] | None]:
+        """Return ``active_span`` and the record, read under one lock.
+
+        See ``SpanRecordStore``.
+        """
+        check_key("session_id", session_id)
+        check_key("namespace", namespace)
+        with self._lock:
+            session = self._sessions.get(session_id)
+            span = NO_SPAN
+            if session is not None and session.active_count():
+                first, last = session.active_ends()
+                span = ActiveSpan(session.active_count(), first, last, None)
+            record = self._metadata.get((namespace, session_id))
+        # Stored records are never mutated, only replaced: copy outside the lock.
+        return span, None if record is None else json_copy(record)  # type: ignore[return-value]
+
     def count_history(self, session_id: str) -> int:
         check_key("session_id", session_id)
         with self._lock:

@@ -50,6 +50,7 @@ from .driver import Executor, SqlDriver
 from .fence import DecodedRecords, Fenced, SqlCommitChecks, WrittenGenerations
 from .history import SqlHistory
 from .records import SqlRecords
+from .turn import SqlTurnReads
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +61,7 @@ run whole: a trigger's body holds ``;``), or a function run in its transaction (
 building an index of the rows already stored)."""
 
 
-class SqlStore(SqlHistory, SqlRecords, DeprecatedCommits):
+class SqlStore(SqlHistory, SqlRecords, SqlTurnReads, DeprecatedCommits):
     """The contract of ``CompressionStore`` over any ``SqlDriver``; faces subclass it.
 
     A subclass builds its driver, dialect, history index and migrations and calls
