@@ -241,3 +241,42 @@ def test_a_connection_in_use_during_close_is_closed_when_given_back(tracker, tmp
     holder.join(10)
     assert failures == []
     assert tracker.still_open() == 0
+
+
+def test_a_waiting_thread_gets_the_only_connection_before_a_busy_one(tracker, tmp_path):
+    """A thread that gives the connection back and takes it again queues behind.
+
+    Before, the busy thread took the one connection of ``pool_size=1`` straight back
+    while a waiting thread was still waking: under a host's loop of turns the
+    engine's gate counts and compressions waited until the host paused, or failed
+    after ``busy_timeout_s`` (``no free SQLite connection``).
+    """
+    store = SqliteStore(tmp_path / "s.sqlite3", pool_size=1)
+    _fill(store, "s", 1)
+    driver: Any = store._driver
+    waiting = threading.Event()
+
+    class Observed(threading.Condition):
+        def wait(self, timeout: float | None = None) -> bool:
+            waiting.set()  # a thread found every connection out
+            return super().wait(timeout)
+
+    driver._freed = Observed(threading.Lock())
+    order: list[str] = []
+
+    def count() -> None:
+        store.count_history("s")
+        order.append("waiting thread")
+
+    conn = driver._take()
+    thread = threading.Thread(target=count)
+    thread.start()
+    assert waiting.wait(10)
+    driver._give(conn)
+    again = driver._take()  # the busy thread comes straight back for it
+    order.append("busy thread")
+    driver._give(again)
+    thread.join(10)
+    store.close()
+
+    assert order == ["waiting thread", "busy thread"]

@@ -5,6 +5,9 @@ A lone statement runs in autocommit mode (atomic by itself, one round of locking
 only multi-statement work opens ``BEGIN IMMEDIATE``, which serializes writers across
 every process sharing the file. Leases use this host's clock, ``time.time()``: every
 process that opens one SQLite file runs on the same host.
+
+Why about 430 lines: one concept, the SQLite file's connections (a fair pool, lone
+writes, transactions) and its schema's migrations.
 """
 
 from __future__ import annotations
@@ -115,11 +118,24 @@ DIALECT = Dialect(clock=f"{_CLOCK_FUNCTION}()", unlimited=-1)
 _DRIVER_ERRORS = (sqlite3.Error, OverflowError, UnicodeError)
 
 
+class _Slot:
+    """Where ``SqliteDriver._give`` puts the connection a waiting thread receives."""
+
+    __slots__ = ("conn",)
+
+    def __init__(self) -> None:
+        self.conn: sqlite3.Connection | None = None
+
+
 class SqliteDriver:
     """Connections to one SQLite file: a bounded pool, lone writes, transactions.
 
     The pool is a deque (taking and returning are atomic); a condition variable is
-    touched only when every connection is out. Writers of one process take turns on a
+    touched only when every connection is out. Threads that wait are served in turn:
+    a connection given back goes straight to the first of them, and a thread that
+    finds any waiting queues behind it, so a busy host thread cannot keep taking the
+    only connection back (a pool of 1 starved the engine's gate counts until the host
+    paused, and compressions ran only then). Writers of one process take turns on a
     lock: SQLite admits one writer at a time anyway, and a writer that found the file
     locked would sleep in SQLite's busy handler (1, 2, 5, 10... ms), which is what a
     chat turn's ``save_message`` would wait for behind a compression's commit. Other
@@ -134,7 +150,8 @@ class SqliteDriver:
         self._idle: collections.deque[sqlite3.Connection] = collections.deque()
         self._all: list[sqlite3.Connection] = []
         self._freed = threading.Condition(threading.Lock())
-        self._waiting = 0
+        # each waiting thread's slot, first come first served: _give fills the first
+        self._queue: collections.deque[_Slot] = collections.deque()
         self._closed = False
         self._writing = threading.Lock()
 
@@ -168,37 +185,67 @@ class SqliteDriver:
     def _take(self) -> sqlite3.Connection:
         if self._closed:
             raise StoreError(f"SqliteStore {self.path!r} is closed")
-        try:
-            return self._idle.pop()
-        except IndexError:
-            return self._take_or_wait()
+        if not self._queue:  # a thread already waiting goes first
+            try:
+                return self._idle.pop()
+            except IndexError:
+                pass
+        return self._take_or_wait()
 
     def _take_or_wait(self) -> sqlite3.Connection:
         deadline = time.monotonic() + self._busy_timeout_s
         with self._freed:
             if self._closed:  # close() may have run since _take looked
                 raise StoreError(f"SqliteStore {self.path!r} is closed")
+            if not self._queue:
+                try:
+                    return self._idle.pop()
+                except IndexError:
+                    pass
             if len(self._all) < self._size:
                 conn = self._connect()
                 self._all.append(conn)
                 return conn
-            self._waiting += 1
+            slot = _Slot()
+            self._queue.append(slot)
             try:
-                while True:
-                    if self._closed:
-                        raise StoreError(f"SqliteStore {self.path!r} is closed")
-                    try:
-                        return self._idle.pop()
-                    except IndexError:
-                        left = deadline - time.monotonic()
-                        if left <= 0:
-                            raise StoreError(
-                                f"no free SQLite connection to {self.path!r} within "
-                                f"{self._busy_timeout_s} s"
-                            ) from None
-                        self._freed.wait(left)
-            finally:
-                self._waiting -= 1
+                return self._wait_in_turn(slot, deadline)
+            except BaseException:
+                if slot.conn is None:
+                    self._queue.remove(slot)  # by identity: _Slot has no __eq__
+                else:  # handed over as this thread was interrupted: pass it on
+                    self._idle.append(slot.conn)
+                    self._hand_over()
+                raise
+
+    def _wait_in_turn(self, slot: _Slot, deadline: float) -> sqlite3.Connection:
+        """Wait, ``_freed`` held, until ``_give`` hands ``slot`` a connection."""
+        while True:
+            self._hand_over()  # one given back before this thread queued
+            if slot.conn is not None:
+                return slot.conn
+            if self._closed:
+                raise StoreError(f"SqliteStore {self.path!r} is closed")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise StoreError(
+                    f"no free SQLite connection to {self.path!r} within "
+                    f"{self._busy_timeout_s} s"
+                )
+            self._freed.wait(left)
+
+    def _hand_over(self) -> None:
+        """Give idle connections to the waiting threads, first come first served.
+
+        Called with ``_freed`` held.
+        """
+        while self._queue:
+            try:
+                conn = self._idle.pop()
+            except IndexError:
+                return
+            self._queue.popleft().conn = conn
+            self._freed.notify_all()
 
     def _give(self, conn: sqlite3.Connection) -> None:
         self._idle.append(conn)
@@ -210,9 +257,9 @@ class SqliteDriver:
             with contextlib.suppress(sqlite3.Error):
                 conn.close()
             return
-        if self._waiting:
+        if self._queue:
             with self._freed:
-                self._freed.notify()
+                self._hand_over()
 
     def read(
         self, sql: str, params: Sequence[object], what: str, about: str | None = None
