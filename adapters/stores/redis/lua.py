@@ -78,15 +78,20 @@ end
 # ``RedisStore`` raises it as ``MalformedRecord`` (``FOREIGN_BOUNDARY``).
 read_boundary = """
 local MAX_ID = '9007199254740992'  -- 2^53: ids are scores, doubles, exact up to it
-local function archive_boundary(key)
+local function stored_boundary(key)  -- nil: a value the store never writes
   local raw = redis.pcall('GET', key)
-  if raw == false then return '0' end
+  if raw == false then return '0', raw end
   if type(raw) == 'string' and string.find(raw, '^%d+$') then
     local digits = string.gsub(raw, '^0+', '')
     if #digits < 16 or (#digits == 16 and digits <= MAX_ID) then
-      return raw  -- at most 2^53: exact as a score (a double)
+      return raw, raw  -- at most 2^53: exact as a score (a double)
     end
   end
+  return nil, raw
+end
+local function archive_boundary(key)
+  local boundary, raw = stored_boundary(key)
+  if boundary then return boundary end
   local held = 'a ' .. redis.call('TYPE', key).ok
   if type(raw) == 'string' then held = string.format('%q', string.sub(raw, 1, 40)) end
   error(redis.error_reply('FOREIGN_BOUNDARY the archive boundary ' .. key
@@ -541,8 +546,9 @@ return 1
 """
 
 # KEYS: sessions. ARGV: key prefix, start ('-' or '(' .. after sid), limit.
-# Returns sid, active, archived, ... for sessions that hold messages; a session
-# with no key left (expired, cleared) leaves the set.
+# Returns sid, active, archived, ... for sessions that hold messages, active and
+# archived -1 for one whose boundary the store never wrote (``RedisStore`` skips it
+# with a warning); a session with no key left (expired, cleared) leaves the set.
 SESSION_COUNTS = (
     read_boundary
     + """
@@ -554,9 +560,14 @@ while found < want do
   for _, sid in ipairs(sids) do
     local h, b = ARGV[1] .. 'h:' .. sid, ARGV[1] .. 'b:' .. sid
     local total = redis.call('ZCARD', h)
-    if total > 0 then
-      local low = '(' .. archive_boundary(b)
-      local active = redis.call('ZCOUNT', h, low, '+inf')
+    local boundary = total > 0 and stored_boundary(b)
+    if total > 0 and not boundary then
+      out[#out + 1] = sid
+      out[#out + 1] = -1
+      out[#out + 1] = -1
+      found = found + 1
+    elseif total > 0 then
+      local active = redis.call('ZCOUNT', h, '(' .. boundary, '+inf')
         + redis.call('ZCARD', ARGV[1] .. 'i:' .. sid)
       out[#out + 1] = sid
       out[#out + 1] = active
