@@ -217,3 +217,20 @@ def test_the_listing_pages_past_sessions_of_a_foreign_boundary(
                 after = page[-1][0]
         assert seen == [(names[0], 1, 0), (names[4], 1, 0)], limit
     assert all(f"{store.prefix}b:{name}" in caplog.text for name in names[1:4])
+
+
+def test_an_error_of_the_search_itself_is_not_blamed_on_foreign_data(
+    request, tmp_path, sid, monkeypatch
+):
+    """Only the parsing of the replies is: before, the whole search was."""
+    from memory_summary.adapters.stores.redis import history
+
+    def broken(*args, **kwargs):
+        raise ValueError("a bug of the ranking")
+
+    store = _stored(request, tmp_path, sid)
+    monkeypatch.setattr(history, "bm25_search", broken)
+
+    with pytest.raises(ValueError, match="a bug of the ranking") as raised:
+        store.search_messages(sid, ["appl"], limit=5)
+    assert not isinstance(raised.value, MalformedRecord)
