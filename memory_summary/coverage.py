@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import cast
 
 from memory_summary.domain import Message, StoreError
 from memory_summary.domain.injection import without_covered
 from memory_summary.domain.model import is_host_instruction
-from memory_summary.domain.ports import CompressionStore
+from memory_summary.domain.ports import CompressionStore, SpanningStore
 
 _PAGE = 16  # active messages read at a time past the host's kept instructions
 
@@ -112,16 +113,38 @@ def stored_coverage(
     session_id: str,
     messages: Sequence[Message],
     covered: int | None,
+    *,
+    spans: bool,
 ) -> int | None:
     """Return ``covered`` as ``assemble`` may trust it for ``messages``.
 
-    Reads the store's newest message and its oldest active ones only when
-    ``covered`` would drop one of ``messages``: a request with nothing to drop
-    costs no read. A store that cannot say takes nothing as covered (a turn sent
-    twice beats one lost).
+    Reads the store only when ``covered`` would drop one of ``messages``: a request
+    with nothing to drop costs no read. A ``SpanningStore`` (``spans``) is asked its
+    active span, one read: an active message past ``covered`` is the newest it
+    could cover, and the oldest active ones are paged only when the span's first
+    reaches ``covered`` (the host's instructions kept below it). Otherwise the
+    store's newest message is read, then its oldest active ones. A store that
+    cannot say takes nothing as covered (a turn sent twice beats one lost).
     """
     if covered is None or len(without_covered(messages, covered)) == len(messages):
         return covered
+    if spans:
+        try:
+            span = cast(SpanningStore, store).active_span(session_id)
+        except StoreError as exc:
+            log.warning(
+                "session %r: the active history is unreadable (%s): none of the "
+                "history is taken as covered",
+                session_id,
+                exc,
+            )
+            return None
+        # The newest message is active (archiving takes the oldest) unless all
+        # but kept instructions are archived: then the newest is read below.
+        if span.last_id is not None and span.last_id > covered:
+            if span.first_id is None or span.first_id > covered:
+                return covered  # no active message at or below it
+            return active_coverage(store, session_id, covered)
     try:
         newest = store.get_full_history(session_id, limit=1)
     except StoreError as exc:

@@ -766,7 +766,9 @@ class SummaryEngine:
         """
         text, covered = self._injected(session_id, model)
         given = list(messages)
-        covered = stored_coverage(self.memory, session_id, given, covered)
+        covered = stored_coverage(
+            self.memory, session_id, given, covered, spans=self._store_can.spans
+        )
         return self._assembled(given, text, covered, repair, placement)
 
     def _assembled(
@@ -1246,7 +1248,9 @@ class SummaryEngine:
             turns_in = strip_leading_blocks(turns_in)
         given = messages_from_anthropic(system, turns_in)
         self._note_request(session_id, system, tools)
-        covered = stored_coverage(self.memory, session_id, given, covered)
+        covered = stored_coverage(
+            self.memory, session_id, given, covered, spans=self._store_can.spans
+        )
         assembled = self._assembled(given, text, covered, False, "merge")
         system_out, turns = messages_to_anthropic(
             anthropic_pairs(assembled, repair), alternate=repair is not False

@@ -15,7 +15,7 @@ import threading
 import time
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from memory_summary.adapters.stores.rows import SELECT_COLUMNS, row_message
@@ -244,15 +244,15 @@ at a time in a process; another session's search waits behind it only when their
 share a lock (one chance in 64), where a single lock kept every search waiting."""
 
 
-@contextlib.contextmanager
-def _bookkeeping(where: str) -> Iterator[None]:
-    """Raise a ``MalformedRecord`` for a bookkeeping value no store writes.
+def _bookkeeping(where: str, *values: Any) -> list[int]:
+    """Return the bookkeeping ``values`` as ids; ``MalformedRecord`` if one is none.
 
     ``index_state`` and ``session_index`` hold integer ids; text, NULL or infinity
-    there (another program's) would reach the caller as a bare ``ValueError``.
+    there (another program's) would reach the caller as a bare ``ValueError``. Only
+    these values are checked: an error of the index's own code is no foreign data.
     """
     try:
-        yield
+        return [int(value) for value in values]
     except (ValueError, TypeError, OverflowError) as exc:
         raise MalformedRecord(
             f"{where}: the search index's bookkeeping (index_state, session_index) "
@@ -469,18 +469,21 @@ class SqliteIndex:
         page of 256 in one would keep a chat turn's save waiting 10-15 ms.
         """
         done = 0
-        with self._catching_up, _bookkeeping(self._where):
+        with self._catching_up:
             while True:
-                last, newest = self._driver.read(
+                read_last, read_newest = self._driver.read(
                     "SELECT (SELECT last_id FROM index_state), "
                     "(SELECT seq FROM sqlite_sequence WHERE name = 'messages')",
                     (),
                     "catch_up",
                 )[0]
-                if newest is None or int(last) >= int(newest):
+                if read_newest is None:
+                    return done
+                last, newest = _bookkeeping(self._where, read_last, read_newest)
+                if last >= newest:
                     return done
                 rows = self._driver.read(
-                    _PAGE_THROUGH, (int(last), int(newest), BACKFILL_PAGE), "catch_up"
+                    _PAGE_THROUGH, (last, newest, BACKFILL_PAGE), "catch_up"
                 )
                 batch = []
                 for row in rows:
@@ -488,7 +491,7 @@ class SqliteIndex:
                     time.sleep(0)  # lets a waiting thread take the GIL (see above)
                 # a full page ends at its last row; a short one covers every stored
                 # id up to ``newest`` (ids are committed in order, so none is missing)
-                top = batch[-1][0] if len(rows) == BACKFILL_PAGE else int(newest)
+                top = batch[-1][0] if len(rows) == BACKFILL_PAGE else newest
                 # an empty page (every message since the last batch deleted before
                 # it was taken in) still moves ``last_id`` up to ``newest``
                 for at in range(0, max(len(batch), 1), _ROWS_PER_WRITE):
@@ -504,7 +507,8 @@ class SqliteIndex:
         ``index_state.rows`` counts the indexed rows up to ``last_id``: a row a lazy
         search took in already is counted as the batches pass it.
         """
-        after = int(tx.execute("SELECT last_id FROM index_state", ()).fetchone()[0])
+        state = tx.execute("SELECT last_id FROM index_state", ()).fetchone()
+        [after] = _bookkeeping(self._where, None if state is None else state[0])
         fresh, passed = self._insert_new(tx, [row for row in batch if row[0] > after])
         if top > after:
             tx.execute(
@@ -560,23 +564,26 @@ class SqliteIndex:
         """
         done = 0
         lock = self._session_locks[zlib.crc32(session_id.encode()) % _SESSION_LOCKS]
-        with lock, _bookkeeping(self._where):
+        with lock:
             while True:
-                after, newest = self._driver.read(
+                read_after, read_newest = self._driver.read(
                     _SESSION_BOUNDS, (session_id,), "search_messages", session_id
                 )[0]
-                if newest is None or int(after) >= int(newest):
+                if read_newest is None:
+                    return done
+                after, newest = _bookkeeping(self._where, read_after, read_newest)
+                if after >= newest:
                     return done
                 rows = self._driver.read(
                     _SESSION_PAGE,
-                    (session_id, int(after), int(newest), BACKFILL_PAGE),
+                    (session_id, after, newest, BACKFILL_PAGE),
                     "search_messages",
                     session_id,
                 )
                 # no GIL hand-over per row here (catch_up's): the search waits for
                 # this, and each hand-over to a busy thread costs up to 5 ms
                 batch = [_index_row(row) for row in rows]
-                top = batch[-1][0] if len(rows) == BACKFILL_PAGE else int(newest)
+                top = batch[-1][0] if len(rows) == BACKFILL_PAGE else newest
                 for at in range(0, max(len(batch), 1), _SESSION_ROWS_PER_WRITE):
                     part = batch[at : at + _SESSION_ROWS_PER_WRITE]
                     last = at + _SESSION_ROWS_PER_WRITE >= len(batch)

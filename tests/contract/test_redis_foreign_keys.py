@@ -2,13 +2,16 @@
 
 The archive boundary ``b:<sid>``, then the search's keys (``w:``, ``e:``, ``h:``).
 
-The store writes the highest archived id there, in decimal digits. Any other value
-(text that is no such id, a sign, a point, an exponent, a number above 2^53, another
-Redis type) would be read differently by each script: as 0 by some, bringing
-archived messages back, as +inf by others, hiding new ones, and as a Python
-``ValueError`` by the search. Every script now refuses it alike: a
-``MalformedRecord`` naming the key (docs/redis.md). A value in the search's keys the
-store never writes is a ``MalformedRecord`` too, never a bare ``ValueError``.
+The store writes the highest archived id there, in decimal digits: every id it
+gives is at most 2^53 (a score, a double, is exact up to it; the save refuses an id
+past it), and every such id reads back, however many digits. Any other value (text
+that is no such id, a sign, a point, an exponent, a number above 2^53, another Redis
+type) would be read differently by each script: as 0 by some, bringing archived
+messages back, as +inf by others, hiding new ones, and as a Python ``ValueError`` by
+the search. Every script now refuses it alike: a ``MalformedRecord`` naming the key
+(docs/redis.md); the session listing skips that session with a warning naming the
+key, as the SQL stores skip a foreign key. A value in the search's keys the store
+never writes is a ``MalformedRecord`` too, never a bare ``ValueError``.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from __future__ import annotations
 import pytest
 
 from memory_summary import Message, SummaryConfig, SummaryEngine
-from memory_summary.domain import MalformedRecord
+from memory_summary.domain import MalformedRecord, StoreError
 from tests.contract.stores import open_store, redis_client
 
 pytestmark = pytest.mark.redis
@@ -42,7 +45,6 @@ def _reads(store, sid):
         ),
         "read_messages": lambda: store.read_messages(sid, 2, before=1, after=1),
         "read_message_range": lambda: store.read_message_range(sid, 1, 8, limit=5),
-        "session_counts": lambda: store.session_counts(),
         "trim_history": lambda: store.trim_history(sid, 1),
         "pop_message": lambda: store.pop_message(sid),
     }
@@ -69,9 +71,16 @@ def _write_boundary(store, sid, value):
 
 
 @pytest.mark.parametrize("value", FOREIGN, ids=repr)
-def test_every_read_refuses_a_foreign_boundary_alike(request, tmp_path, sid, value):
+def test_every_read_refuses_a_foreign_boundary_alike(
+    request, tmp_path, sid, value, caplog
+):
     store = _stored(request, tmp_path, sid)
+    store.save_message(f"{sid}-other", Message("user", "hello"))
     _write_boundary(store, sid, value)
+
+    with caplog.at_level("WARNING", logger="adapters"):
+        assert store.session_counts() == [(f"{sid}-other", 1, 0)]
+    assert f"{store.prefix}b:{sid}" in caplog.text
 
     for name, read in _reads(store, sid).items():
         with pytest.raises(MalformedRecord, match=f"archive boundary .*b:{sid}") as e:
@@ -81,7 +90,7 @@ def test_every_read_refuses_a_foreign_boundary_alike(request, tmp_path, sid, val
         assert client.zcard(f"{store.prefix}h:{sid}") == 8
 
 
-@pytest.mark.parametrize("value", [b"4", b"0004"], ids=repr)
+@pytest.mark.parametrize("value", [b"4", b"0004", b"0" * 20 + b"4"], ids=repr)
 def test_a_boundary_of_decimal_digits_reads_as_that_id(request, tmp_path, sid, value):
     store = _stored(request, tmp_path, sid)
     _write_boundary(store, sid, value)
@@ -146,3 +155,82 @@ def test_a_foreign_value_in_the_search_keys_is_a_malformed_record(
 
     with pytest.raises(MalformedRecord, match="another program's"):
         store.search_messages(sid, ["appl"], limit=5)
+
+
+def test_ids_of_sixteen_digits_read_back(request, tmp_path, sid):
+    """A long-lived store's counter reaches 10^15: ids get a sixteenth digit.
+
+    Before, a boundary took at most 15 digits: the store's own trim wrote one it then
+    refused, and every read of the session and the listing failed.
+    """
+    store = open_store(request, "redis", tmp_path)
+    with redis_client(store) as client:
+        client.set(f"{store.prefix}id", 10**15 - 3)
+    saved = [store.save_message(sid, Message("user", f"m{i}")) for i in range(6)]
+
+    assert store.trim_history(sid, 2) == 4
+    assert [m.id for m in store.get_history(sid)] == [10**15 + 2, 10**15 + 3]
+    assert store.session_counts() == [(sid, 2, 4)]
+    assert [m.id for m in saved] == list(range(10**15 - 2, 10**15 + 4))
+
+
+def test_the_last_exact_id_is_given_and_none_past_it(request, tmp_path, sid):
+    """Ids are scores, doubles: exact up to 2^53. The save gives 2^53, then refuses."""
+    store = open_store(request, "redis", tmp_path)
+    with redis_client(store) as client:
+        client.set(f"{store.prefix}id", 2**53 - 2)
+    last = store.save_messages(sid, [Message("user", "a"), Message("user", "b")])
+    assert [m.id for m in last] == [2**53 - 1, 2**53]
+    assert [(m.id, m.content) for m in store.get_history(sid)] == [
+        (2**53 - 1, "a"),
+        (2**53, "b"),
+    ]
+    assert store.trim_history(sid, 0) == 2  # the boundary: 2^53 itself
+    assert store.get_history(sid) == []
+    assert store.session_counts() == [(sid, 0, 2)]
+
+    with pytest.raises(StoreError, match="past 2\\^53") as refused:
+        store.save_message(sid, Message("user", "c"))
+    assert not isinstance(refused.value, MalformedRecord)
+    with redis_client(store) as client:  # nothing given, nothing stored
+        assert int(client.get(f"{store.prefix}id")) == 2**53
+        assert client.zcard(f"{store.prefix}h:{sid}") == 2
+    assert store.count_history(sid) == 0
+
+
+def test_the_listing_pages_past_sessions_of_a_foreign_boundary(
+    request, tmp_path, sid, caplog
+):
+    """Before, one such session made every page of the listing fail."""
+    store = open_store(request, "redis", tmp_path)
+    names = [f"{sid}-{i}" for i in range(5)]
+    for name in names:
+        store.save_message(name, Message("user", "hello"))
+    for name in names[1:4]:
+        _write_boundary(store, name, b"abc")
+
+    for limit in (1, 2, 10):
+        seen, after = [], None
+        with caplog.at_level("WARNING", logger="adapters"):
+            while page := store.session_counts(after=after, limit=limit):
+                seen += page
+                after = page[-1][0]
+        assert seen == [(names[0], 1, 0), (names[4], 1, 0)], limit
+    assert all(f"{store.prefix}b:{name}" in caplog.text for name in names[1:4])
+
+
+def test_an_error_of_the_search_itself_is_not_blamed_on_foreign_data(
+    request, tmp_path, sid, monkeypatch
+):
+    """Only the parsing of the replies is: before, the whole search was."""
+    from memory_summary.adapters.stores.redis import history
+
+    def broken(*args, **kwargs):
+        raise ValueError("a bug of the ranking")
+
+    store = _stored(request, tmp_path, sid)
+    monkeypatch.setattr(history, "bm25_search", broken)
+
+    with pytest.raises(ValueError, match="a bug of the ranking") as raised:
+        store.search_messages(sid, ["appl"], limit=5)
+    assert not isinstance(raised.value, MalformedRecord)

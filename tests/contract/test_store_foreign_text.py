@@ -332,3 +332,28 @@ def test_foreign_search_bookkeeping_is_a_malformed_record(tmp_path, policy, sql)
         assert len(store.get_history("s")) == 4
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("policy", ["lazy", "eager"])
+def test_an_error_of_the_index_itself_is_not_blamed_on_its_bookkeeping(
+    tmp_path, monkeypatch, policy
+):
+    """Only the bookkeeping values are checked: before, the whole catch-up was."""
+    from memory_summary.adapters import SqliteStore
+    from memory_summary.adapters.recall import sqlite_index
+
+    def broken(row):
+        raise ValueError("a bug of the indexer")
+
+    store = SqliteStore(tmp_path / "index.sqlite3", recall_index=policy)
+    try:
+        for i in range(3):
+            store.save_message("s", Message("user", f"apples {i}"))
+        monkeypatch.setattr(sqlite_index, "_index_row", broken)
+        store.save_message("s", Message("user", "more apples"))
+
+        with pytest.raises(ValueError, match="a bug of the indexer") as raised:
+            store.search_messages("s", ["appl"], limit=3)
+        assert not isinstance(raised.value, MalformedRecord)
+    finally:
+        store.close()

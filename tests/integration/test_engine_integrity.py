@@ -729,3 +729,58 @@ def test_a_record_whose_covered_id_is_no_id_drops_nothing(make_engine, covered):
     assert [m.id for m in request] == [m.id for m in history]
     assert all(m.content in prepared for m in history)
     assert "Foreign." not in prepared
+
+
+class _CountingStore(InMemoryStore):
+    """An in-memory store that counts the history reads made of it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads: list[str] = []
+
+    def get_history(self, session_id, limit=None):
+        self.reads.append("get_history")
+        return super().get_history(session_id, limit)
+
+    def get_full_history(self, session_id, limit=None):
+        self.reads.append("get_full_history")
+        return super().get_full_history(session_id, limit)
+
+    def get_oldest_history(self, session_id, limit, after_id=None):
+        self.reads.append("get_oldest_history")
+        return super().get_oldest_history(session_id, limit, after_id=after_id)
+
+    def active_span(self, session_id):
+        self.reads.append("active_span")
+        return super().active_span(session_id)
+
+
+@pytest.mark.parametrize("instruction", [False, True], ids=["plain", "kept system"])
+def test_assemble_reads_the_store_once_for_a_host_that_resends_everything(
+    make_engine, instruction
+):
+    """A stateless host resends its whole history: each turn drops what is covered.
+
+    Before, each such turn read the newest message, then the oldest active ones; the
+    active span tells both, and the oldest are paged only when the span reaches the
+    summary's covered id (the host's instructions kept below it).
+    """
+    store = _CountingStore()
+    engine = make_engine(store, ScriptedSummarizer(GOOD), config=SMALL)
+    system = (
+        [store.save_message("s1", Message("system", "Be brief."))]
+        if instruction
+        else []
+    )
+    history = [*system, *fill(store, "s1", 10)]
+    store.trim_history("s1", 4)
+    _covering(store, history[-5].id)  # what the trim archived
+    store.reads.clear()
+
+    for _turn in range(3):
+        request = engine.assemble(history, "s1")
+
+        kept = [*system, *history[-4:]]
+        assert [m.id for m in request if m.kind is None] == [m.id for m in kept]
+    per_turn = ["active_span", *(["get_oldest_history"] if instruction else [])]
+    assert store.reads == per_turn * 3

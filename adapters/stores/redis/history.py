@@ -17,14 +17,15 @@ own, so no other session's message can be returned.
 Under ``recall_index="lazy"`` a search first indexes what the session's saves left
 unindexed (``redis_catch_up``).
 
-Why about 470 lines: one concept, the search and reads of the whole history: their
+Why about 490 lines: one concept, the search and reads of the whole history: their
 read scripts and the code that scores and pages through their replies.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from memory_summary.adapters.recall.policy import refuse_search
@@ -242,6 +243,25 @@ class RedisScripted:
         raise NotImplementedError  # pragma: no cover - RedisStore names keys
 
 
+@contextlib.contextmanager
+def _replies(session_id: str) -> Iterator[None]:
+    """Raise ``MalformedRecord`` for a search script's reply that does not parse.
+
+    The replies hold what the index keys hold: only another program's values (a
+    word count of text, an entry of no length, a history member of no integer
+    score) fail to parse. Around the parsing alone: an error of the search's own
+    code is no foreign data.
+    """
+    try:
+        yield
+    except (ValueError, IndexError, TypeError) as exc:
+        raise MalformedRecord(
+            f"search_messages for {session_id!r} failed: the session's history "
+            "or index keys (h:, p:, e:, w:) hold a value this store never writes "
+            f"(another program's): {type(exc).__name__}: {exc}"
+        ) from exc
+
+
 class RedisHistory(RedisScripted):
     """Search and read a session's whole history; ``RedisStore`` mixes it in."""
 
@@ -261,17 +281,7 @@ class RedisHistory(RedisScripted):
         terms = list(dict.fromkeys(terms))
         if not limit or not terms:
             return []
-        try:
-            return self._search(session_id, terms, limit, archived_only)
-        except (ValueError, IndexError, TypeError) as exc:
-            # the replies hold what the index keys hold: only another program's
-            # values (a word count of text, an entry of no length, a history member
-            # of no integer score) fail to parse
-            raise MalformedRecord(
-                f"search_messages for {session_id!r} failed: the session's history "
-                "or index keys (h:, p:, e:, w:) hold a value this store never writes "
-                f"(another program's): {type(exc).__name__}: {exc}"
-            ) from exc
+        return self._search(session_id, terms, limit, archived_only)
 
     def _search(
         self, session_id: str, terms: list[str], limit: int, archived_only: bool
@@ -285,8 +295,10 @@ class RedisHistory(RedisScripted):
             [key("p", session_id), key("e", session_id)],
             terms,
         )
-        matching = dict(zip(terms, map(int, counts[1:]), strict=True))
-        kept = informative(terms, matching, int(counts[0]))
+        with _replies(session_id):
+            matching = dict(zip(terms, map(int, counts[1:]), strict=True))
+            total = int(counts[0])
+        kept = informative(terms, matching, total)
         if not kept:
             return []
         coverage = Coverage()
@@ -298,7 +310,8 @@ class RedisHistory(RedisScripted):
         rows = self._script(
             "ROWS", session_id, self._row_keys(session_id), [i for i, _ in found]
         )
-        boundary, instructions = int(rows[0]), {int(i) for i in rows[1]}
+        with _replies(session_id):
+            boundary, instructions = int(rows[0]), {int(i) for i in rows[1]}
         return [
             StoredHit(
                 json_row_message(raw),
@@ -355,18 +368,19 @@ class RedisHistory(RedisScripted):
             [self._key(kind, session_id) for kind in ("p", "e", "w", "b", "i")],
             terms,
         )
-        documents, words, boundary = (int(value) for value in reply[:3])
-        kept = {int(row_id) for row_id in reply[3]}
-        flat = reply[-1]
-        lengths = {int(flat[i]): int(flat[i + 1]) for i in range(0, len(flat), 2)}
         matching: dict[str, int] = {}
         frequencies: dict[str, dict[int, int]] = {}
-        for term, members in zip(terms, reply[4:-1], strict=True):
-            matching[term] = len(members)
-            held = frequencies[term] = {}
-            for member in members:
-                _, posted, tf = bytes(member).split(b"\x00")
-                held[int(posted)] = int(tf)
+        with _replies(session_id):
+            documents, words, boundary = (int(value) for value in reply[:3])
+            kept = {int(row_id) for row_id in reply[3]}
+            flat = reply[-1]
+            lengths = {int(flat[i]): int(flat[i + 1]) for i in range(0, len(flat), 2)}
+            for term, members in zip(terms, reply[4:-1], strict=True):
+                matching[term] = len(members)
+                held = frequencies[term] = {}
+                for member in members:
+                    _, posted, tf = bytes(member).split(b"\x00")
+                    held[int(posted)] = int(tf)
         candidates: dict[int, Counter[str]] = {}  # absent terms read as 0
         for term in seed_terms(terms, matching):
             allowed = [
@@ -403,8 +417,11 @@ class RedisHistory(RedisScripted):
         base = dict(matches)
         scored: dict[int, float] = {}
         reach: dict[int, int | None] = {}
-        for at in range(0, len(flat), 2):
-            row_id, later = int(flat[at]), int(flat[at + 1])
+        with _replies(session_id):
+            pairs = [
+                (int(flat[at]), int(flat[at + 1])) for at in range(0, len(flat), 2)
+            ]
+        for row_id, later in pairs:
             scored[row_id] = base.get(row_id, 0.0)
             reach[row_id] = later or None
         return scored, reach

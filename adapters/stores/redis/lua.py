@@ -9,7 +9,8 @@ Redis Cluster.
 
 Layout (``P`` is the store's prefix; a session id, namespace or key never holds a NUL):
 
-- ``P id``: the id counter (``INCRBY``), ids increase across the whole store;
+- ``P id``: the id counter (``INCRBY``), ids increase across the whole store, up
+  to 2^53 (a score, a double, is exact up to it: SAVE gives no id past it);
 - ``P h:<sid>``: a sorted set of the session's messages, score = id, member = the
   row as JSON ``[id, role, ...]``;
 - ``P b:<sid>``: the archive boundary, the highest archived id (messages with an
@@ -30,7 +31,7 @@ Layout (``P`` is the store's prefix; a session id, namespace or key never holds 
   ``clear_all`` visits and ``session_counts`` pages through;
 - ``P namespaces``: a set of the namespaces ``clear_all`` must visit.
 
-Why about 540 lines: one concept, the server-side half of ``RedisStore``: one Lua
+Why about 580 lines: one concept, the server-side half of ``RedisStore``: one Lua
 script a store operation that reads and then writes, each a few lines. They share the
 key layout above and the Lua helpers (``_HELPERS``, ``postings``), and a script's
 ``KEYS``/``ARGV`` comment reads against that layout; split in two, each half would
@@ -71,17 +72,26 @@ end
 
 # The archive boundary at ``key`` as its decimal text, '0' when there is none. A
 # value the store never writes (another type; text that is no decimal id: a sign,
-# a point, an exponent, more than 15 digits) is an error reply naming the key, the
-# same in every script: no reading of it may bring archived messages back or hide
-# new ones.
+# a point, an exponent, a value past 2^53, the last id SAVE gives) is an error reply
+# naming the key, the same in every script: no reading of it may bring archived
+# messages back or hide new ones.
 # ``RedisStore`` raises it as ``MalformedRecord`` (``FOREIGN_BOUNDARY``).
 read_boundary = """
-local function archive_boundary(key)
+local MAX_ID = '9007199254740992'  -- 2^53: ids are scores, doubles, exact up to it
+local function stored_boundary(key)  -- nil: a value the store never writes
   local raw = redis.pcall('GET', key)
-  if raw == false then return '0' end
-  if type(raw) == 'string' and #raw <= 15 and string.find(raw, '^%d+$') then
-    return raw  -- at most 15 digits: exact as a score (a double)
+  if raw == false then return '0', raw end
+  if type(raw) == 'string' and string.find(raw, '^%d+$') then
+    local digits = string.gsub(raw, '^0+', '')
+    if #digits < 16 or (#digits == 16 and digits <= MAX_ID) then
+      return raw, raw  -- at most 2^53: exact as a score (a double)
+    end
   end
+  return nil, raw
+end
+local function archive_boundary(key)
+  local boundary, raw = stored_boundary(key)
+  if boundary then return boundary end
   local held = 'a ' .. redis.call('TYPE', key).ok
   if type(raw) == 'string' then held = string.format('%q', string.sub(raw, 1, 40)) end
   error(redis.error_reply('FOREIGN_BOUNDARY the archive boundary ' .. key
@@ -133,6 +143,8 @@ end
 # in the same step. The token makes a save safe to resend: a save whose reply was
 # lost (a socket timeout, a dropped connection) is sent again with its token, and
 # the script returns the first id it gave instead of storing the batch twice.
+# A batch that would give an id past 2^53 is refused whole (an error reply):
+# past it a score, a double, no longer tells ids apart.
 SAVE = (
     postings
     + """
@@ -140,10 +152,15 @@ local token = KEYS[#KEYS]
 local done = redis.call('GET', token)
 if done then return tonumber(done) end
 local n = (#ARGV - 3) / 2
+local last = tonumber(redis.call('GET', KEYS[1]) or '0')
+if last ~= nil and last > 2 ^ 53 - n then  -- past 2^53 a score is no exact id
+  return redis.error_reply('ID_SPACE the id counter ' .. KEYS[1]
+    .. ' is past 2^53 with this batch: no exact id is left to give')
+end
 local first = redis.call('INCRBY', KEYS[1], n) - n + 1
 local words = 0
 for i = 1, n do
-  local id = string.format('%d', first + i - 1)
+  local id = string.format('%d', first + (i - 1))  -- (first + i) may round past 2^53
   redis.call('ZADD', KEYS[2], id, '[' .. id .. ',' .. ARGV[2 * i + 2])
   -- an empty entry (recall_index lazy or off): a search indexes it (catch_up)
   if ARGV[2 * i + 3] ~= '' then redis.call('HSET', KEYS[7], id, ARGV[2 * i + 3]) end
@@ -529,8 +546,9 @@ return 1
 """
 
 # KEYS: sessions. ARGV: key prefix, start ('-' or '(' .. after sid), limit.
-# Returns sid, active, archived, ... for sessions that hold messages; a session
-# with no key left (expired, cleared) leaves the set.
+# Returns sid, active, archived, ... for sessions that hold messages, active and
+# archived -1 for one whose boundary the store never wrote (``RedisStore`` skips it
+# with a warning); a session with no key left (expired, cleared) leaves the set.
 SESSION_COUNTS = (
     read_boundary
     + """
@@ -542,9 +560,14 @@ while found < want do
   for _, sid in ipairs(sids) do
     local h, b = ARGV[1] .. 'h:' .. sid, ARGV[1] .. 'b:' .. sid
     local total = redis.call('ZCARD', h)
-    if total > 0 then
-      local low = '(' .. archive_boundary(b)
-      local active = redis.call('ZCOUNT', h, low, '+inf')
+    local boundary = total > 0 and stored_boundary(b)
+    if total > 0 and not boundary then
+      out[#out + 1] = sid
+      out[#out + 1] = -1
+      out[#out + 1] = -1
+      found = found + 1
+    elseif total > 0 then
+      local active = redis.call('ZCOUNT', h, '(' .. boundary, '+inf')
         + redis.call('ZCARD', ARGV[1] .. 'i:' .. sid)
       out[#out + 1] = sid
       out[#out + 1] = active

@@ -453,7 +453,9 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
         """Return up to ``limit`` (session id, active, archived) with id > ``after``.
 
         Sessions that hold messages, in code-point order of their ids: page through
-        them by passing the last id seen as ``after``.
+        them by passing the last id seen as ``after``. A session whose archive
+        boundary another program wrote is skipped with a warning naming the key (its
+        reads raise ``MalformedRecord``), as the SQL stores skip a foreign key.
         """
         check_limit(limit)
         if after is not None:
@@ -470,10 +472,19 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
             )
             for at in range(0, len(flat), 3):
                 sid = bytes(flat[at]).decode("utf-8")
-                found.append((sid, int(flat[at + 1]), int(flat[at + 2])))
+                active, archived = int(flat[at + 1]), int(flat[at + 2])
+                if active < 0:
+                    log.warning(
+                        "session_counts skipped session %r: its archive boundary "
+                        "%r holds no message id (another program's)",
+                        sid,
+                        self._key("b", sid),
+                    )
+                else:
+                    found.append((sid, active, archived))
             if len(flat) < 3 * want:
                 break
-            start = "(" + found[-1][0]
+            start = "(" + bytes(flat[-3]).decode("utf-8")
         return found
 
     # -- the fenced commit and forgetting
