@@ -33,6 +33,7 @@ Role = Literal["system", "developer", "user", "assistant", "tool"]
 ROLES: tuple[Role, ...] = get_args(Role)
 TextRole = Literal["system", "developer", "user", "assistant"]
 """The roles a message of text alone may have (a tool result names its call)."""
+_TEXT_ROLES: frozenset[str] = frozenset(get_args(TextRole))
 INSTRUCTION_ROLES: frozenset[str] = frozenset({"system", "developer"})
 """Roles that instruct the model: the leading block of them is the context anchor."""
 
@@ -247,11 +248,14 @@ class Message:
 
         The text is normalized as the constructor normalizes it; a message of text
         and no other field passes every check the constructor makes, so none is
-        run (a fifth of its cost). ``text`` must be a ``str``.
+        run (a fifth of its cost). Anything else (a role that is not ``TextRole``'s,
+        text that is no exact ``str``) goes through the constructor, which checks it.
 
         >>> Message.of_text("user", "hi\x00") == Message("user", "hi")
         True
         """
+        if role not in _TEXT_ROLES or type(text) is not str:
+            return cls(role, text)
         message = object.__new__(cls)
         _SET_ROLE(message, role)
         _SET_CONTENT(message, normalize_text(text))

@@ -265,8 +265,9 @@ def test_a_waiting_thread_gets_the_only_connection_before_a_busy_one(tracker, tm
     order: list[str] = []
 
     def count() -> None:
-        store.count_history("s")
-        order.append("waiting thread")
+        taken = driver._take()
+        order.append("waiting thread")  # while it holds the connection: no race
+        driver._give(taken)
 
     conn = driver._take()
     thread = threading.Thread(target=count)

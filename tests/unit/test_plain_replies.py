@@ -148,3 +148,25 @@ def test_an_empty_sdk_completion_is_refused_as_its_dump_is():
     with pytest.raises(MessageError) as error:
         read_reply(reply)
     assert str(error.value) == str(general_error.value)
+
+
+@pytest.mark.parametrize(
+    ("role", "text"), [("tool", "result"), ("robot", "hi"), ("user", 42)]
+)
+def test_of_text_checks_what_is_no_plain_text_message_as_the_constructor_does(
+    role, text
+):
+    with pytest.raises(MessageError) as made:
+        Message(role, text)
+    with pytest.raises(MessageError) as given:
+        Message.of_text(role, text)
+    assert str(given.value) == str(made.value)
+
+
+def test_of_text_of_a_str_subclass_is_the_constructors_message():
+    class Text(str):
+        pass
+
+    message = Message.of_text("user", Text("hi"))
+    assert message == Message("user", "hi")
+    assert type(message.content) is type(Message("user", Text("hi")).content)

@@ -213,6 +213,9 @@ class SqliteDriver:
             except BaseException:
                 if slot.conn is None:
                     self._queue.remove(slot)  # by identity: _Slot has no __eq__
+                elif self._closed:  # handed over, then closed: nobody else will
+                    with contextlib.suppress(sqlite3.Error):
+                        slot.conn.close()
                 else:  # handed over as this thread was interrupted: pass it on
                     self._idle.append(slot.conn)
                     self._hand_over()
