@@ -179,13 +179,16 @@ def test_a_poisoned_record_never_raises_and_never_stalls_the_session(
     assert GOOD in engine.build_prompt("s1")
 
 
-def test_undecodable_rows_from_a_foreign_writer_are_quarantined(tmp_path, make_engine):
+def test_undecodable_rows_from_a_foreign_writer_are_quarantined(
+    tmp_path, make_engine, request
+):
     import sqlite3
 
     from memory_summary.adapters import SqliteStore
 
     path = tmp_path / "foreign.sqlite3"
     store = SqliteStore(path)
+    request.addfinalizer(store.close)  # never left to the collector (3.13 warns)
     for key, raw in [("s1", "{not json"), ("s2", '"a string"'), ("s3", "42")]:
         with contextlib.closing(sqlite3.connect(path)) as conn, conn:
             conn.execute(
