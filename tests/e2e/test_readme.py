@@ -31,8 +31,10 @@ def test_the_embedding_example_runs_and_compresses(tmp_path):
     result = run_block(example, tmp_path)
 
     assert result.returncode == 0, result.stderr
-    header, active = result.stdout.splitlines()
+    system, blank, header, *summary, active = result.stdout.splitlines()
+    assert (system, blank) == ("Hi.", "")
     assert header.startswith("Summary of the earlier conversation")
+    assert any(line.startswith("- user: Question 0") for line in summary)
     assert active == "20 messages still active"
 
 
