@@ -241,7 +241,7 @@ class SqlStore(SqlHistory, SqlRecords, SqlTurnReads, DeprecatedCommits):
     def active_span(self, session_id: str) -> ActiveSpan:
         check_key("session_id", session_id)
         rows = self._driver.read(
-            self._q["active_span"], (session_id,), "active_span", session_id
+            self._q["active_span"], (session_id,) * 3, "active_span", session_id
         )
         count, first, last, total = rows[0]
         if not count:
