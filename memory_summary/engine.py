@@ -752,7 +752,10 @@ class SummaryEngine:
                 in that model's encoding (default: the session's last model).
 
         Idempotent: a summary already present (separate or merged, even one that
-        lost its ``kind`` in the host's own format) is replaced, never doubled.
+        lost its ``kind`` in the host's own format) is replaced, never doubled. A
+        message read from the store (it has an ``id``) is sent as stored, even one
+        that looks like a summary (its ``kind``, the header's text): only the
+        library's own injection is replaced.
         A stored message the injected summary covers (its ``id`` at or below the
         summary's ``covered_through_id``: a history read before a compression
         committed) is dropped, so nothing reaches the model twice; messages without
