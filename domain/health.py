@@ -77,12 +77,17 @@ class Health:
             sessions that have some).
         native_dropped: native artifacts dropped since start because their provider
             refused them (``drop_native``); those sessions carry the plain summary.
+        count_failures: turns since start whose threshold count (the store's
+            ``count_history``) failed; each went on to its session's actor, whose
+            compression meets the store's failure. A count that keeps growing is a
+            store failing persistently (a starved pool, a locked database).
     """
 
     summarizers: tuple[SummarizerHealth, ...]
     last_failure: LastFailure | None
     unsummarized: Mapping[str, IdRanges] = attrs.field(factory=dict, hash=False)
     native_dropped: int = 0
+    count_failures: int = 0
 
     @property
     def degraded(self) -> bool:

@@ -110,18 +110,29 @@ def is_summary_message(message: Message) -> bool:
 
     A summary that went through a host's own format (OpenAI dicts, say) keeps only
     its text, which starts with a locale's header; ``assemble_messages`` only reads a
-    text that way in the leading system block, where the summary goes.
+    text that way in the leading system block, where the summary goes. A message
+    read from a store (it has an ``id``) is never one: the library injects its
+    summary into requests and never saves it, so a stored message that looks like
+    one (a host's copy, its own notes under the same header) is the host's.
+
+    >>> is_summary_message(summary_message(HEADERS["en"] + " x"))
+    True
+    >>> is_summary_message(Message("system", HEADERS["en"] + " x", id=7))
+    False
     """
-    return is_marked(message, SUMMARY_KIND, "system", tuple(HEADERS.values()))
+    return message.id is None and is_marked(
+        message, SUMMARY_KIND, "system", tuple(HEADERS.values())
+    )
 
 
 def without_merged_summary(message: Message) -> Message:
     """Return a system message without the summary a ``merge`` appended to it.
 
     In text content the summary starts at its separator and header; in content given
-    as parts it is the last text part, starting the same way.
+    as parts it is the last text part, starting the same way. A stored message (it
+    has an ``id``) is returned whole: the summary is never merged into one.
     """
-    if not message.is_instruction:
+    if not message.is_instruction or message.id is not None:
         return message
     content = message.content
     if isinstance(content, str):
@@ -157,13 +168,16 @@ def _without_summaries(messages: Sequence[Message]) -> list[Message]:
 
     A summary message (``kind``) is removed anywhere; a text read as a summary by its
     header only in the leading system block, and a merged one only from the first
-    message of that block, so a host's own text elsewhere is never touched.
+    message of that block, so a host's own text elsewhere is never touched. A
+    message read from a store (it has an ``id``) is never removed nor cut, whatever
+    its kind or text: only what the library injected goes.
     """
     lead = anchor_index(messages)
     rest: list[Message] = []
     for index, message in enumerate(messages):
-        if message.kind == SUMMARY_KIND or (
-            index < lead and is_summary_message(message)
+        if message.id is None and (
+            message.kind == SUMMARY_KIND
+            or (index < lead and is_summary_message(message))
         ):
             continue
         if index == 0 and index < lead:
@@ -207,7 +221,11 @@ def assemble_messages(
     message) is removed first, so assembling twice leaves exactly one. With
     ``injected=None`` stale ones are removed. ``placement="merge"`` appends it to the
     first system message (after the static prompt, so prompt caches keep their
-    prefix), or makes it the system message when there is none.
+    prefix), or makes it the system message when there is none. A message read from
+    a store (it has an ``id``) is sent as stored, whatever its kind or text: never
+    removed, cut or merged into (a stored first system message gets the summary
+    after the leading block, as ``separate`` places it; one system block for a
+    provider that takes one, since those gather the block's messages in order).
     """
     if placement not in PLACEMENTS:
         raise ValueError(
@@ -217,8 +235,10 @@ def assemble_messages(
     if injected is None:
         return rest
     if placement == "merge":
-        if anchor_index(rest) > 0:  # the first message of the leading block
+        if anchor_index(rest) == 0:
+            return [injected, *rest]
+        if rest[0].id is None:  # the first message of the leading block
             return [_merged(rest[0], injected.text), *rest[1:]]
-        return [injected, *rest]
+        # a stored message is sent as stored: the summary goes after the block
     at = anchor_index(rest)
     return [*rest[:at], injected, *rest[at:]]

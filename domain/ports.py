@@ -561,7 +561,7 @@ class SpanningStore(MemoryStore, Protocol):
 class SpanRecordStore(SpanningStore, Protocol):
     """A store that reads a session's ``ActiveSpan`` and a record together.
 
-    An optional capability (the SQL and in-memory stores have it): a
+    An optional capability (every store this library ships has it): a
     ``Conversation``'s turn then asks the store once whether its transcript is
     still current and what the summary record is, instead of twice. Without it the
     two reads are made one after the other.

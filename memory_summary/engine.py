@@ -25,6 +25,7 @@ import attrs
 from memory_summary.actors.breakers import BreakerBox
 from memory_summary.actors.compression import Compressor
 from memory_summary.actors.context import ContextPolicy
+from memory_summary.actors.count_failures import CountFailures
 from memory_summary.actors.events import EventBus
 from memory_summary.actors.messages import Compress, TurnEnded, UsageReported
 from memory_summary.actors.records import RecordReader
@@ -222,6 +223,7 @@ class SummaryEngine:
             for one in (self.llm, *(llms or {}).values())
         )
         self._records = RecordReader(memory, self._store_can)
+        self._count_failures = CountFailures()  # turn counts the store failed
         self._history = HistoryAccess(memory, self.config, self._store_can)
         events = EventBus()
         self._breakers = BreakerBox(self.config)
@@ -450,8 +452,8 @@ class SummaryEngine:
         try:
             active = self.memory.count_history(session_id)
             return should_compress(active, self.config)
-        except StoreError:  # the job will meet the failure and report it
-            log.debug("session %s: count_history failed", session_id)
+        except StoreError as exc:  # the job will meet the failure and report it
+            self._count_failures.note(session_id, exc)  # counted, warned sparingly
             return True
 
     def token_usage(self, session_id: str, usage_ratio: float) -> None:
@@ -750,7 +752,10 @@ class SummaryEngine:
                 in that model's encoding (default: the session's last model).
 
         Idempotent: a summary already present (separate or merged, even one that
-        lost its ``kind`` in the host's own format) is replaced, never doubled.
+        lost its ``kind`` in the host's own format) is replaced, never doubled. A
+        message read from the store (it has an ``id``) is sent as stored, even one
+        that looks like a summary (its ``kind``, the header's text): only the
+        library's own injection is replaced.
         A stored message the injected summary covers (its ``id`` at or below the
         summary's ``covered_through_id``: a history read before a compression
         committed) is dropped, so nothing reaches the model twice; messages without
@@ -986,11 +991,14 @@ class SummaryEngine:
         """Return what an operator needs to see degrades, without any logging set up.
 
         Each summarizer's circuit breaker (closed, open, half-open), the last
-        compression that failed or degraded to trim-only since start, and the
+        compression that failed or degraded to trim-only since start, the
         sessions holding ranges archived without a summary (``resummarize`` folds
-        them back in). ``health().degraded`` is True while a breaker is not closed
-        or a session lacks part of its summary. Without ``session_id`` it reads
-        every summary record (one scan of the store); with one, that record only.
+        them back in), and the turns whose threshold count the store failed
+        (``count_failures``: each went on to its session's actor; a WARNING says
+        so, at most once a minute). ``health().degraded`` is True while a breaker
+        is not closed or a session lacks part of its summary. Without
+        ``session_id`` it reads every summary record (one scan of the store); with
+        one, that record only.
 
         Raises:
             StoreError: the store cannot be read.
@@ -1014,6 +1022,7 @@ class SummaryEngine:
                 if record.unsummarized
             },
             native_dropped=self._native_dropped,
+            count_failures=self._count_failures.total,
         )
 
     def drop_native(self, session_id: str, reason: str = "") -> bool:

@@ -34,6 +34,7 @@ def _reads(store, sid):
         "get_history(limit)": lambda: store.get_history(sid, limit=2),
         "count_history": lambda: store.count_history(sid),
         "active_span": lambda: store.active_span(sid),
+        "span_and_metadata": lambda: store.span_and_metadata(sid, "summary"),
         "get_oldest_history": lambda: store.get_oldest_history(sid, 3),
         "get_archived": lambda: store.get_archived(
             sid, after_id=None, through_id=100, limit=10
@@ -234,3 +235,22 @@ def test_an_error_of_the_search_itself_is_not_blamed_on_foreign_data(
     with pytest.raises(ValueError, match="a bug of the ranking") as raised:
         store.search_messages(sid, ["appl"], limit=5)
     assert not isinstance(raised.value, MalformedRecord)
+
+
+@pytest.mark.parametrize("kind", ["hash", "list", "set", "zset"])
+def test_a_record_key_of_another_type_is_a_malformed_record_in_the_span_read(
+    request, tmp_path, sid, kind
+):
+    store = _stored(request, tmp_path, sid)
+    key = f"{store.prefix}r:summary\x00{sid}"
+    with redis_client(store) as client:
+        {
+            "hash": lambda: client.hset(key, "text", "x"),
+            "list": lambda: client.rpush(key, "x"),
+            "set": lambda: client.sadd(key, "x"),
+            "zset": lambda: client.zadd(key, {"x": 1}),
+        }[kind]()
+
+    with pytest.raises(MalformedRecord, match=f"holds a Redis {kind}"):
+        store.span_and_metadata(sid, "summary")
+    assert store.active_span(sid).count == 4  # the history itself reads

@@ -420,3 +420,24 @@ def test_a_subclass_saving_one_message_as_a_batch_of_one_saves_it_once(tmp_path)
         assert [m.id for m in pair] == [saved.id + 1, saved.id + 2]
     finally:
         store.close()
+
+
+def test_a_batch_of_one_computes_its_row_once_and_writes_the_same_row(
+    sql_store, sid, monkeypatch
+):
+    from memory_summary.adapters.stores.sql import core
+
+    computed = []
+
+    def counted(message):
+        computed.append(message)
+        return message_values(message)
+
+    monkeypatch.setattr(core, "message_values", counted)
+    message = Message("assistant", "hi", metadata={"k": [1, "x"]}, name="n")
+
+    [saved] = sql_store.save_messages(sid, [message])
+
+    assert computed == [message]
+    assert sql_store.get_history(sid) == [saved]
+    assert attrs.evolve(saved, id=None) == message

@@ -11,9 +11,7 @@ from tests.contract.stores import kind_of, write_raw_metadata
 
 
 def together(store, sid):
-    if not has_capability(store, SpanRecordStore):
-        assert kind_of(store) == "redis"  # every other shipped store has it
-        pytest.skip("the store reads the span and the record apart")
+    assert has_capability(store, SpanRecordStore)  # every shipped store has it
     return store.span_and_metadata(sid, "summary")
 
 
@@ -67,8 +65,8 @@ def test_a_record_without_messages_reads_with_the_empty_span(store, sid):
     assert record == {"text": "s", "generation": "g1"}
 
 
-def test_a_foreign_record_reads_in_the_span_read_as_in_a_read(sql_store, sid):
-    store = sql_store
+def test_a_foreign_record_reads_in_the_span_read_as_in_a_read(foreign_store, sid):
+    store = foreign_store
     store.save_message(sid, Message("user", "one"))
     store.save_metadata("summary", sid, {"text": "mine", "generation": "g1"})
     assert together(store, sid)[1] == {"text": "mine", "generation": "g1"}
@@ -78,9 +76,10 @@ def test_a_foreign_record_reads_in_the_span_read_as_in_a_read(sql_store, sid):
     same(together(store, sid), apart(store, sid))
     assert together(store, sid)[1] == {"text": "theirs", "generation": "g9"}
 
-    # the very text the store wrote, written back: the store's record again
-    write_raw_metadata(store, "summary", sid, read_written(store, sid))
-    assert together(store, sid)[1] == {"text": "mine", "generation": "g1"}
+    if kind_of(store) != "redis":  # SQL keeps the text it wrote, and compares
+        # the very text the store wrote, written back: the store's record again
+        write_raw_metadata(store, "summary", sid, read_written(store, sid))
+        assert together(store, sid)[1] == {"text": "mine", "generation": "g1"}
 
     for raw in ("not json", "[1, 2]", '"text"'):
         write_raw_metadata(store, "summary", sid, raw)

@@ -473,3 +473,50 @@ def test_a_user_text_that_is_empty_once_its_nul_bytes_go_is_refused(tmp_path, te
 
     assert stored == [{"role": "user", "content": "hi"}]
     assert request["messages"] == [{"role": "user", "content": "hi"}]
+
+
+@pytest.mark.parametrize("system", [None, "Be brief."])
+@pytest.mark.parametrize("format", ["openai", "anthropic"])
+def test_a_stored_message_that_looks_like_the_summary_is_sent(system, format):
+    from memory_summary.domain import SUMMARY_KIND
+    from memory_summary.domain.injection import HEADERS
+
+    store = InMemoryStore()
+    notes = HEADERS["en"] + "\nthe host's own notes"
+    copied = "the host's copy of an injected summary"
+    with SummaryEngine(store, InstrumentedSummarizer(), config=CONFIG) as engine:
+        store.save_message("s", Message("system", notes))  # an instruction: kept
+        for i in range(20):
+            store.save_message("s", Message("user", f"fact {i}."))
+        assert engine.compress("s").result(timeout=30).kind == "compressed"
+        store.save_message("s", Message("system", copied, kind=SUMMARY_KIND))
+        summary = engine.build_prompt("s")
+        chat = engine.conversation("s", model="gpt-4o")
+
+        request = chat.prepare("and now?", system=system, format=format)
+        assembled = engine.assemble(
+            [Message("system", "Be brief."), *store.get_history("s")], "s"
+        )
+
+    sent = "\n".join(texts_in(request))
+    assert notes in sent
+    assert copied in sent
+    assert sent.count(HEADERS["en"]) == 2  # the host's notes and the summary
+    assert summary is not None
+    assert summary.splitlines()[1] in sent
+    assert [m.content for m in assembled if m.id is not None] == [
+        m.content for m in store.get_history("s")
+    ]
+    assert sum(m.content == summary for m in assembled) == 1
+
+
+def texts_in(value):
+    """Every string in a request, nested in dicts and lists."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from texts_in(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from texts_in(item)

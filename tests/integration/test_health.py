@@ -90,3 +90,36 @@ def test_the_start_check_says_whether_the_endpoint_answers(server, store):
     assert not refused.ok
     assert "Connection" in refused.detail or "connect" in refused.detail.lower()
     assert breakers == ()  # a check is not a compression: the breaker is untouched
+
+
+def test_a_store_failing_the_turn_count_shows_in_health_and_one_warning(
+    tmp_path, caplog
+):
+    import contextlib
+    import logging
+
+    from memory_summary import StoreError
+    from memory_summary.adapters import SqliteStore
+
+    class LockedCount(SqliteStore):
+        def count_history(self, session_id):
+            raise StoreError(f"count_history failed for {session_id!r}: locked")
+
+    caplog.set_level(logging.WARNING, logger="memory_summary")
+    with contextlib.closing(LockedCount(tmp_path / "locked.sqlite3")) as store:
+        assert not store.counts_locally  # counted on a gate thread
+        fill(store, "s", 3)  # far below the threshold
+        with SummaryEngine(store, InstrumentedSummarizer()) as engine:
+            before = engine.health().count_failures
+            for _ in range(3):
+                engine.turn_after("s")
+                assert engine.wait_idle(timeout=BOUND_S)
+            health = engine.health()
+            actors = engine.stats().live_actors
+
+    warned = [r for r in caplog.records if "the turn's count" in r.getMessage()]
+    assert before == 0
+    assert health.count_failures == 3
+    assert len(warned) == 1  # rate-limited: not one per turn
+    assert warned[0].levelno == logging.WARNING
+    assert actors == 1  # the turns went on to the session's actor (safe)

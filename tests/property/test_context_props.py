@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -205,6 +206,52 @@ def test_a_summary_that_lost_its_kind_is_still_replaced(history):
 
     assert [m.content for m in twice if m.role == "system"] == [HEADERS["en"] + "\nnew"]
     assert twice[0].kind == SUMMARY_KIND
+
+
+def lookalike(kind: str, text: str) -> Message:
+    """A system message a host stored that looks like the library's summary."""
+    made = {
+        "kind": Message("system", text, kind=SUMMARY_KIND),
+        "header": Message("system", HEADERS["en"] + "\n" + text),
+        "zh": Message("system", HEADERS["zh"] + text),
+        "merged": Message("system", "rules\n\n" + HEADERS["en"] + text),
+    }
+    return made[kind]
+
+
+@given(
+    history=histories(max_size=8),
+    stored=st.lists(
+        st.tuples(
+            st.sampled_from(["kind", "header", "zh", "merged"]),
+            st.text(max_size=8),
+            st.integers(0, 8),
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+    host_prompt=st.booleans(),
+    placement=st.sampled_from(["separate", "merge"]),
+    summary=st.booleans(),
+)
+def test_a_stored_message_that_looks_like_a_summary_is_never_dropped(
+    history, stored, host_prompt, placement, summary
+):
+    messages = list(history)
+    for kind, text, at in stored:
+        messages.insert(min(at, len(messages)), lookalike(kind, text))
+    if host_prompt:
+        messages.insert(0, Message("system", "Be brief."))
+    messages = [attrs.evolve(m, id=i + 1) for i, m in enumerate(messages)]  # read back
+    injected = summary_message(HEADERS["en"] + "\nnew") if summary else None
+
+    once = assemble_messages(messages, injected, placement)
+    twice = assemble_messages(once, injected, placement)
+
+    for out in (once, twice):
+        assert [m for m in out if m.id is not None] == messages
+        assert sum(m.content.count(HEADERS["en"] + "\nnew") for m in out) == summary
+    assert assemble_messages(once, None, placement) == messages
 
 
 @given(history=tangled())

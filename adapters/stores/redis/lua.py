@@ -31,7 +31,7 @@ Layout (``P`` is the store's prefix; a session id, namespace or key never holds 
   ``clear_all`` visits and ``session_counts`` pages through;
 - ``P namespaces``: a set of the namespaces ``clear_all`` must visit.
 
-Why about 580 lines: one concept, the server-side half of ``RedisStore``: one Lua
+Why about 600 lines: one concept, the server-side half of ``RedisStore``: one Lua
 script a store operation that reads and then writes, each a few lines. They share the
 key layout above and the Lua helpers (``_HELPERS``, ``postings``), and a script's
 ``KEYS``/``ARGV`` comment reads against that layout; split in two, each half would
@@ -233,9 +233,9 @@ return redis.call('ZCOUNT', KEYS[1], '(' .. b, '+inf') + redis.call('ZCARD', KEY
 """
 )
 
-# KEYS: history, boundary, instructions. Returns {count, first id, last id} of the
-# active rows, ids as strings ('' when none is active); members are not copied whole.
-ACTIVE_SPAN = (
+# KEYS: history, boundary, instructions. Sets count, first and last of the active
+# rows, ids as strings ('' when none is active); members are not copied whole.
+_ACTIVE_SPAN_BODY = (
     read_boundary
     + """
 local b = archive_boundary(KEYS[2])
@@ -256,7 +256,25 @@ if kept > 0 then first = score(3, true) elseif above > 0 then
     'LIMIT', 0, 1)[2]
 end
 if above > 0 then last = score(1, false) elseif kept > 0 then last = score(3, false) end
-return {above + kept, first, last}
+local count = above + kept
+"""
+)
+
+# KEYS: history, boundary, instructions. Returns {count, first id, last id}.
+ACTIVE_SPAN = _ACTIVE_SPAN_BODY + "return {count, first, last}\n"
+
+# KEYS: history, boundary, instructions, record. Returns {count, first id, last id,
+# what the record key holds ('' nothing, 'string', else its type), its text or ''}:
+# the span and the record as they were at one moment.
+SPAN_AND_RECORD = (
+    _ACTIVE_SPAN_BODY
+    + """
+local raw = redis.pcall('GET', KEYS[4])
+if raw == false then return {count, first, last, '', ''} end
+if type(raw) == 'table' then  -- another type: another program's key
+  return {count, first, last, redis.call('TYPE', KEYS[4]).ok, ''}
+end
+return {count, first, last, 'string', raw}
 """
 )
 

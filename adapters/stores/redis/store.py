@@ -13,7 +13,7 @@ survive a restart when the server persists its data (RDB or AOF). A server that
 persists nothing loses every key on a restart: a compression in flight then fails
 its lease check and commits nothing. See docs/redis.md.
 
-Why about 625 lines: this is the one class that implements the store protocol on
+Why about 670 lines: this is the one class that implements the store protocol on
 Redis, and its messages, its fenced commit and its leases share one key layout and one
 set of scripts; what stands apart is mixed in (``redis_history``: search and reads of
 the whole history; ``redis_metadata``: records).
@@ -374,6 +374,37 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
         if not int(count):
             return NO_SPAN
         return ActiveSpan(int(count), _score_id(first), _score_id(last), None)
+
+    def span_and_metadata(
+        self, session_id: str, namespace: str
+    ) -> tuple[ActiveSpan, dict[str, object] | None]:
+        """Return ``active_span`` and the record, read in one script (one moment).
+
+        See ``SpanRecordStore``; the record reads as ``get_metadata``'s.
+
+        Raises:
+            MalformedRecord: the record cannot be decoded, or its key holds another
+                Redis type (another program's); a foreign archive boundary, as in
+                every read.
+        """
+        check_key("session_id", session_id)
+        check_key("namespace", namespace)
+        keys = [*self._history_keys(session_id), self._record(namespace, session_id)]
+        count, first, last, held, raw = self._script(
+            "SPAN_AND_RECORD", session_id, keys, []
+        )
+        held = held.decode() if isinstance(held, bytes) else held
+        if held not in ("", "string"):
+            raise MalformedRecord(
+                f"metadata {namespace}/{session_id} is not JSON text: the key holds "
+                f"a Redis {held}, another program's"
+            )
+        span = (
+            ActiveSpan(int(count), _score_id(first), _score_id(last), None)
+            if int(count)
+            else NO_SPAN
+        )
+        return span, (decode_record(namespace, session_id, raw) if held else None)
 
     def count_history(self, session_id: str) -> int:
         check_key("session_id", session_id)

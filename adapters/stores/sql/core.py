@@ -143,7 +143,12 @@ class SqlStore(SqlHistory, SqlRecords, SqlTurnReads, DeprecatedCommits):
     def _save_one(self, session_id: str, message: Message) -> Message:
         """Store one message in one statement (atomic on its own)."""
         check_key("session_id", session_id)
-        values = message_values(message)
+        return self._insert_one(session_id, message, message_values(message))
+
+    def _insert_one(
+        self, session_id: str, message: Message, values: tuple[object, ...]
+    ) -> Message:
+        """Store one message whose row ``values`` are already computed."""
         row_id = self._search.save(
             self._driver,
             self._q["insert_message"],
@@ -167,7 +172,7 @@ class SqlStore(SqlHistory, SqlRecords, SqlTurnReads, DeprecatedCommits):
         if not rows:
             return []
         if len(rows) == 1:  # not through save_message, which a subclass may route here
-            return [self._save_one(session_id, messages[0])]
+            return [self._insert_one(session_id, messages[0], rows[0])]
         terms = [self._search.prepare(message) for message in messages]
         insert, ids = self._q["insert_message"], []
         with self._driver.transaction("save_messages", session_id) as tx:
@@ -236,7 +241,7 @@ class SqlStore(SqlHistory, SqlRecords, SqlTurnReads, DeprecatedCommits):
     def active_span(self, session_id: str) -> ActiveSpan:
         check_key("session_id", session_id)
         rows = self._driver.read(
-            self._q["active_span"], (session_id,), "active_span", session_id
+            self._q["active_span"], (session_id,) * 3, "active_span", session_id
         )
         count, first, last, total = rows[0]
         if not count:

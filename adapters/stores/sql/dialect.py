@@ -50,6 +50,13 @@ _MESSAGE_COLUMNS = (
     "metadata, content_json, refusal"
 )
 _ACTIVE = "session_id = ? AND archived = {false}"
+ACTIVE_ENDS = (
+    f"(SELECT id FROM {{t}}messages WHERE {_ACTIVE} ORDER BY id LIMIT 1) AS lo, "
+    f"(SELECT id FROM {{t}}messages WHERE {_ACTIVE} ORDER BY id DESC LIMIT 1) AS hi"
+)
+"""The oldest and newest active ids of a session as two index seeks: ``min(id)`` and
+``max(id)`` beside ``count(*)`` would aggregate every active row (takes two more
+``session_id`` parameters, before the outer query's)."""
 # Not a host's instruction (``is_host_instruction``): those are never archived.
 _HISTORY = "(role NOT IN ('system', 'developer') OR kind IS NOT NULL)"
 _SESSION_COUNTS = (
@@ -79,7 +86,7 @@ _TEMPLATES = {
     f"WHERE {_ACTIVE} ORDER BY id DESC LIMIT 1{{lock_rows}}",
     "delete_message": "DELETE FROM {t}messages WHERE session_id = ? AND id = ?",
     "count_active": f"SELECT count(*) FROM {{t}}messages WHERE {_ACTIVE}",
-    "active_span": "SELECT count(*), min(id), max(id), coalesce(sum(id), 0) "
+    "active_span": f"SELECT count(*), {ACTIVE_ENDS}, coalesce(sum(id), 0) "
     f"FROM {{t}}messages WHERE {_ACTIVE}",
     "oldest_active": f"SELECT {SELECT_COLUMNS} FROM {{t}}messages WHERE {_ACTIVE} "
     "AND id > ? ORDER BY id LIMIT ?",

@@ -13,18 +13,18 @@ from functools import cached_property
 from memory_summary.adapters.stores.rows import check_key
 from memory_summary.domain import NO_SPAN, ActiveSpan
 
-from .dialect import Dialect
+from .dialect import ACTIVE_ENDS, Dialect
 from .driver import SqlDriver
 from .fence import DecodedRecords, WrittenGenerations
 
 # The span's aggregate, joined to the record's row when there is one (``present``).
 # A record whose text is the one the store last wrote there is compared in SQL and
 # not copied out (NULL), as ``get_metadata_unless`` does; the column is NOT NULL.
+# The ends are two index seeks (``ACTIVE_ENDS``); only count and sum walk the rows.
 _SPAN_AND_RECORD = (
     "SELECT s.n, s.lo, s.hi, s.total, m.present, m.data FROM "
-    "(SELECT count(*) AS n, min(id) AS lo, max(id) AS hi, "
-    "coalesce(sum(id), 0) AS total FROM {t}messages "
-    "WHERE session_id = ? AND archived = {false}) AS s "
+    "(SELECT count(*) AS n, {ends}, coalesce(sum(id), 0) AS total "
+    "FROM {t}messages WHERE session_id = ? AND archived = {false}) AS s "
     "LEFT JOIN (SELECT 1 AS present, CASE WHEN data = ? THEN NULL ELSE data END "
     "AS data FROM {t}metadata WHERE namespace = ? AND key = ?) AS m ON 1 = 1"
 )
@@ -41,7 +41,8 @@ class SqlTurnReads:
     @cached_property
     def _span_and_record_sql(self) -> str:
         dialect = self._dialect
-        sql = _SPAN_AND_RECORD.format(t=dialect.tables, false=dialect.false)
+        ends = ACTIVE_ENDS.format(t=dialect.tables, false=dialect.false)
+        sql = _SPAN_AND_RECORD.format(t=dialect.tables, false=dialect.false, ends=ends)
         return sql.replace("?", dialect.placeholder)
 
     def span_and_metadata(
@@ -59,7 +60,14 @@ class SqlTurnReads:
         known = self._written.known(namespace, session_id)
         rows = self._driver.read(
             self._span_and_record_sql,
-            (session_id, None if known is None else known[0], namespace, session_id),
+            (
+                session_id,
+                session_id,
+                session_id,
+                None if known is None else known[0],
+                namespace,
+                session_id,
+            ),
             "span_and_metadata",
             session_id,
         )
