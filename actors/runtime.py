@@ -190,12 +190,19 @@ class ThreadRuntime:
     ) -> None:
         """Send a trigger that only matters if ``needed()``, asked off the caller.
 
-        A session with a live actor gets the trigger at once (it coalesces). For any
-        other, ``needed`` runs on the gate's few threads (it may do I/O); the actor
-        is started only when it answers True, so sessions far below the threshold
-        cost no thread.
+        ``needed`` runs on the gate's few threads (it may do I/O), handed there
+        directly, not through the router; the trigger goes on to the router, and
+        the session's actor is started, only when it answers True, so sessions far
+        below the threshold cost no actor thread and a turn one hand-off.
         """
-        self.send(session_id, _Gated(message, needed))
+        if not self._started:
+            self.start()
+        with self._start_lock:  # pending, as ``send`` counts it, or refused
+            if self._closed:
+                raise EngineClosed("the engine was stopped")
+            with self._idle:
+                self._pending += 1
+        self._gated(session_id, _Gated(message, needed))
 
     def send_turn(
         self,
@@ -261,7 +268,10 @@ class ThreadRuntime:
         return True
 
     def _gated(self, session_id: str, gated: _Gated) -> None:
-        """Check a gated trigger on the gate pool; route it on, or settle it."""
+        """Check a gated trigger on the gate pool; route it on, or settle it.
+
+        The trigger counts as pending work already; it keeps its unit when routed.
+        """
 
         def check() -> None:
             if isinstance(gated.message, TurnEnded):
@@ -291,9 +301,6 @@ class ThreadRuntime:
         """Deliver queued triggers to their session actors, in arrival order."""
         while (item := self._inbox.get()) is not None:
             session_id, message = item
-            if isinstance(message, _Gated):  # a live actor would coalesce it; the
-                self._gated(session_id, message)  # check keeps the threshold one rule
-                continue
             try:
                 delivered = self.registry.tell(session_id, message)
             except Exception:  # a spawn failure must not stop the routing

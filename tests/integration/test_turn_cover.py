@@ -37,14 +37,20 @@ def _save(store: Any, count: int, start: int = 0) -> None:
 
 
 def _counted_sends(engine: Any) -> list[object]:
+    """Record each trigger sent: to the router, or to the gate (a counted turn)."""
     sent: list[object] = []
-    send = engine._core.send
+    core = engine._core
+    send, send_if_needed = core.send, core.send_if_needed
 
     def counted(session_id: str, message: object) -> None:
         sent.append(message)
         send(session_id, message)
 
-    engine._core.send = counted
+    def counted_if_needed(session_id: str, message: object, needed: Any) -> None:
+        sent.append(message)
+        send_if_needed(session_id, message, needed)
+
+    core.send, core.send_if_needed = counted, counted_if_needed
     return sent
 
 
@@ -149,14 +155,22 @@ def test_a_turn_covered_by_a_trigger_not_yet_sent_is_not_idle(store, make_engine
     engine = make_engine(store, llm, config=CONFIG)
     engine.start()
     claimed, release = threading.Event(), threading.Event()
-    send = engine._core.send
+    core = engine._core
+    send, send_if_needed = core.send, core.send_if_needed
 
-    def held(session_id: str, message: object) -> None:
+    def hold() -> None:
         claimed.set()  # the trigger is claimed, not yet counted as pending
         assert release.wait(10)
+
+    def held(session_id: str, message: object) -> None:
+        hold()
         send(session_id, message)
 
-    engine._core.send = held
+    def held_if_needed(session_id: str, message: object, needed: Any) -> None:
+        hold()  # a database store's turn goes to the gate
+        send_if_needed(session_id, message, needed)
+
+    core.send, core.send_if_needed = held, held_if_needed
     _save(store, 12)
     first = threading.Thread(target=engine.turn_after, args=("s",))
     first.start()
