@@ -253,6 +253,28 @@ def test_writes_beside_the_handle_are_seen_on_the_next_prepare(store):
         assert chat.prepare("again") == [{"role": "user", "content": "again"}]
 
 
+@every_store
+def test_an_edit_beside_the_handle_before_its_own_save_is_seen(store):
+    # Another writer pops the reply and saves a new one between two calls of the
+    # handle, whose own save then lands: as many messages, the same ends. Only the
+    # ids' sum tells the popped reply from the new one (Redis once gave none).
+    with SummaryEngine(store, InstrumentedSummarizer(), config=CONFIG) as engine:
+        chat = engine.conversation("ida")
+        chat.prepare("hello")
+        chat.record(completion("first answer"))
+        assert chat.prepare() == reference(engine, "ida", system=None)
+        store.pop_message("ida")
+        store.save_message("ida", Message("assistant", "regenerated answer"))
+        chat.add({"role": "user", "content": "next question"})
+        request = chat.prepare()
+        assert [m["content"] for m in request] == [
+            "hello",
+            "regenerated answer",
+            "next question",
+        ]
+        assert request == reference(engine, "ida", system=None)
+
+
 class CountingStore(InMemoryStore):
     """Counts whole-history reads."""
 

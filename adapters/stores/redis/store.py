@@ -362,18 +362,20 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
         return rows
 
     def active_span(self, session_id: str) -> ActiveSpan:
-        """Return the session's ``ActiveSpan``, without its id sum.
+        """Return the session's ``ActiveSpan``; see ``SpanningStore``.
 
-        Every write is one script with its ids taken inside it, so no id lands
-        below another already visible: the count and the ends tell a change.
+        Its id sum too (summed in the script, the active rows never leave the
+        server): the count and the ends alone do not tell a pop and a save by
+        another writer, then a ``Conversation``'s own save, from that save alone.
         """
         check_key("session_id", session_id)
-        count, first, last = self._script(
+        count, first, last, low, high = self._script(
             "ACTIVE_SPAN", session_id, self._history_keys(session_id), []
         )
         if not int(count):
             return NO_SPAN
-        return ActiveSpan(int(count), _score_id(first), _score_id(last), None)
+        total = int(high) * 2**26 + int(low)
+        return ActiveSpan(int(count), _score_id(first), _score_id(last), total)
 
     def count_history(self, session_id: str) -> int:
         check_key("session_id", session_id)
