@@ -495,11 +495,12 @@ class ActiveSpan:
         first_id: the oldest active id (None when none is).
         last_id: the newest active id (None when none is).
         id_sum: the sum of the active ids (0 when none is), or None from a store
-            that cannot say (every shipped store says). The count and the ends
-            alone miss a change the engine's own saves then cover: another writer
-            pops the newest message and saves one, a ``Conversation`` saves next
-            (same count, same ends); so does a late insert that meets an archive of
-            as many. Without the sum the handle sends the popped message again.
+            whose writes are atomic scripts, whose ids never land out of order (a
+            sum only tells apart a late insert that meets an archive of as many).
+            Without it, the count and the ends miss a change the engine's own
+            saves then cover (another writer pops the newest message and saves
+            one, a ``Conversation`` saves next): the handle reads the few messages
+            it saved since the span was last seen to tell.
     """
 
     count: int

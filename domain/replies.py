@@ -22,7 +22,7 @@ The usage a reply carries is read leniently: a shape neither provider documents 
 some compatible servers send) counts as no usage, never as a reason to lose the reply;
 a usage the host passes itself (``read_usage_tokens``) is held to the documented shapes.
 
-Why about 495 lines: each of the host's shapes (replies, usages, the user's and the
+Why about 505 lines: each of the host's shapes (replies, usages, the user's and the
 host's messages) is read here, and the common reply, a ChatCompletion of text (a dict or
 the SDK's object), is also read on a shortcut that reads it as the general path does.
 """
@@ -36,7 +36,7 @@ import attrs
 from .anthropic_format import messages_from_anthropic
 from .content import Content, content_text
 from .errors import MessageError
-from .model import Message
+from .model import SUMMARY_KIND, Message
 from .openai_format import openai_mapping
 from .thinking import THINKING_TYPES
 from .usage import TokenUsage
@@ -461,8 +461,19 @@ def user_message(user: object) -> Message:
 
 
 def unsaved(messages: list[Message], where: str) -> list[Message]:
-    """Return ``messages``, refusing one that is already stored (it has an id)."""
+    """Return ``messages``, refusing one that is already stored (it has an id).
+
+    A summary the engine injected (kind ``SUMMARY_KIND``, as ``assemble`` returns
+    it) is refused too: every request leaves such a message out, so stored it would
+    be a message no request ever carries.
+    """
     for message in messages:
+        if message.kind == SUMMARY_KIND:
+            raise MessageError(
+                where,
+                f"is a summary the engine injected (kind {SUMMARY_KIND!r}), which "
+                "requests leave out; allowed: the conversation's own messages",
+            )
         if message.id is not None:
             hint = (
                 " (prepare() sends the history again without saving anything)"

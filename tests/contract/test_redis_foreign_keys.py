@@ -234,19 +234,3 @@ def test_an_error_of_the_search_itself_is_not_blamed_on_foreign_data(
     with pytest.raises(ValueError, match="a bug of the ranking") as raised:
         store.search_messages(sid, ["appl"], limit=5)
     assert not isinstance(raised.value, MalformedRecord)
-
-
-def test_the_active_span_sums_ids_near_2_53_exactly(request, tmp_path, sid):
-    """The span's id sum is exact where a double's is not (many ids near 2^53)."""
-    store = open_store(request, "redis", tmp_path)
-    with redis_client(store) as client:
-        client.set(f"{store.prefix}id", 2**53 - 10)
-    store.save_message(sid, Message("system", "a kept instruction"))
-    store.save_messages(sid, [Message("user", f"m{i}") for i in range(8)])
-    store.trim_history(sid, 5)  # the instruction stays active below the boundary
-    ids = [m.id for m in store.get_history(sid)]
-    assert len(ids) == 6
-    assert ids[-1] == 2**53 - 1
-    span = store.active_span(sid)
-    assert span.id_sum == sum(ids)
-    assert (span.count, span.first_id, span.last_id) == (6, ids[0], ids[-1])

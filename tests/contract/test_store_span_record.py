@@ -94,23 +94,3 @@ def read_written(store, sid):
     known = store._written.known("summary", sid)
     assert known is not None
     return known[0]
-
-
-def test_every_shipped_store_tells_the_id_sum(store, sid):
-    # A pop and a save by another writer, then a Conversation's own save, leave the
-    # count and the ends as that save alone would: only the sum tells them apart.
-    for text in ("one", "two", "three"):
-        store.save_message(sid, Message("user", text))
-    store.pop_message(sid)
-    store.save_message(sid, Message("assistant", "three again"))
-    store.trim_history(sid, 2)
-    ids = [m.id for m in store.get_history(sid)]
-    span = store.active_span(sid)
-    assert (span.count, span.first_id, span.last_id, span.id_sum) == (
-        len(ids),
-        ids[0],
-        ids[-1],
-        sum(ids),
-    )
-    if has_capability(store, SpanRecordStore):
-        assert together(store, sid)[0] == span

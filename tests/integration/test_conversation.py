@@ -256,8 +256,9 @@ def test_writes_beside_the_handle_are_seen_on_the_next_prepare(store):
 @every_store
 def test_an_edit_beside_the_handle_before_its_own_save_is_seen(store):
     # Another writer pops the reply and saves a new one between two calls of the
-    # handle, whose own save then lands: as many messages, the same ends. Only the
-    # ids' sum tells the popped reply from the new one (Redis once gave none).
+    # handle, whose own save then lands: as many messages, the same ends. The ids'
+    # sum tells the popped reply from the new one; where a store gives none (the
+    # in-memory and Redis stores), the messages after those the handle last read.
     with SummaryEngine(store, InstrumentedSummarizer(), config=CONFIG) as engine:
         chat = engine.conversation("ida")
         chat.prepare("hello")

@@ -4,7 +4,8 @@ What a hunt over odd replies, users and usages found: an Anthropic user turn of
 tool results and text whose results ``prepare`` dropped, a tool call whose arguments
 are JSON but no object sent to Anthropic as a ``tool_use`` input the API refuses (so
 every later request failed), a blank refusal stored as a reply, a usage entry that
-is no mapping refused under another field's name.
+is no mapping refused under another field's name, an injected summary stored where
+no request would ever send it.
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ from __future__ import annotations
 import asyncio
 import json
 
+import attrs
 import pytest
 
-from memory_summary import MessageError, SummaryEngine
+from memory_summary import Message, MessageError, SummaryEngine
 from memory_summary.adapters import InMemoryStore
 from memory_summary.aio import AsyncSummaryEngine
+from memory_summary.domain import summary_message
 from memory_summary.testing.fakes import InstrumentedSummarizer
 from tests.integration.test_conversation import CONFIG, completion
 
@@ -112,3 +115,22 @@ def test_a_usage_entry_that_is_no_mapping_is_refused_under_its_own_name(entry):
         reply["usage"] = usage
         assert chat.record(reply).reply.content == "hello"
     assert [m.content for m in store.get_history("ox")] == ["hi", "hello"]
+
+
+def test_a_summary_the_engine_injected_is_never_stored_as_history():
+    # assemble's summary message, handed back: stored, no request would carry it
+    store = InMemoryStore()
+    with SummaryEngine(store, InstrumentedSummarizer(), config=CONFIG) as engine:
+        chat = engine.conversation("pi")
+        chat.prepare("hi")
+        injected = summary_message("We agreed on Casa Azul.")
+        calls = (
+            lambda: chat.prepare(attrs.evolve(injected, role="user")),
+            lambda: chat.add(Message("tool", "r", tool_call_id="x"), injected),
+            lambda: chat.record(attrs.evolve(injected, role="assistant")),
+        )
+        for call in calls:
+            with pytest.raises(MessageError, match="summary"):
+                call()
+        assert chat.prepare() == [{"role": "user", "content": "hi"}]
+    assert [m.content for m in store.get_history("pi")] == ["hi"]

@@ -22,13 +22,7 @@ from memory_summary.adapters.stores.rows import (
     check_read,
     check_row_id,
 )
-from memory_summary.domain import (
-    NO_SPAN,
-    ActiveSpan,
-    Message,
-    StoredHit,
-    is_host_instruction,
-)
+from memory_summary.domain import Message, StoredHit, is_host_instruction
 from memory_summary.domain.config import RecallIndex
 from memory_summary.domain.ranking import (
     CANDIDATES,
@@ -113,18 +107,6 @@ class MemorySession:
     def active_count(self) -> int:
         """Return the number of active messages."""
         return len(self.kept) + len(self.messages) - self.first_active
-
-    def active_span(self) -> ActiveSpan:
-        """Return the active messages' ``ActiveSpan``, their id sum included."""
-        count = self.active_count()
-        if not count:
-            return NO_SPAN
-        first, last = self.active_ends()
-        messages = self.messages
-        total = sum(m.id for m in self.kept)  # type: ignore[misc]
-        for at in range(self.first_active, len(messages)):
-            total += messages[at].id  # type: ignore[operator]
-        return ActiveSpan(count, first, last, total)
 
     def archived(self) -> list[Message]:
         """Return the archived messages, oldest first."""

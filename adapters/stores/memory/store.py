@@ -195,15 +195,19 @@ class InMemoryStore(MemoryHistory, MemoryRecords, DeprecatedCommits):
         return window, None if record is None else json_copy(record)  # type: ignore[return-value]
 
     def active_span(self, session_id: str) -> ActiveSpan:
-        """Return the session's ``ActiveSpan``; see ``SpanningStore``.
+        """Return the session's ``ActiveSpan``, without its id sum.
 
-        Its id sum too: the count and the ends alone do not tell a pop and a save
-        by another writer, then a ``Conversation``'s own save, from that save alone.
+        See ``SpanningStore``.
         """
         check_key("session_id", session_id)
         with self._lock:
             session = self._sessions.get(session_id)
-            return NO_SPAN if session is None else session.active_span()
+            if session is None or not session.active_count():
+                return NO_SPAN
+            first, last = session.active_ends()
+            # Ids are taken under this lock as a message is kept: none lands below
+            # one already seen, so the count and the ends tell every change.
+            return ActiveSpan(session.active_count(), first, last, None)
 
     def span_and_metadata(
         self, session_id: str, namespace: str
@@ -216,7 +220,10 @@ class InMemoryStore(MemoryHistory, MemoryRecords, DeprecatedCommits):
         check_key("namespace", namespace)
         with self._lock:
             session = self._sessions.get(session_id)
-            span = NO_SPAN if session is None else session.active_span()
+            span = NO_SPAN
+            if session is not None and session.active_count():
+                first, last = session.active_ends()
+                span = ActiveSpan(session.active_count(), first, last, None)
             record = self._metadata.get((namespace, session_id))
         # Stored records are never mutated, only replaced: copy outside the lock.
         return span, None if record is None else json_copy(record)  # type: ignore[return-value]

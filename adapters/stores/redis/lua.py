@@ -31,7 +31,7 @@ Layout (``P`` is the store's prefix; a session id, namespace or key never holds 
   ``clear_all`` visits and ``session_counts`` pages through;
 - ``P namespaces``: a set of the namespaces ``clear_all`` must visit.
 
-Why about 600 lines: one concept, the server-side half of ``RedisStore``: one Lua
+Why about 580 lines: one concept, the server-side half of ``RedisStore``: one Lua
 script a store operation that reads and then writes, each a few lines. They share the
 key layout above and the Lua helpers (``_HELPERS``, ``postings``), and a script's
 ``KEYS``/``ARGV`` comment reads against that layout; split in two, each half would
@@ -233,9 +233,8 @@ return redis.call('ZCOUNT', KEYS[1], '(' .. b, '+inf') + redis.call('ZCARD', KEY
 """
 )
 
-# KEYS: history, boundary, instructions. Returns {count, first id, last id, low, high}
-# of the active rows, ids as strings ('' when none is active); the ids' sum is
-# high * 2^26 + low (each part of every id summed apart: exact past 2^53).
+# KEYS: history, boundary, instructions. Returns {count, first id, last id} of the
+# active rows, ids as strings ('' when none is active); members are not copied whole.
 ACTIVE_SPAN = (
     read_boundary
     + """
@@ -257,21 +256,7 @@ if kept > 0 then first = score(3, true) elseif above > 0 then
     'LIMIT', 0, 1)[2]
 end
 if above > 0 then last = score(1, false) elseif kept > 0 then last = score(3, false) end
-local low, high = 0, 0
-local function add(rows)
-  for i = 2, #rows, 2 do
-    local id = tonumber(rows[i])
-    local top = math.floor(id / 67108864)
-    high = high + top
-    low = low + (id - top * 67108864)
-  end
-end
-if above > 0 then
-  add(redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. b, '+inf', 'WITHSCORES'))
-end
-if kept > 0 then add(redis.call('ZRANGE', KEYS[3], 0, -1, 'WITHSCORES')) end
-return {above + kept, first, last, string.format('%d', low),
-  string.format('%d', high)}
+return {above + kept, first, last}
 """
 )
 

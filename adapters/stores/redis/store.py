@@ -362,20 +362,18 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
         return rows
 
     def active_span(self, session_id: str) -> ActiveSpan:
-        """Return the session's ``ActiveSpan``; see ``SpanningStore``.
+        """Return the session's ``ActiveSpan``, without its id sum.
 
-        Its id sum too (summed in the script, the active rows never leave the
-        server): the count and the ends alone do not tell a pop and a save by
-        another writer, then a ``Conversation``'s own save, from that save alone.
+        Every write is one script with its ids taken inside it, so no id lands
+        below another already visible: the count and the ends tell a change.
         """
         check_key("session_id", session_id)
-        count, first, last, low, high = self._script(
+        count, first, last = self._script(
             "ACTIVE_SPAN", session_id, self._history_keys(session_id), []
         )
         if not int(count):
             return NO_SPAN
-        total = int(high) * 2**26 + int(low)
-        return ActiveSpan(int(count), _score_id(first), _score_id(last), total)
+        return ActiveSpan(int(count), _score_id(first), _score_id(last), None)
 
     def count_history(self, session_id: str) -> int:
         check_key("session_id", session_id)
