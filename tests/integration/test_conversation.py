@@ -293,6 +293,27 @@ class CountingStore(InMemoryStore):
         return super().count_history(session_id)
 
 
+def test_a_span_without_a_sum_is_proven_by_the_turns_own_messages_alone():
+    reads = []
+
+    class Proving(InMemoryStore):  # its span carries no id sum
+        def get_oldest_history(self, session_id, limit, after_id=None):
+            got = super().get_oldest_history(session_id, limit, after_id)
+            reads.append((limit, len(got)))
+            return got
+
+    store = Proving()
+    config = SummaryConfig(threshold=400, keep_recent=20)  # no compression between
+    with SummaryEngine(store, InstrumentedSummarizer(), config=config) as engine:
+        chat = engine.conversation("jan")
+        for turn in range(30):
+            chat.prepare(f"question {turn}")
+            chat.record(completion(f"answer {turn}"))
+    assert store.active_span("jan").id_sum is None
+    assert len(reads) == 29  # each turn but the first: its question and answer
+    assert set(reads) == {(3, 2)}
+
+
 def test_a_turn_reads_no_history_it_already_holds():
     store = CountingStore()
     config = SummaryConfig(threshold=400, keep_recent=20)
