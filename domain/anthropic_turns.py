@@ -48,6 +48,8 @@ def _tool_use(call: ToolCall, extra: object) -> dict[str, object]:
     try:
         arguments: object = json.loads(call.arguments, parse_constant=_no_constant)
     except ValueError:  # a model's malformed JSON: sent as text, never dropped
+        arguments = None
+    if not isinstance(arguments, dict):  # the API takes an object alone as input
         arguments = {"arguments": call.arguments}
     block: dict[str, object] = {
         "type": "tool_use",

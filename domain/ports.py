@@ -497,6 +497,10 @@ class ActiveSpan:
         id_sum: the sum of the active ids (0 when none is), or None from a store
             whose writes are atomic scripts, whose ids never land out of order (a
             sum only tells apart a late insert that meets an archive of as many).
+            Without it, the count and the ends miss a change the engine's own
+            saves then cover (another writer pops the newest message and saves
+            one, a ``Conversation`` saves next): the handle reads the few messages
+            it saved since the span was last seen to tell.
     """
 
     count: int

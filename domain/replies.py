@@ -22,7 +22,7 @@ The usage a reply carries is read leniently: a shape neither provider documents 
 some compatible servers send) counts as no usage, never as a reason to lose the reply;
 a usage the host passes itself (``read_usage_tokens``) is held to the documented shapes.
 
-Why about 465 lines: each of the host's shapes (replies, usages, the user's and the
+Why about 505 lines: each of the host's shapes (replies, usages, the user's and the
 host's messages) is read here, and the common reply, a ChatCompletion of text (a dict or
 the SDK's object), is also read on a shortcut that reads it as the general path does.
 """
@@ -36,7 +36,7 @@ import attrs
 from .anthropic_format import messages_from_anthropic
 from .content import Content, content_text
 from .errors import MessageError
-from .model import Message
+from .model import SUMMARY_KIND, Message
 from .openai_format import openai_mapping
 from .thinking import THINKING_TYPES
 from .usage import TokenUsage
@@ -123,7 +123,7 @@ def read_usage_tokens(usage: object) -> int | None:
     iterations = data.get("iterations")
     if isinstance(iterations, Sequence) and not isinstance(iterations, str):
         # a compaction entry measures the compaction, never the context
-        steps = [openai_mapping(step) for step in iterations if step is not None]
+        steps = _iterations(iterations)
         steps = [step for step in steps if step.get("type") != "compaction"]
         if steps:
             return _anthropic_tokens(steps[-1])
@@ -136,6 +136,27 @@ def read_usage_tokens(usage: object) -> int | None:
         "holds neither prompt_tokens (OpenAI) nor input_tokens (Anthropic); allowed: "
         "a provider's usage, an int of tokens or None",
     )
+
+
+def _iterations(iterations: Sequence[object]) -> list[Mapping[str, object]]:
+    """Return the entries of Anthropic's ``usage.iterations`` (None entries skipped).
+
+    Raises:
+        MessageError: an entry is no mapping (nor an SDK object).
+    """
+    steps = []
+    for at, step in enumerate(iterations):
+        if step is None:
+            continue
+        try:
+            steps.append(openai_mapping(step))
+        except MessageError:
+            raise MessageError(
+                f"usage.iterations[{at}]",
+                f"cannot read a {type(step).__name__}; allowed: a usage entry "
+                "(input_tokens, output_tokens, type) as a dict or an SDK object",
+            ) from None
+    return steps
 
 
 def compaction_usage(usage: object) -> TokenUsage | None:
@@ -219,7 +240,8 @@ def _anthropic_reply(data: Mapping[str, object]) -> ReadReply:
 def _assistant(message: Message) -> Message:
     if message.role != "assistant":
         raise MessageError("role", f"a reply is the assistant's, got {message.role!r}")
-    if not message.tool_calls and not message.refusal and not _says(message.content):
+    refused = (message.refusal or "").strip()  # a blank refusal says nothing
+    if not message.tool_calls and not refused and not _says(message.content):
         raise MessageError(
             "content",
             "the reply is empty (no text and no tool call, thinking at most): "
@@ -414,14 +436,22 @@ def user_message(user: object) -> Message:
     """Return the user's new message: text, a ``Message`` or a user message dict.
 
     Raises:
-        MessageError: it is not the user's, or it is empty.
+        MessageError: it is not the user's (an Anthropic user turn holding tool
+            results is several messages: ``add`` saves them), or it is empty.
     """
     if isinstance(user, str):
         said = Message.of_text("user", user)  # NUL bytes go: "\x00" alone is empty
         if not content_text(said.content).strip():
             raise MessageError("user", "is empty; allowed: the user's text")
         return said
-    (message,) = host_messages([user])[:1] or (None,)
+    read = host_messages([user])
+    if len(read) > 1:  # an Anthropic user turn of tool results (and text)
+        raise MessageError(
+            "user",
+            f"holds {len(read)} messages (tool results); allowed: the user's one "
+            "message (add() saves tool results)",
+        )
+    message = read[0] if read else None
     if message is None or message.role != "user":
         role = None if message is None else message.role
         raise MessageError("user", f"must be the user's message, got role {role!r}")
@@ -431,8 +461,19 @@ def user_message(user: object) -> Message:
 
 
 def unsaved(messages: list[Message], where: str) -> list[Message]:
-    """Return ``messages``, refusing one that is already stored (it has an id)."""
+    """Return ``messages``, refusing one that is already stored (it has an id).
+
+    A summary the engine injected (kind ``SUMMARY_KIND``, as ``assemble`` returns
+    it) is refused too: every request leaves such a message out, so stored it would
+    be a message no request ever carries.
+    """
     for message in messages:
+        if message.kind == SUMMARY_KIND:
+            raise MessageError(
+                where,
+                f"is a summary the engine injected (kind {SUMMARY_KIND!r}), which "
+                "requests leave out; allowed: the conversation's own messages",
+            )
         if message.id is not None:
             hint = (
                 " (prepare() sends the history again without saving anything)"

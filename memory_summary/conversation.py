@@ -37,6 +37,7 @@ import attrs
 
 from memory_summary.domain import (
     NAMESPACE,
+    ActiveSpan,
     AnthropicSystem,
     CompressionStore,
     MalformedRecord,
@@ -247,8 +248,10 @@ class Conversation:
         change it.
 
         Raises:
-            MessageError: ``user`` is not a user message, is empty, or is already
-                stored (a retried turn calls ``prepare()`` without it).
+            MessageError: ``user`` is not a user message (an Anthropic user turn
+                of tool results is several: ``add`` them), is empty, is a summary
+                the engine injected, or is already stored (a retried turn calls
+                ``prepare()`` without it).
             ValueError: an unknown ``format``.
             StoreError: the store failed (the message was not saved).
             EngineClosed: after ``stop()``.
@@ -309,8 +312,9 @@ class Conversation:
 
         Raises:
             MessageError: ``reply`` cannot be read, is not the assistant's, is
-                empty (no text and no tool call; thinking alone is empty) or is a
-                ``Message`` already stored (it has an id); nothing is saved.
+                empty (no text, tool call or refusal; thinking alone is empty) or
+                is a ``Message`` already stored (it has an id) or the engine's
+                injected summary; nothing is saved.
             StoreError: the store failed; nothing of the turn was saved.
             EngineClosed: after ``stop()``.
         """
@@ -345,8 +349,8 @@ class Conversation:
         are checked before any is saved, and saved in one batch.
 
         Raises:
-            MessageError: a message is malformed or already stored (it has an id);
-                nothing is saved.
+            MessageError: a message is malformed, is a summary the engine
+                injected or is already stored (it has an id); nothing is saved.
             StoreError: the store failed; nothing is saved.
         """
         self._engine._check_open()
@@ -403,16 +407,34 @@ class Conversation:
             except MalformedRecord:  # read apart: the record reads as none, logged
                 pass
             else:
-                if span.matches(transcript.span):
+                if self._current(transcript, span):
                     return True, engine._read_record(sid, data)
                 transcript.replace(Transcript.of(store.get_history(sid)))
                 return _UNREAD
-        if can.spans and cast(SpanningStore, store).active_span(sid).matches(
-            transcript.span
+        if can.spans and self._current(
+            transcript, cast(SpanningStore, store).active_span(sid)
         ):
             return _UNREAD
         transcript.replace(Transcript.of(store.get_history(sid)))
         return _UNREAD
+
+    def _current(self, transcript: Transcript, span: ActiveSpan) -> bool:
+        """Tell whether the store's ``span`` says ``transcript`` is still current.
+
+        A span without an id sum is proven by the few messages the handle saved
+        since it was last seen (``Transcript.unproven``): one short read.
+        """
+        if not span.matches(transcript.span):
+            return False
+        if transcript.unproven(span):
+            after = self._engine.memory.get_oldest_history(
+                self.session_id,
+                len(transcript.saved_since) + 1,
+                after_id=transcript.read_last,
+            )
+            return transcript.proven(after)
+        transcript.seen()
+        return True
 
     def _is_plain(self, transcript: Transcript, covered: int | None) -> bool:
         if not transcript.plain or self._engine.config.mask_tool_results_after:

@@ -52,6 +52,11 @@ class Transcript:
     lead: tuple[object, list[dict[str, object]]] | None = None
     """The last OpenAI lead (the host's text prompt with the summary merged) and what
     it was built from: a turn with the same prompt and summary copies it."""
+    read_last: int | None = None
+    """The newest active id when the store's span was last seen to be this one's."""
+    saved_since: list[int] = attrs.field(factory=list)
+    """The ids the handle saved since: what a span without an id sum cannot vouch
+    for (``unproven``)."""
 
     def replace(self, fresh: Transcript) -> None:
         """Take ``fresh``'s messages (the store's, read again) in place of these."""
@@ -59,6 +64,33 @@ class Transcript:
         self.plain, self.open_calls = fresh.plain, fresh.open_calls
         self._calls = fresh._calls
         self._turns = self._items = None
+        self.read_last, self.saved_since = fresh.read_last, []
+
+    def unproven(self, span: ActiveSpan) -> bool:
+        """Tell whether the store's matching ``span`` may still hide a change.
+
+        It may when it carries no id sum and the handle saved since the span was
+        seen. Another writer's pop of the newest message and save of another, then the
+        handle's save, leave the count and the ends as the handle's save alone
+        would; ``proven`` then reads the active messages after ``read_last``.
+        """
+        return bool(self.saved_since) and (
+            span.id_sum is None or self.span.id_sum is None
+        )
+
+    def proven(self, after: Sequence[Message]) -> bool:
+        """Tell whether the store's active messages ``after`` are the handle's saves.
+
+        ``after``: those after ``read_last``, one more than ``saved_since`` asked for.
+        """
+        if [message.id for message in after] != sorted(self.saved_since):
+            return False
+        self.seen()
+        return True
+
+    def seen(self) -> None:
+        """Note that the store's span was just seen to be this transcript's."""
+        self.read_last, self.saved_since = self.span.last_id, []
 
     @property
     def settled(self) -> bool:
@@ -92,7 +124,7 @@ class Transcript:
             if ids
             else ActiveSpan(0, None, None, 0)
         )
-        made = cls(span, [], [])
+        made = cls(span, [], [], read_last=span.last_id)
         made.extend(messages, counted=False)
         if made.plain:  # repair must agree: the tracking could miss a case
             repaired = repair_pairs(messages, True)
@@ -112,7 +144,9 @@ class Transcript:
                 self._items.append(items_of([message]))
             self._track(message)
         if counted:
-            self.span = self.span.after_saving([m.id or 0 for m in saved])
+            ids = [m.id or 0 for m in saved]
+            self.span = self.span.after_saving(ids)
+            self.saved_since.extend(ids)
 
     def _track(self, message: Message) -> None:
         if message.role in ("system", "developer") or message.kind == SUMMARY_KIND:

@@ -253,6 +253,29 @@ def test_writes_beside_the_handle_are_seen_on_the_next_prepare(store):
         assert chat.prepare("again") == [{"role": "user", "content": "again"}]
 
 
+@every_store
+def test_an_edit_beside_the_handle_before_its_own_save_is_seen(store):
+    # Another writer pops the reply and saves a new one between two calls of the
+    # handle, whose own save then lands: as many messages, the same ends. The ids'
+    # sum tells the popped reply from the new one; where a store gives none (the
+    # in-memory and Redis stores), the messages after those the handle last read.
+    with SummaryEngine(store, InstrumentedSummarizer(), config=CONFIG) as engine:
+        chat = engine.conversation("ida")
+        chat.prepare("hello")
+        chat.record(completion("first answer"))
+        assert chat.prepare() == reference(engine, "ida", system=None)
+        store.pop_message("ida")
+        store.save_message("ida", Message("assistant", "regenerated answer"))
+        chat.add({"role": "user", "content": "next question"})
+        request = chat.prepare()
+        assert [m["content"] for m in request] == [
+            "hello",
+            "regenerated answer",
+            "next question",
+        ]
+        assert request == reference(engine, "ida", system=None)
+
+
 class CountingStore(InMemoryStore):
     """Counts whole-history reads."""
 
@@ -268,6 +291,27 @@ class CountingStore(InMemoryStore):
     def count_history(self, session_id):
         self.counts += 1
         return super().count_history(session_id)
+
+
+def test_a_span_without_a_sum_is_proven_by_the_turns_own_messages_alone():
+    reads = []
+
+    class Proving(InMemoryStore):  # its span carries no id sum
+        def get_oldest_history(self, session_id, limit, after_id=None):
+            got = super().get_oldest_history(session_id, limit, after_id)
+            reads.append((limit, len(got)))
+            return got
+
+    store = Proving()
+    config = SummaryConfig(threshold=400, keep_recent=20)  # no compression between
+    with SummaryEngine(store, InstrumentedSummarizer(), config=config) as engine:
+        chat = engine.conversation("jan")
+        for turn in range(30):
+            chat.prepare(f"question {turn}")
+            chat.record(completion(f"answer {turn}"))
+    assert store.active_span("jan").id_sum is None
+    assert len(reads) == 29  # each turn but the first: its question and answer
+    assert set(reads) == {(3, 2)}
 
 
 def test_a_turn_reads_no_history_it_already_holds():
