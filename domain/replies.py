@@ -464,15 +464,15 @@ def unsaved(messages: list[Message], where: str) -> list[Message]:
     """Return ``messages``, refusing one that is already stored (it has an id).
 
     A summary the engine injected (kind ``SUMMARY_KIND``, as ``assemble`` returns
-    it) is refused too: every request leaves such a message out, so stored it would
-    be a message no request ever carries.
+    it) is refused too: the engine injects the current summary into every request,
+    so a stored copy would send an old summary beside it in every request after.
     """
     for message in messages:
         if message.kind == SUMMARY_KIND:
             raise MessageError(
                 where,
                 f"is a summary the engine injected (kind {SUMMARY_KIND!r}), which "
-                "requests leave out; allowed: the conversation's own messages",
+                "every request carries anyway; allowed: the conversation's own messages",
             )
         if message.id is not None:
             hint = (
