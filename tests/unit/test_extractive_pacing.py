@@ -51,6 +51,7 @@ def _sleeps(
 
     clock = types.SimpleNamespace(perf_counter=pacing.time.perf_counter, sleep=sleep)
     monkeypatch.setattr(pacing, "time", clock)
+    monkeypatch.setattr(pacing, "CHECK_EVERY", 1)  # every point reads the clock
     return callers
 
 

@@ -91,7 +91,7 @@ from .dialogue import latest_day
 from .fact_reading import folded_facts, new_facts, previous_facts
 from .fitting import HIGH_SCORE, fitted_text, merged_facts
 from .host_instructions import CJK, INSTRUCTED_BONUS, instructed, instructions_of
-from .pacing import HAND_OVER_S, Pacer, never
+from .pacing import HAND_OVER_S, never, pacer
 from .salience import salience_of
 from .transcript import sections_of
 from .worker import FoldTimeout, FoldWorker, WorkerDied, WorkerUnavailable
@@ -310,7 +310,7 @@ class ExtractiveSummarizer:
         system = next((m.text for m in messages if m.role == "system"), "")
         request, instructions = instructions_of(normalize_text(request))
         previous, conversation = sections_of(request)
-        pace = never if self._hand_over_s is None else Pacer(self._hand_over_s)
+        pace = never if self._hand_over_s is None else pacer(self._hand_over_s)
         older, summary_locale = previous_facts(previous, pace)
         last_day = latest_day([fact.date for fact in older])
         newer, labelled = new_facts(conversation, last_day, pace)

@@ -5,9 +5,11 @@ the host's threads (an event loop, request threads): each time one of them lets 
 GIL go for I/O (a SQLite statement, a socket) the fold takes it, and the host's
 thread then waits for the fold to let it go again, up to the switch interval (5 ms)
 each time; a turn lets it go many times. So the fold's loops call a ``Pacer`` at
-their natural points (an entry, a fact, a line): after about ``HAND_OVER_S`` of
-work since the last hand-over it calls ``time.sleep(0)``, which lets the GIL go and
-lets a waiting thread take it. In between, a call reads the clock and returns.
+their natural points (an entry, a sentence, a line, a fact): after about
+``HAND_OVER_S`` of work since the last hand-over it calls ``time.sleep(0)``, which
+lets the GIL go and lets a waiting thread take it (on Linux it sleeps the timer
+slack, about 50 µs, long enough for a woken thread to take the GIL). In between, a
+call costs a decrement, and every ``CHECK_EVERY``-th a reading of the clock.
 A fold in the worker process (``worker``) shares the GIL with no one: it never
 paces (``never``).
 """
@@ -21,6 +23,9 @@ HAND_OVER_S = 0.0005
 """Work between two hand-overs: what a host's thread waits for the GIL at most (about),
 each time it wants it back while a fold runs."""
 
+CHECK_EVERY = 4
+"""Calls to a pace per reading of the clock (its points are tens of µs apart)."""
+
 Pace = Callable[[], None]
 
 
@@ -28,16 +33,23 @@ def never() -> None:
     """Hand nothing over: a fold that shares the GIL with no one."""
 
 
-class Pacer:
-    """Called at a fold's natural points: ``time.sleep(0)`` every ``interval_s``."""
+def pacer(interval_s: float = HAND_OVER_S) -> Pace:
+    """Return a ``Pace`` that calls ``time.sleep(0)`` every ``interval_s`` or so.
 
-    __slots__ = ("_due", "_interval")
+    It reads the clock at every ``CHECK_EVERY``-th call only: a call in between
+    costs a decrement.
+    """
+    due = time.perf_counter() + interval_s
+    left = CHECK_EVERY
 
-    def __init__(self, interval_s: float = HAND_OVER_S) -> None:
-        self._interval = interval_s
-        self._due = time.perf_counter() + interval_s
-
-    def __call__(self) -> None:
-        if time.perf_counter() >= self._due:
+    def pace() -> None:
+        nonlocal due, left
+        left -= 1
+        if left:
+            return
+        left = CHECK_EVERY
+        if time.perf_counter() >= due:
             time.sleep(0)  # lets the GIL go: a waiting thread takes it
-            self._due = time.perf_counter() + self._interval
+            due = time.perf_counter() + interval_s
+
+    return pace
