@@ -307,7 +307,7 @@ def is_chatter(sentence: str) -> bool:
     text = _stripped(sentence)
     if not text:
         return True
-    if any(c.isdigit() or c in "@/#" for c in text):
+    if "@" in text or "/" in text or "#" in text or any(map(str.isdigit, text)):
         return False  # a number, an address, a path or an id: never chatter
     if _COURTESY.match(text.lower().replace("\u2019", "'")):
         return True  # thanks, wishes and praise, whatever follows

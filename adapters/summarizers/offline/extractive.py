@@ -91,6 +91,7 @@ from .dialogue import latest_day
 from .fact_reading import folded_facts, new_facts, previous_facts
 from .fitting import HIGH_SCORE, fitted_text, merged_facts
 from .host_instructions import CJK, INSTRUCTED_BONUS, instructed, instructions_of
+from .pacing import HAND_OVER_S, never, pacer
 from .salience import salience_of
 from .transcript import sections_of
 from .worker import FoldTimeout, FoldWorker, WorkerDied, WorkerUnavailable
@@ -154,9 +155,13 @@ class ExtractiveSummarizer:
             refused (``SummarizerError``: it could end the host too) and the
             next one starts another child. ``close()`` ends the child for good (so does
             collecting the summarizer, or the host's exit). POSIX only.
+        hand_over_s: a fold in this process hands the GIL over to any thread
+            waiting for it after about this many seconds of work (``pacing``);
+            None: never (the worker process's own folds).
 
     Raises:
-        ValueError: ``worker`` is neither ``"thread"`` nor ``"process"``.
+        ValueError: ``worker`` is neither ``"thread"`` nor ``"process"``, or
+            ``hand_over_s`` is not a positive number of seconds (nor None).
         TypeError: ``worker="process"`` with a ``count_tokens`` that does not pickle.
 
     >>> summarizer = ExtractiveSummarizer()
@@ -173,9 +178,15 @@ class ExtractiveSummarizer:
         *,
         context_tokens: int = 16384,
         worker: Worker = "thread",
+        hand_over_s: float | None = HAND_OVER_S,
     ) -> None:
         if worker not in WORKERS:
             raise ValueError(f"worker={worker!r}: expected one of {WORKERS}")
+        if hand_over_s is not None and not 0 < hand_over_s < float("inf"):
+            raise ValueError(
+                f"hand_over_s={hand_over_s!r}: expected seconds > 0 or None"
+            )
+        self._hand_over_s = hand_over_s
         self._count_tokens = count_tokens
         self._context_tokens = context_tokens
         self._counts: dict[str, int] = {}
@@ -225,9 +236,10 @@ class ExtractiveSummarizer:
         the host's threads (an event loop) that share the GIL: folds run one at a
         time (the GIL would run them one at a time anyway; side by side they only
         multiply the threads a waiting host thread queues behind), and each hands
-        the GIL to any thread waiting for it between its stages and its entries
-        (``time.sleep(0)``), where it would otherwise wait a switch interval (5 ms)
-        each time it wakes. With ``worker="process"`` the fold runs in the child
+        the GIL to any thread waiting for it after about ``hand_over_s`` of work,
+        at its next entry, sentence, line or fact (``pacing``: ``time.sleep(0)``),
+        where that thread would otherwise wait up to a switch interval (5 ms) each
+        time it wants the GIL back. With ``worker="process"`` the fold runs in the child
         and this thread only waits on a pipe, at most ``timeout_s`` seconds (the
         engine passes its summarizer deadline; None: no bound); a fold in this
         process is never cut short.
@@ -298,17 +310,15 @@ class ExtractiveSummarizer:
         system = next((m.text for m in messages if m.role == "system"), "")
         request, instructions = instructions_of(normalize_text(request))
         previous, conversation = sections_of(request)
-        older, summary_locale = previous_facts(previous)
-        time.sleep(0)
+        pace = never if self._hand_over_s is None else pacer(self._hand_over_s)
+        older, summary_locale = previous_facts(previous, pace)
         last_day = latest_day([fact.date for fact in older])
-        newer, labelled = new_facts(conversation, last_day)
-        time.sleep(0)
+        newer, labelled = new_facts(conversation, last_day, pace)
         locale = _locale_of(labelled, summary_locale, normalize_text(system))
-        merged = merged_facts(older, newer)
-        time.sleep(0)
-        facts = instructed(folded_facts(merged), instructions)
-        time.sleep(0)
-        return fitted_text(facts, locale, max_tokens, self._count)
+        merged = merged_facts(older, newer, pace)
+        facts = instructed(folded_facts(merged, pace), instructions)
+        pace()
+        return fitted_text(facts, locale, max_tokens, self._count, pace)
 
     def _count(self, text: str) -> int:
         """Return ``count_tokens(text)``, remembered: most facts come back each call."""

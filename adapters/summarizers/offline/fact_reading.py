@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import re
-import time
 from collections.abc import Sequence
 
 from memory_summary.domain import pinned_section
@@ -33,6 +32,7 @@ from .fitting import (
     Section,
     fact_of,
 )
+from .pacing import Pace, never
 from .salience import (
     LIST_ITEM,
     SENTENCE_END,
@@ -65,9 +65,6 @@ ENTRY_CHARS = 65_536  # read of one message: about the 16k-token context it repo
 SCAN_CHARS = 262_144  # read of one whole request
 MAX_FACTS_PER_ENTRY = 16
 MAX_TOOL_LINES = 8  # a tool result's lines read: its outcome and what follows it
-YIELD_S = 0.001
-"""Reading a transcript hands the GIL over after about this much work: at every entry,
-a fold would wait a switch interval per entry while another thread is busy."""
 
 
 def _section_of(salience: Salience) -> Section:
@@ -196,20 +193,18 @@ def _tool_name(name: str) -> str:
 
 
 def new_facts(
-    conversation: str, date: str = ""
+    conversation: str, date: str = "", pace: Pace = never
 ) -> tuple[list[Fact], dict[Locale, int]]:
     """Return the facts of the transcript, and how many entries each locale labels.
 
     ``date``: the day the transcript starts on, until a message names another.
+    ``pace``: called at every entry and sentence (``pacing``).
     """
     facts: list[Fact] = []
     fallback: tuple[str, Role | None, str, str] | None = None
     labelled: dict[Locale, int] = {"en": 0, "zh": 0}
-    handed = time.perf_counter()
     for role, tool, body, locale in entries(conversation[:SCAN_CHARS]):
-        if time.perf_counter() - handed > YIELD_S:  # a waiting thread takes the GIL
-            time.sleep(0)
-            handed = time.perf_counter()
+        pace()
         if locale is not None:
             labelled[locale] += 1
         candidates: list[Fact] = []
@@ -233,6 +228,7 @@ def new_facts(
             sentences = fold_arguments([body], LINE_CHARS) or sentences
         plain_taken = False
         for sentence in sentences:
+            pace()
             chatter = said and (
                 is_chatter(sentence)
                 or (role == "assistant" and sentence.rstrip().endswith("?"))
@@ -315,14 +311,20 @@ def _said_facts(text: str, section: Section, date: str) -> list[Fact]:
     ]
 
 
-def previous_facts(previous: str) -> tuple[list[Fact], Locale | None]:
-    """Return the facts of a previous summary (ours or not), and its headers' locale."""
+def previous_facts(
+    previous: str, pace: Pace = never
+) -> tuple[list[Fact], Locale | None]:
+    """Return the facts of a previous summary (ours or not), and its headers' locale.
+
+    ``pace``: called at every line (``pacing``).
+    """
     body = pinned_section(pinned_section(previous, "en")[0], "zh")[0]  # the engine's
     facts: list[Fact] = []
     section: Section = "facts"
     locale: Locale | None = None
     date = year = ""
     for raw in body[:SCAN_CHARS].splitlines():
+        pace()
         line = raw.strip()
         if not line or line in _SUFFIX_LINES:
             continue
@@ -347,8 +349,10 @@ def previous_facts(previous: str) -> tuple[list[Fact], Locale | None]:
     return [fact for fact in facts if fact.text], locale
 
 
-def folded_facts(facts: Sequence[Fact]) -> list[Fact]:
+def folded_facts(facts: Sequence[Fact], pace: Pace = never) -> list[Fact]:
     """Return ``facts`` with near-duplicates folded (``domain.clause_fold``).
+
+    ``pace``: called at every group of facts that may fold (``pacing``).
 
     Facts fold with those of the same speaker, tool, section and day; a tool's calls
     fold their arguments into each key's distinct values. A folded fact takes the
@@ -361,6 +365,7 @@ def folded_facts(facts: Sequence[Fact]) -> list[Fact]:
         )
     placed: dict[int, Fact] = {}
     for (role, tool, section, date), members in groups.items():
+        pace()
         texts = [facts[i].text for i in members]
         if len(texts) == 1:
             placed[members[0]] = facts[members[0]]

@@ -20,6 +20,7 @@ from memory_summary.domain.clause_fold import clause_shape
 from memory_summary.domain.config import Locale
 
 from .dialogue import written_day
+from .pacing import Pace, never
 from .salience import IDENTIFYING, Kind, Role, Salience, score
 
 Section = Literal["goals", "facts", "decisions", "tasks"]
@@ -169,7 +170,9 @@ def _supersedes(new: Fact, old: Fact) -> bool:
     return overlap >= (0.5 if CORRECTION.search(new.text.lower()) else 0.75)
 
 
-def _containment(keys: Sequence[str]) -> list[tuple[set[int], set[int]]]:
+def _containment(
+    keys: Sequence[str], pace: Pace = never
+) -> list[tuple[set[int], set[int]]]:
     """Return, per key, the other keys inside it and the other keys holding it.
 
     ``keys`` are distinct: with N copies of one key the relation alone would hold N²
@@ -183,6 +186,7 @@ def _containment(keys: Sequence[str]) -> list[tuple[set[int], set[int]]]:
     found: list[tuple[set[int], set[int]]] = [(set(), set()) for _ in keys]
     shorter = 0  # the place in ``order`` of the first key shorter than the key
     for rank in range(len(order)):  # longest first: ``shorter`` only moves on
+        pace()
         i = order[rank]
         key = keys[i]
         while shorter < len(order) and len(keys[order[shorter]]) >= len(key):
@@ -200,20 +204,24 @@ def _containment(keys: Sequence[str]) -> list[tuple[set[int], set[int]]]:
     return found
 
 
-def merged_facts(older: Sequence[Fact], newer: Sequence[Fact]) -> list[Fact]:
+def merged_facts(
+    older: Sequence[Fact], newer: Sequence[Fact], pace: Pace = never
+) -> list[Fact]:
     """Return ``older`` then ``newer``, each fact once (module docstring: merge).
 
     Facts with one key share one place in the containment relation: memory and time
-    grow with the distinct keys, however often a fact repeats.
+    grow with the distinct keys, however often a fact repeats. ``pace``: called at
+    every fact (``pacing``).
     """
     every = [*older, *newer]
     keys = [_key(fact.text) for fact in every]
     ids = {key: n for n, key in enumerate(dict.fromkeys(keys))}
-    containment = _containment(list(ids))
+    containment = _containment(list(ids), pace)
     facts: list[Fact] = []
     origins: list[int] = []  # the key id of each kept fact
     kept: set[int] = set()  # the same ids: one kept fact per key at most
     for fact, key in zip(every, keys, strict=True):
+        pace()
         key_id = ids[key]
         inside, holding = containment[key_id]
         if not key or key_id in kept or not holding.isdisjoint(kept):
@@ -242,7 +250,7 @@ def merged_facts(older: Sequence[Fact], newer: Sequence[Fact]) -> list[Fact]:
 
 
 def _effective_scores(
-    facts: Sequence[Fact],
+    facts: Sequence[Fact], pace: Pace = never
 ) -> tuple[list[int], list[int], list[int]]:
     """Return each fact's score, its rank, and its news: 0 repeat, 1 restated, 2 new.
 
@@ -264,6 +272,7 @@ def _effective_scores(
     ranks: list[int] = []
     news: list[int] = []
     for fact in facts:
+        pace()
         own, named = fact.own, fact.named
         shape = (fact.role, fact.tool, fact.shape)
         listing = "listing" in fact.salience.kinds  # one hit of many: never news
@@ -300,7 +309,9 @@ def _line(fact: Fact, locale: Locale) -> str:
     return f"- {speaker}{COLONS[locale]}{fact.text}"
 
 
-def _section_lines(facts: Sequence[Fact], locale: Locale) -> list[str]:
+def _section_lines(
+    facts: Sequence[Fact], locale: Locale, pace: Pace = never
+) -> list[str]:
     """Return one section's lines: a line per day, then bullets of undated facts.
 
     The facts of one day come together, the days in the order they first appear,
@@ -321,6 +332,7 @@ def _section_lines(facts: Sequence[Fact], locale: Locale) -> list[str]:
             fact
         )
     for date, same_day in days.items():
+        pace()
         if date:
             written, year = written_day(date, year)
             said = (
@@ -340,16 +352,19 @@ def _section_lines(facts: Sequence[Fact], locale: Locale) -> list[str]:
     return lines
 
 
-def _render(facts: Sequence[Fact], alive: Sequence[bool], locale: Locale) -> str:
+def _render(
+    facts: Sequence[Fact], alive: Sequence[bool], locale: Locale, pace: Pace
+) -> str:
     blocks = []
     for section, header in HEADERS[locale].items():
+        pace()
         kept = [
             fact
             for fact, keep in zip(facts, alive, strict=True)
             if keep and fact.section == section
         ]
         if kept:
-            blocks.append("\n".join([header, *_section_lines(kept, locale)]))
+            blocks.append("\n".join([header, *_section_lines(kept, locale, pace)]))
     return "\n".join(blocks)
 
 
@@ -358,17 +373,19 @@ def fitted_text(
     locale: Locale,
     max_tokens: int,
     count_tokens: Callable[[str], int],
+    pace: Pace = never,
 ) -> str:
     """Return the sections of ``facts``, dropping the least salient over ``max_tokens``.
 
     Among equal ranks a repeat goes first, then a restatement, then a fact that
     tells no event (``Fact.event``); then a fact below ``HIGH_SCORE`` goes oldest
     first, a salient one newest first (module docstring: budget). The result counts
-    at most ``max_tokens``.
+    at most ``max_tokens``. ``pace``: called between steps (``pacing``).
     """
     if max_tokens <= 0 or not facts:
         return ""
-    scores, ranks, news = _effective_scores(facts)
+    scores, ranks, news = _effective_scores(facts, pace)
+    pace()
     order = sorted(
         range(len(facts)),
         key=lambda i: (
@@ -379,6 +396,7 @@ def fitted_text(
         ),
     )
     costs = [count_tokens(fact.text) + FACT_OVERHEAD_TOKENS for fact in facts]
+    pace()
     header_costs = {s: count_tokens(h + "\n") for s, h in HEADERS[locale].items()}
     in_section = dict.fromkeys(header_costs, 0)
     for fact in facts:
@@ -404,8 +422,9 @@ def fitted_text(
         or (total > max_tokens * LOW_SHARE and scores[order[dropped]] < FILL_SCORE)
     ):
         drop_next()
-    text = _render(facts, alive, locale)
+    text = _render(facts, alive, locale, pace)
     while text:  # speakers, dates and joins are only known once rendered
+        pace()
         over = count_tokens(text) - max_tokens
         if over <= 0:
             break
@@ -413,7 +432,7 @@ def fitted_text(
         while freed < over and dropped < len(facts):
             freed += costs[order[dropped]]
             drop_next()
-        text = _render(facts, alive, locale)
+        text = _render(facts, alive, locale, pace)
     return text or _squeezed(_line(facts[order[-1]], locale), max_tokens, count_tokens)
 
 

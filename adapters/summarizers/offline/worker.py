@@ -474,7 +474,9 @@ def serve() -> None:
     from .extractive import ExtractiveSummarizer
 
     count_tokens, context_tokens = pickle.load(stdin)
-    summarizer = ExtractiveSummarizer(count_tokens, context_tokens=context_tokens)
+    summarizer = ExtractiveSummarizer(  # alone with its GIL: no hand-over
+        count_tokens, context_tokens=context_tokens, hand_over_s=None
+    )
     # The tokenizer loads now, within READY_S, not within the first fold's deadline
     # (a fold cut short by it would end this child, and the next child the same way).
     with contextlib.suppress(Exception):  # a counter that fails says so at a fold

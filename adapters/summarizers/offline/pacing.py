@@ -1,0 +1,55 @@
+"""Handing the GIL over during a fold that runs on a host's thread.
+
+A fold is milliseconds of pure Python. On an engine thread it shares the GIL with
+the host's threads (an event loop, request threads): each time one of them lets the
+GIL go for I/O (a SQLite statement, a socket) the fold takes it, and the host's
+thread then waits for the fold to let it go again, up to the switch interval (5 ms)
+each time; a turn lets it go many times. So the fold's loops call a ``Pacer`` at
+their natural points (an entry, a sentence, a line, a fact): after about
+``HAND_OVER_S`` of work since the last hand-over it calls ``time.sleep(0)``, which
+lets the GIL go and lets a waiting thread take it (on Linux it sleeps the timer
+slack, about 50 µs, long enough for a woken thread to take the GIL). In between, a
+call costs a decrement, and every ``CHECK_EVERY``-th a reading of the clock.
+A fold in the worker process (``worker``) shares the GIL with no one: it never
+paces (``never``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+HAND_OVER_S = 0.0005
+"""Work between two hand-overs: what a host's thread waits for the GIL at most (about),
+each time it wants it back while a fold runs."""
+
+CHECK_EVERY = 4
+"""Calls to a pace per reading of the clock (its points are tens of µs apart)."""
+
+Pace = Callable[[], None]
+
+
+def never() -> None:
+    """Hand nothing over: a fold that shares the GIL with no one."""
+
+
+def pacer(interval_s: float = HAND_OVER_S) -> Pace:
+    """Return a ``Pace`` that calls ``time.sleep(0)`` every ``interval_s`` or so.
+
+    It reads the clock at every ``CHECK_EVERY``-th call only: a call in between
+    costs a decrement.
+    """
+    due = time.perf_counter() + interval_s
+    left = CHECK_EVERY
+
+    def pace() -> None:
+        nonlocal due, left
+        left -= 1
+        if left:
+            return
+        left = CHECK_EVERY
+        if time.perf_counter() >= due:
+            time.sleep(0)  # lets the GIL go: a waiting thread takes it
+            due = time.perf_counter() + interval_s
+
+    return pace
