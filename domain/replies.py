@@ -472,7 +472,8 @@ def unsaved(messages: list[Message], where: str) -> list[Message]:
             raise MessageError(
                 where,
                 f"is a summary the engine injected (kind {SUMMARY_KIND!r}), which "
-                "every request carries anyway; allowed: the conversation's own messages",
+                "every request carries anyway; allowed: the conversation's own "
+                "messages",
             )
         if message.id is not None:
             hint = (

@@ -5,14 +5,15 @@ from __future__ import annotations
 import sys
 import threading
 import types
+from decimal import Decimal
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_summary.adapters import ExtractiveSummarizer
-from memory_summary.adapters.summarizers.offline import pacing
-from memory_summary.domain import Message, summary_request
+from memory_summary.adapters.summarizers.offline import pacing, worker
+from memory_summary.domain import ConfigError, Message, summary_request
 
 WAIT_S = 60.0  # a bound on each wait, so a broken test fails instead of hanging
 EVERY_POINT = 1e-12  # hand over at every pace point: the test needs no clock
@@ -111,10 +112,44 @@ def test_a_fold_with_no_hand_over_never_sleeps(monkeypatch):
     assert "ORD-" in text
 
 
-@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf")])
-def test_hand_over_s_must_be_positive_seconds(bad):
-    with pytest.raises(ValueError, match="hand_over_s"):
+@pytest.mark.parametrize(
+    "bad",
+    [
+        0,
+        -1.0,
+        -0.0,
+        float("nan"),
+        float("inf"),
+        True,
+        False,
+        "0.001",
+        10**400,
+        Decimal("0.001"),
+    ],
+)
+def test_hand_over_s_must_be_finite_seconds_above_zero(bad):
+    with pytest.raises(ConfigError, match="hand_over_s") as raised:
         ExtractiveSummarizer(hand_over_s=bad)
+    assert raised.value.field == "hand_over_s"
+
+
+@pytest.mark.parametrize("good", [1, 0.0005, 10**6])
+def test_hand_over_s_takes_an_int_or_a_float_and_folds(good):
+    summarizer = ExtractiveSummarizer(hand_over_s=good)
+    assert "ORD-" in summarizer.complete(_request(), max_tokens=300)
+
+
+def test_the_worker_process_builds_a_summarizer_that_never_hands_over(monkeypatch):
+    built = []
+    real = ExtractiveSummarizer.__init__
+
+    def spy(self, *args, **kwargs):
+        built.append(kwargs.get("hand_over_s", "default"))
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(ExtractiveSummarizer, "__init__", spy)
+    worker.serving_summarizer(len, 4096)
+    assert built == [None]
 
 
 @settings(max_examples=25, deadline=None)

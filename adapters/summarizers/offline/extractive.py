@@ -91,7 +91,7 @@ from .dialogue import latest_day
 from .fact_reading import folded_facts, new_facts, previous_facts
 from .fitting import HIGH_SCORE, fitted_text, merged_facts
 from .host_instructions import CJK, INSTRUCTED_BONUS, instructed, instructions_of
-from .pacing import HAND_OVER_S, never, pacer
+from .pacing import HAND_OVER_S, checked_interval, never, pacer
 from .salience import salience_of
 from .transcript import sections_of
 from .worker import FoldTimeout, FoldWorker, WorkerDied, WorkerUnavailable
@@ -160,8 +160,9 @@ class ExtractiveSummarizer:
             None: never (the worker process's own folds).
 
     Raises:
-        ValueError: ``worker`` is neither ``"thread"`` nor ``"process"``, or
-            ``hand_over_s`` is not a positive number of seconds (nor None).
+        ValueError: ``worker`` is neither ``"thread"`` nor ``"process"``.
+        ConfigError: ``hand_over_s`` is not a finite int or float above 0, nor None
+            (a ``ValueError`` too).
         TypeError: ``worker="process"`` with a ``count_tokens`` that does not pickle.
 
     >>> summarizer = ExtractiveSummarizer()
@@ -182,11 +183,7 @@ class ExtractiveSummarizer:
     ) -> None:
         if worker not in WORKERS:
             raise ValueError(f"worker={worker!r}: expected one of {WORKERS}")
-        if hand_over_s is not None and not 0 < hand_over_s < float("inf"):
-            raise ValueError(
-                f"hand_over_s={hand_over_s!r}: expected seconds > 0 or None"
-            )
-        self._hand_over_s = hand_over_s
+        self._hand_over_s = checked_interval(hand_over_s)
         self._count_tokens = count_tokens
         self._context_tokens = context_tokens
         self._counts: dict[str, int] = {}

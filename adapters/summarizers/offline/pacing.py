@@ -16,8 +16,11 @@ paces (``never``).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
+
+from memory_summary.domain import ConfigError
 
 HAND_OVER_S = 0.0005
 """Work between two hand-overs: what a host's thread waits for the GIL at most (about),
@@ -27,6 +30,36 @@ CHECK_EVERY = 4
 """Calls to a pace per reading of the clock (its points are tens of µs apart)."""
 
 Pace = Callable[[], None]
+
+
+def checked_interval(value: object) -> float | None:
+    """Return ``value`` as seconds between hand-overs, or None (never hand over).
+
+    Raises:
+        ConfigError: ``value`` is not a finite number of seconds above 0 (a bool,
+            a string or a ``Decimal`` is none; an int too large for a float is
+            not finite).
+
+    >>> checked_interval(1), checked_interval(None)
+    (1.0, None)
+    >>> checked_interval(True)
+    Traceback (most recent call last):
+    ...
+    memory_summary.domain.errors.ConfigError: hand_over_s=True is invalid; ...
+    """
+    if value is None:
+        return None
+    seconds = math.nan
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            seconds = float(value)
+        except OverflowError:
+            seconds = math.inf
+    if not 0 < seconds < math.inf:
+        raise ConfigError(
+            "hand_over_s", value, "seconds above 0 (a finite int or float), or None"
+        )
+    return seconds
 
 
 def never() -> None:

@@ -35,7 +35,7 @@ and starts a child of its own there. POSIX only
 (``start_new_session``, waiting on a pipe); each child holds its own tokenizer
 (about 100 MB with o200k_base), loaded before it says it is ready.
 
-Why about 500 lines: one concept, one child process and both ends of its pipe
+Why about 530 lines: one concept, one child process and both ends of its pipe
 (start, framed replies read within a deadline, faults, fork, exit).
 """
 
@@ -57,6 +57,8 @@ from typing import IO, TYPE_CHECKING, Any, NamedTuple, cast
 
 if TYPE_CHECKING:
     from memory_summary.domain import Message
+
+    from .extractive import ExtractiveSummarizer
 
 __all__ = ["FoldTimeout", "FoldWorker", "WorkerDied", "WorkerUnavailable", "serve"]
 
@@ -462,6 +464,17 @@ def _to_devnull(fd: int) -> None:
         os.close(null)
 
 
+def serving_summarizer(
+    count_tokens: Callable[[str], int], context_tokens: int
+) -> ExtractiveSummarizer:
+    """The child's summarizer: alone with its GIL, it never hands it over."""
+    from .extractive import ExtractiveSummarizer
+
+    return ExtractiveSummarizer(
+        count_tokens, context_tokens=context_tokens, hand_over_s=None
+    )
+
+
 def serve() -> None:
     """The child's loop: read the setup, then fold each request until EOF."""
     stdin = sys.stdin.buffer
@@ -471,12 +484,8 @@ def serve() -> None:
     stdout = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    from .extractive import ExtractiveSummarizer
-
     count_tokens, context_tokens = pickle.load(stdin)
-    summarizer = ExtractiveSummarizer(  # alone with its GIL: no hand-over
-        count_tokens, context_tokens=context_tokens, hand_over_s=None
-    )
+    summarizer = serving_summarizer(count_tokens, context_tokens)
     # The tokenizer loads now, within READY_S, not within the first fold's deadline
     # (a fold cut short by it would end this child, and the next child the same way).
     with contextlib.suppress(Exception):  # a counter that fails says so at a fold
