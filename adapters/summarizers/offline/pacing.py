@@ -6,8 +6,8 @@ GIL go for I/O (a SQLite statement, a socket) the fold takes it, and the host's
 thread then waits for the fold to let it go again, up to the switch interval (5 ms)
 each time; a turn lets it go many times. So the fold's loops call a ``Pacer`` at
 their natural points (an entry, a sentence, a line, a fact): after about
-``HAND_OVER_S`` of work since the last hand-over it calls ``time.sleep(0)``, which
-lets the GIL go and lets a waiting thread take it (on Linux it sleeps the timer
+``HAND_OVER_S`` of work since the last hand-over it calls ``time.sleep(SLEEP_S)``,
+which lets the GIL go and lets a waiting thread take it (on Linux it sleeps the timer
 slack, about 50 µs, long enough for a woken thread to take the GIL). In between, a
 call costs a decrement, and every ``CHECK_EVERY``-th a reading of the clock.
 A fold in the worker process (``worker``) shares the GIL with no one: it never
@@ -17,6 +17,7 @@ paces (``never``).
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Callable
 
@@ -25,6 +26,11 @@ from memory_summary.domain import ConfigError
 HAND_OVER_S = 0.0005
 """Work between two hand-overs: what a host's thread waits for the GIL at most (about),
 each time it wants it back while a fold runs."""
+
+SLEEP_S = 0.0 if sys.version_info >= (3, 11) else 1e-6
+"""What a hand-over sleeps. From Python 3.11 ``time.sleep(0)`` sleeps the timer slack
+(about 50 µs on Linux); on 3.10 it returns at once, before a woken thread can take the
+GIL, so a hand-over sleeps a microsecond there, which the slack makes about the same."""
 
 CHECK_EVERY = 4
 """Calls to a pace per reading of the clock (its points are tens of µs apart)."""
@@ -67,7 +73,7 @@ def never() -> None:
 
 
 def pacer(interval_s: float = HAND_OVER_S) -> Pace:
-    """Return a ``Pace`` that calls ``time.sleep(0)`` every ``interval_s`` or so.
+    """Return a ``Pace`` that calls ``time.sleep(SLEEP_S)`` every ``interval_s`` or so.
 
     It reads the clock at every ``CHECK_EVERY``-th call only: a call in between
     costs a decrement.
@@ -82,7 +88,7 @@ def pacer(interval_s: float = HAND_OVER_S) -> Pace:
             return
         left = CHECK_EVERY
         if time.perf_counter() >= due:
-            time.sleep(0)  # lets the GIL go: a waiting thread takes it
+            time.sleep(SLEEP_S)  # lets the GIL go: a waiting thread takes it
             due = time.perf_counter() + interval_s
 
     return pace
