@@ -16,7 +16,6 @@ from typing import TypeVar
 
 from memory_summary.domain.clear import SUMMARY_TYPE, is_near_summary
 
-
 N = TypeVar("N", int, float)
 
 

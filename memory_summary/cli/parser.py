@@ -121,7 +121,9 @@ def parse_arguments(
         report_error(_with_field_errors(exc, config_path))
         return EXIT_CONFIG
     if settings.unknown:  # a name no option has: a typo every command refuses
-        report_error(_with_field_errors(ConfigErrors(tuple(settings.errors)), config_path))
+        report_error(
+            _with_field_errors(ConfigErrors(tuple(settings.errors)), config_path)
+        )
         return EXIT_CONFIG
     parser = build(settings.values)
     try:

@@ -151,8 +151,8 @@ def test_bad_cli_defaults_are_reported_with_the_other_config_errors():
     )
 
     assert result.returncode == 3
-    assert "cli.workers=0 is invalid; allowed: 1..256" in result.stderr
-    assert "cli.sessions=-2" in result.stderr
+    assert "MEMORY_SUMMARY_CLI_WORKERS=0 is invalid; allowed: 1..256" in result.stderr
+    assert "MEMORY_SUMMARY_CLI_SESSIONS=-2" in result.stderr
     assert "locale='fr'" in result.stderr
 
 
