@@ -35,7 +35,7 @@ and starts a child of its own there. POSIX only
 (``start_new_session``, waiting on a pipe); each child holds its own tokenizer
 (about 100 MB with o200k_base), loaded before it says it is ready.
 
-Why about 500 lines: one concept, one child process and both ends of its pipe
+Why about 530 lines: one concept, one child process and both ends of its pipe
 (start, framed replies read within a deadline, faults, fork, exit).
 """
 
