@@ -137,4 +137,6 @@ def _call(
                 future.cancel()
                 raise SummarizerTimeout(f"no summary within {timeout_s:g} s") from exc
         else:
-            return Replied(reply, time.monotonic() - began)
+            # a worker process's start is no call's time (it is paid once)
+            took = time.monotonic() - began - handle.startup_s
+            return Replied(reply, max(took, 0.0))

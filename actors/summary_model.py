@@ -57,6 +57,9 @@ class CallHandle:
         self._lock = threading.Lock()
         self._closer: Callable[[], object] | None = None
         self._closed = False
+        self.startup_s = 0.0
+        """Seconds the call spent while the summarizer started (a worker process):
+        set by the calling thread, read once its answer is in."""
 
     def register(self, closer: Callable[[], object] | None) -> None:
         """Remember how to close the call; close at once if already abandoned."""
@@ -110,6 +113,9 @@ class ResolvedModel:
     compacts: bool = False
     """The summarizer folds natively (``NativeSummarizer``): ``call`` with a
     ``NativeRequest`` uses ``compact``."""
+    starts: bool = False
+    """The summarizer says how long it spent starting (``StartingSummarizer``):
+    ``call`` puts a call's share in ``CallHandle.startup_s``."""
     usage_tokens: Callable[[str], int] | None = attrs.field(
         default=None, eq=False, kw_only=True
     )
@@ -145,6 +151,7 @@ class ResolvedModel:
         if self.takes_timeout:
             kwargs["timeout_s"] = max(deadline - time.monotonic(), 0.001)
         cap = max(max_tokens * REPLY_CHARS_PER_TOKEN, MIN_REPLY_CHARS)
+        started = self._startup_s()
         try:
             if native is not None and self.compacts:
                 reply = self.llm.compact(  # type: ignore[attr-defined]
@@ -173,6 +180,12 @@ class ResolvedModel:
                     "the summary call was closed at its deadline"
                 ) from exc
             raise SummarizerError(f"{type(exc).__name__}: {exc}") from exc
+        finally:
+            handle.startup_s = self._startup_s() - started
+
+    def _startup_s(self) -> float:
+        """Return the seconds the summarizer has spent starting (0 if it never says)."""
+        return self.llm.startup_s if self.starts else 0.0  # type: ignore[attr-defined]
 
 
 def _usage_of(source: object) -> TokenUsage | None:
@@ -347,6 +360,7 @@ class ModelResolver:
             takes_timeout=_takes_timeout(llm, can.streams),
             reports_usage=can.reports_usage,
             compacts=can.compacts,
+            starts=can.starts,
             usage_tokens=self._usage_tokens,
         )
         with self._lock:

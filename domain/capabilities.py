@@ -25,6 +25,7 @@ from .ports import (
     SearchableStore,
     SpanningStore,
     SpanRecordStore,
+    StartingSummarizer,
     StoreArchive,
     StreamingSummarizer,
     UsageReportingSummarizer,
@@ -142,6 +143,8 @@ class SummarizerCapabilities:
     """A ``ModelNamingSummarizer``'s default model, else None."""
     compacts: bool = False
     """``NativeSummarizer``: folds with its provider's own compaction."""
+    starts: bool = False
+    """``StartingSummarizer``: says how long it spent starting (a worker process)."""
 
 
 def _declared_text(obj: object, protocol: type, name: str) -> str | None:
@@ -158,4 +161,5 @@ def summarizer_capabilities(llm: object) -> SummarizerCapabilities:
         label=_declared_text(llm, LabelledSummarizer, "label"),
         model=_declared_text(llm, ModelNamingSummarizer, "model"),
         compacts=has_capability(llm, NativeSummarizer),
+        starts=has_capability(llm, StartingSummarizer),
     )

@@ -1,6 +1,6 @@
 """The engine's configuration: the seed's fields, their defaults, and their ranges.
 
-Why about 445 lines: one concept, ``SummaryConfig``. Each field's check (the
+Why about 465 lines: one concept, ``SummaryConfig``. Each field's check (the
 validators and converters above the class) reads best next to the field it guards,
 and ``from_mapping``/``to_mapping``/``field_error`` are the same fields spelled for a
 file or an environment variable.
@@ -15,7 +15,7 @@ from typing import Literal, get_args
 
 import attrs
 
-from .errors import ConfigError
+from .errors import ConfigError, ConfigErrors
 from .model import LLMRef
 
 ModelMode = Literal["global", "custom", "session"]
@@ -383,24 +383,36 @@ class SummaryConfig:
 
         Raises:
             ConfigError: an unknown key (with the closest valid key suggested), a wrong
-                type or a value out of range.
+                type or a value out of range; ``ConfigErrors`` (a ``ConfigError``)
+                listing each when there are several. A rule between fields
+                (``threshold > keep_recent``) is checked once every field is valid.
         """
         if not isinstance(data, Mapping):
             raise ConfigError("config", data, "a mapping of field names to values")
         values: dict[str, object] = {}
+        errors: list[ConfigError] = []
         for key, value in data.items():
             if not isinstance(key, str):
-                raise ConfigError("config", key, "text keys")
+                errors.append(ConfigError("config", key, "text keys"))
+                continue
             name = CAMEL_TO_FIELD.get(key, key)
             if name not in FIELD_NAMES:
                 close = difflib.get_close_matches(key, KNOWN_KEYS, n=1, cutoff=0.5)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
-                raise ConfigError(key, value, f"one of the known keys{hint}")
-            if name in values:
-                raise ConfigError(
-                    key, value, "each field once (camelCase or snake_case)"
+                errors.append(ConfigError(key, value, f"one of the known keys{hint}"))
+            elif name in values:
+                errors.append(
+                    ConfigError(key, value, "each field once (camelCase or snake_case)")
                 )
-            values[name] = value
+            else:
+                values[name] = value
+                error = field_error(name, value)
+                if error is not None:
+                    errors.append(error)
+        if len(errors) == 1:
+            raise errors[0]
+        if errors:
+            raise ConfigErrors(tuple(errors))
         return cls(**values)  # type: ignore[arg-type]
 
     def to_mapping(self) -> dict[str, object]:

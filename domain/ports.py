@@ -654,6 +654,17 @@ class LabelledSummarizer(Summarizer, Protocol):
 
 
 @runtime_checkable
+class StartingSummarizer(Summarizer, Protocol):
+    """A summarizer that starts something once before it folds (a worker process).
+
+    ``startup_s`` is the wall-clock seconds it has spent starting, summed since it was
+    made; the engine leaves what a call spent on it out of the call's time.
+    """
+
+    startup_s: float
+
+
+@runtime_checkable
 class ModelNamingSummarizer(Summarizer, Protocol):
     """A summarizer that names its default model (for its tokenizer and reports)."""
 

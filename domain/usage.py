@@ -55,7 +55,9 @@ class SummarizerUsage:
         output_tokens: reply tokens received.
         calls: summarizer calls that answered (a failed call reports no usage).
         counted_calls: of those, how many the engine counted itself.
-        summarizer_s: seconds spent waiting for those calls.
+        summarizer_s: seconds spent waiting for those calls, not counting a
+            summarizer's one-time start-up (``StartingSummarizer``: the offline
+            fold's worker process).
         estimated_calls: of the counted calls, how many were estimated
             (``estimate_tokens``: never fewer than the exact count) rather than
             counted exactly; exact when a budget depends on the figure

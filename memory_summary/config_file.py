@@ -27,6 +27,8 @@ import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+import attrs
+
 from memory_summary.domain import ConfigError, SummaryConfig
 from memory_summary.domain.config import (
     CAMEL_TO_FIELD,
@@ -58,7 +60,8 @@ OTHER_VARIABLES = (
 )
 
 
-def _known_variables(cli_options: Iterable[str]) -> tuple[str, ...]:
+def known_variables(cli_options: Iterable[str]) -> tuple[str, ...]:
+    """Return every ``MEMORY_SUMMARY_*`` variable read: fields, options, others."""
     return (
         *(ENV_PREFIX + name.upper() for name in FIELD_NAMES),
         *(CLI_ENV_PREFIX + name.upper() for name in cli_options),
@@ -75,7 +78,7 @@ def unknown_variables(
     ['a known variable (did you mean MEMORY_SUMMARY_THRESHOLD?)']
     """
     environ = os.environ if environ is None else environ
-    known = _known_variables(cli_options)
+    known = known_variables(cli_options)
     errors = []
     for name in sorted(environ):
         if not name.startswith(ENV_PREFIX) or name in known:
@@ -155,10 +158,49 @@ def cli_defaults(
     """Return command-line defaults from the file's ``[memory_summary.cli]`` and env.
 
     Raises:
-        ConfigError: an unknown option or a value of the wrong type.
+        ConfigError: an unknown option or a value of the wrong type (all at once).
+    """
+    settings = cli_settings(path, options, environ)
+    raise_all(settings.errors)
+    return settings.values
+
+
+@attrs.frozen
+class CliSettings:
+    """The command-line defaults read, where each came from, and the errors found.
+
+    ``values`` holds the defaults that are good; ``rejected`` the error of each known
+    option whose value is not (the wrong type; ``checked_cli_defaults`` adds those
+    out of range); ``unknown`` the error of each name that is no option. An error
+    names the value's origin: ``cli.sessions`` in the file,
+    ``MEMORY_SUMMARY_CLI_SESSIONS`` in the environment (``sources``).
+    """
+
+    values: dict[str, object]
+    sources: dict[str, str]
+    unknown: list[ConfigError]
+    rejected: dict[str, ConfigError]
+
+    @property
+    def errors(self) -> list[ConfigError]:
+        """Every error: the unknown names', then the rejected values'."""
+        return [*self.unknown, *self.rejected.values()]
+
+
+def cli_settings(
+    path: str | Path | None,
+    options: Mapping[str, type],
+    environ: Mapping[str, str] | None = None,
+) -> CliSettings:
+    """Return the command-line defaults and every error of their names and types.
+
+    Raises:
+        ConfigError: the file cannot be read, or its ``[memory_summary.cli]`` is no
+            table.
     """
     environ = os.environ if environ is None else environ
-    values: dict[str, object] = {}
+    read: dict[str, object] = {}
+    sources: dict[str, str] = {}
     if path is not None:
         table = _read(path).get(TABLE, {})
         cli = table.get(CLI_TABLE, {}) if isinstance(table, dict) else {}
@@ -166,26 +208,34 @@ def cli_defaults(
             raise ConfigError(
                 f"{TABLE}.{CLI_TABLE}", cli, "a table of command-line options"
             )
-        values.update(cli)
+        read.update(cli)
+        sources.update((name, f"{CLI_TABLE}.{name}") for name in cli)
     for name in options:
-        raw = environ.get(CLI_ENV_PREFIX + name.upper())
+        variable = CLI_ENV_PREFIX + name.upper()
+        raw = environ.get(variable)
         if raw is not None:
-            values[name] = raw if options[name] is str else _env_value(raw)
-    errors: list[ConfigError] = []
-    for name, value in values.items():
+            read[name] = raw if options[name] is str else _env_value(raw)
+            sources[name] = variable
+    unknown: list[ConfigError] = []
+    values: dict[str, object] = {}
+    rejected: dict[str, ConfigError] = {}
+    for name, value in read.items():
         kind = options.get(name)
         if kind is None:
             close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            errors.append(
+            unknown.append(
                 ConfigError(
-                    f"cli.{name}", value, f"one of {', '.join(sorted(options))}{hint}"
+                    sources[name],
+                    value,
+                    f"one of {', '.join(sorted(options))}{hint}",
                 )
             )
         elif not _is_kind(value, kind):
-            errors.append(ConfigError(f"cli.{name}", value, kind.__name__))
-    raise_all(errors)
-    return values
+            rejected[name] = ConfigError(sources[name], value, kind.__name__)
+        else:
+            values[name] = value
+    return CliSettings(values, sources, unknown, rejected)
 
 
 def _is_kind(value: object, kind: type) -> bool:
@@ -247,12 +297,14 @@ def load_config(
             errors.append(_unknown_key(key, value))
         else:
             values[name] = value
-    values.update(read_environment(environ))
-    errors.extend(
-        error
-        for error in (field_error(name, value) for name, value in values.items())
-        if error is not None
-    )
+    from_environment = read_environment(environ)
+    values.update(from_environment)
+    for name, value in values.items():
+        error = field_error(name, value)
+        if error is not None and name in from_environment:  # name the variable
+            error = ConfigError(ENV_PREFIX + name.upper(), value, error.allowed)
+        if error is not None:
+            errors.append(error)
     raise_all(errors)
     return SummaryConfig.from_mapping(values)
 

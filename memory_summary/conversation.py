@@ -220,7 +220,7 @@ class Conversation:
         self,
         user: str | Message | object | None = None,
         *,
-        system: str | AnthropicSystem = None,
+        system: str | AnthropicSystem | None = None,
         format: RequestFormat = "openai",
     ) -> list[dict[str, object]] | dict[str, object]:
         """Save the user's message (when given) and return the request to send.

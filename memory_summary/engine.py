@@ -89,6 +89,7 @@ from memory_summary.domain.capabilities import (
     archive_capabilities,
     store_capabilities,
 )
+from memory_summary.domain.clear import clears_summary
 from memory_summary.domain.injection import without_covered
 from memory_summary.domain.lineage import VERSIONS_NAMESPACE
 from memory_summary.domain.native import (
@@ -804,7 +805,10 @@ class SummaryEngine:
     ) -> list[ClearResult]:
         """Clear summaries as part of the host's unified memory clear.
 
-        Skips (returns ``[]``) when ``types`` is given without ``"summary"``.
+        Skips (returns ``[]``) when ``types`` is given without ``"summary"``: the
+        host's other memory types. A name that can only be a misspelling of
+        ``"summary"`` (``"summry"``, ``"Summary"``, ``"summaries"``) is refused, as
+        it would skip while the caller believes the summaries cleared.
         ``scope="session"`` clears ``session_id``'s summary, ``"all"`` every summary.
         A compression running meanwhile is fenced: it commits nothing more, so a
         cleared summary never comes back. The history itself is the host's
@@ -812,11 +816,12 @@ class SummaryEngine:
 
         Raises:
             EngineClosed: after ``stop()``, as every call that writes.
+            ConfigError: a type name is empty or a near miss of ``"summary"``.
         """
         self._core.check_open()
         if isinstance(types, str):
             types = (types,)
-        if types is not None and "summary" not in types:
+        if not clears_summary(types):  # another source's types only (SPEC 7)
             return []
         if scope == "session":
             sid = _check_session_id(session_id)

@@ -10,13 +10,11 @@ where a bad value is a configuration error instead (exit 3).
 from __future__ import annotations
 
 import argparse
-import difflib
 import math
 from collections.abc import Callable
 from typing import TypeVar
 
-# The memory type this library owns in a host's unified clear (SPEC 7).
-SUMMARY_TYPE = "summary"
+from memory_summary.domain.clear import SUMMARY_TYPE, is_near_summary
 
 N = TypeVar("N", int, float)
 
@@ -115,8 +113,9 @@ def text_option(text: str) -> str:
 def memory_types(text: str) -> tuple[str, ...]:
     """Parse ``--types``: comma-separated memory type names.
 
-    Names other than ``summary`` belong to the host's clear and are accepted (the
-    clear then skips); a near miss of ``summary`` (``summry``) is a usage error.
+    As ``engine.clear``: names other than ``summary`` are the host's other memory
+    types and accepted (the clear then skips); a name that can only be a misspelling
+    of ``summary`` (``summry``, ``Summary``, ``summaries``) is a usage error.
     """
     names = tuple(name.strip() for name in text.split(","))
     if not all(names):
@@ -126,8 +125,7 @@ def memory_types(text: str) -> tuple[str, ...]:
         )
     for name in names:
         session_id(name)
-        near = difflib.get_close_matches(name.lower(), [SUMMARY_TYPE], n=1, cutoff=0.6)
-        if name != SUMMARY_TYPE and near:
+        if is_near_summary(name):
             raise argparse.ArgumentTypeError(
                 f"unknown memory type {name!r} (did you mean {SUMMARY_TYPE!r}?)"
             )

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 
-from memory_summary.config_file import ENV_PREFIX, load_config, raise_all
+from memory_summary.config_file import (
+    ENV_PREFIX,
+    OTHER_VARIABLES,
+    known_variables,
+    load_config,
+    raise_all,
+)
 from memory_summary.domain import ConfigError
 from memory_summary.terminal_text import json_shown, shown
 
@@ -37,11 +44,16 @@ def check_config(args: argparse.Namespace) -> int:
     raise_all(errors)
     assert config is not None
     values = config.to_mapping()
+    known = known_variables(CLI_OPTIONS)
     if args.json:  # the fields alone: the JSON reads back as a configuration
         print(json_shown(values))
         return EXIT_OK
     source = args.file or "defaults"
-    print(f"configuration OK ({shown(source)}, with {ENV_PREFIX}* overrides)")
+    overrides = sorted(  # the variables that set a field or an option
+        name for name in known if name in os.environ and name not in OTHER_VARIABLES
+    )
+    said = f", with {', '.join(overrides)}" if overrides else ", no variable set"
+    print(f"configuration OK ({shown(source)}{said})")
     width = max(map(len, [*values, *defaults]))
     for name, value in values.items():
         print(f"  {name:<{width}}  {_value(value)}")

@@ -11,9 +11,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import attrs
+
 from memory_summary.config_file import (
     DSN_VARIABLE,
-    cli_defaults,
+    CliSettings,
+    cli_settings,
     load_config,
     raise_all,
 )
@@ -161,21 +164,37 @@ def checked_cli_defaults(config_path: str | Path | None) -> dict[str, object]:
     """Return the command-line defaults of a config file and the environment.
 
     The file's ``[memory_summary.cli]`` table and the ``MEMORY_SUMMARY_CLI_*``
-    variables, checked as the options themselves check a value: every command and
-    ``config check`` use this one check.
+    variables, checked as the options themselves check a value (``config check``).
 
     Raises:
         ConfigError: an unknown option (with the closest one suggested), a wrong type
             or an out-of-range value (all of them at once).
     """
-    defaults = cli_defaults(config_path, CLI_OPTIONS)
-    errors: list[ConfigError] = []
-    for name, value in defaults.items():
+    settings = checked_cli_settings(config_path)
+    raise_all(settings.errors)
+    return settings.values
+
+
+def checked_cli_settings(config_path: str | Path | None) -> CliSettings:
+    """Return ``cli_settings`` with the out-of-range values rejected too.
+
+    Each value of the right type is checked by its option's own parser, as on the
+    command line; an error names where the value came from (``cli.sessions`` or
+    ``MEMORY_SUMMARY_CLI_SESSIONS``).
+
+    Raises:
+        ConfigError: the file cannot be read, or its ``[memory_summary.cli]`` is no
+            table.
+    """
+    settings = cli_settings(config_path, CLI_OPTIONS)
+    values = dict(settings.values)
+    rejected = dict(settings.rejected)
+    for name, value in settings.values.items():
         check = CHECKS.get(name, arg_types.text_option)
         try:
             check(str(value))  # the option's own parser, as on the command line
         except argparse.ArgumentTypeError as exc:
             allowed = str(exc).rpartition("allowed: ")[2]
-            errors.append(ConfigError(f"cli.{name}", value, allowed))
-    raise_all(errors)
-    return defaults
+            rejected[name] = ConfigError(settings.sources[name], value, allowed)
+            del values[name]
+    return attrs.evolve(settings, values=values, rejected=rejected)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import NoReturn
 
@@ -14,7 +15,8 @@ from memory_summary.domain.errors import ConfigErrors
 from .config import add_config_parser
 from .demo import add_demo_parser
 from .exits import EXIT_CONFIG, EXIT_USAGE, errors_of, report_error
-from .options import CLI_OPTIONS, checked_cli_defaults
+from .invocation import invocation
+from .options import CLI_OPTIONS, checked_cli_settings
 from .reports import add_sessions_parser, add_stats_parser
 from .store import add_store_parsers
 
@@ -60,6 +62,35 @@ def _with_field_errors(exc: ConfigError, config_path: str | None) -> ConfigError
     return errors[0] if len(errors) == 1 else ConfigErrors(tuple(errors))
 
 
+def _refuse_options_before_the_command(
+    parser: argparse.ArgumentParser, argv: Sequence[str] | None
+) -> None:
+    """Say where an option given before the command goes (``--db X sessions``).
+
+    Every option but ``--help`` and ``--version`` is a command's, so it follows the
+    command's name; argparse alone would call the option's value an invalid command.
+    """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or not argv[0].startswith("-") or argv[0] in _GLOBAL_OPTIONS:
+        return
+    commands = [
+        name
+        for action in parser._actions
+        if isinstance(action, argparse._SubParsersAction)
+        for name in action.choices
+    ]
+    at = next((i for i, item in enumerate(argv) if item in commands), None)
+    if at is not None:
+        given = " ".join(argv[:at])
+        parser.error(
+            f"{argv[0]} is an option of the command, so it goes after it: "
+            f"{invocation()} {argv[at]} {given} ..."
+        )
+
+
+_GLOBAL_OPTIONS = ("-h", "--help", "--version")
+
+
 class _UsageError(Exception):
     """The first pass over the arguments met a usage error."""
 
@@ -85,11 +116,24 @@ def parse_arguments(
     except _UsageError:  # the full parser below says what is wrong
         config_path = None
     try:
-        defaults = checked_cli_defaults(config_path)
+        settings = checked_cli_settings(config_path)
     except ConfigError as exc:
         report_error(_with_field_errors(exc, config_path))
         return EXIT_CONFIG
+    if settings.unknown:  # a name no option has: a typo every command refuses
+        report_error(
+            _with_field_errors(ConfigErrors(tuple(settings.errors)), config_path)
+        )
+        return EXIT_CONFIG
+    parser = build(settings.values)
     try:
-        return build(defaults).parse_args(argv)
+        _refuse_options_before_the_command(parser, argv)
+        args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version (0) or a usage error (2)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    # A bad default stops only a command that has the option; `config check` lists all.
+    used = [error for name, error in settings.rejected.items() if name in vars(args)]
+    if used:
+        report_error(_with_field_errors(ConfigErrors(tuple(used)), config_path))
+        return EXIT_CONFIG
+    return args

@@ -183,7 +183,12 @@ def add_store_parsers(
 ) -> None:
     """Add ``inspect``, ``compress`` and ``clear``."""
     inspect = commands.add_parser(
-        "inspect", help="show a session's history and summary"
+        "inspect",
+        help="show a session's history and summary",
+        description="Print a session's counts of active and archived messages, its "
+        "summary (what it covers, its tokens, the summarizer calls and time it took), "
+        "the ranges archived without a summary, and its newest active messages. "
+        "Nothing is changed.",
     )
     inspect.add_argument("session", type=arg_types.session_id)
     inspect.add_argument(
@@ -195,7 +200,14 @@ def add_store_parsers(
     add_store_options(inspect, given)
     inspect.set_defaults(run=run_inspect)
 
-    compress = commands.add_parser("compress", help="compress a session now")
+    compress = commands.add_parser(
+        "compress",
+        help="compress a session now",
+        description="Compress one session now, as engine.compress(SESSION) does: fold "
+        "its older active messages into the summary (with the offline summarizer, or "
+        "the model at --base-url) and archive them; the newest keep_recent stay "
+        "active. Prints the outcome; exit 4 when it failed or degraded.",
+    )
     compress.add_argument("session", type=arg_types.session_id)
     compress.add_argument(
         "--timeout",

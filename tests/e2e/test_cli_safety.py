@@ -135,7 +135,7 @@ def test_every_config_error_is_reported_at_once(tmp_path):
         "locale='fr'",
         "did you mean 'threshold'?",
         "did you mean MEMORY_SUMMARY_CLI_WORKERS?",
-        "pin_facts='maybe'",
+        "MEMORY_SUMMARY_PIN_FACTS='maybe'",
     ):
         assert part in result.stderr
 
@@ -151,9 +151,9 @@ def test_bad_cli_defaults_are_reported_with_the_other_config_errors():
     )
 
     assert result.returncode == 3
-    assert "cli.workers=0 is invalid; allowed: 1..256" in result.stderr
-    assert "cli.sessions=-2" in result.stderr
-    assert "locale='fr'" in result.stderr
+    assert "MEMORY_SUMMARY_CLI_WORKERS=0 is invalid; allowed: 1..256" in result.stderr
+    assert "MEMORY_SUMMARY_CLI_SESSIONS=-2" in result.stderr
+    assert "MEMORY_SUMMARY_LOCALE='fr'" in result.stderr
 
 
 STORE_COMMANDS = (
@@ -296,23 +296,25 @@ def test_top_level_fields_beside_a_cli_table_are_used_by_check_and_commands(tmp_
 
 
 @pytest.mark.parametrize(
-    "cli_table",
+    ("cli_table", "argv"),
     [
-        "sesions = 3\n",
-        "turns = 'many'\n",
-        "workers = 0\n",
-        "timeout = -1\n",
-        "db = ''\n",
-        "sesions = 3\nturns = 'many'\n",
+        ("sesions = 3\n", ["stats"]),  # no command's option: every command refuses
+        ("turns = 'many'\n", ["demo"]),  # an option: the commands that have it
+        ("workers = 0\n", ["demo"]),
+        ("timeout = -1\n", ["compress", "s0"]),
+        ("db = ''\n", ["stats"]),
+        ("sesions = 3\nturns = 'many'\n", ["stats"]),
     ],
     ids=["typo", "type", "range", "negative", "empty", "several"],
 )
-def test_config_check_refuses_the_cli_table_as_the_commands_do(tmp_path, cli_table):
+def test_config_check_refuses_the_cli_table_as_the_commands_do(
+    tmp_path, cli_table, argv
+):
     config = tmp_path / "chat.toml"
     config.write_text(f"[memory_summary.cli]\n{cli_table}", encoding="utf-8")
 
     checked = run("config", "check", str(config))
-    command = run("stats", "--config", str(config))
+    command = run(*argv, "--config", str(config), cwd=tmp_path)
 
     assert checked.returncode == 3, checked.stdout
     assert command.returncode == 3

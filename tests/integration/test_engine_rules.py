@@ -10,6 +10,7 @@ from memory_summary import (
     ClearResult,
     Compressing,
     CompressRequested,
+    ConfigError,
     EngineClosed,
     LLMRef,
     Message,
@@ -285,6 +286,22 @@ def test_clear_with_and_without_types(store, make_engine):
     assert engine.summary("s3") is None
     with pytest.raises(ValueError, match="scope"):
         engine.clear("everything")
+
+
+@pytest.mark.parametrize("types", [["summry"], ["Summary"], ["memory", "summaries"]])
+def test_clear_refuses_a_misspelled_summary_type_and_clears_nothing(
+    store, make_engine, types
+):
+    engine = make_engine(store, ScriptedSummarizer(SUMMARY))
+    fill(store, "s1", 30)
+    engine.compress("s1").result(timeout=10)
+
+    with pytest.raises(ConfigError, match="did you mean 'summary'"):
+        engine.clear("session", "s1", types=types)
+
+    assert engine.summary("s1") is not None
+    assert engine.clear("session", "s1", types=["memory"]) == []
+    assert engine.summary("s1") is not None
 
 
 def test_injection_goes_after_the_leading_system_block_and_is_idempotent(

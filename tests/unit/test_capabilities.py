@@ -154,7 +154,7 @@ def test_summarizers_through_a_proxy():
     assert summarizer_capabilities(Proxy(streaming)).streams
     assert not summarizer_capabilities(ScriptedSummarizer("x")).streams
     assert summarizer_capabilities(Proxy(extractive)) == SummarizerCapabilities(
-        label=extractive.label
+        label=extractive.label, starts=True
     )
     assert not summarizer_capabilities(Proxy(streaming, "stream")).streams
 

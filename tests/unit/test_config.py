@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from memory_summary import ConfigError, LLMRef, SummaryConfig
+from memory_summary.domain.errors import ConfigErrors
 
 
 def test_defaults_are_the_seeds():
@@ -202,3 +203,20 @@ def test_a_window_mapping_is_looked_up_by_name_then_prefix_then_default():
     assert config.window_for("llama") == 8_000
     assert config.keep_tokens_for("gpt-4o") == 25_600
     assert hash(config) == hash(SummaryConfig.from_mapping(config.to_mapping()))
+
+
+def test_from_mapping_reports_every_key_and_field_error_at_once():
+    with pytest.raises(ConfigErrors) as info:
+        SummaryConfig.from_mapping({"treshold": 1, "keep_recent": -1, "locale": "fr"})
+
+    fields = [error.field for error in info.value.errors]
+    assert fields == ["treshold", "keep_recent", "locale"]
+    assert "did you mean 'threshold'?" in str(info.value)
+
+
+def test_from_mapping_checks_rules_between_fields_once_each_is_valid():
+    with pytest.raises(ConfigError) as info:
+        SummaryConfig.from_mapping({"threshold": 5, "keepRecent": 10})
+
+    assert not isinstance(info.value, ConfigErrors)
+    assert "threshold" in str(info.value)

@@ -50,9 +50,13 @@ def test_every_error_is_reported_at_once():
         load_config(environ=environ)
 
     fields = [error.field for error in caught.value.errors]
-    assert sorted(fields) == ["MEMORY_SUMMARY_TRESHOLD", "keep_recent", "locale"]
-    assert "keep_recent=-1" in str(caught.value)
-    assert "locale='fr'" in str(caught.value)
+    assert sorted(fields) == [
+        "MEMORY_SUMMARY_KEEP_RECENT",
+        "MEMORY_SUMMARY_LOCALE",
+        "MEMORY_SUMMARY_TRESHOLD",
+    ]
+    assert "MEMORY_SUMMARY_KEEP_RECENT=-1 is invalid" in str(caught.value)
+    assert "MEMORY_SUMMARY_LOCALE='fr'" in str(caught.value)
 
 
 def test_a_cross_field_rule_is_still_checked():
@@ -82,4 +86,16 @@ def test_a_field_error_and_a_cross_field_error_are_each_reported():
     with pytest.raises(ConfigError) as caught:
         load_config(environ=environ)
 
-    assert "locale='fr'" in str(caught.value)
+    assert "MEMORY_SUMMARY_LOCALE='fr'" in str(caught.value)
+
+
+def test_a_file_value_names_the_field_and_a_variable_names_the_variable(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text("keep_recent = -1\n", encoding="utf-8")
+
+    with pytest.raises(ConfigErrors) as caught:
+        load_config(path, environ={"MEMORY_SUMMARY_THRESHOLD": "abc"})
+
+    said = [str(error) for error in caught.value.errors]
+    assert "keep_recent=-1 is invalid; allowed: int >= 0" in said
+    assert any(s.startswith("MEMORY_SUMMARY_THRESHOLD='abc' is invalid") for s in said)

@@ -65,6 +65,8 @@ class InMemoryStore(MemoryHistory, MemoryRecords, DeprecatedCommits):
             refused). An engine applies its own ``SummaryConfig.recall_index``.
 
     Example:
+        >>> from memory_summary import Message
+        >>> from memory_summary.adapters import InMemoryStore
         >>> store = InMemoryStore()
         >>> store.save_message("s1", Message("user", "hi")).id
         1

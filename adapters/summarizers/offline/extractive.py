@@ -199,6 +199,11 @@ class ExtractiveSummarizer:
         """The fold worker's process id while it runs (``worker="process"``)."""
         return None if self._worker is None else self._worker.pid
 
+    @property
+    def startup_s(self) -> float:
+        """Seconds spent starting fold workers, summed; 0 with ``worker="thread"``."""
+        return 0.0 if self._worker is None else self._worker.startup_s
+
     def close(self) -> None:
         """End the fold worker now, if any: final and idempotent.
 

@@ -132,6 +132,7 @@ class FoldWorker:
         self._owner = 0  # the pid that started the child: after a fork, not ours
         self._stop: weakref.finalize[Any, Any] | None = None
         self._cpu_s = 0.0
+        self._startup_s = 0.0
         self._lock = threading.Lock()  # one fold, or one start, at a time
         self._closed = False
         _WORKERS.add(self)
@@ -148,6 +149,11 @@ class FoldWorker:
     def cpu_s(self) -> float:
         """CPU seconds the child spent folding (its own clock, summed over folds)."""
         return self._cpu_s
+
+    @property
+    def startup_s(self) -> float:
+        """Wall-clock seconds spent starting children, summed (no fold's own time)."""
+        return self._startup_s
 
     @property
     def closed(self) -> bool:
@@ -242,6 +248,13 @@ class FoldWorker:
         return self._start()
 
     def _start(self) -> subprocess.Popen[bytes]:
+        began = time.monotonic()
+        try:
+            return self._started()
+        finally:
+            self._startup_s += time.monotonic() - began
+
+    def _started(self) -> subprocess.Popen[bytes]:
         if not sys.executable or getattr(sys, "frozen", False):
             raise WorkerUnavailable("no Python interpreter to start (a frozen app?)")
         try:
