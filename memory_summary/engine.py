@@ -89,7 +89,7 @@ from memory_summary.domain.capabilities import (
     archive_capabilities,
     store_capabilities,
 )
-from memory_summary.domain.clear import clears_summary
+from memory_summary.domain.clear import SUMMARY_TYPE, clears_summary, near_misses
 from memory_summary.domain.injection import without_covered
 from memory_summary.domain.lineage import VERSIONS_NAMESPACE
 from memory_summary.domain.native import (
@@ -806,9 +806,9 @@ class SummaryEngine:
         """Clear summaries as part of the host's unified memory clear.
 
         Skips (returns ``[]``) when ``types`` is given without ``"summary"``: the
-        host's other memory types. A name that can only be a misspelling of
-        ``"summary"`` (``"summry"``, ``"Summary"``, ``"summaries"``) is refused, as
-        it would skip while the caller believes the summaries cleared.
+        host's other memory types (SPEC 7). A name that can only be a misspelling
+        of ``"summary"`` (``"summry"``, ``"Summary"``, ``"summaries"``) skips too,
+        with a WARNING naming it (the command line refuses it instead).
         ``scope="session"`` clears ``session_id``'s summary, ``"all"`` every summary.
         A compression running meanwhile is fenced: it commits nothing more, so a
         cleared summary never comes back. The history itself is the host's
@@ -816,12 +816,21 @@ class SummaryEngine:
 
         Raises:
             EngineClosed: after ``stop()``, as every call that writes.
-            ConfigError: a type name is empty or a near miss of ``"summary"``.
         """
         self._core.check_open()
         if isinstance(types, str):
             types = (types,)
+        elif types is not None:
+            types = tuple(types)  # read once: a generator is a collection only once
         if not clears_summary(types):  # another source's types only (SPEC 7)
+            if missed := near_misses(types or ()):
+                log.warning(
+                    "clear skipped the summaries: types %r do not name %r (did you "
+                    "mean it instead of %s?)",
+                    types,
+                    SUMMARY_TYPE,
+                    ", ".join(map(repr, missed)),
+                )
             return []
         if scope == "session":
             sid = _check_session_id(session_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 
 import pytest
@@ -10,7 +11,6 @@ from memory_summary import (
     ClearResult,
     Compressing,
     CompressRequested,
-    ConfigError,
     EngineClosed,
     LLMRef,
     Message,
@@ -289,19 +289,36 @@ def test_clear_with_and_without_types(store, make_engine):
 
 
 @pytest.mark.parametrize("types", [["summry"], ["Summary"], ["memory", "summaries"]])
-def test_clear_refuses_a_misspelled_summary_type_and_clears_nothing(
-    store, make_engine, types
+def test_clear_skips_a_misspelled_summary_type_with_a_warning_naming_it(
+    store, make_engine, types, caplog
 ):
     engine = make_engine(store, ScriptedSummarizer(SUMMARY))
     fill(store, "s1", 30)
     engine.compress("s1").result(timeout=10)
 
-    with pytest.raises(ConfigError, match="did you mean 'summary'"):
-        engine.clear("session", "s1", types=types)
+    with caplog.at_level(logging.WARNING, logger="memory_summary.engine"):
+        assert engine.clear("session", "s1", types=types) == []  # SPEC 7: skips
 
     assert engine.summary("s1") is not None
-    assert engine.clear("session", "s1", types=["memory"]) == []
+    assert f"{types[-1]!r}" in caplog.text
+    assert "did you mean" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="memory_summary.engine"):
+        assert engine.clear("session", "s1", types=["memory"]) == []
+    assert caplog.text == ""
     assert engine.summary("s1") is not None
+
+
+def test_clear_reads_a_generator_of_types_once(store, make_engine):
+    engine = make_engine(store, ScriptedSummarizer(SUMMARY))
+    fill(store, "s1", 30)
+    engine.compress("s1").result(timeout=10)
+
+    types = (name for name in ["memory", "summary"])
+    results = engine.clear("session", "s1", types=types)  # type: ignore[arg-type]
+
+    assert [r.success for r in results] == [True]
+    assert engine.summary("s1") is None
 
 
 def test_injection_goes_after_the_leading_system_block_and_is_idempotent(
