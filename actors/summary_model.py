@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -184,8 +185,17 @@ class ResolvedModel:
             handle.startup_s = self._startup_s() - started
 
     def _startup_s(self) -> float:
-        """Return the seconds the summarizer has spent starting (0 if it never says)."""
-        return self.llm.startup_s if self.starts else 0.0  # type: ignore[attr-defined]
+        """Return the seconds this thread's calls spent starting the summarizer.
+
+        0 when it never says, or says something that is not finite seconds: a host's
+        summarizer with a ``startup_s`` of its own meaning never breaks a call.
+        """
+        if not self.starts:
+            return 0.0
+        seconds = getattr(self.llm, "startup_s", 0.0)
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+            return 0.0
+        return float(seconds) if math.isfinite(seconds) and seconds >= 0 else 0.0
 
 
 def _usage_of(source: object) -> TokenUsage | None:

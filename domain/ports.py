@@ -657,8 +657,10 @@ class LabelledSummarizer(Summarizer, Protocol):
 class StartingSummarizer(Summarizer, Protocol):
     """A summarizer that starts something once before it folds (a worker process).
 
-    ``startup_s`` is the wall-clock seconds it has spent starting, summed since it was
-    made; the engine leaves what a call spent on it out of the call's time.
+    ``startup_s`` is the wall-clock seconds the calling thread has spent starting it,
+    summed since it was made (per thread, so a call is charged only the start it ran);
+    the engine leaves what a call spent on it out of the call's time. A value that is
+    not a finite number of seconds is read as 0.
     """
 
     startup_s: float

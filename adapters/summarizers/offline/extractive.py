@@ -201,7 +201,10 @@ class ExtractiveSummarizer:
 
     @property
     def startup_s(self) -> float:
-        """Seconds spent starting fold workers, summed; 0 with ``worker="thread"``."""
+        """Seconds the calling thread spent starting fold workers, summed.
+
+        Per thread (``FoldWorker.startup_s``); 0 with ``worker="thread"``.
+        """
         return 0.0 if self._worker is None else self._worker.startup_s
 
     def close(self) -> None:

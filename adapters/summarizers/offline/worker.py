@@ -132,7 +132,7 @@ class FoldWorker:
         self._owner = 0  # the pid that started the child: after a fork, not ours
         self._stop: weakref.finalize[Any, Any] | None = None
         self._cpu_s = 0.0
-        self._startup_s = 0.0
+        self._startups = threading.local()  # seconds each thread spent starting
         self._lock = threading.Lock()  # one fold, or one start, at a time
         self._closed = False
         _WORKERS.add(self)
@@ -152,8 +152,12 @@ class FoldWorker:
 
     @property
     def startup_s(self) -> float:
-        """Wall-clock seconds spent starting children, summed (no fold's own time)."""
-        return self._startup_s
+        """Wall-clock seconds the calling thread spent starting children, summed.
+
+        Per thread: a fold that waited while another thread's fold started the child
+        is not charged that start (it waited for it as for any fold before it).
+        """
+        return getattr(self._startups, "seconds", 0.0)
 
     @property
     def closed(self) -> bool:
@@ -252,7 +256,8 @@ class FoldWorker:
         try:
             return self._started()
         finally:
-            self._startup_s += time.monotonic() - began
+            took = time.monotonic() - began
+            self._startups.seconds = getattr(self._startups, "seconds", 0.0) + took
 
     def _started(self) -> subprocess.Popen[bytes]:
         if not sys.executable or getattr(sys, "frozen", False):
