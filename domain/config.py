@@ -386,11 +386,14 @@ class SummaryConfig:
                 type or a value out of range; ``ConfigErrors`` (a ``ConfigError``)
                 listing each when there are several. A rule between fields
                 (``threshold > keep_recent``) is checked once every field is valid.
+                The first error (``field``, ``value``) is an unknown key's, in the
+                mapping's order, else the first invalid field in declaration order.
         """
         if not isinstance(data, Mapping):
             raise ConfigError("config", data, "a mapping of field names to values")
         values: dict[str, object] = {}
-        errors: list[ConfigError] = []
+        errors: list[ConfigError] = []  # keys first, in the mapping's order
+        wrong: dict[str, ConfigError] = {}  # then fields, in their declared order
         for key, value in data.items():
             if not isinstance(key, str):
                 errors.append(ConfigError("config", key, "text keys"))
@@ -408,7 +411,8 @@ class SummaryConfig:
                 values[name] = value
                 error = field_error(name, value)
                 if error is not None:
-                    errors.append(error)
+                    wrong[name] = error
+        errors += [wrong[name] for name in FIELD_NAMES if name in wrong]
         if len(errors) == 1:
             raise errors[0]
         if errors:

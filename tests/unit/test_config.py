@@ -214,6 +214,27 @@ def test_from_mapping_reports_every_key_and_field_error_at_once():
     assert "did you mean 'threshold'?" in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("data", "first"),
+    [
+        ({"keep_recent": -1, "threshold": 0}, "threshold"),
+        ({"keep_recent": -1, "thresold": 5}, "thresold"),
+        ({"locale": "fr", "keepRecent": -1}, "keep_recent"),
+    ],
+)
+def test_from_mapping_names_unknown_keys_first_then_fields_in_declared_order(
+    data, first
+):
+    """The first error (``field``) does not depend on the mapping's key order."""
+    with pytest.raises(ConfigErrors) as info:
+        SummaryConfig.from_mapping(data)
+    with pytest.raises(ConfigErrors) as backwards:
+        SummaryConfig.from_mapping(dict(reversed(list(data.items()))))
+
+    assert info.value.field == first
+    assert backwards.value.field == first
+
+
 def test_from_mapping_checks_rules_between_fields_once_each_is_valid():
     with pytest.raises(ConfigError) as info:
         SummaryConfig.from_mapping({"threshold": 5, "keepRecent": 10})
