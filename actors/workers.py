@@ -60,17 +60,26 @@ class WorkerPool:
         """Run ``fn(*args)`` on a worker; return its future.
 
         Raises:
-            RuntimeError: the pool was shut down.
+            RuntimeError: the pool was shut down, or a thread it needed did not
+                start (``can't start new thread``): nothing was queued then, and
+                the pool is as it was.
         """
         future: Future[T] = Future()
         with self._lock:
             if self._closed:
                 raise RuntimeError(f"{self._name}: the pool is shut down")
+            if self._queued >= self._idle and (
+                self._grow or self._threads < self._size
+            ):
+                self._threads += 1
+                try:
+                    daemon(self._work, f"{self._name}-{self._threads}").start()
+                except BaseException:  # "can't start new thread": the pool as it was
+                    self._threads -= 1
+                    raise
+            # queued after the start: a thread that failed to start leaves no task
             self._queued += 1
             self._tasks.put((future, fn, args))
-            if self._queued > self._idle and (self._grow or self._threads < self._size):
-                self._threads += 1
-                daemon(self._work, f"{self._name}-{self._threads}").start()
         return future
 
     def _work(self) -> None:

@@ -3,6 +3,12 @@
 ``messages_from_anthropic`` (``anthropic_format``) reads a request; this module writes
 one back, using what the reader kept in ``metadata["anthropic"]`` to give each turn
 back exactly (see ``anthropic_format`` for the mapping).
+
+Anthropic has no refusal: an OpenAI assistant's ``refusal`` (the field, or a content
+part of type ``refusal``) goes as a text block holding its text. Anthropic refuses a
+turn with no content unless it is the last one: a request (``alternate=True``) gives
+every earlier turn that would be empty (a reply of an OpenAI audio part alone, a host's
+empty message) the text ``EMPTY_TURN``.
 """
 
 from __future__ import annotations
@@ -21,6 +27,9 @@ from .anthropic_format import (
 )
 from .content import ContentPart, plain, plain_parts
 from .model import Message, ToolCall
+
+EMPTY_TURN = "[empty message]"
+"""The text of a request's turn that has no content and is not the last one."""
 
 
 def anthropic_meta(message: Message) -> Mapping[str, object]:
@@ -62,8 +71,21 @@ def _tool_use(call: ToolCall, extra: object) -> dict[str, object]:
     return block
 
 
+def _assistant_text(message: Message) -> list[dict[str, object]]:
+    """Return an assistant's blocks but its tool uses: refusals as text blocks."""
+    base: list[dict[str, object]] = []
+    for block in _text_blocks(message.content):
+        if block.get("type") != "refusal":
+            base.append(block)
+        elif isinstance(text := block.get("refusal"), str) and text:
+            base.append({"type": "text", "text": text})
+    if message.refusal:
+        base.append({"type": "text", "text": message.refusal})
+    return base
+
+
 def _assistant_blocks(message: Message) -> list[dict[str, object]]:
-    base = _text_blocks(message.content)
+    base = _assistant_text(message)
     meta = anthropic_meta(message)
     extras = meta.get("tool_use_extra")
     uses = [
@@ -113,20 +135,28 @@ def _blocks(message: Message) -> list[dict[str, object]]:
     return _text_blocks(message.content)
 
 
-def turn_content(group: Sequence[Message]) -> AnthropicContent:
+def turn_content(group: Sequence[Message], *, fill: bool = False) -> AnthropicContent:
     """Return the content of one turn: the consecutive messages of one side.
 
     A lone plain text message stays text; anything else becomes its blocks.
+    ``fill``: a turn with no content becomes ``EMPTY_TURN`` (a request's turn that
+    is not the last one: Anthropic refuses it empty).
     """
     only = group[0]
+    content: AnthropicContent
     if (
         len(group) == 1
         and only.role != "tool"
         and isinstance(only.content, str)
         and not only.tool_calls
+        and not only.refusal
     ):
-        return only.content
-    return [block for message in group for block in _blocks(message)]
+        content = only.content
+    else:
+        content = [block for message in group for block in _blocks(message)]
+    if fill and not content:
+        return [{"type": "text", "text": EMPTY_TURN}]
+    return content
 
 
 def _system_value(instructions: Sequence[Message]) -> AnthropicSystem:
@@ -150,7 +180,8 @@ def messages_to_anthropic(
     None, so pass ``system`` only when it is not None). Tool messages become
     ``tool_result`` blocks of the user turn they fall in. Consecutive messages of one
     side form one turn, unless ``messages_from_anthropic`` marked a turn that began
-    there; ``alternate=True`` merges those too (the API requires alternating roles).
+    there; ``alternate=True`` merges those too (the API requires alternating roles)
+    and gives every turn but the last that has no content the text ``EMPTY_TURN``.
 
     >>> messages_to_anthropic([Message("system", "Be brief."), Message("user", "hi")])
     ('Be brief.', [{'role': 'user', 'content': 'hi'}])
@@ -167,6 +198,8 @@ def messages_to_anthropic(
             turns[-1][1].append(message)
         else:
             turns.append((side, [message]))
+    last = len(turns) - 1
     return _system_value(instructions), [
-        {"role": side, "content": turn_content(group)} for side, group in turns
+        {"role": side, "content": turn_content(group, fill=alternate and i < last)}
+        for i, (side, group) in enumerate(turns)
     ]

@@ -223,6 +223,25 @@ def _input_parts(content: Sequence[Mapping[str, Any]]) -> list[Item]:
     return parts
 
 
+def _refusal_item(text: object, refusal: str) -> Item:
+    """Return an assistant's refusal (after its text, if any) as an output message.
+
+    The Responses API reads an assistant's refusal as a ``refusal`` content item of
+    an output message (as it returned it); the item has no ``id``, as the Agents
+    SDK sends a message it did not get from the Responses API.
+    """
+    parts: list[Item] = []
+    if isinstance(text, str) and text:
+        parts.append({"type": "output_text", "text": text, "annotations": []})
+    parts.append({"type": "refusal", "refusal": refusal})
+    return {
+        "type": "message",
+        "role": "assistant",
+        "status": "completed",
+        "content": parts,
+    }
+
+
 def _chat_items(chat: Mapping[str, Any]) -> list[Item]:
     """Return the items equivalent to one OpenAI chat message the host saved."""
     role = chat["role"]
@@ -241,7 +260,10 @@ def _chat_items(chat: Mapping[str, Any]) -> list[Item]:
         content = "\n".join(
             str(p.get("text") or p.get("refusal") or "") for p in content
         )
-    if isinstance(content, str) and (content or not chat.get("tool_calls")):
+    refusal = chat.get("refusal") if role == "assistant" else None
+    if isinstance(refusal, str) and refusal:
+        items.append(_refusal_item(content, refusal))
+    elif isinstance(content, str) and (content or not chat.get("tool_calls")):
         items.append({"role": role, "content": content})
     elif content:
         items.append({"role": role, "content": _input_parts(content)})

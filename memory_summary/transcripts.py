@@ -206,7 +206,8 @@ class _Turns:
             self.group.append(message)
             return
         if self.group:
-            self.closed.append({"role": self.side, "content": turn_content(self.group)})
+            content = turn_content(self.group, fill=True)  # no longer the last turn
+            self.closed.append({"role": self.side, "content": content})
         self.side, self.group = side, [message]
 
     def all(self) -> list[dict[str, object]]:
