@@ -195,7 +195,11 @@ class ResolvedModel:
         seconds = getattr(self.llm, "startup_s", 0.0)
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
             return 0.0
-        return float(seconds) if math.isfinite(seconds) and seconds >= 0 else 0.0
+        try:
+            value = float(seconds)
+        except OverflowError:  # an int past any float
+            return 0.0
+        return value if math.isfinite(value) and value >= 0 else 0.0
 
 
 def _usage_of(source: object) -> TokenUsage | None:

@@ -121,7 +121,7 @@ class OddStartup:
         return "Facts:\n- user: said things"
 
 
-@pytest.mark.parametrize("value", [None, "soon", float("nan"), -1.0, True])
+@pytest.mark.parametrize("value", [None, "soon", float("nan"), -1.0, True, 10**400])
 def test_a_startup_s_that_is_no_seconds_never_breaks_a_call(make_engine, value):
     seconds = _summarizer_s(
         make_engine, OddStartup(value), SummaryConfig(keep_recent=2), 2
