@@ -8,7 +8,7 @@ Anthropic has no refusal: an OpenAI assistant's ``refusal`` (the field, or a con
 part of type ``refusal``) goes as a text block holding its text. Anthropic refuses a
 turn with no content unless it is the last one: a request (``alternate=True``) gives
 every earlier turn that would be empty (a reply of an OpenAI audio part alone, a host's
-empty message) the text ``EMPTY_TURN``.
+empty message) the text ``EMPTY_TURN``, and leaves out such a turn's blank text blocks.
 """
 
 from __future__ import annotations
@@ -139,8 +139,9 @@ def turn_content(group: Sequence[Message], *, fill: bool = False) -> AnthropicCo
     """Return the content of one turn: the consecutive messages of one side.
 
     A lone plain text message stays text; anything else becomes its blocks.
-    ``fill``: a turn with no content becomes ``EMPTY_TURN`` (a request's turn that
-    is not the last one: Anthropic refuses it empty).
+    ``fill``: blank text is left out, and a turn with no content becomes
+    ``EMPTY_TURN`` (a request's turn that is not the last one: Anthropic refuses it
+    empty, and refuses a blank text block anywhere).
     """
     only = group[0]
     content: AnthropicContent
@@ -154,9 +155,28 @@ def turn_content(group: Sequence[Message], *, fill: bool = False) -> AnthropicCo
         content = only.content
     else:
         content = [block for message in group for block in _blocks(message)]
-    if fill and not content:
-        return [{"type": "text", "text": EMPTY_TURN}]
+    if fill:
+        content = _without_blank_text(content)
+        if not content:
+            return [{"type": "text", "text": EMPTY_TURN}]
     return content
+
+
+def _without_blank_text(content: AnthropicContent) -> AnthropicContent:
+    """Return ``content`` without its blank text (Anthropic refuses a blank text block).
+
+    >>> _without_blank_text(" "), _without_blank_text([{"type": "text", "text": ""}])
+    ('', [])
+    """
+    if isinstance(content, str):
+        return content if content.strip() else ""
+    return [
+        block
+        for block in content
+        if block.get("type") != "text"
+        or not isinstance(block.get("text"), str)
+        or str(block["text"]).strip()
+    ]
 
 
 def _system_value(instructions: Sequence[Message]) -> AnthropicSystem:

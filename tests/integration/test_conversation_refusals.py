@@ -80,6 +80,18 @@ def test_a_refusal_stays_a_refusal_in_openai_requests():
     [
         (Message("assistant", ""), [{"type": "text", "text": EMPTY_TURN}]),
         (Message("assistant", []), [{"type": "text", "text": EMPTY_TURN}]),
+        (Message("assistant", " \n"), [{"type": "text", "text": EMPTY_TURN}]),
+        (
+            Message("assistant", [{"type": "text", "text": ""}]),
+            [{"type": "text", "text": EMPTY_TURN}],
+        ),
+        (
+            Message(
+                "assistant",
+                [{"type": "text", "text": " "}, {"type": "text", "text": "Yes."}],
+            ),
+            [{"type": "text", "text": "Yes."}],
+        ),
         (
             Message("assistant", [{"type": "refusal", "refusal": "No."}]),
             [{"type": "text", "text": "No."}],
