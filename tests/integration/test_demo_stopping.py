@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import _thread
+import signal
 import threading
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from memory_summary import demo
 
 
-def test_ctrl_c_returns_while_a_turn_is_stuck(tmp_path, monkeypatch):
+def test_ctrl_c_returns_while_a_turn_is_stuck(tmp_path, monkeypatch, request):
     stuck, release = threading.Event(), threading.Event()
     stuck_thread: list[threading.Thread] = []
 
@@ -24,6 +25,10 @@ def test_ctrl_c_returns_while_a_turn_is_stuck(tmp_path, monkeypatch):
         assert stuck.wait(30)
         _thread.interrupt_main()  # what Ctrl-C does to the main thread
 
+    # A suite started in the background inherits SIGINT ignored, and then
+    # interrupt_main() does nothing: take Ctrl-C as an interactive process does.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
     before = set(threading.enumerate())
     monkeypatch.setattr(demo, "_drive_session", drive)
     monkeypatch.setattr(demo, "STOP_WAIT_S", 0.2)
