@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Iterator
 
@@ -32,6 +33,16 @@ settings.register_profile(
 settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev")
 )
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Freeze what the imports and the collection made: it lives for the whole run.
+
+    The libraries the suite imports hold about 650,000 objects; frozen, the garbage
+    collections that the tests trigger no longer walk them each time.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 def count_chars(text: str) -> int:
