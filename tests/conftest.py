@@ -23,6 +23,15 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
     print_blob=True,
 )
+# The other Python versions CI checks run the same properties with fewer examples:
+# they look for what differs between interpreters, the main run searches deeper.
+settings.register_profile(
+    "compat",
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    print_blob=True,
+)
 settings.register_profile(
     "thorough",
     max_examples=1_000,
