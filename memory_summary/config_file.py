@@ -172,7 +172,9 @@ class CliSettings:
 
     ``values`` holds the defaults that are good; ``rejected`` the error of each known
     option whose value is not (the wrong type; ``checked_cli_defaults`` adds those
-    out of range); ``unknown`` the error of each name that is no option. An error
+    out of range); ``unknown`` the error of each name that is no option, and of each
+    ``MEMORY_SUMMARY_*`` variable that names nothing (``unknown_variables``: it may be
+    a misspelled option's, so every command refuses it). An error
     names the value's origin: ``cli.sessions`` in the file,
     ``MEMORY_SUMMARY_CLI_SESSIONS`` in the environment (``sources``).
     """
@@ -217,7 +219,7 @@ def cli_settings(
         if raw is not None:
             read[name] = raw if options[name] is str else _env_value(raw)
             sources[name] = variable
-    unknown: list[ConfigError] = []
+    unknown = unknown_variables(environ, options)
     values: dict[str, object] = {}
     rejected: dict[str, ConfigError] = {}
     for name, value in read.items():
