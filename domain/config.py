@@ -1,9 +1,9 @@
 """The engine's configuration: the seed's fields, their defaults, and their ranges.
 
-Why about 465 lines: one concept, ``SummaryConfig``. Each field's check (the
+Why about 515 lines: one concept, ``SummaryConfig``. Each field's check (the
 validators and converters above the class) reads best next to the field it guards,
-and ``from_mapping``/``to_mapping``/``field_error`` are the same fields spelled for a
-file or an environment variable.
+and ``from_mapping``/``to_mapping``/``field_error``/``closest_key`` are the same
+fields spelled for a file or an environment variable.
 """
 
 from __future__ import annotations
@@ -310,14 +310,7 @@ class SummaryConfig:
     )
 
     def __attrs_post_init__(self) -> None:
-        if self.threshold <= self.effective_keep_recent:
-            raise ConfigError(
-                "threshold",
-                self.threshold,
-                f"an int > keep_recent={self.keep_recent} (at least 1 is kept; a "
-                "session kept at keep_recent messages would reach threshold again "
-                "at once and compress on every turn)",
-            )
+        self._check_keep_recent()
         self._check_keep_tokens()
         if self.summary_model_mode == "custom" and self.summary_llm is None:
             raise ConfigError(
@@ -325,6 +318,30 @@ class SummaryConfig:
                 None,
                 "an LLMRef(provider, model) when summary_model_mode='custom'",
             )
+
+    def _check_keep_recent(self) -> None:
+        """Refuse a threshold at or under the kept count: it would compress every turn.
+
+        The error names the field that left its default (``keep_recent=40`` against
+        the default threshold is keep_recent's fault); with both changed, threshold.
+        """
+        if self.threshold > self.effective_keep_recent:
+            return
+        why = (
+            "(at least 1 is kept; a session kept at keep_recent messages would reach "
+            "threshold again at once and compress on every turn)"
+        )
+        if self.threshold > 1 and not _is_changed(self, "threshold"):
+            raise ConfigError(
+                "keep_recent",
+                self.keep_recent,
+                f"an int < threshold={self.threshold} {why}",
+            )
+        raise ConfigError(
+            "threshold",
+            self.threshold,
+            f"an int > keep_recent={self.keep_recent} {why}",
+        )
 
     def _check_keep_tokens(self) -> None:
         """Refuse a token keep at or over the trigger: it would compress every turn."""
@@ -400,8 +417,8 @@ class SummaryConfig:
                 continue
             name = CAMEL_TO_FIELD.get(key, key)
             if name not in FIELD_NAMES:
-                close = difflib.get_close_matches(key, KNOWN_KEYS, n=1, cutoff=0.5)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                close = closest_key(key)
+                hint = f" (did you mean {close!r}?)" if close else ""
                 errors.append(ConfigError(key, value, f"one of the known keys{hint}"))
             elif name in values:
                 errors.append(
@@ -429,6 +446,20 @@ class SummaryConfig:
 
 
 FIELD_NAMES: tuple[str, ...] = tuple(a.name for a in attrs.fields(SummaryConfig))
+RULE_FIELDS: dict[str, tuple[str, ...]] = {
+    "threshold": ("keep_recent",),
+    "keep_recent": ("threshold",),
+    "keep_recent_tokens": ("context_window", "auto_compress_threshold"),
+    "summary_llm": ("summary_model_mode",),
+}
+"""The other fields a rule between fields reads, by the field its error names: a
+loader names where each came from (``config_file.load_config``)."""
+
+
+def _is_changed(config: SummaryConfig, name: str) -> bool:
+    """Say whether ``config`` holds another value than the field's default."""
+    default = attrs.fields_dict(SummaryConfig)[name].default
+    return bool(getattr(config, name) != default)
 
 
 def field_error(name: str, value: object) -> ConfigError | None:
@@ -468,3 +499,18 @@ CAMEL_TO_FIELD: dict[str, str] = {
     if "_" in name
 }
 KNOWN_KEYS: tuple[str, ...] = FIELD_NAMES + tuple(CAMEL_TO_FIELD)
+
+
+def closest_key(key: str) -> str | None:
+    """Return the known key nearest to ``key``, in its spelling (camelCase or not).
+
+    >>> closest_key("summaryLlm"), closest_key("keep_recnt"), closest_key("KeepRecent")
+    ('summaryLLM', 'keep_recent', 'keepRecent')
+    """
+    camel = "_" not in key and not key.islower()
+    pool = [k for k in KNOWN_KEYS if "_" not in k] if camel else list(FIELD_NAMES)
+    folded = key.replace("_", "").lower()
+    same = [k for k in pool if k.replace("_", "").lower() == folded]
+    close = same or difflib.get_close_matches(key, pool, n=1, cutoff=0.5)
+    close = close or difflib.get_close_matches(key, KNOWN_KEYS, n=1, cutoff=0.5)
+    return close[0] if close else None

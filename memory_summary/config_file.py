@@ -34,6 +34,7 @@ from memory_summary.domain.config import (
     CAMEL_TO_FIELD,
     FIELD_NAMES,
     KNOWN_KEYS,
+    RULE_FIELDS,
     field_error,
 )
 from memory_summary.domain.errors import ConfigErrors
@@ -171,7 +172,9 @@ class CliSettings:
 
     ``values`` holds the defaults that are good; ``rejected`` the error of each known
     option whose value is not (the wrong type; ``checked_cli_defaults`` adds those
-    out of range); ``unknown`` the error of each name that is no option. An error
+    out of range); ``unknown`` the error of each name that is no option, and of each
+    ``MEMORY_SUMMARY_*`` variable that names nothing (``unknown_variables``: it may be
+    a misspelled option's, so every command refuses it). An error
     names the value's origin: ``cli.sessions`` in the file,
     ``MEMORY_SUMMARY_CLI_SESSIONS`` in the environment (``sources``).
     """
@@ -216,7 +219,7 @@ def cli_settings(
         if raw is not None:
             read[name] = raw if options[name] is str else _env_value(raw)
             sources[name] = variable
-    unknown: list[ConfigError] = []
+    unknown = unknown_variables(environ, options)
     values: dict[str, object] = {}
     rejected: dict[str, ConfigError] = {}
     for name, value in read.items():
@@ -283,6 +286,7 @@ def load_config(
     environ = os.environ if environ is None else environ
     errors = unknown_variables(environ, cli_options)
     values: dict[str, object] = {}
+    written: dict[str, str] = {}  # field -> the key or variable that set it
     entries: list[tuple[str, object]] = []
     if path is not None:
         entries, file_errors = file_entries(_read(path))
@@ -291,22 +295,60 @@ def load_config(
         name = CAMEL_TO_FIELD.get(key, key)
         if name in values:
             errors.append(
-                ConfigError(key, value, "each field once (camelCase or snake_case)")
+                ConfigError(
+                    key,
+                    value,
+                    "each field once (camelCase or snake_case; also set as "
+                    f"{written[name]!r})",
+                )
             )
         elif name not in FIELD_NAMES:
             errors.append(_unknown_key(key, value))
         else:
             values[name] = value
+            written[name] = key
     from_environment = read_environment(environ)
     values.update(from_environment)
+    written.update((name, ENV_PREFIX + name.upper()) for name in from_environment)
     for name, value in values.items():
         error = field_error(name, value)
-        if error is not None and name in from_environment:  # name the variable
-            error = ConfigError(ENV_PREFIX + name.upper(), value, error.allowed)
-        if error is not None:
-            errors.append(error)
+        if error is not None:  # named as the user wrote it: keepRecent, a variable
+            errors.append(ConfigError(written[name], value, error.allowed))
     raise_all(errors)
-    return SummaryConfig.from_mapping(values)
+    try:
+        return SummaryConfig.from_mapping(values)
+    except ConfigError as exc:  # a rule between fields: say where each came from
+        raise _between_fields(exc, values, written, from_environment, path) from exc
+
+
+def _between_fields(
+    exc: ConfigError,
+    values: Mapping[str, object],
+    written: Mapping[str, str],
+    from_environment: Mapping[str, object],
+    path: str | Path | None,
+) -> ConfigError:
+    """Return the error of a rule between fields, each field named by its origin.
+
+    The field the rule blames is named as the user wrote it, and every field the rule
+    read is listed with its origin: ``MEMORY_SUMMARY_KEEP_RECENT=40 is invalid;
+    allowed: an int < threshold=30 (...); involved: MEMORY_SUMMARY_KEEP_RECENT=40,
+    threshold=30 (the default)``.
+    """
+    defaults = SummaryConfig().to_mapping()
+    said = []
+    for name in (exc.field, *RULE_FIELDS.get(exc.field, ())):
+        if name not in written:
+            said.append(f"{name}={defaults.get(name)!r} (the default)")
+        elif name in from_environment:
+            said.append(f"{written[name]}={values[name]!r}")
+        else:
+            said.append(f"{written[name]}={values[name]!r} in {path}")
+    return ConfigError(
+        written.get(exc.field, exc.field),
+        exc.value,
+        f"{exc.allowed}; involved: {', '.join(said)}",
+    )
 
 
 def _unknown_key(key: str, value: object) -> ConfigError:

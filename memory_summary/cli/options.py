@@ -98,7 +98,8 @@ def add_store_options(
     where.add_argument(
         "--db",
         type=arg_types.text_option,
-        help=f"SQLite database (default: {db})",
+        # the built-in default: --help adds a configured one (parser.py)
+        help=f"SQLite database (default: {DEFAULT_DB})",
     )
     if postgres:
         where.add_argument(

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import re
+import shlex
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import NoReturn
 
 from memory_summary import __version__
-from memory_summary.config_file import load_config
+from memory_summary.config_file import CliSettings, load_config
 from memory_summary.domain import ConfigError
 from memory_summary.domain.errors import ConfigErrors
+from memory_summary.terminal_text import shown
 
 from .config import add_config_parser
 from .demo import add_demo_parser
@@ -69,26 +72,107 @@ def _refuse_options_before_the_command(
 
     Every option but ``--help`` and ``--version`` is a command's, so it follows the
     command's name; argparse alone would call the option's value an invalid command.
+    An option's value is read as its value, even when it is a command's name
+    (``--db stats sessions``: the command is ``sessions``); with no command after
+    the options (``--db X``), the error says a command is missing and lists them.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
-    if not argv or not argv[0].startswith("-") or argv[0] in _GLOBAL_OPTIONS:
+    commands = _commands_of(parser)
+    if not commands or not argv or not argv[0].startswith("-"):
         return
-    commands = [
-        name
+    takes_value = _options_taking_a_value(parser)
+    first = argv[0].partition("=")[0]
+    if first not in takes_value:
+        return  # no command's option: argparse says it is unrecognized
+    at = 0
+    while at < len(argv) and argv[at] not in commands:
+        option = argv[at]
+        if option in _GLOBAL_OPTIONS:
+            parser.parse_args([option])  # the help or the version, as asked
+        has_value = takes_value.get(option, False)  # False for "--db=X"
+        at += 2 if has_value and _is_value(argv[at + 1 : at + 2]) else 1
+    given = argv[:at]
+    if at >= len(argv):
+        parser.error(
+            f"a command is missing: {first} is an option of a command and goes "
+            f"after the command's name ({invocation()} COMMAND "
+            f"{shown(shlex.join(given))}); commands: {', '.join(commands)}"
+        )
+    command = [argv[at]]
+    nested = commands[argv[at]]
+    while at + 1 < len(argv) and argv[at + 1] in _commands_of(nested):
+        at += 1  # `config check`: the options follow the whole command's name
+        command.append(argv[at])
+        nested = _commands_of(nested)[argv[at]]
+    fixed = shlex.join([*command, *given, *argv[at + 1 :]])
+    parser.error(
+        f"{first} is an option of the command, so it goes after it: "
+        f"{invocation()} {shown(fixed)}"
+    )
+
+
+def _is_value(following: Sequence[str]) -> bool:
+    """Say whether the token after an option is its value, as argparse reads it."""
+    return bool(following) and (
+        not following[0].startswith("-")
+        or _NEGATIVE.fullmatch(following[0]) is not None
+    )
+
+
+_NEGATIVE = re.compile(r"-\d+|-\d*\.\d+")  # argparse's: a value, not an option
+
+
+def _commands_of(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """Return the sub-commands of ``parser`` by name (none for a plain parser)."""
+    return {
+        name: command
         for action in parser._actions
         if isinstance(action, argparse._SubParsersAction)
-        for name in action.choices
-    ]
-    at = next((i for i, item in enumerate(argv) if item in commands), None)
-    if at is not None:
-        given = " ".join(argv[:at])
-        parser.error(
-            f"{argv[0]} is an option of the command, so it goes after it: "
-            f"{invocation()} {argv[at]} {given} ..."
-        )
+        for name, command in action.choices.items()
+    }
+
+
+def _options_taking_a_value(parser: argparse.ArgumentParser) -> dict[str, bool]:
+    """Return whether each option of every sub-command takes a value (``--db X``)."""
+    found: dict[str, bool] = {}
+    for command in _commands_of(parser).values():
+        found.update(_options_taking_a_value(command))
+        for action in command._actions:
+            for option in action.option_strings:
+                found.setdefault(option, action.nargs != 0)
+    return found
 
 
 _GLOBAL_OPTIONS = ("-h", "--help", "--version")
+
+
+def _note_configured_defaults(
+    parser: argparse.ArgumentParser, settings: CliSettings
+) -> None:
+    """Add to each option's help the default configured for it, or why it is refused.
+
+    An option's help names its built-in default; a value from ``[memory_summary.cli]``
+    or a ``MEMORY_SUMMARY_CLI_*`` variable replaces it, and a rejected one stops
+    every command that has the option, so ``--help`` says which applies.
+    """
+    for action in parser._actions:
+        name = action.dest
+        if not action.option_strings or name not in settings.sources:
+            continue
+        if name in settings.rejected:
+            note = (
+                f"configured {settings.rejected[name]} (a command with this option "
+                "stops until it is fixed)"
+            )
+        elif name in settings.values:
+            shown_value = shown(str(settings.values[name]))
+            note = f"default here: {shown_value} (from {settings.sources[name]})"
+        else:
+            continue
+        note = shown(note).replace("%", "%%")  # argparse %-formats a help
+        action.help = f"{action.help}; {note}" if action.help else note
+    for command in _commands_of(parser).values():
+        _note_configured_defaults(command, settings)
 
 
 class _UsageError(Exception):
@@ -120,17 +204,20 @@ def parse_arguments(
     except ConfigError as exc:
         report_error(_with_field_errors(exc, config_path))
         return EXIT_CONFIG
-    if settings.unknown:  # a name no option has: a typo every command refuses
-        report_error(
-            _with_field_errors(ConfigErrors(tuple(settings.errors)), config_path)
-        )
-        return EXIT_CONFIG
     parser = build(settings.values)
+    _note_configured_defaults(parser, settings)
     try:
         _refuse_options_before_the_command(parser, argv)
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version (0) or a usage error (2)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    # A name no option has (a file's key, a variable) is a typo every command
+    # refuses; `config check`, which has no --config, reports it with the rest.
+    if settings.unknown and "config" in vars(args):
+        report_error(
+            _with_field_errors(ConfigErrors(tuple(settings.errors)), config_path)
+        )
+        return EXIT_CONFIG
     # A bad default stops only a command that has the option; `config check` lists all.
     used = [error for name, error in settings.rejected.items() if name in vars(args)]
     if used:

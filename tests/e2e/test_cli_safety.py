@@ -131,7 +131,7 @@ def test_every_config_error_is_reported_at_once(tmp_path):
     errors = [line for line in result.stderr.splitlines() if "error:" in line]
     assert len(errors) == 5, result.stderr
     for part in (
-        "keep_recent=-1",
+        "keepRecent=-1",  # named as the file spells it
         "locale='fr'",
         "did you mean 'threshold'?",
         "did you mean MEMORY_SUMMARY_CLI_WORKERS?",

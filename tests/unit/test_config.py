@@ -241,3 +241,33 @@ def test_from_mapping_checks_rules_between_fields_once_each_is_valid():
 
     assert not isinstance(info.value, ConfigErrors)
     assert "threshold" in str(info.value)
+
+
+def test_a_keep_over_the_default_threshold_is_keep_recents_fault():
+    with pytest.raises(ConfigError) as info:
+        SummaryConfig(keep_recent=40)
+
+    assert (info.value.field, info.value.value) == ("keep_recent", 40)
+    assert "an int < threshold=30" in info.value.allowed
+
+
+def test_a_threshold_changed_under_the_keep_is_thresholds_fault():
+    for kwargs in ({"threshold": 10}, {"threshold": 10, "keep_recent": 40}):
+        with pytest.raises(ConfigError) as info:
+            SummaryConfig(**kwargs)
+
+        assert info.value.field == "threshold"
+
+
+@pytest.mark.parametrize(
+    ("key", "suggested"),
+    [
+        ("summaryLlm", "summaryLLM"),
+        ("KeepRecent", "keepRecent"),
+        ("keep_recnt", "keep_recent"),
+        ("keeprecent", "keep_recent"),
+    ],
+)
+def test_a_misspelt_key_is_suggested_in_its_own_spelling(key, suggested):
+    with pytest.raises(ConfigError, match=f"did you mean '{suggested}'"):
+        SummaryConfig.from_mapping({key: 5})

@@ -99,3 +99,28 @@ def test_a_file_value_names_the_field_and_a_variable_names_the_variable(tmp_path
     said = [str(error) for error in caught.value.errors]
     assert "keep_recent=-1 is invalid; allowed: int >= 0" in said
     assert any(s.startswith("MEMORY_SUMMARY_THRESHOLD='abc' is invalid") for s in said)
+
+
+def test_a_file_key_is_named_as_written(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text("keepRecent = -1\n", encoding="utf-8")
+
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, environ={})
+
+    assert str(caught.value) == "keepRecent=-1 is invalid; allowed: int >= 0"
+
+
+def test_a_rule_between_fields_names_the_field_and_origin_involved(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text("contextWindow = 100\n", encoding="utf-8")
+    environ = {"MEMORY_SUMMARY_KEEP_RECENT_TOKENS": "90"}
+
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, environ=environ)
+
+    assert caught.value.field == "MEMORY_SUMMARY_KEEP_RECENT_TOKENS"
+    assert caught.value.allowed.endswith(
+        f"; involved: MEMORY_SUMMARY_KEEP_RECENT_TOKENS=90, contextWindow=100 in "
+        f"{path}, auto_compress_threshold=0.7 (the default)"
+    )

@@ -1,0 +1,54 @@
+"""Options given before the command: where they go, or that a command is missing.
+
+In-process (the ``cli_main`` fixture): argparse stops before any store opens.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+COMMANDS = "commands: config, demo, inspect, compress, clear, sessions, stats"
+
+
+@pytest.mark.parametrize(
+    "argv", [["--db", "X"], ["--db", "stats"], ["--db"], ["--json", "--limit", "3"]]
+)
+def test_options_without_a_command_say_the_command_is_missing(cli_main, argv):
+    code, out, err = cli_main(*argv)
+
+    assert (code, out) == (2, "")
+    assert f"error: a command is missing: {argv[0]} is an option of a command" in err
+    assert err.rstrip().endswith(COMMANDS)
+    assert "invalid choice" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "fixed"),
+    [
+        (["--db", "stats", "sessions"], "sessions --db stats"),
+        (["--db=stats", "sessions", "--json"], "sessions --db=stats --json"),
+        (
+            ["--limit", "3", "--db", "x y", "inspect", "s0"],
+            "inspect --limit 3 --db 'x y' s0",
+        ),
+        (["--json", "config", "check"], "config check --json"),
+        (["--seed", "-3", "demo"], "demo --seed -3"),
+    ],
+)
+def test_an_option_before_the_command_keeps_its_value(cli_main, argv, fixed):
+    code, _, err = cli_main(*argv)
+
+    assert code == 2
+    option = argv[0].partition("=")[0]
+    said = f"error: {option} is an option of the command, so it goes after it: "
+    assert said in err
+    assert err.rstrip().endswith(f" {fixed}")
+
+
+def test_an_option_no_command_has_is_unrecognized(cli_main):
+    code, _, err = cli_main("--bogus", "sessions")
+
+    assert code == 2
+    assert "unrecognized arguments: --bogus" in err
