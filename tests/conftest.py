@@ -14,31 +14,17 @@ from tests.contract.stores import STORE_KINDS, dispose, make_postgres, store_for
 
 settings.register_profile("dev", max_examples=60, deadline=None)
 # CI runs every property on each push with a fresh seed, so the search goes on across
-# runs; "thorough" searches deeper in one run (before a release, or after a property
-# found something).
-settings.register_profile(
-    "ci",
-    max_examples=150,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-    print_blob=True,
-)
-# The other Python versions CI checks run the same properties with fewer examples:
-# they look for what differs between interpreters, the main run searches deeper.
-settings.register_profile(
-    "compat",
-    max_examples=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-    print_blob=True,
-)
-settings.register_profile(
-    "thorough",
-    max_examples=1_000,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-    print_blob=True,
-)
+# runs: "ci" on the main Python, "compat" on the others (they look for what differs
+# between interpreters; the main run searches deeper). "thorough" searches deeper in
+# one run (before a release, or after a property found something).
+for name, examples in (("ci", 150), ("compat", 40), ("thorough", 1_000)):
+    settings.register_profile(
+        name,
+        max_examples=examples,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+        print_blob=True,
+    )
 settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev")
 )
