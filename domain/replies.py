@@ -2,10 +2,12 @@
 
 ``Conversation.record`` takes what the host's SDK returned: an OpenAI
 ``ChatCompletion`` or its message, an Anthropic ``Message``, either as a dict, or a
-``Message``. This module reads it, without importing any SDK (pydantic objects are read
-through ``model_dump``), into the assistant ``Message`` to store, the model that wrote
-it and the tokens the request held, which the engine turns into the session's context
-ratio:
+``Message`` (``memory_summary.response_items`` reads a Responses API ``Response``,
+its items stored as the Agents SDK session stores them, every one in
+``ReadReply.output``). This module reads the others, without importing any SDK
+(pydantic objects are read through ``model_dump``), into the assistant ``Message`` to
+store, the model that wrote it and the tokens the request held, which the engine turns
+into the session's context ratio:
 
 - OpenAI: ``usage.prompt_tokens`` (cached tokens are part of it).
 - Anthropic: ``input_tokens`` plus ``cache_creation_input_tokens`` and
@@ -22,7 +24,7 @@ The usage a reply carries is read leniently: a shape neither provider documents 
 some compatible servers send) counts as no usage, never as a reason to lose the reply;
 a usage the host passes itself (``read_usage_tokens``) is held to the documented shapes.
 
-Why about 505 lines: each of the host's shapes (replies, usages, the user's and the
+Why about 535 lines: each of the host's shapes (replies, usages, the user's and the
 host's messages) is read here, and the common reply, a ChatCompletion of text (a dict or
 the SDK's object), is also read on a shortcut that reads it as the general path does.
 """
@@ -46,6 +48,7 @@ __all__ = [
     "ReadReply",
     "compaction_usage",
     "host_messages",
+    "is_empty_reply",
     "read_reply",
     "read_usage_tokens",
     "system_message",
@@ -65,12 +68,18 @@ class ReadReply:
             or None when the reply carries no usage.
         compaction: the tokens of the server-side compactions the reply's usage
             lists (``compaction_usage``), None when there were none.
+        output: every message the reply stores, in order: ``message`` alone, or a
+            Responses API reply's output items, one message each (``message`` is
+            the one holding its text).
     """
 
     message: Message
     model: str | None
     context_tokens: int | None
     compaction: TokenUsage | None = None
+    output: tuple[Message, ...] = attrs.field(
+        default=attrs.Factory(lambda self: (self.message,), takes_self=True)
+    )
 
 
 def _mapping(value: object, where: str) -> Mapping[str, object]:
@@ -80,7 +89,8 @@ def _mapping(value: object, where: str) -> Mapping[str, object]:
         raise MessageError(
             where,
             f"cannot read a {type(value).__name__}; allowed: an OpenAI ChatCompletion "
-            "or its message, an Anthropic Message, either as a dict, or a Message",
+            "or its message, a Responses API Response, an Anthropic Message, any as "
+            "a dict, or a Message",
         ) from None
 
 
@@ -238,11 +248,23 @@ def _anthropic_reply(data: Mapping[str, object]) -> ReadReply:
     )
 
 
+def is_empty_reply(message: Message) -> bool:
+    """Tell whether an assistant message holds no text, tool call or refusal.
+
+    Thinking alone, blank text and a blank refusal are empty.
+
+    >>> is_empty_reply(Message("assistant", " ")), is_empty_reply(
+    ...     Message("assistant", None, refusal="No.", metadata=None))
+    (True, False)
+    """
+    refused = (message.refusal or "").strip()  # a blank refusal says nothing
+    return not message.tool_calls and not refused and not _says(message.content)
+
+
 def _assistant(message: Message) -> Message:
     if message.role != "assistant":
         raise MessageError("role", f"a reply is the assistant's, got {message.role!r}")
-    refused = (message.refusal or "").strip()  # a blank refusal says nothing
-    if not message.tool_calls and not refused and not _says(message.content):
+    if is_empty_reply(message):
         raise MessageError(
             "content",
             "the reply is empty (no text and no tool call, thinking at most): "
@@ -293,8 +315,8 @@ def read_reply(reply: object) -> ReadReply:
     raise MessageError(
         "reply",
         "has no choices, no role and is no Anthropic message; allowed: an OpenAI "
-        "ChatCompletion or its message, an Anthropic Message, either as a dict, or a "
-        "Message",
+        "ChatCompletion or its message, a Responses API Response, an Anthropic "
+        "Message, any as a dict, or a Message",
     )
 
 

@@ -24,7 +24,7 @@ A retried turn: ``prepare(text)`` saves ``text``; when the model call fails and 
 host tries again, ``prepare()`` (no message) builds the same request without saving
 the user's message twice.
 
-(About 515 lines: the handle's three calls and the four ways a request is built.)
+(About 555 lines: the handle's three calls and the four ways a request is built.)
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ from memory_summary.domain.replies import (
 from .batch import save_batch
 from .coverage import active_coverage, reaches_history, trusted_coverage
 from .recall_tools import HeldCompactions, RecallSource
-from .response_items import items_of
+from .response_items import items_of, read_response
 from .transcripts import Transcript, Transcripts
 
 log = logging.getLogger(__name__)
@@ -150,16 +150,25 @@ class Recorded:
     """What ``Conversation.record`` stored, and what is left for the host.
 
     Attributes:
-        reply: the model's reply as stored (with its id).
+        reply: the model's reply as stored (with its id); of a Responses API
+            ``Response``, the message of its text (or refusal), else its first
+            tool call.
         answered: the recall tool results the library answered and stored, in the
             order of the reply's calls.
         pending: the reply's tool calls the host must run, then ``add`` their
             results and ``prepare`` the next request.
+        output: every message the reply stored, in order: ``(reply,)``, or a
+            ``Response``'s output items, one message each (reasoning, text, each
+            function call).
     """
 
     reply: Message
     answered: tuple[Message, ...] = ()
     pending: tuple[ToolCall, ...] = ()
+    output: tuple[Message, ...] = attrs.field(
+        default=attrs.Factory(lambda self: (self.reply,), takes_self=True),
+        kw_only=True,
+    )
 
     @property
     def needs_model(self) -> bool:
@@ -168,7 +177,7 @@ class Recorded:
         True when the reply called tools: the library's (answered here) or the
         host's (``pending``, to answer with ``add``).
         """
-        return bool(self.reply.tool_calls)
+        return any(message.tool_calls for message in self.output)
 
 
 def _check_format(format: object) -> RequestFormat:
@@ -299,8 +308,13 @@ class Conversation:
         """Save the model's reply; report its usage; answer the library's tool calls.
 
         ``reply`` is what the host holds: an OpenAI ``ChatCompletion`` or its
-        message, an Anthropic ``Message``, either as a dict, or a ``Message``.
-        Its usage (or ``usage``: the provider's usage object or an int of tokens)
+        message, a Responses API ``Response``, an Anthropic ``Message``, any as a
+        dict, or a ``Message``. A ``Response``'s output items are stored one message
+        each, kept verbatim for ``prepare(format="responses")`` (``reasoning`` and
+        other items as ``openai_agents.SummarySession`` stores them; its function
+        calls are the reply's tool calls; ``Recorded.output`` lists them all).
+        Its usage (or ``usage``: the provider's usage object or an int of tokens;
+        a ``Response``'s ``input_tokens``)
         over the model's window (``context_window``, else the well-known windows)
         is reported as ``token_usage`` does (Anthropic: the last sampling
         iteration's), and the turn as ``turn_after`` does; the tokens of a
@@ -320,14 +334,15 @@ class Conversation:
         """
         engine = self._engine
         engine._check_open()
-        read = read_reply(reply)
+        read = read_response(reply) or read_reply(reply)
         tokens = read.context_tokens if usage is None else read_usage_tokens(usage)
-        unsaved([read.message], "reply")
+        output = unsaved(list(read.output), "reply")
         model = self.model or read.model
-        ours, pending = self._split_calls(read.message.tool_calls)
+        calls = [call for message in output for call in message.tool_calls]
+        ours, pending = self._split_calls(calls)
         source = HeldCompactions(engine)
         answers = [engine._recall(self.session_id, call, source) for call in ours]
-        saved, active = self._save([read.message, *answers])
+        saved, active = self._save([*output, *answers])
         compaction = read.compaction if usage is None else compaction_usage(usage)
         if compaction is not None:  # the server summarized: the summarizer's tokens
             # before a compression may start (held calls, the turn), not to fence it
@@ -339,7 +354,13 @@ class Conversation:
         )
         if tokens is not None and window:
             engine.token_usage(self.session_id, usage_ratio(tokens, window))
-        return Recorded(saved[0], tuple(saved[1:]), tuple(pending))
+        main = next(i for i, message in enumerate(output) if message is read.message)
+        return Recorded(
+            saved[main],
+            tuple(saved[len(output) :]),
+            tuple(pending),
+            output=tuple(saved[: len(output)]),
+        )
 
     def add(self, *messages: object) -> list[Message]:
         """Save messages the host produced (tool results, any other); return them.
