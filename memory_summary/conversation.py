@@ -24,7 +24,7 @@ A retried turn: ``prepare(text)`` saves ``text``; when the model call fails and 
 host tries again, ``prepare()`` (no message) builds the same request without saving
 the user's message twice.
 
-(About 555 lines: the handle's three calls and the four ways a request is built.)
+(About 585 lines: the handle's three calls and the four ways a request is built.)
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from memory_summary.domain import (
     ActiveSpan,
     AnthropicSystem,
     CompressionStore,
+    EngineClosed,
     MalformedRecord,
     Message,
     Placement,
@@ -330,7 +331,11 @@ class Conversation:
                 is a ``Message`` already stored (it has an id) or the engine's
                 injected summary; nothing is saved.
             StoreError: the store failed; nothing of the turn was saved.
-            EngineClosed: after ``stop()``.
+            EngineClosed: ``stop()`` began before the save; nothing is saved. A
+                ``stop()`` that begins once the reply is saved is no failure:
+                ``record`` returns what it stored, and the turn and its usage go
+                unreported (logged at INFO; nothing compresses after ``stop()``),
+                so a host never stores a reply twice by retrying.
         """
         engine = self._engine
         engine._check_open()
@@ -342,18 +347,23 @@ class Conversation:
         ours, pending = self._split_calls(calls)
         source = HeldCompactions(engine)
         answers = [engine._recall(self.session_id, call, source) for call in ours]
+        engine._check_open()  # a stop() that began meanwhile: nothing is saved
         saved, active = self._save([*output, *answers])
         compaction = read.compaction if usage is None else compaction_usage(usage)
         if compaction is not None:  # the server summarized: the summarizer's tokens
             # before a compression may start (held calls, the turn), not to fence it
             engine._account_compaction(self.session_id, compaction)
         source.release()
-        engine._turn_ended(self.session_id, model, active)
-        window = engine.config.window_for(model) or (
-            known_context_tokens(model) if model else None
-        )
-        if tokens is not None and window:
-            engine.token_usage(self.session_id, usage_ratio(tokens, window))
+        try:
+            self._report_turn(model, active, tokens)
+        except EngineClosed:  # the reply is stored: a host that retried would store
+            # it twice; nothing compresses after stop(), so nothing is lost either
+            log.info(
+                "session %s: the engine stopped once the reply was saved; "
+                "the turn was not reported",
+                self.session_id,
+                extra={"session_id": self.session_id},
+            )
         main = next(i for i, message in enumerate(output) if message is read.message)
         return Recorded(
             saved[main],
@@ -361,6 +371,22 @@ class Conversation:
             tuple(pending),
             output=tuple(saved[: len(output)]),
         )
+
+    def _report_turn(
+        self, model: str | None, active: int | None, tokens: int | None
+    ) -> None:
+        """Report the saved turn and its usage (``turn_after``, ``token_usage``).
+
+        Raises:
+            EngineClosed: ``stop()`` began since the save.
+        """
+        engine = self._engine
+        engine._turn_ended(self.session_id, model, active)
+        window = engine.config.window_for(model) or (
+            known_context_tokens(model) if model else None
+        )
+        if tokens is not None and window:
+            engine.token_usage(self.session_id, usage_ratio(tokens, window))
 
     def add(self, *messages: object) -> list[Message]:
         """Save messages the host produced (tool results, any other); return them.
