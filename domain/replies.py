@@ -24,7 +24,7 @@ The usage a reply carries is read leniently: a shape neither provider documents 
 some compatible servers send) counts as no usage, never as a reason to lose the reply;
 a usage the host passes itself (``read_usage_tokens``) is held to the documented shapes.
 
-Why about 535 lines: each of the host's shapes (replies, usages, the user's and the
+Why about 560 lines: each of the host's shapes (replies, usages, the user's and the
 host's messages) is read here, and the common reply, a ChatCompletion of text (a dict or
 the SDK's object), is also read on a shortcut that reads it as the general path does.
 """
@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from .anthropic_format import messages_from_anthropic
+from .anthropic_format import AnthropicSystem, messages_from_anthropic
 from .content import Content, content_text
 from .errors import MessageError
 from .injection import is_summary_message
@@ -48,6 +48,7 @@ __all__ = [
     "ReadReply",
     "compaction_usage",
     "host_messages",
+    "host_system",
     "is_empty_reply",
     "read_reply",
     "read_usage_tokens",
@@ -516,17 +517,45 @@ def unsaved(messages: list[Message], where: str) -> list[Message]:
     return messages
 
 
+def host_system(system: object) -> AnthropicSystem:
+    """Return the host's system prompt with its blank text left out.
+
+    Blank text (whitespace alone) says nothing and the Anthropic API refuses it: a
+    blank prompt is no prompt (None), and Anthropic system blocks lose their blank
+    text blocks (none left: None). Anything else is returned as given.
+
+    >>> host_system("  "), host_system([{"type": "text", "text": " "},
+    ...     {"type": "text", "text": "Be brief."}])
+    (None, [{'type': 'text', 'text': 'Be brief.'}])
+    """
+    if isinstance(system, str):
+        return system if system.strip() else None
+    if isinstance(system, Sequence):
+        kept = [block for block in system if not _blank_text_block(block)]
+        return kept or None
+    return system  # type: ignore[return-value]  # system_message refuses it
+
+
+def _blank_text_block(block: object) -> bool:
+    if not isinstance(block, Mapping) or block.get("type") != "text":
+        return False
+    text = block.get("text")
+    return isinstance(text, str) and not text.strip()
+
+
 def system_message(system: object) -> Message | None:
     """Return the host's system prompt (text or Anthropic blocks) as a message.
 
-    None or an empty prompt is no message.
+    None or a blank prompt (whitespace alone, ``host_system``) is no message.
     """
+    system = host_system(system)
     if system is None:
         return None
     if isinstance(system, str):
-        return Message.of_text("system", system) if system else None
+        said = Message.of_text("system", system)  # NUL bytes go: "\x00" is blank
+        return said if content_text(said.content).strip() else None
     if isinstance(system, Sequence):  # Anthropic's system blocks
-        return messages_from_anthropic(system, [])[0] if system else None
+        return messages_from_anthropic(system, [])[0]
     raise MessageError(
         "system",
         f"must be text or Anthropic system blocks, got {type(system).__name__}",

@@ -24,7 +24,7 @@ A retried turn: ``prepare(text)`` saves ``text``; when the model call fails and 
 host tries again, ``prepare()`` (no message) builds the same request without saving
 the user's message twice.
 
-(About 585 lines: the handle's three calls and the four ways a request is built.)
+(About 590 lines: the handle's three calls and the four ways a request is built.)
 """
 
 from __future__ import annotations
@@ -69,6 +69,7 @@ from memory_summary.domain.recall_tools import TOOL_NAMES as RECALL_TOOL_NAMES
 from memory_summary.domain.replies import (
     compaction_usage,
     host_messages,
+    host_system,
     read_reply,
     read_usage_tokens,
     system_message,
@@ -240,7 +241,10 @@ class Conversation:
                 Anthropic) user message dict; None sends the history as it is (the
                 next call of a tool loop).
             system: the host's system prompt; never stored. The summary is merged
-                into it (after it, so a prompt cache keeps its prefix).
+                into it (after it, so a prompt cache keeps its prefix). A blank
+                prompt (whitespace alone) is no prompt, in every format, and
+                Anthropic system blocks go without their blank text blocks (which
+                the API refuses).
             format: ``"openai"``: chat completion dicts ``[system with the summary,
                 *history]``; ``"anthropic"``: ``{"system": ..., "messages": [...]}``
                 to pass as ``client.messages.create(model=..., max_tokens=...,
@@ -272,7 +276,9 @@ class Conversation:
         message = None if user is None else unsaved([user_message(user)], "user")[0]
         head = system_message(system)
         if kind == "anthropic":  # a native summarizer sends the session's system
-            engine._note_request(self.session_id, system)  # tools: those remembered
+            engine._note_request(  # tools: those remembered
+                self.session_id, None if head is None else host_system(system)
+            )
         transcript = self._transcript()
         with transcript.lock:
             read, record = self._sync(transcript)
