@@ -292,17 +292,35 @@ def _input_parts(content: Sequence[Mapping[str, Any]]) -> list[Item]:
     return parts
 
 
-def _refusal_item(text: object, refusal: str) -> Item:
-    """Return an assistant's refusal (after its text, if any) as an output message.
+def _refusal_item(content: Any, refusal: object) -> Item | None:
+    """Return an assistant's text and refusals as an output message; None: no refusal.
 
     The Responses API reads an assistant's refusal as a ``refusal`` content item of
-    an output message (as it returned it); the item has no ``id``, as the Agents
-    SDK sends a message it did not get from the Responses API.
+    an output message (as it returned it): a ``refusal`` part and the ``refusal``
+    field each become one, in order after the text, the field left out when a part
+    already says it. The item has no ``id``, as the Agents SDK sends a message it did
+    not get from the Responses API.
     """
     parts: list[Item] = []
-    if isinstance(text, str) and text:
-        parts.append({"type": "output_text", "text": text, "annotations": []})
-    parts.append({"type": "refusal", "refusal": refusal})
+    refused: set[str] = set()
+    for part in [content] if isinstance(content, str) else content or ():
+        if isinstance(part, str):
+            text: object = part
+        elif part.get("type") == "refusal":
+            said = part.get("refusal")
+            if isinstance(said, str) and said:
+                parts.append({"type": "refusal", "refusal": said})
+                refused.add(said.strip())
+            continue
+        else:
+            text = part.get("text")
+        if isinstance(text, str) and text:
+            parts.append({"type": "output_text", "text": text, "annotations": []})
+    if isinstance(refusal, str) and refusal and refusal.strip() not in refused:
+        parts.append({"type": "refusal", "refusal": refusal})
+        refused.add(refusal.strip())
+    if not refused:
+        return None
     return {
         "type": "message",
         "role": "assistant",
@@ -325,13 +343,15 @@ def _chat_items(chat: Mapping[str, Any]) -> list[Item]:
             }
         ]
     items: list[Item] = []
+    refused = (
+        _refusal_item(content, chat.get("refusal")) if role == "assistant" else None
+    )
     if role == "assistant" and not isinstance(content, str) and content:
         content = "\n".join(
             str(p.get("text") or p.get("refusal") or "") for p in content
         )
-    refusal = chat.get("refusal") if role == "assistant" else None
-    if isinstance(refusal, str) and refusal:
-        items.append(_refusal_item(content, refusal))
+    if refused is not None:
+        items.append(refused)
     elif isinstance(content, str) and (content or not chat.get("tool_calls")):
         items.append({"role": role, "content": content})
     elif content:
