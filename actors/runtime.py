@@ -3,7 +3,7 @@
 It is the one wiring point inside ``actors/``: it spawns ``SessionActor``s and hands
 each a ``SessionServices`` object, the only way an actor reaches it. What a compression
 does is not its business: it runs the ``compress`` function it was given. It runs
-about 450 lines.
+about 510 lines.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from concurrent.futures import wait as wait_futures
 import attrs
 import pykka
 
-from memory_summary.domain import EngineClosed, Outcome, SummaryConfig
+from memory_summary.domain import Compressing, EngineClosed, Outcome, SummaryConfig
+from memory_summary.domain.compression import closing_events
 
 from .compression import CompressionRequest
 from .events import EventBus
@@ -29,7 +30,7 @@ from .registry import SessionRegistry
 from .session import SessionActor, SessionServices
 from .session_facts import SessionMemory
 from .turn_cover import TurnCover
-from .workers import WorkerPool, daemon
+from .workers import ThreadStartError, WorkerPool, daemon
 
 log = logging.getLogger(__name__)
 
@@ -343,22 +344,8 @@ class ThreadRuntime:
         try:
             future = self._jobs.submit(self._compress, request)
         except BaseException as exc:
-            with self._in_flight_lock:
-                self._busy[session_id] -= 1
-                dropped = []
-                if not self._busy[session_id]:
-                    del self._busy[session_id]
-                    dropped = self._after.pop(session_id, [])
-            if dropped:
-                log.warning(
-                    "session %s: %d action(s) after its compressions dropped: "
-                    "the engine is stopping",
-                    session_id,
-                    len(dropped),
-                )
-            if not isinstance(exc, RuntimeError):
+            if not self._not_submitted(request, exc, report):
                 raise
-            report(_stopped(request))  # the pool is shut down: the engine stops
             return
         with self._in_flight_lock:
             self._in_flight.add(future)
@@ -384,6 +371,67 @@ class ThreadRuntime:
             report(_stopped(request) if f.cancelled() else f.result())
 
         future.add_done_callback(done)
+
+    def _not_submitted(
+        self,
+        request: CompressionRequest,
+        exc: BaseException,
+        report: Callable[[CompressionFinished], None],
+    ) -> bool:
+        """Undo ``submit``'s count of a compression the pool refused; report it.
+
+        Returns False when ``exc`` is no refusal of the pool's (the caller raises it).
+        """
+        session_id = request.session_id
+        with self._in_flight_lock:
+            self._busy[session_id] -= 1
+            dropped = []
+            if not self._busy[session_id]:
+                del self._busy[session_id]
+                dropped = self._after.pop(session_id, [])
+        if isinstance(exc, ThreadStartError) and not self._stopping.is_set():
+            for action in dropped:  # no stop: out of threads; they still run
+                _run_after(session_id, action)
+            report(self._unstarted(request, exc))
+            return True
+        if dropped:
+            log.warning(
+                "session %s: %d action(s) after its compressions dropped: "
+                "the engine is stopping",
+                session_id,
+                len(dropped),
+            )
+        if not isinstance(exc, RuntimeError):
+            return False
+        report(_stopped(request))  # the pool is shut down: the engine stops
+        return True
+
+    def _unstarted(
+        self, request: CompressionRequest, exc: ThreadStartError
+    ) -> CompressionFinished:
+        """Report a compression whose thread did not start: a failure of its own.
+
+        Announced as a compression that started and failed (``Compressing`` start
+        and error, whatever its reason), so ``health().last_failure`` shows it.
+        """
+        sid = request.session_id
+        outcome = Outcome(
+            sid,
+            "failed",
+            request.reason,
+            f"thread start failed: {exc}",
+            code="thread_start_failed",
+        )
+        log.warning(
+            "session %s: compression not run: %s",
+            sid,
+            outcome.detail,
+            extra={"session_id": sid},
+        )
+        self.events.emit(Compressing(sid, "start", request.reason))
+        for event in closing_events(outcome, started=True):
+            self.events.emit(event)
+        return CompressionFinished(outcome)
 
     def after_compressions(self, session_id: str, action: Callable[[], None]) -> None:
         """Run ``action`` once no compression of ``session_id`` runs in this process.

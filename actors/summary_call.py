@@ -31,10 +31,12 @@ from memory_summary.domain.compression_io import (
     Fenced,
     Observation,
     Replied,
+    ThreadFailed,
 )
 
 from .breakers import BreakerBox
 from .summary_model import CallHandle, ResolvedModel
+from .workers import ThreadStartError
 
 TEMPERATURE = 0.3  # seed: summaries are mechanical
 WAIT_SLICE_S = 0.25
@@ -117,6 +119,8 @@ def _call(
         future = calls.submit(
             resolved.call, request, budget, TEMPERATURE, deadline, handle, native
         )
+    except ThreadStartError as exc:  # no stop: the process is out of threads
+        return ThreadFailed(str(exc))
     except RuntimeError:  # the pool is shut down: the engine is stopping
         return Cancelled()
     while True:

@@ -27,6 +27,16 @@ from typing import Any, TypeVar
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+
+class ThreadStartError(RuntimeError):
+    """A pool could not start the thread a task needed (``can't start new thread``).
+
+    A ``RuntimeError``, as a shut-down pool's refusal is, but not a stop: the
+    process ran out of threads (or memory), and the task's owner reports it as such.
+    """
+
+
 _Task = tuple[Future[Any], Callable[..., Any], tuple[Any, ...]]
 
 
@@ -60,9 +70,9 @@ class WorkerPool:
         """Run ``fn(*args)`` on a worker; return its future.
 
         Raises:
-            RuntimeError: the pool was shut down, or a thread it needed did not
-                start (``can't start new thread``): nothing was queued then, and
-                the pool is as it was.
+            ThreadStartError: a thread it needed did not start (``can't start new
+                thread``): nothing was queued, and the pool is as it was.
+            RuntimeError: the pool was shut down.
         """
         future: Future[T] = Future()
         with self._lock:
@@ -74,7 +84,10 @@ class WorkerPool:
                 self._threads += 1
                 try:
                     daemon(self._work, f"{self._name}-{self._threads}").start()
-                except BaseException:  # "can't start new thread": the pool as it was
+                except Exception as exc:  # "can't start new thread": the pool as it was
+                    self._threads -= 1
+                    raise ThreadStartError(f"{self._name}: {exc}") from exc
+                except BaseException:
                     self._threads -= 1
                     raise
             # queued after the start: a thread that failed to start leaves no task

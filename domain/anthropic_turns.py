@@ -5,7 +5,8 @@ one back, using what the reader kept in ``metadata["anthropic"]`` to give each t
 back exactly (see ``anthropic_format`` for the mapping).
 
 Anthropic has no refusal: an OpenAI assistant's ``refusal`` (the field, or a content
-part of type ``refusal``) goes as a text block holding its text. Anthropic refuses a
+part of type ``refusal``) goes as a text block holding its text, once (a field that a
+refusal part already says adds nothing). Anthropic refuses a
 turn with no content unless it is the last one: a request (``alternate=True``) gives
 every earlier turn that would be empty (a reply of an OpenAI audio part alone, a host's
 empty message) the text ``EMPTY_TURN``, and leaves out such a turn's blank text blocks.
@@ -72,14 +73,20 @@ def _tool_use(call: ToolCall, extra: object) -> dict[str, object]:
 
 
 def _assistant_text(message: Message) -> list[dict[str, object]]:
-    """Return an assistant's blocks but its tool uses: refusals as text blocks."""
+    """Return an assistant's blocks but its tool uses: refusals as text blocks.
+
+    The ``refusal`` field goes after the content, unless a refusal part already
+    says it (a reply may carry its refusal both ways): each refusal goes once.
+    """
     base: list[dict[str, object]] = []
+    refused: set[str] = set()
     for block in _text_blocks(message.content):
         if block.get("type") != "refusal":
             base.append(block)
         elif isinstance(text := block.get("refusal"), str) and text:
             base.append({"type": "text", "text": text})
-    if message.refusal:
+            refused.add(text.strip())
+    if message.refusal and message.refusal.strip() not in refused:
         base.append({"type": "text", "text": message.refusal})
     return base
 

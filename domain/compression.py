@@ -49,6 +49,7 @@ from .compression_io import (
     Replied,
     Setting,
     StoreFailed,
+    ThreadFailed,
     Unresolved,
     WindowRead,
 )
@@ -116,6 +117,10 @@ def step(state: CompressionState, observation: Observation) -> Step:
             return failed(state, "engine stopped", "engine_stopped")
         case _, StoreFailed(detail=detail):
             return failed(state, f"store failed: {detail}", "store_failed")
+        case _, ThreadFailed(detail=detail):  # the process is out of threads
+            return failed(
+                state, f"thread start failed: {detail}", "thread_start_failed"
+            )
         case Measuring(), Measured():
             return _measured(state, observation)
         case Beginning(), Unresolved(detail=detail):

@@ -209,6 +209,13 @@ class StoreFailed:
     detail: str
 
 
+@attrs.frozen
+class ThreadFailed:
+    """A thread the summarizer call needed did not start; ``detail`` says which."""
+
+    detail: str
+
+
 Observation: TypeAlias = (
     Measured
     | Began
@@ -225,6 +232,7 @@ Observation: TypeAlias = (
     | Fenced
     | Cancelled
     | StoreFailed
+    | ThreadFailed
 )
 
 # -- actions ---------------------------------------------------------------------------

@@ -53,6 +53,7 @@ OutcomeCode = Literal[
     "fenced",
     "store_failed",
     "engine_stopped",
+    "thread_start_failed",
     "internal_error",
 ]
 """A compression's outcome as a closed code (``Outcome.detail`` says it in words):

@@ -2,10 +2,12 @@
 
 ``Conversation.record`` takes what the host's SDK returned: an OpenAI
 ``ChatCompletion`` or its message, an Anthropic ``Message``, either as a dict, or a
-``Message``. This module reads it, without importing any SDK (pydantic objects are read
-through ``model_dump``), into the assistant ``Message`` to store, the model that wrote
-it and the tokens the request held, which the engine turns into the session's context
-ratio:
+``Message`` (``memory_summary.response_items`` reads a Responses API ``Response``,
+its items stored as the Agents SDK session stores them, every one in
+``ReadReply.output``). This module reads the others, without importing any SDK
+(pydantic objects are read through ``model_dump``), into the assistant ``Message`` to
+store, the model that wrote it and the tokens the request held, which the engine turns
+into the session's context ratio:
 
 - OpenAI: ``usage.prompt_tokens`` (cached tokens are part of it).
 - Anthropic: ``input_tokens`` plus ``cache_creation_input_tokens`` and
@@ -22,7 +24,7 @@ The usage a reply carries is read leniently: a shape neither provider documents 
 some compatible servers send) counts as no usage, never as a reason to lose the reply;
 a usage the host passes itself (``read_usage_tokens``) is held to the documented shapes.
 
-Why about 505 lines: each of the host's shapes (replies, usages, the user's and the
+Why about 560 lines: each of the host's shapes (replies, usages, the user's and the
 host's messages) is read here, and the common reply, a ChatCompletion of text (a dict or
 the SDK's object), is also read on a shortcut that reads it as the general path does.
 """
@@ -33,7 +35,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from .anthropic_format import messages_from_anthropic
+from .anthropic_format import AnthropicSystem, messages_from_anthropic
 from .content import Content, content_text
 from .errors import MessageError
 from .injection import is_summary_message
@@ -46,6 +48,8 @@ __all__ = [
     "ReadReply",
     "compaction_usage",
     "host_messages",
+    "host_system",
+    "is_empty_reply",
     "read_reply",
     "read_usage_tokens",
     "system_message",
@@ -65,12 +69,18 @@ class ReadReply:
             or None when the reply carries no usage.
         compaction: the tokens of the server-side compactions the reply's usage
             lists (``compaction_usage``), None when there were none.
+        output: every message the reply stores, in order: ``message`` alone, or a
+            Responses API reply's output items, one message each (``message`` is
+            the one holding its text).
     """
 
     message: Message
     model: str | None
     context_tokens: int | None
     compaction: TokenUsage | None = None
+    output: tuple[Message, ...] = attrs.field(
+        default=attrs.Factory(lambda self: (self.message,), takes_self=True)
+    )
 
 
 def _mapping(value: object, where: str) -> Mapping[str, object]:
@@ -80,7 +90,8 @@ def _mapping(value: object, where: str) -> Mapping[str, object]:
         raise MessageError(
             where,
             f"cannot read a {type(value).__name__}; allowed: an OpenAI ChatCompletion "
-            "or its message, an Anthropic Message, either as a dict, or a Message",
+            "or its message, a Responses API Response, an Anthropic Message, any as "
+            "a dict, or a Message",
         ) from None
 
 
@@ -238,11 +249,23 @@ def _anthropic_reply(data: Mapping[str, object]) -> ReadReply:
     )
 
 
+def is_empty_reply(message: Message) -> bool:
+    """Tell whether an assistant message holds no text, tool call or refusal.
+
+    Thinking alone, blank text and a blank refusal are empty.
+
+    >>> is_empty_reply(Message("assistant", " ")), is_empty_reply(
+    ...     Message("assistant", None, refusal="No.", metadata=None))
+    (True, False)
+    """
+    refused = (message.refusal or "").strip()  # a blank refusal says nothing
+    return not message.tool_calls and not refused and not _says(message.content)
+
+
 def _assistant(message: Message) -> Message:
     if message.role != "assistant":
         raise MessageError("role", f"a reply is the assistant's, got {message.role!r}")
-    refused = (message.refusal or "").strip()  # a blank refusal says nothing
-    if not message.tool_calls and not refused and not _says(message.content):
+    if is_empty_reply(message):
         raise MessageError(
             "content",
             "the reply is empty (no text and no tool call, thinking at most): "
@@ -293,8 +316,8 @@ def read_reply(reply: object) -> ReadReply:
     raise MessageError(
         "reply",
         "has no choices, no role and is no Anthropic message; allowed: an OpenAI "
-        "ChatCompletion or its message, an Anthropic Message, either as a dict, or a "
-        "Message",
+        "ChatCompletion or its message, a Responses API Response, an Anthropic "
+        "Message, any as a dict, or a Message",
     )
 
 
@@ -494,17 +517,45 @@ def unsaved(messages: list[Message], where: str) -> list[Message]:
     return messages
 
 
+def host_system(system: object) -> AnthropicSystem:
+    """Return the host's system prompt with its blank text left out.
+
+    Blank text (whitespace alone) says nothing and the Anthropic API refuses it: a
+    blank prompt is no prompt (None), and Anthropic system blocks lose their blank
+    text blocks (none left: None). Anything else is returned as given.
+
+    >>> host_system("  "), host_system([{"type": "text", "text": " "},
+    ...     {"type": "text", "text": "Be brief."}])
+    (None, [{'type': 'text', 'text': 'Be brief.'}])
+    """
+    if isinstance(system, str):
+        return system if system.strip() else None
+    if isinstance(system, Sequence):
+        kept = [block for block in system if not _blank_text_block(block)]
+        return kept or None
+    return system  # type: ignore[return-value]  # system_message refuses it
+
+
+def _blank_text_block(block: object) -> bool:
+    if not isinstance(block, Mapping) or block.get("type") != "text":
+        return False
+    text = block.get("text")
+    return isinstance(text, str) and not text.strip()
+
+
 def system_message(system: object) -> Message | None:
     """Return the host's system prompt (text or Anthropic blocks) as a message.
 
-    None or an empty prompt is no message.
+    None or a blank prompt (whitespace alone, ``host_system``) is no message.
     """
+    system = host_system(system)
     if system is None:
         return None
     if isinstance(system, str):
-        return Message.of_text("system", system) if system else None
+        said = Message.of_text("system", system)  # NUL bytes go: "\x00" is blank
+        return said if content_text(said.content).strip() else None
     if isinstance(system, Sequence):  # Anthropic's system blocks
-        return messages_from_anthropic(system, [])[0] if system else None
+        return messages_from_anthropic(system, [])[0]
     raise MessageError(
         "system",
         f"must be text or Anthropic system blocks, got {type(system).__name__}",

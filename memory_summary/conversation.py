@@ -24,7 +24,7 @@ A retried turn: ``prepare(text)`` saves ``text``; when the model call fails and 
 host tries again, ``prepare()`` (no message) builds the same request without saving
 the user's message twice.
 
-(About 515 lines: the handle's three calls and the four ways a request is built.)
+(About 590 lines: the handle's three calls and the four ways a request is built.)
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from memory_summary.domain import (
     ActiveSpan,
     AnthropicSystem,
     CompressionStore,
+    EngineClosed,
     MalformedRecord,
     Message,
     Placement,
@@ -68,6 +69,7 @@ from memory_summary.domain.recall_tools import TOOL_NAMES as RECALL_TOOL_NAMES
 from memory_summary.domain.replies import (
     compaction_usage,
     host_messages,
+    host_system,
     read_reply,
     read_usage_tokens,
     system_message,
@@ -78,7 +80,7 @@ from memory_summary.domain.replies import (
 from .batch import save_batch
 from .coverage import active_coverage, reaches_history, trusted_coverage
 from .recall_tools import HeldCompactions, RecallSource
-from .response_items import items_of
+from .response_items import items_of, read_response
 from .transcripts import Transcript, Transcripts
 
 log = logging.getLogger(__name__)
@@ -150,16 +152,25 @@ class Recorded:
     """What ``Conversation.record`` stored, and what is left for the host.
 
     Attributes:
-        reply: the model's reply as stored (with its id).
+        reply: the model's reply as stored (with its id); of a Responses API
+            ``Response``, the message of its text (or refusal), else its first
+            tool call.
         answered: the recall tool results the library answered and stored, in the
             order of the reply's calls.
         pending: the reply's tool calls the host must run, then ``add`` their
             results and ``prepare`` the next request.
+        output: every message the reply stored, in order: ``(reply,)``, or a
+            ``Response``'s output items, one message each (reasoning, text, each
+            function call).
     """
 
     reply: Message
     answered: tuple[Message, ...] = ()
     pending: tuple[ToolCall, ...] = ()
+    output: tuple[Message, ...] = attrs.field(
+        default=attrs.Factory(lambda self: (self.reply,), takes_self=True),
+        kw_only=True,
+    )
 
     @property
     def needs_model(self) -> bool:
@@ -168,7 +179,7 @@ class Recorded:
         True when the reply called tools: the library's (answered here) or the
         host's (``pending``, to answer with ``add``).
         """
-        return bool(self.reply.tool_calls)
+        return any(message.tool_calls for message in self.output)
 
 
 def _check_format(format: object) -> RequestFormat:
@@ -230,7 +241,10 @@ class Conversation:
                 Anthropic) user message dict; None sends the history as it is (the
                 next call of a tool loop).
             system: the host's system prompt; never stored. The summary is merged
-                into it (after it, so a prompt cache keeps its prefix).
+                into it (after it, so a prompt cache keeps its prefix). A blank
+                prompt (whitespace alone) is no prompt, in every format, and
+                Anthropic system blocks go without their blank text blocks (which
+                the API refuses).
             format: ``"openai"``: chat completion dicts ``[system with the summary,
                 *history]``; ``"anthropic"``: ``{"system": ..., "messages": [...]}``
                 to pass as ``client.messages.create(model=..., max_tokens=...,
@@ -262,7 +276,9 @@ class Conversation:
         message = None if user is None else unsaved([user_message(user)], "user")[0]
         head = system_message(system)
         if kind == "anthropic":  # a native summarizer sends the session's system
-            engine._note_request(self.session_id, system)  # tools: those remembered
+            engine._note_request(  # tools: those remembered
+                self.session_id, None if head is None else host_system(system)
+            )
         transcript = self._transcript()
         with transcript.lock:
             read, record = self._sync(transcript)
@@ -299,8 +315,13 @@ class Conversation:
         """Save the model's reply; report its usage; answer the library's tool calls.
 
         ``reply`` is what the host holds: an OpenAI ``ChatCompletion`` or its
-        message, an Anthropic ``Message``, either as a dict, or a ``Message``.
-        Its usage (or ``usage``: the provider's usage object or an int of tokens)
+        message, a Responses API ``Response``, an Anthropic ``Message``, any as a
+        dict, or a ``Message``. A ``Response``'s output items are stored one message
+        each, kept verbatim for ``prepare(format="responses")`` (``reasoning`` and
+        other items as ``openai_agents.SummarySession`` stores them; its function
+        calls are the reply's tool calls; ``Recorded.output`` lists them all).
+        Its usage (or ``usage``: the provider's usage object or an int of tokens;
+        a ``Response``'s ``input_tokens``)
         over the model's window (``context_window``, else the well-known windows)
         is reported as ``token_usage`` does (Anthropic: the last sampling
         iteration's), and the turn as ``turn_after`` does; the tokens of a
@@ -316,30 +337,62 @@ class Conversation:
                 is a ``Message`` already stored (it has an id) or the engine's
                 injected summary; nothing is saved.
             StoreError: the store failed; nothing of the turn was saved.
-            EngineClosed: after ``stop()``.
+            EngineClosed: ``stop()`` began before the save; nothing is saved. A
+                ``stop()`` that begins once the reply is saved is no failure:
+                ``record`` returns what it stored, and the turn and its usage go
+                unreported (logged at INFO; nothing compresses after ``stop()``),
+                so a host never stores a reply twice by retrying.
         """
         engine = self._engine
         engine._check_open()
-        read = read_reply(reply)
+        read = read_response(reply) or read_reply(reply)
         tokens = read.context_tokens if usage is None else read_usage_tokens(usage)
-        unsaved([read.message], "reply")
+        output = unsaved(list(read.output), "reply")
         model = self.model or read.model
-        ours, pending = self._split_calls(read.message.tool_calls)
+        calls = [call for message in output for call in message.tool_calls]
+        ours, pending = self._split_calls(calls)
         source = HeldCompactions(engine)
         answers = [engine._recall(self.session_id, call, source) for call in ours]
-        saved, active = self._save([read.message, *answers])
+        engine._check_open()  # a stop() that began meanwhile: nothing is saved
+        saved, active = self._save([*output, *answers])
         compaction = read.compaction if usage is None else compaction_usage(usage)
         if compaction is not None:  # the server summarized: the summarizer's tokens
             # before a compression may start (held calls, the turn), not to fence it
             engine._account_compaction(self.session_id, compaction)
         source.release()
+        try:
+            self._report_turn(model, active, tokens)
+        except EngineClosed:  # the reply is stored: a host that retried would store
+            # it twice; nothing compresses after stop(), so nothing is lost either
+            log.info(
+                "session %s: the engine stopped once the reply was saved; "
+                "the turn was not reported",
+                self.session_id,
+                extra={"session_id": self.session_id},
+            )
+        main = next(i for i, message in enumerate(output) if message is read.message)
+        return Recorded(
+            saved[main],
+            tuple(saved[len(output) :]),
+            tuple(pending),
+            output=tuple(saved[: len(output)]),
+        )
+
+    def _report_turn(
+        self, model: str | None, active: int | None, tokens: int | None
+    ) -> None:
+        """Report the saved turn and its usage (``turn_after``, ``token_usage``).
+
+        Raises:
+            EngineClosed: ``stop()`` began since the save.
+        """
+        engine = self._engine
         engine._turn_ended(self.session_id, model, active)
         window = engine.config.window_for(model) or (
             known_context_tokens(model) if model else None
         )
         if tokens is not None and window:
             engine.token_usage(self.session_id, usage_ratio(tokens, window))
-        return Recorded(saved[0], tuple(saved[1:]), tuple(pending))
 
     def add(self, *messages: object) -> list[Message]:
         """Save messages the host produced (tool results, any other); return them.

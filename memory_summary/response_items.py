@@ -1,7 +1,7 @@
 """Responses API items as stored messages and back.
 
-Used by ``openai_agents.SummarySession`` and ``Conversation.prepare(format=
-"responses")``.
+Used by ``openai_agents.SummarySession``, ``Conversation.prepare(format=
+"responses")`` and ``Conversation.record`` (a ``Response``'s output, ``read_response``).
 The mapping is the one ``openai_agents``' module docstring describes: a ``message``
 item becomes a message of its role, a tool call and its output an assistant call and
 a tool answer, any other item a ``system`` message of kind ``ITEM_KIND``; each item is
@@ -19,9 +19,22 @@ from uuid import uuid4
 
 import attrs
 
-from memory_summary.domain import MASKED_KIND, MODEL_RESPONSE, Message
+from memory_summary.domain import (
+    MASKED_KIND,
+    MODEL_RESPONSE,
+    Message,
+    MessageError,
+)
+from memory_summary.domain.replies import ReadReply, is_empty_reply, read_usage_tokens
 
-__all__ = ["ITEM_KIND", "batch_messages", "item_message", "items_of", "summary_item"]
+__all__ = [
+    "ITEM_KIND",
+    "batch_messages",
+    "item_message",
+    "items_of",
+    "read_response",
+    "summary_item",
+]
 
 ITEM_KIND = "openai-agents-item"
 """``Message.kind`` of an SDK item that is neither a message nor a tool call/output."""
@@ -61,6 +74,62 @@ def batch_messages(items: Sequence[Any]) -> list[Message]:
             message = attrs.evolve(message, metadata=metadata)
         messages.append(message)
     return messages
+
+
+def read_response(reply: object) -> ReadReply | None:
+    """Return what a Responses API ``Response`` stores; None when it is none.
+
+    ``reply`` is the SDK's ``Response`` (``client.responses.create``) or its dict
+    (``object`` ``"response"``). Its ``output`` items are stored as
+    ``batch_messages`` stores them (each kept verbatim, so ``prepare(format=
+    "responses")`` sends them back as the API returned them): a ``message`` item
+    as the assistant's text and refusal parts, a ``function_call`` (any ``*_call``
+    with a ``call_id``) as an assistant message calling that tool, ``reasoning`` and
+    the other items as ``ITEM_KIND`` messages, all of one model response.
+    ``ReadReply.message`` is the first output message holding text or a refusal,
+    else the first calling a tool. The usage's ``input_tokens`` are the request's
+    tokens (cached ones are part of them); a usage of another shape is no usage.
+
+    Raises:
+        MessageError: ``output`` is not a list of items, or no item holds text, a
+            refusal or a tool call (reasoning alone, an incomplete response).
+    """
+    if isinstance(reply, Mapping):
+        if reply.get("object") != "response":
+            return None
+        output, model, usage = (reply.get(k) for k in ("output", "model", "usage"))
+    elif getattr(reply, "object", None) == "response" and callable(
+        getattr(reply, "model_dump", None)
+    ):
+        output = getattr(reply, "output", None)
+        model, usage = getattr(reply, "model", None), getattr(reply, "usage", None)
+    else:
+        return None
+    if not isinstance(output, Sequence) or isinstance(output, str):
+        raise MessageError("output", "a Response's output must be a list of items")
+    for at, item in enumerate(output):
+        if not (isinstance(item, Mapping) or callable(getattr(item, "model_dump", 0))):
+            raise MessageError(
+                f"output[{at}]", f"an item is a mapping, got {type(item).__name__}"
+            )
+    try:
+        messages = batch_messages(output)
+    except MessageError as exc:
+        raise MessageError(f"output.{exc.field}", exc.problem) from exc
+    said = [m for m in messages if m.role == "assistant" and not is_empty_reply(m)]
+    if not said:
+        raise MessageError(
+            "output",
+            "the response is empty (no text, refusal or tool call; reasoning at "
+            "most): nothing to store",
+        )
+    main = next((m for m in said if not m.tool_calls), said[0])
+    try:
+        tokens = None if usage is None else read_usage_tokens(usage)
+    except MessageError:  # a shape no provider documents: no usage, the reply kept
+        tokens = None
+    named = model if isinstance(model, str) and model else None
+    return ReadReply(main, named, tokens, output=tuple(messages))
 
 
 def _is_model_output(raw: Mapping[str, Any], kind: str) -> bool:
@@ -223,17 +292,35 @@ def _input_parts(content: Sequence[Mapping[str, Any]]) -> list[Item]:
     return parts
 
 
-def _refusal_item(text: object, refusal: str) -> Item:
-    """Return an assistant's refusal (after its text, if any) as an output message.
+def _refusal_item(content: Any, refusal: object) -> Item | None:
+    """Return an assistant's text and refusals as an output message; None: no refusal.
 
     The Responses API reads an assistant's refusal as a ``refusal`` content item of
-    an output message (as it returned it); the item has no ``id``, as the Agents
-    SDK sends a message it did not get from the Responses API.
+    an output message (as it returned it): a ``refusal`` part and the ``refusal``
+    field each become one, in order after the text, the field left out when a part
+    already says it. The item has no ``id``, as the Agents SDK sends a message it did
+    not get from the Responses API.
     """
     parts: list[Item] = []
-    if isinstance(text, str) and text:
-        parts.append({"type": "output_text", "text": text, "annotations": []})
-    parts.append({"type": "refusal", "refusal": refusal})
+    refused: set[str] = set()
+    for part in [content] if isinstance(content, str) else content or ():
+        if isinstance(part, str):
+            text: object = part
+        elif part.get("type") == "refusal":
+            said = part.get("refusal")
+            if isinstance(said, str) and said:
+                parts.append({"type": "refusal", "refusal": said})
+                refused.add(said.strip())
+            continue
+        else:
+            text = part.get("text")
+        if isinstance(text, str) and text:
+            parts.append({"type": "output_text", "text": text, "annotations": []})
+    if isinstance(refusal, str) and refusal and refusal.strip() not in refused:
+        parts.append({"type": "refusal", "refusal": refusal})
+        refused.add(refusal.strip())
+    if not refused:
+        return None
     return {
         "type": "message",
         "role": "assistant",
@@ -256,13 +343,15 @@ def _chat_items(chat: Mapping[str, Any]) -> list[Item]:
             }
         ]
     items: list[Item] = []
+    refused = (
+        _refusal_item(content, chat.get("refusal")) if role == "assistant" else None
+    )
     if role == "assistant" and not isinstance(content, str) and content:
         content = "\n".join(
             str(p.get("text") or p.get("refusal") or "") for p in content
         )
-    refusal = chat.get("refusal") if role == "assistant" else None
-    if isinstance(refusal, str) and refusal:
-        items.append(_refusal_item(content, refusal))
+    if refused is not None:
+        items.append(refused)
     elif isinstance(content, str) and (content or not chat.get("tool_calls")):
         items.append({"role": role, "content": content})
     elif content:

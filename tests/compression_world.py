@@ -48,6 +48,7 @@ from memory_summary.domain.compression_io import (
     StoreFailed,
     Summarize,
     SummaryModel,
+    ThreadFailed,
     WindowRead,
 )
 from memory_summary.domain.events import Event
@@ -175,6 +176,8 @@ class World:
                 return Cancelled()
             case "store":
                 return StoreFailed("the database restarted")
+            case "thread":
+                return ThreadFailed("memory-summary-llm: can't start new thread")
         raise AssertionError(answer)
 
     def _commit(self, action: Commit) -> Observation:

@@ -66,6 +66,59 @@ def test_a_refusal_reaches_responses_as_the_assistants_refusal_item(plain):
     ]
 
 
+BOTH_WAYS = {**REFUSED, "content": [{"type": "refusal", "refusal": "I can't."}]}
+AS_A_PART = {
+    "role": "assistant",
+    "content": [
+        {"type": "text", "text": "Well."},
+        {"type": "refusal", "refusal": "I can't."},
+    ],
+}
+
+
+@pytest.mark.parametrize("plain", [True, False])
+def test_a_refusal_given_both_ways_reaches_anthropic_once(plain):
+    with SummaryEngine(InMemoryStore(), InstrumentedSummarizer(), config=CONFIG) as e:
+        chat = e.conversation("r")
+        _turn(chat, BOTH_WAYS, plain=plain)
+        turns = chat.prepare(format="anthropic")["messages"]
+    assert turns[1] == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "I can't."}],
+    }
+
+
+@pytest.mark.parametrize("plain", [True, False])
+@pytest.mark.parametrize(
+    ("reply", "content"),
+    [
+        (BOTH_WAYS, [{"type": "refusal", "refusal": "I can't."}]),
+        (
+            AS_A_PART,
+            [
+                {"type": "output_text", "text": "Well.", "annotations": []},
+                {"type": "refusal", "refusal": "I can't."},
+            ],
+        ),
+    ],
+    ids=["both ways", "as a part"],
+)
+def test_a_refusal_reaches_responses_once_as_a_refusal_item(plain, reply, content):
+    with SummaryEngine(InMemoryStore(), InstrumentedSummarizer(), config=CONFIG) as e:
+        chat = e.conversation("r")
+        _turn(chat, reply, plain=plain)
+        items = chat.prepare(format="responses")
+    talk = [item for item in items if item.get("role") == "assistant"]
+    assert talk == [
+        {
+            "type": "message",
+            "role": "assistant",
+            "status": "completed",
+            "content": content,
+        }
+    ]
+
+
 def test_a_refusal_stays_a_refusal_in_openai_requests():
     with SummaryEngine(InMemoryStore(), InstrumentedSummarizer(), config=CONFIG) as e:
         chat = e.conversation("r")

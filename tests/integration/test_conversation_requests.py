@@ -37,7 +37,7 @@ class HandleAgainstAssemble(RuleBasedStateMachine):
 
     @initialize(
         mask=st.sampled_from([None, 1, 3]),
-        system=st.sampled_from([None, "", "Be brief."]),
+        system=st.sampled_from([None, "", " \n", "Be brief."]),
     )
     def start(self, mask, system):
         self.store = InMemoryStore()
@@ -107,7 +107,7 @@ class HandleAgainstAssemble(RuleBasedStateMachine):
         self.check(self.chat.prepare(system=self.system, format=kind), kind)
 
     def check(self, request, kind="openai"):
-        head = [Message("system", self.system)] if self.system else []
+        head = [Message("system", self.system)] if (self.system or "").strip() else []
         stored = self.store.get_history(SID)
         given = [*head, *stored]
         if kind == "anthropic":

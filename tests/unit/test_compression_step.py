@@ -289,7 +289,12 @@ def test_a_fenced_commit_ends_the_compression():
 
 
 @pytest.mark.parametrize(
-    ("answer", "code"), [("cancel", "engine_stopped"), ("store", "store_failed")]
+    ("answer", "code"),
+    [
+        ("cancel", "engine_stopped"),
+        ("store", "store_failed"),
+        ("thread", "thread_start_failed"),
+    ],
 )
 def test_a_stop_or_a_store_failure_fails_and_commits_nothing_more(answer, code):
     world = World(CONFIG, history(30), answers=[answer])

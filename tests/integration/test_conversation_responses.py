@@ -1,0 +1,143 @@
+"""``record`` reads a Responses API ``Response`` (``client.responses.create``).
+
+It was refused (``MessageError``: no choices, no role): a Responses host could not
+record its replies. Its output items are stored as the Agents SDK session stores
+them, one message each and verbatim, and its usage's ``input_tokens`` is read.
+"""
+
+from __future__ import annotations
+
+import pytest
+from openai.types.responses import Response
+
+from memory_summary import MessageError, SummaryConfig, SummaryEngine
+from memory_summary.adapters import InMemoryStore
+from memory_summary.testing.fakes import InstrumentedSummarizer
+
+REASONING = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "e"}
+TEXT = {
+    "type": "message",
+    "id": "msg_1",
+    "role": "assistant",
+    "status": "completed",
+    "content": [{"type": "output_text", "text": "Looking.", "annotations": []}],
+}
+CALL = {
+    "type": "function_call",
+    "id": "fc_1",
+    "call_id": "call_1",
+    "name": "lookup",
+    "arguments": '{"q": 1}',
+    "status": "completed",
+}
+REFUSAL = {
+    "type": "message",
+    "id": "msg_2",
+    "role": "assistant",
+    "status": "completed",
+    "content": [{"type": "refusal", "refusal": "I can't."}],
+}
+
+
+def response(*output, input_tokens=7000, model="gpt-4"):
+    return Response.model_validate(
+        {
+            "id": "resp_1",
+            "object": "response",
+            "created_at": 1.0,
+            "model": model,
+            "status": "completed",
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+            "output": list(output),
+            "usage": {
+                "input_tokens": input_tokens,
+                "input_tokens_details": {
+                    "cached_tokens": 6000,
+                    "cache_write_tokens": 0,
+                },
+                "output_tokens": 20,
+                "output_tokens_details": {"reasoning_tokens": 5},
+                "total_tokens": input_tokens + 20,
+            },
+        }
+    )
+
+
+def unset(value):
+    """``value`` without the None fields a dumped ``Response`` holds."""
+    if isinstance(value, dict):
+        return {k: unset(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [unset(v) for v in value]
+    return value
+
+
+@pytest.fixture
+def engine():
+    config = SummaryConfig(context_window={"gpt-4": 8192})
+    with SummaryEngine(InMemoryStore(), InstrumentedSummarizer(), config=config) as e:
+        yield e
+
+
+@pytest.mark.parametrize("dumped", [False, True])
+def test_a_response_is_stored_item_by_item_and_sent_back_as_returned(engine, dumped):
+    chat = engine.conversation("r")
+    ratios = []
+    engine.token_usage = lambda sid, ratio: ratios.append((sid, ratio))
+    reply = response(REASONING, TEXT, CALL)
+    chat.prepare("Look it up.", format="responses")
+
+    recorded = chat.record(reply.model_dump() if dumped else reply)
+    chat.add({"role": "tool", "tool_call_id": "call_1", "content": "42"})
+    items = chat.prepare(format="responses")
+
+    assert recorded.reply.text == "Looking."
+    assert [m.id for m in recorded.output] == [2, 3, 4]
+    assert [call.id for call in recorded.pending] == ["call_1"]
+    assert recorded.needs_model
+    assert ratios == [("r", 7000 / 8192)]  # input_tokens over the model's window
+    assert [unset(item) for item in items[1:4]] == [REASONING, TEXT, CALL]
+    assert items[-1] == {
+        "type": "function_call_output",
+        "call_id": "call_1",
+        "output": "42",
+    }
+
+
+def test_a_refused_response_is_stored_as_the_assistants_refusal(engine):
+    chat = engine.conversation("r")
+    chat.prepare("hi")
+
+    recorded = chat.record(response(REFUSAL))
+    items = chat.prepare("ok?", format="responses")
+
+    assert not recorded.needs_model
+    assert recorded.reply.text == "I can't."
+    assert unset(items[1]) == REFUSAL
+
+
+def test_a_recall_call_in_a_response_is_answered(engine):
+    chat = engine.conversation("r")
+    chat.prepare("hi")
+    call = {**CALL, "name": "search_history", "arguments": '{"query": "x"}'}
+
+    recorded = chat.record(response(call))
+
+    assert recorded.pending == ()
+    assert [m.tool_call_id for m in recorded.answered] == ["call_1"]
+    assert recorded.reply.tool_calls[0].name == "search_history"
+
+
+@pytest.mark.parametrize(
+    "output", [(), (REASONING,), ({**TEXT, "content": []},)], ids=str
+)
+def test_a_response_with_nothing_to_say_is_refused_and_nothing_stored(engine, output):
+    chat = engine.conversation("r")
+    chat.prepare("hi")
+
+    with pytest.raises(MessageError, match="empty"):
+        chat.record(response(*output))
+
+    assert len(engine.memory.get_history("r")) == 1
