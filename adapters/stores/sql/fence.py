@@ -240,6 +240,8 @@ def _thawed(value: object) -> object:
     if isinstance(value, dict):
         return {k: v if type(v) in _SCALARS else _thawed(v) for k, v in value.items()}
     if isinstance(value, list):
+        if _SCALARS.issuperset(map(type, value)):  # (a lineage's ranges: thousands)
+            return list(value)
         return [v if type(v) in _SCALARS else _thawed(v) for v in value]
     return value
 
