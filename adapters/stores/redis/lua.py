@@ -78,16 +78,19 @@ end
 # ``RedisStore`` raises it as ``MalformedRecord`` (``FOREIGN_BOUNDARY``).
 read_boundary = """
 local MAX_ID = '9007199254740992'  -- 2^53: ids are scores, doubles, exact up to it
-local function stored_boundary(key)  -- nil: a value the store never writes
-  local raw = redis.pcall('GET', key)
-  if raw == false then return '0', raw end
+local function decimal_id(raw)  -- raw if decimal digits of at most 2^53, else nil
   if type(raw) == 'string' and string.find(raw, '^%d+$') then
     local digits = string.gsub(raw, '^0+', '')
     if #digits < 16 or (#digits == 16 and digits <= MAX_ID) then
-      return raw, raw  -- at most 2^53: exact as a score (a double)
+      return raw  -- at most 2^53: exact as a score (a double)
     end
   end
-  return nil, raw
+  return nil
+end
+local function stored_boundary(key)  -- nil: a value the store never writes
+  local raw = redis.pcall('GET', key)
+  if raw == false then return '0', raw end
+  return decimal_id(raw), raw
 end
 local function archive_boundary(key)
   local boundary, raw = stored_boundary(key)
@@ -109,15 +112,16 @@ end
 # break the order of ids across sessions. ``RedisStore`` raises it as
 # ``MalformedRecord`` (``FOREIGN_COUNTER``). Needs ``read_boundary``.
 next_id = """
+-- (a key of another type reads as none here: the save's own checks refuse it)
 local function highest(key)  -- the highest score of a sorted set (0: none)
-  if redis.call('TYPE', key).ok ~= 'zset' then return 0 end
-  local top = redis.call('ZREVRANGE', key, 0, 0, 'WITHSCORES')[2]
-  return tonumber(top or '0')
+  local top = redis.pcall('ZREVRANGE', key, 0, 0, 'WITHSCORES')
+  if top.err then return 0 end
+  return tonumber(top[2] or '0')
 end
 local function index_mark(key)  -- the highest id a search indexed through (0: none)
-  if redis.call('TYPE', key).ok ~= 'zset' then return 0 end
-  local found = redis.call('ZRANGEBYLEX', key, '[\\0', '(\\1', 'LIMIT', 0, 1)[1]
-  return tonumber(found and string.match(found, '^%z(%d+)$') or '0') or 0
+  local found = redis.pcall('ZRANGEBYLEX', key, '[\\0', '(\\1', 'LIMIT', 0, 1)
+  if found.err or not found[1] then return 0 end
+  return tonumber(string.match(found[1], '^%z(%d+)$') or '0')
 end
 local function foreign_counter(key, held, why)
   error(redis.error_reply('FOREIGN_COUNTER the id counter ' .. key .. ' holds '
@@ -132,12 +136,11 @@ local function next_id(counter, history, boundary, instructions, postings)
   end
   local last = 0
   if raw then
-    local held = stored_boundary(counter)
-    if not held then
+    if not decimal_id(raw) then
       foreign_counter(counter, string.format('%q', string.sub(raw, 1, 40)),
         'not a message id')
     end
-    last = tonumber(held)
+    last = tonumber(raw)
   end
   local top = math.max(highest(history), highest(instructions), index_mark(postings),
     tonumber(stored_boundary(boundary) or '0'))
