@@ -162,7 +162,7 @@ def lineage_mapping(
     return {
         "generation": generation,
         "versions": [_version_mapping(v) for v in versions],
-        "ranges": [list(r) for r in ranges],
+        "ranges": list(map(list, ranges)),
     }
 
 

@@ -125,8 +125,15 @@ def _frozen(value: object) -> object:
     A value of an exact scalar type is kept before any call or ABC check: most are.
     """
     scalars = _SCALARS
-    if type(value) in scalars:
+    kind = type(value)
+    if kind in scalars:
         return value
+    if (
+        (kind is list or kind is tuple)
+        and isinstance(value, (list, tuple))  # (for the type checker)
+        and scalars.issuperset(map(type, value))
+    ):
+        return _FrozenList(value)  # (a lineage's ranges: thousands, no ABC check)
     if isinstance(value, Mapping):
         return _Frozen(
             {k: v if type(v) in scalars else _frozen(v) for k, v in value.items()}

@@ -254,3 +254,128 @@ def test_a_record_key_of_another_type_is_a_malformed_record_in_the_span_read(
     with pytest.raises(MalformedRecord, match=f"holds a Redis {kind}"):
         store.span_and_metadata(sid, "summary")
     assert store.active_span(sid).count == 4  # the history itself reads
+
+
+COUNTERS = [b"abc", b"5.5", b"-3", b"", b" 7", b"9" * 17, "hash"]
+
+
+def _write_counter(store, value):
+    key = f"{store.prefix}id"
+    with redis_client(store) as client:
+        client.delete(key)
+        if value == "hash":
+            client.hset(key, "id", "9")
+        elif value is not None:
+            client.set(key, value)
+
+
+def _keys_of(store, sid):
+    with redis_client(store) as client:
+        counter = client.dump(f"{store.prefix}id")  # whatever type it holds
+        return counter, client.zcard(f"{store.prefix}h:{sid}")
+
+
+@pytest.mark.parametrize("value", COUNTERS, ids=repr)
+def test_a_foreign_id_counter_refuses_every_save_and_stores_nothing(
+    request, tmp_path, sid, value
+):
+    """Before, a save failed with Redis' own text ("value is not an integer ...
+    script: <sha>"), and a negative counter gave ids the active history never shows.
+    """
+    store = _stored(request, tmp_path, sid)
+    _write_counter(store, value)
+    before = _keys_of(store, sid)
+
+    for where in (sid, f"{sid}-new"):
+        with pytest.raises(MalformedRecord, match=f"id counter {store.prefix}id") as e:
+            store.save_messages(where, [Message("user", "a"), Message("user", "b")])
+        assert "not a message id" in str(e.value)
+        assert "script" not in str(e.value)
+    assert _keys_of(store, sid) == before
+    assert store.get_history(f"{sid}-new") == []
+
+
+@pytest.mark.parametrize("value", [None, b"3", b"8"], ids=repr)
+def test_a_counter_set_back_below_a_session_refuses_its_saves(
+    request, tmp_path, sid, value
+):
+    """Before, the save gave ids the session held: a second message under id 4, or
+    one below the archive boundary, archived the moment it was saved.
+    """
+    store = _stored(request, tmp_path, sid)
+    store.pop_message(sid)  # the session holds ids up to 7, the counter says 8
+    _write_counter(store, value)
+
+    if value == b"8":
+        assert store.save_message(sid, Message("user", "new")).id == 9
+        return
+    with pytest.raises(MalformedRecord, match="below the id 7 this session"):
+        store.save_message(sid, Message("user", "new"))
+    assert store.save_message(f"{sid}-new", Message("user", "x")).id >= 1
+    _write_counter(store, b"8")
+    saved = store.save_message(sid, Message("user", "new"))
+    assert [m.id for m in store.get_history(sid)] == [5, 6, 7, saved.id]
+    assert saved.id == 9
+
+
+def _eager(request, sid):
+    from memory_summary.adapters import RedisStore
+    from tests.redisserver import shared_server
+
+    request.getfixturevalue("redis_server")
+    store = RedisStore(shared_server().url, prefix=f"{sid}:", recall_index="eager")
+    request.addfinalizer(store.close)
+    request.addfinalizer(store.clear_all)
+    for i in range(4):
+        store.save_message(sid, Message("user", f"message {i} about apples"))
+    return store
+
+
+POSTINGS_KEYS = {
+    "string": lambda c, k: c.set(k, "x"),
+    "hash": lambda c, k: c.hset(k, "appl", "1"),
+    "list": lambda c, k: c.rpush(k, "x"),
+}
+
+
+@pytest.mark.parametrize("kind", POSTINGS_KEYS)
+def test_a_postings_key_of_another_type_is_refused_before_any_write(request, sid, kind):
+    """Before, Redis' WRONGTYPE text reached the caller, after the save had stored
+    its message (a script's writes are not undone): a save reported failed, done.
+    """
+    store = _eager(request, sid)
+    key = f"{store.prefix}p:{sid}"
+    with redis_client(store) as client:
+        client.delete(key)
+        POSTINGS_KEYS[kind](client, key)
+    before = _keys_of(store, sid)
+
+    for name, call in {
+        "save": lambda: store.save_message(sid, Message("user", "more apples")),
+        "pop": lambda: store.pop_message(sid),
+        "search": lambda: store.search_messages(sid, ["appl"], limit=3),
+    }.items():
+        with pytest.raises(MalformedRecord, match=f"index key {key} holds") as e:
+            call()
+        assert f"a Redis {kind}" in str(e.value), name
+        assert "WRONGTYPE" not in str(e.value)
+    assert _keys_of(store, sid) == before
+    assert len(store.get_history(sid)) == 4
+
+
+@pytest.mark.parametrize(
+    "member", [b"appl\x00x\x001", b"appl\x005", b"\x00abc"], ids=repr
+)
+def test_a_posting_of_another_shape_is_a_malformed_record_naming_the_key(
+    request, sid, member
+):
+    """Before, Lua's own error text ("table index is nil") reached the caller."""
+    store = _eager(request, sid)
+    key = f"{store.prefix}p:{sid}"
+    with redis_client(store) as client:
+        client.zadd(key, {member: 0})
+
+    with pytest.raises(MalformedRecord, match=f"index key {key} holds the") as e:
+        store.search_messages(sid, ["appl"], limit=3)
+    assert "user_script" not in str(e.value)
+    assert store.pop_message(sid).id == 4  # its own postings go, the foreign stays

@@ -89,6 +89,22 @@ def test_an_encoded_record_cannot_be_changed_to_say_something_else():
     assert json.loads(record.json_text) == record
 
 
+def test_an_encoded_record_keeps_its_own_frozen_lists_of_scalars():
+    """A lineage's ranges: lists of ints, frozen without a look at each value."""
+    ranges = [[1, 2, 3], (4, 5, 6)]
+    record = EncodedRecord({"ranges": ranges}, '{"ranges": [[1, 2, 3], [4, 5, 6]]}')
+    ranges[0].append(9)  # the caller's lists are not the record's
+
+    for change in (
+        lambda: record["ranges"].append([7, 8, 9]),
+        lambda: record["ranges"][0].append(4),
+        lambda: record["ranges"][1].__setitem__(0, 0),
+    ):
+        with pytest.raises(TypeError):
+            change()
+    assert json.loads(record.json_text) == record
+
+
 def test_a_copy_of_an_encoded_record_is_plain_and_free_to_edit():
     """A store that copies and redacts gets its redaction written, not the old JSON."""
     record = EncodedRecord({"v": [{"s": "card 4111"}]}, '{"v": [{"s": "card 4111"}]}')

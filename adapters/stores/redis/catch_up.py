@@ -15,7 +15,7 @@ pop keeps it, a clear, a forget or the session's TTL drops it).
 
 from __future__ import annotations
 
-from .lua import postings
+from .lua import index_check, postings
 
 PAGE = 500
 """Rows ``PENDING`` reads at most at once (a first search of a big session pages)."""
@@ -24,11 +24,20 @@ POSTINGS_PER_CALL = 20_000
 """Postings one ``INDEX`` call writes at most (more rows go in further calls): a
 script holds the whole server, so its work is bounded, about 0.1 s at most."""
 
-_MARK = """
+# Both scripts check the index keys first (``check_index``): a key of another type,
+# or a mark that is no ``NUL id``, is another program's (``MalformedRecord``).
+_MARK = (
+    index_check
+    + """
 local function mark(postings)
   local found = redis.call('ZRANGEBYLEX', postings, '[\\0', '(\\1', 'LIMIT', 0, 1)
   if #found == 0 then return nil, 0 end
-  return found[1], tonumber(string.sub(found[1], 2))
+  local at = string.match(found[1], '^%z(%d+)$')
+  if not at then
+    local held = string.format('%q', string.sub(found[1], 1, 40))
+    foreign_index(postings, 'the mark ' .. held .. ', not NUL then an id')
+  end
+  return found[1], tonumber(at)
 end
 local function set_mark(history, postings, entries, words, top)
   local member, at = mark(postings)
@@ -44,6 +53,7 @@ local function set_mark(history, postings, entries, words, top)
   end
 end
 """
+)
 
 # KEYS: history, postings, entries, words. ARGV: page size.
 # Returns {top, id, row, id, row...}: the highest id read above the mark and the
@@ -52,6 +62,7 @@ end
 PENDING = (
     _MARK
     + """
+check_index(KEYS[2], KEYS[3], KEYS[4])
 local _, at = mark(KEYS[2])
 local rows = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. at, '+inf',
   'WITHSCORES', 'LIMIT', 0, ARGV[1])
@@ -79,6 +90,8 @@ INDEX = (
     _MARK
     + postings
     + """
+check_index(KEYS[2], KEYS[3], KEYS[4])
+mark(KEYS[2])
 local done, words = 0, 0
 for i = 2, #ARGV, 2 do
   local id = ARGV[i]

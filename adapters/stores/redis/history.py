@@ -17,7 +17,7 @@ own, so no other session's message can be returned.
 Under ``recall_index="lazy"`` a search first indexes what the session's saves left
 unindexed (``redis_catch_up``).
 
-Why about 490 lines: one concept, the search and reads of the whole history: their
+Why about 500 lines: one concept, the search and reads of the whole history: their
 read scripts and the code that scores and pages through their replies.
 """
 
@@ -31,7 +31,7 @@ from typing import Any
 from memory_summary.adapters.recall.policy import refuse_search
 from memory_summary.adapters.stores.redis.catch_up import PAGE, POSTINGS_PER_CALL
 from memory_summary.adapters.stores.redis.catch_up import SCRIPTS as CATCH_UP
-from memory_summary.adapters.stores.redis.lua import read_boundary
+from memory_summary.adapters.stores.redis.lua import index_check, read_boundary
 from memory_summary.adapters.stores.rows import (
     check_key,
     check_limit,
@@ -65,8 +65,12 @@ def index_entry(terms: Sequence[str]) -> str:
     return " ".join([str(len(terms)), *(f"{t} {n}" for t, n in counts.items())])
 
 
-# KEYS: postings, entries. ARGV: terms. Returns documents, then each term's count.
-TERM_COUNTS = """
+# KEYS: postings, entries, words. ARGV: terms. Returns documents, then each term's
+# count.
+TERM_COUNTS = (
+    index_check
+    + """
+check_index(KEYS[1], KEYS[2], KEYS[3])
 local out = {redis.call('HLEN', KEYS[2])}
 for i = 1, #ARGV do
   out[i + 1] = redis.call('ZLEXCOUNT', KEYS[1],
@@ -74,13 +78,16 @@ for i = 1, #ARGV do
 end
 return out
 """
+)
 
 # KEYS: postings, entries, words, boundary, instructions. ARGV: terms.
 # Returns {documents, words, boundary, {kept instruction id, ...}, {postings of term
 # 1}, ..., {id, length...}}.
 POSTINGS = (
     read_boundary
+    + index_check
     + """
+check_index(KEYS[1], KEYS[2], KEYS[3])
 local out = {redis.call('HLEN', KEYS[2]), redis.call('GET', KEYS[3]) or '0',
   archive_boundary(KEYS[4]), {}}
 local kept = redis.call('ZRANGE', KEYS[5], 0, -1, 'WITHSCORES')
@@ -91,7 +98,11 @@ for i = 1, #ARGV do
     '[' .. ARGV[i] .. '\\0', '(' .. ARGV[i] .. '\\1')
   out[#out + 1] = found
   for _, member in ipairs(found) do
-    local id = string.match(member, '%z(%d+)%z')
+    local id = string.match(member, '^[^%z]+%z(%d+)%z%d+$')
+    if not id then  -- a posting is "term NUL id NUL tf"
+      foreign_index(KEYS[1], 'the posting '
+        .. string.format('%q', string.sub(member, 1, 40)) .. ', not term NUL id NUL tf')
+    end
     if not seen[id] then
       seen[id] = true
       local entry = redis.call('HGET', KEYS[2], id) or '0'
@@ -292,7 +303,7 @@ class RedisHistory(RedisScripted):
         counts = self._script(
             "TERM_COUNTS",
             session_id,
-            [key("p", session_id), key("e", session_id)],
+            [key("p", session_id), key("e", session_id), key("w", session_id)],
             terms,
         )
         with _replies(session_id):

@@ -31,7 +31,7 @@ Layout (``P`` is the store's prefix; a session id, namespace or key never holds 
   ``clear_all`` visits and ``session_counts`` pages through;
 - ``P namespaces``: a set of the namespaces ``clear_all`` must visit.
 
-Why about 600 lines: one concept, the server-side half of ``RedisStore``: one Lua
+Why about 700 lines: one concept, the server-side half of ``RedisStore``: one Lua
 script a store operation that reads and then writes, each a few lines. They share the
 key layout above and the Lua helpers (``_HELPERS``, ``postings``), and a script's
 ``KEYS``/``ARGV`` comment reads against that layout; split in two, each half would
@@ -78,16 +78,19 @@ end
 # ``RedisStore`` raises it as ``MalformedRecord`` (``FOREIGN_BOUNDARY``).
 read_boundary = """
 local MAX_ID = '9007199254740992'  -- 2^53: ids are scores, doubles, exact up to it
-local function stored_boundary(key)  -- nil: a value the store never writes
-  local raw = redis.pcall('GET', key)
-  if raw == false then return '0', raw end
+local function decimal_id(raw)  -- raw if decimal digits of at most 2^53, else nil
   if type(raw) == 'string' and string.find(raw, '^%d+$') then
     local digits = string.gsub(raw, '^0+', '')
     if #digits < 16 or (#digits == 16 and digits <= MAX_ID) then
-      return raw, raw  -- at most 2^53: exact as a score (a double)
+      return raw  -- at most 2^53: exact as a score (a double)
     end
   end
-  return nil, raw
+  return nil
+end
+local function stored_boundary(key)  -- nil: a value the store never writes
+  local raw = redis.pcall('GET', key)
+  if raw == false then return '0', raw end
+  return decimal_id(raw), raw
 end
 local function archive_boundary(key)
   local boundary, raw = stored_boundary(key)
@@ -97,6 +100,86 @@ local function archive_boundary(key)
   error(redis.error_reply('FOREIGN_BOUNDARY the archive boundary ' .. key
     .. ' holds ' .. held .. ', not a message id: another program wrote it (the '
     .. 'store writes the highest archived id, in decimal digits)'))
+end
+"""
+
+# The id counter ``P id`` as the last id given (0 when there is none), checked
+# before a save gives an id. A value the store never writes (text that is no decimal
+# id, another type) or one below an id the session already holds (the counter was
+# set back, deleted or evicted while the session was kept) is an error reply naming
+# the key: an id from it would land at or below ids in use (a message stored under
+# another's id, or archived the moment it is saved), and guessing another value would
+# break the order of ids across sessions. ``RedisStore`` raises it as
+# ``MalformedRecord`` (``FOREIGN_COUNTER``). Needs ``read_boundary``.
+next_id = """
+-- (a key of another type reads as none here: the save's own checks refuse it)
+local function highest(key)  -- the highest score of a sorted set (0: none)
+  local top = redis.pcall('ZREVRANGE', key, 0, 0, 'WITHSCORES')
+  if top.err then return 0 end
+  return tonumber(top[2] or '0')
+end
+local function index_mark(key)  -- the highest id a search indexed through (0: none)
+  local found = redis.pcall('ZRANGEBYLEX', key, '[\\0', '(\\1', 'LIMIT', 0, 1)
+  if found.err or not found[1] then return 0 end
+  return tonumber(string.match(found[1], '^%z(%d+)$') or '0')
+end
+local function foreign_counter(key, held, why)
+  error(redis.error_reply('FOREIGN_COUNTER the id counter ' .. key .. ' holds '
+    .. held .. ', ' .. why .. ': another program wrote it (the store writes the '
+    .. 'last id it gave, in decimal digits; set it to the highest id stored)'))
+end
+local function next_id(counter, history, boundary, instructions, postings)
+  local raw = redis.pcall('GET', counter)
+  if type(raw) == 'table' then
+    foreign_counter(counter, 'a Redis ' .. redis.call('TYPE', counter).ok,
+      'not a message id')
+  end
+  local last = 0
+  if raw then
+    if not decimal_id(raw) then
+      foreign_counter(counter, string.format('%q', string.sub(raw, 1, 40)),
+        'not a message id')
+    end
+    last = tonumber(raw)
+  end
+  local top = math.max(highest(history), highest(instructions), index_mark(postings),
+    tonumber(stored_boundary(boundary) or '0'))
+  if last < top then
+    local held = 'nothing'
+    if raw then held = string.format('%q', string.sub(raw, 1, 40)) end
+    foreign_counter(counter, held, 'below the id ' .. string.format('%d', top)
+      .. ' this session already holds')
+  end
+  return last
+end
+"""
+
+# The history index keys of a session as the store writes them: postings a sorted
+# set, entries a hash, words a decimal count. ``check_index`` runs before a script
+# writes anything: a key of another type (another program's) is an error reply
+# naming the key, raised as ``MalformedRecord`` (``FOREIGN_INDEX``), and the script
+# writes nothing (Redis does not undo a script's writes before a runtime error).
+index_check = """
+local function foreign_index(key, held)
+  error(redis.error_reply('FOREIGN_INDEX the history index key ' .. key
+    .. ' holds ' .. held .. ", another program's (the store writes postings "
+    .. 'to a sorted set, entries to a hash, the word count in decimal digits)'))
+end
+local function check_type(key, want, name)
+  local held = redis.call('TYPE', key).ok
+  if held ~= 'none' and held ~= want then
+    foreign_index(key, 'a Redis ' .. held .. ', not a ' .. name)
+  end
+end
+local function check_index(postings, entries, words)
+  check_type(postings, 'zset', 'sorted set')
+  check_type(entries, 'hash', 'hash')
+  check_type(words, 'string', 'string')
+  local raw = redis.call('GET', words)
+  if raw and not (string.find(raw, '^%-?%d+$') and #raw <= 18) then
+    foreign_index(words, string.format('%q', string.sub(raw, 1, 40))
+      .. ', not a number of terms')
+  end
 end
 """
 
@@ -144,18 +227,29 @@ end
 # lost (a socket timeout, a dropped connection) is sent again with its token, and
 # the script returns the first id it gave instead of storing the batch twice.
 # A batch that would give an id past 2^53 is refused whole (an error reply):
-# past it a score, a double, no longer tells ids apart.
+# past it a score, a double, no longer tells ids apart. So is every batch while the
+# counter holds what the store never writes (``next_id``), and, under an eager
+# index, while an index key does (``check_index``): nothing is written then.
 SAVE = (
-    postings
+    read_boundary
+    + next_id
+    + index_check
+    + postings
     + """
 local token = KEYS[#KEYS]
 local done = redis.call('GET', token)
 if done then return tonumber(done) end
 local n = (#ARGV - 3) / 2
-local last = tonumber(redis.call('GET', KEYS[1]) or '0')
-if last ~= nil and last > 2 ^ 53 - n then  -- past 2^53 a score is no exact id
+local last = next_id(KEYS[1], KEYS[2], KEYS[4], KEYS[5], KEYS[6])
+if last > 2 ^ 53 - n then  -- past 2^53 a score is no exact id
   return redis.error_reply('ID_SPACE the id counter ' .. KEYS[1]
     .. ' is past 2^53 with this batch: no exact id is left to give')
+end
+for i = 1, n do  -- an index entry (eager): the index keys must be the store's
+  if ARGV[2 * i + 3] ~= '' then
+    check_index(KEYS[6], KEYS[7], KEYS[8])
+    break
+  end
 end
 local first = redis.call('INCRBY', KEYS[1], n) - n + 1
 local words = 0
@@ -323,19 +417,23 @@ return out
 # ARGV: ttl ms. The popped message leaves the index in the same step.
 POP = (
     read_boundary
+    + index_check
     + postings
     + """
 local b = archive_boundary(KEYS[2])
 local top = redis.call(
   'ZREVRANGEBYSCORE', KEYS[1], '+inf', '(' .. b, 'WITHSCORES', 'LIMIT', 0, 1)
-if #top == 0 then
+local kept = #top == 0  -- none above the boundary: an instruction kept below it
+if kept then
   top = redis.call('ZREVRANGE', KEYS[3], 0, 0, 'WITHSCORES')
   if #top == 0 then return false end
-  redis.call('ZREM', KEYS[3], top[1])
 end
-redis.call('ZREMRANGEBYSCORE', KEYS[1], top[2], top[2])
 local id = string.format('%d', tonumber(top[2]))
+check_type(KEYS[5], 'hash', 'hash')
 local entry = redis.call('HGET', KEYS[5], id)
+if entry then check_index(KEYS[4], KEYS[5], KEYS[6]) end  -- before any write
+if kept then redis.call('ZREM', KEYS[3], top[1]) end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], top[2], top[2])
 if entry then
   local members, length = postings(id, entry)
   each_chunk(members, function(...) redis.call('ZREM', KEYS[4], ...) end)

@@ -77,7 +77,9 @@ SAVE_ATTEMPTS = 3
 REPLAY_S = 300.0
 """How long the server remembers a save's token, and the ids it gave."""
 _MAX_TTL_MS = 2**40  # about 35 years: PEXPIRE must not overflow the server's clock
-_FOREIGN = "FOREIGN_BOUNDARY "  # the error code of ``lua.boundary``
+# The error codes of the scripts' checks of values another program wrote:
+# ``lua.read_boundary``, ``lua.next_id`` and ``lua.index_check``.
+_FOREIGN = ("FOREIGN_BOUNDARY ", "FOREIGN_COUNTER ", "FOREIGN_INDEX ")
 _SCRIPTS = {  # the Lua scripts, by name (not the helpers they share)
     **{name: v for name, v in vars(lua).items() if name.isupper() and name[0] != "_"},
     **redis_history.SCRIPTS,
@@ -197,11 +199,7 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
         try:
             return call(*args)
         except redis.RedisError as exc:
-            said = str(exc)
-            if said.startswith(_FOREIGN):  # a script's ``archive_boundary``
-                said = said.removeprefix(_FOREIGN).split(" script: ")[0]
-                raise MalformedRecord(f"{what} failed for {where!r}: {said}") from exc
-            raise StoreError(f"{what} failed for {where!r}: {said}") from exc
+            raise _store_error(what, where, exc) from exc
 
     def _script(
         self, name: str, where: str, keys: Sequence[str], args: Sequence[Arg]
@@ -664,6 +662,20 @@ def _attempt(
     except redis.ResponseError as exc:
         if str(exc).startswith("BUSY "):
             return None, exc
-        raise StoreError(f"save_messages failed for {session_id!r}: {exc}") from exc
+        raise _store_error("save_messages", session_id, exc) from exc
     except redis.RedisError as exc:
-        raise StoreError(f"save_messages failed for {session_id!r}: {exc}") from exc
+        raise _store_error("save_messages", session_id, exc) from exc
+
+
+def _store_error(what: str, where: str, error: redis.RedisError) -> StoreError:
+    """Return the ``StoreError`` to raise for ``error``, a driver's or a script's.
+
+    A script's refusal of a value another program wrote (``_FOREIGN``) is a
+    ``MalformedRecord`` saying which key holds what, without the script's name.
+    """
+    said = str(error)
+    for code in _FOREIGN:
+        if said.startswith(code):
+            said = said.removeprefix(code).split(" script: ")[0]
+            return MalformedRecord(f"{what} failed for {where!r}: {said}")
+    return StoreError(f"{what} failed for {where!r}: {said}")

@@ -152,8 +152,11 @@ class DecodedRecords:
     a commit attaches) is kept as written (``wrote``): it equals the decoding of its
     JSON, so the next read of that text (the next compression's) decodes nothing.
     Least recently used mappings go first once ``max_chars`` (of their texts) would
-    be exceeded; a record larger than an eighth of that is not kept. Its own budget:
-    it never evicts a ``WrittenGenerations`` text.
+    be exceeded; a record larger than half of that is not kept. A big record is
+    kept as well as a small one (a 1 MB summary costs about 2 ms a decoding): what a
+    decoding costs grows with the text as what keeping it does. Its own budget: it
+    never evicts a ``WrittenGenerations`` text (and keeps the very text object that
+    one holds when the store wrote it: the text costs no memory twice).
 
     Thread-safety: every method may be called from any thread.
     """
@@ -195,7 +198,7 @@ class DecodedRecords:
         if kept is not None and type(raw) is str and raw == kept[0]:
             return _plain_copy(kept[1])
         record = decode_record(namespace, key, raw)
-        if type(raw) is not str or len(raw) > self._max // 8:
+        if type(raw) is not str or len(raw) > self._max // 2:
             return record
         self._keep(at, raw, record)
         return json_copy(record)  # type: ignore[return-value]
@@ -203,7 +206,7 @@ class DecodedRecords:
     def _keep(
         self, at: tuple[str, str], text: str, record: Mapping[str, object]
     ) -> None:
-        if len(text) > self._max // 8:
+        if len(text) > self._max // 2:
             return
         with self._lock:
             before = self._kept.pop(at, None)
@@ -237,6 +240,8 @@ def _thawed(value: object) -> object:
     if isinstance(value, dict):
         return {k: v if type(v) in _SCALARS else _thawed(v) for k, v in value.items()}
     if isinstance(value, list):
+        if _SCALARS.issuperset(map(type, value)):  # (a lineage's ranges: thousands)
+            return list(value)
         return [v if type(v) in _SCALARS else _thawed(v) for v in value]
     return value
 
