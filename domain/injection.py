@@ -2,17 +2,24 @@
 
 seed: the summary is injected before every LLM call as one system message at the end
 of the leading system block, before the history, cut to its token budget.
+
+A summary injected earlier and handed back in the host's own format (OpenAI dicts,
+Anthropic system blocks, Responses items) has lost its ``kind``: it is known by its
+text. ``InjectedTest`` says which texts are the engine's: by default any text that
+opens with a locale's header; the engine passes an exact one (``is_injection_of``
+against the session's summaries), so a host's note that merely holds the header is
+the host's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Literal, get_args
 
 import attrs
 
 from .config import Locale
-from .model import SUMMARY_KIND, Message, is_host_instruction, is_marked
+from .model import SUMMARY_KIND, Message, is_host_instruction
 from .recall_tools import READ_TOOL, SEARCH_TOOL
 from .truncate import truncate_to_tokens
 
@@ -47,6 +54,12 @@ TRUNCATION_SUFFIXES: dict[Locale, str] = {
 }
 
 
+def _full_text(summary: str, locale: Locale, recall_hint: bool, search: bool) -> str:
+    hints = RECALL_HINTS if search else READ_HINTS
+    hint = hints[locale] + "\n" if recall_hint else ""
+    return HEADERS[locale] + "\n" + hint + summary
+
+
 def injection_text(
     summary: str,
     *,
@@ -73,14 +86,59 @@ def injection_text(
     ...     count_tokens=len, recall_hint=True).splitlines()[1][:30]
     'Older turns are archived, not '
     """
-    hints = RECALL_HINTS if search else READ_HINTS
-    hint = hints[locale] + "\n" if recall_hint else ""
-    full = HEADERS[locale] + "\n" + hint + summary
+    full = _full_text(summary, locale, recall_hint, search)
     if ceiling is not None and ceiling(full) <= budget_tokens:
         return full
     return truncate_to_tokens(
         full, budget_tokens, count_tokens, TRUNCATION_SUFFIXES[locale]
     )
+
+
+def is_injection_of(
+    text: str,
+    summary: str,
+    *,
+    locale: Locale,
+    recall_hint: bool = False,
+    search: bool = True,
+) -> bool:
+    """Tell whether ``text`` is ``injection_text`` of ``summary``, whole or cut.
+
+    Whatever the budget and encoding it was cut to: the whole text, or a prefix of
+    it longer than the header followed by the locale's truncation suffix.
+
+    >>> made = injection_text("word " * 60, locale="en", budget_tokens=160,
+    ...     count_tokens=len)
+    >>> is_injection_of(made, "word " * 60, locale="en"), made.endswith("budget]")
+    (True, True)
+    >>> is_injection_of(HEADERS["en"] + " my notes", "a b c", locale="en")
+    False
+    """
+    full = _full_text(summary, locale, recall_hint, search)
+    if text == full:
+        return True
+    suffix = TRUNCATION_SUFFIXES[locale]
+    kept = text[: -len(suffix)]
+    return (
+        text.endswith(suffix)
+        and len(kept) > len(HEADERS[locale])
+        and full.startswith(kept)
+    )
+
+
+InjectedTest = Callable[[str], bool]
+"""Tells whether a text is a whole summary text the engine injected."""
+
+_HEADS = tuple(HEADERS.values())
+
+
+def opens_with_header(text: str) -> bool:
+    """The default ``InjectedTest``: a text opening with a locale's header.
+
+    For a caller that knows no session: it takes a host's text that opens with the
+    header for an injection too.
+    """
+    return text.startswith(_HEADS)
 
 
 def summary_message(text: str) -> Message:
@@ -105,53 +163,111 @@ def anchor_index(messages: Sequence[Message]) -> int:
     return index
 
 
-def is_summary_message(message: Message) -> bool:
+def is_summary_message(
+    message: Message, injected: InjectedTest = opens_with_header
+) -> bool:
     """Tell whether ``message`` is an injected summary, even one that lost its kind.
 
     A summary that went through a host's own format (OpenAI dicts, say) keeps only
-    its text, which starts with a locale's header; ``assemble_messages`` only reads a
-    text that way in the leading system block, where the summary goes. A message
-    read from a store (it has an ``id``) is never one: the library injects its
-    summary into requests and never saves it, so a stored message that looks like
-    one (a host's copy, its own notes under the same header) is the host's.
+    its text: a system message whose text ``injected`` says is the engine's;
+    ``assemble_messages`` only reads a text that way in the leading system block,
+    where the summary goes. A message read from a store (it has an
+    ``id``) is never one: the library injects its summary into requests and never
+    saves it, so a stored message that looks like one (a host's copy, its own notes
+    under the same header) is the host's.
 
     >>> is_summary_message(summary_message(HEADERS["en"] + " x"))
     True
     >>> is_summary_message(Message("system", HEADERS["en"] + " x", id=7))
     False
     """
-    return message.id is None and is_marked(
-        message, SUMMARY_KIND, "system", tuple(HEADERS.values())
-    )
+    if message.id is not None:
+        return False
+    if message.kind == SUMMARY_KIND:
+        return True
+    if message.role != "system":
+        return False
+    return isinstance(message.content, str) and injected(message.content)
 
 
-def without_merged_summary(message: Message) -> Message:
-    """Return a system message without the summary a ``merge`` appended to it.
+def _part_text(part: Mapping[str, object]) -> str | None:
+    """Return a text part's text (chat ``text``, Responses ``input_text``)."""
+    text = part.get("text")
+    if part.get("type") in _TEXT_PARTS and isinstance(text, str):
+        return text
+    return None
 
-    In text content the summary starts at its separator and header; in content given
-    as parts it is the last text part, starting the same way. A stored message (it
-    has an ``id``) is returned whole: the summary is never merged into one.
+
+_TEXT_PARTS = ("text", "input_text")
+
+
+def _merged_cut(content: str, injected: InjectedTest) -> int | None:
+    """Return where the summary merged into ``content`` starts, or None.
+
+    Each separator followed by a header is tried, first to last: a host's own text
+    may hold one too, before the summary the merge appended at the end.
+    """
+    marks = sorted(at for mark in _MERGED_MARKS for at in _occurrences(content, mark))
+    for at in marks:
+        if injected(content[at + len(MERGE_SEPARATOR) :]):
+            return at
+    return None
+
+
+def _occurrences(text: str, mark: str) -> Iterable[int]:
+    at = text.find(mark)
+    while at >= 0:
+        yield at
+        at = text.find(mark, at + 1)
+
+
+def without_merged_summary(
+    message: Message, injected: InjectedTest = opens_with_header
+) -> Message:
+    r"""Return a system message without the summary a ``merge`` appended to it.
+
+    In text content the summary is the text after a separator that ``injected``
+    says is the engine's (by default: from the first separator and header on); in
+    content given as parts it is the last text part, the separator and such a text.
+    A stored message (it has an ``id``) is returned whole: the summary is never
+    merged into one.
+
+    >>> host = Message("system", "Rules.\n\n" + HEADERS["en"] + " house notes")
+    >>> without_merged_summary(host).text
+    'Rules.'
+    >>> without_merged_summary(host, lambda text: False) is host
+    True
     """
     if not message.is_instruction or message.id is not None:
         return message
     content = message.content
     if isinstance(content, str):
-        cuts = [content.find(mark) for mark in _MERGED_MARKS]
-        found = [cut for cut in cuts if cut >= 0]
-        if not found:
+        cut = _merged_cut(content, injected)
+        if cut is None:
             return message
-        return attrs.evolve(message, content=content[: min(found)])
+        return attrs.evolve(message, content=content[:cut])
     if not content:
         return message
-    last = content[-1]
-    text = last.get("text")
+    text = _part_text(content[-1])
     if (
-        last.get("type") == "text"
-        and isinstance(text, str)
+        text is not None
         and text.startswith(_MERGED_MARKS)
+        and injected(text[len(MERGE_SEPARATOR) :])
     ):
         return attrs.evolve(message, content=content[:-1])
     return message
+
+
+def holds_injection(message: Message, injected: InjectedTest) -> bool:
+    """Tell whether ``message`` carries a summary the engine injected, kind-less.
+
+    Alone (``is_summary_message``) or merged into a system prompt
+    (``without_merged_summary``): ``Conversation`` refuses to store either, whatever
+    the message's place.
+    """
+    return is_summary_message(message, injected) or (
+        without_merged_summary(message, injected) is not message
+    )
 
 
 def _merged(host: Message, summary: str) -> Message:
@@ -163,7 +279,9 @@ def _merged(host: Message, summary: str) -> Message:
     return attrs.evolve(host, content=[*(content or ()), part])
 
 
-def _without_summaries(messages: Sequence[Message]) -> list[Message]:
+def _without_summaries(
+    messages: Sequence[Message], injected: InjectedTest
+) -> list[Message]:
     """Return ``messages`` without an injected summary, separate or merged.
 
     A summary message (``kind``) is removed anywhere; a text read as a summary by its
@@ -177,11 +295,11 @@ def _without_summaries(messages: Sequence[Message]) -> list[Message]:
     for index, message in enumerate(messages):
         if message.id is None and (
             message.kind == SUMMARY_KIND
-            or (index < lead and is_summary_message(message))
+            or (index < lead and is_summary_message(message, injected))
         ):
             continue
         if index == 0 and index < lead:
-            message = without_merged_summary(message)
+            message = without_merged_summary(message, injected)
         rest.append(message)
     return rest
 
@@ -214,11 +332,14 @@ def assemble_messages(
     messages: Sequence[Message],
     injected: Message | None,
     placement: Placement = "separate",
+    earlier: InjectedTest = opens_with_header,
 ) -> list[Message]:
     """Return ``messages`` with ``injected`` placed at the context anchor.
 
     Any summary already present (a summary message, or one merged into a system
-    message) is removed first, so assembling twice leaves exactly one. With
+    message) is removed first, so assembling twice leaves exactly one. Without a
+    ``kind`` it is known by its text, as ``earlier`` tells (default: a text that
+    opens with a locale's header). With
     ``injected=None`` stale ones are removed. ``placement="merge"`` appends it to the
     first system message (after the static prompt, so prompt caches keep their
     prefix), or makes it the system message when there is none. A message read from
@@ -231,7 +352,7 @@ def assemble_messages(
         raise ValueError(
             f"placement={placement!r} is invalid; allowed: 'separate' / 'merge'"
         )
-    rest = _without_summaries(messages)
+    rest = _without_summaries(messages, earlier)
     if injected is None:
         return rest
     if placement == "merge":

@@ -38,7 +38,7 @@ import attrs
 from .anthropic_format import AnthropicSystem, messages_from_anthropic
 from .content import Content, content_text
 from .errors import MessageError
-from .injection import is_summary_message
+from .injection import InjectedTest, holds_injection, opens_with_header
 from .model import SUMMARY_KIND, Message
 from .openai_format import openai_mapping
 from .thinking import THINKING_TYPES
@@ -484,24 +484,31 @@ def user_message(user: object) -> Message:
     return message
 
 
-def unsaved(messages: list[Message], where: str) -> list[Message]:
+def unsaved(
+    messages: list[Message],
+    where: str,
+    injected: InjectedTest = opens_with_header,
+) -> list[Message]:
     """Return ``messages``, refusing one that is already stored (it has an id).
 
     A summary the engine injected is refused too: the engine injects the current
     summary into every request, so a stored copy would send an old summary beside
     it in every request after. It is known by its kind (``SUMMARY_KIND``, as
     ``assemble`` returns it) or, handed back in a format that has no kind (the
-    OpenAI dicts or Responses items ``prepare`` returns), as ``is_summary_message``
-    knows it: a system message whose text opens with a locale's summary header. A
-    system message that names the header anywhere else is the host's, and stored.
+    OpenAI dicts, Anthropic system blocks or Responses items ``prepare`` returns),
+    by its text (``holds_injection``): a system message whose text is one
+    ``injected`` says is the engine's, alone or merged into the host's system
+    prompt after a blank line. By default that is any text opening with a locale's
+    header; ``Conversation`` passes the session's exact test, so a host's system
+    message that merely holds the header is the host's, and stored.
     """
     for message in messages:
-        if message.kind == SUMMARY_KIND or is_summary_message(message):
+        if message.kind == SUMMARY_KIND or holds_injection(message, injected):
             raise MessageError(
                 where,
-                f"is a summary the engine injected (kind {SUMMARY_KIND!r}, or a "
-                "system text opening with its header), which every request carries "
-                "anyway; allowed: the conversation's own messages",
+                f"is a summary the engine injected (kind {SUMMARY_KIND!r}, or its "
+                "text, alone or merged into a system prompt), which every request "
+                "carries anyway; allowed: the conversation's own messages",
             )
         if message.id is not None:
             hint = (

@@ -24,13 +24,13 @@ A retried turn: ``prepare(text)`` saves ``text``; when the model call fails and 
 host tries again, ``prepare()`` (no message) builds the same request without saving
 the user's message twice.
 
-(About 590 lines: the handle's three calls and the four ways a request is built.)
+(About 645 lines: the handle's three calls and the four ways a request is built.)
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Literal, Protocol, cast
 
 import attrs
@@ -59,6 +59,7 @@ from memory_summary.domain import (
     with_block_first,
 )
 from memory_summary.domain.capabilities import StoreCapabilities
+from memory_summary.domain.injection import InjectedTest
 from memory_summary.domain.measure import known_context_tokens, usage_ratio
 from memory_summary.domain.native import (
     ANTHROPIC_PROVIDER,
@@ -108,6 +109,10 @@ class TurnHost(RecallSource, Protocol):
         record: SummaryRecord | None,
     ) -> tuple[str | None, int | None, NativeArtifact | None]: ...
 
+    def _injected_test(
+        self, session_id: str, now: Callable[[], Collection[str]]
+    ) -> InjectedTest: ...
+
     def _read_record(
         self, session_id: str, data: dict[str, object] | None
     ) -> SummaryRecord | None: ...
@@ -126,6 +131,7 @@ class TurnHost(RecallSource, Protocol):
         covered: int | None,
         repair: Repair,
         placement: Placement,
+        earlier: InjectedTest,
     ) -> list[Message]: ...
 
     def _recall(
@@ -241,7 +247,9 @@ class Conversation:
                 Anthropic) user message dict; None sends the history as it is (the
                 next call of a tool loop).
             system: the host's system prompt; never stored. The summary is merged
-                into it (after it, so a prompt cache keeps its prefix). A blank
+                into it (after it, so a prompt cache keeps its prefix; one an
+                earlier request merged is replaced, a text that merely holds the
+                summary header is the host's and kept). A blank
                 prompt (whitespace alone) is no prompt, in every format, and
                 Anthropic system blocks go without their blank text blocks (which
                 the API refuses).
@@ -273,7 +281,9 @@ class Conversation:
         engine = self._engine
         engine._check_open()
         kind = _check_format(format)
-        message = None if user is None else unsaved([user_message(user)], "user")[0]
+        message = (
+            None if user is None else self._unsaved([user_message(user)], "user")[0]
+        )
         head = system_message(system)
         if kind == "anthropic":  # a native summarizer sends the session's system
             engine._note_request(  # tools: those remembered
@@ -292,6 +302,7 @@ class Conversation:
                     self.session_id, self.model, provider, record
                 )
             block = None if native is None else native.block
+            earlier = engine._injected_test(self.session_id, lambda: _texts(text))
             if message is not None:
                 saved = engine.memory.save_message(self.session_id, message)
                 transcript.extend([saved])
@@ -302,14 +313,16 @@ class Conversation:
                 covered = active_coverage(engine.memory, self.session_id, covered)
             if self._is_plain(transcript, covered):
                 if kind == "openai":
-                    return self._plain_request(head, text, transcript)
+                    return self._plain_request(head, text, transcript, earlier)
                 if kind == "responses":
-                    lead = _with_item(items_of(self._lead(head, text)), native)
+                    lead = _with_item(items_of(_lead(head, text, earlier)), native)
                     return lead + transcript.response_items()
                 if transcript.settled:
-                    return self._plain_anthropic(head, text, transcript, block)
+                    return self._plain_anthropic(
+                        _lead(head, text, earlier), transcript, block
+                    )
             history = list(transcript.messages)
-        return self._request(kind, head, text, covered, history, native)
+        return self._request(kind, head, text, earlier, covered, history, native)
 
     def record(self, reply: object, *, usage: object = None) -> Recorded:
         """Save the model's reply; report its usage; answer the library's tool calls.
@@ -347,7 +360,7 @@ class Conversation:
         engine._check_open()
         read = read_response(reply) or read_reply(reply)
         tokens = read.context_tokens if usage is None else read_usage_tokens(usage)
-        output = unsaved(list(read.output), "reply")
+        output = self._unsaved(list(read.output), "reply")
         model = self.model or read.model
         calls = [call for message in output for call in message.tool_calls]
         ours, pending = self._split_calls(calls)
@@ -403,13 +416,33 @@ class Conversation:
 
         Raises:
             MessageError: a message is malformed, is a summary the engine
-                injected or is already stored (it has an id); nothing is saved.
+                injected (also merged into the host's system prompt, as
+                ``prepare(system=...)`` returns it; told by its text, the current
+                summary or a kept earlier one, whole or cut, so a host's note
+                that merely holds the header is stored) or is already stored (it
+                has an id); nothing is saved.
             StoreError: the store failed; nothing is saved.
         """
         self._engine._check_open()
-        return self._save(unsaved(host_messages(messages), "messages"))[0]
+        return self._save(self._unsaved(host_messages(messages), "messages"))[0]
 
     # -- the parts
+
+    def _unsaved(self, messages: list[Message], where: str) -> list[Message]:
+        """``unsaved``, telling the summary the engine injected by its exact text.
+
+        The texts compared are the ones this handle's requests get now, in each
+        format (a native summary's Anthropic and Responses text is its pinned facts
+        alone), and the session's summaries (``summary_history``), whole or cut:
+        read only for a system message holding the header.
+        """
+        engine, sid = self._engine, self.session_id
+
+        def now() -> tuple[str, ...]:
+            texts = (engine._injection(sid, self.model, p)[0] for p in _ALL_PROVIDERS)
+            return tuple(dict.fromkeys(text for text in texts if text is not None))
+
+        return unsaved(messages, where, engine._injected_test(sid, now))
 
     def _split_calls(
         self, calls: Sequence[ToolCall]
@@ -495,34 +528,30 @@ class Conversation:
         first = transcript.messages[0].id if transcript.messages else None
         return covered is None or first is None or first > covered
 
-    @staticmethod
-    def _lead(head: Message | None, text: str | None) -> list[Message]:
-        """Return the host's system prompt with the summary merged into it."""
-        return assemble_messages(
-            [] if head is None else [head],
-            None if text is None else summary_message(text),
-            "merge",
-        )
-
     def _plain_request(
-        self, head: Message | None, text: str | None, transcript: Transcript
-    ) -> list[dict[str, object]]:
-        key = (None if head is None else head.content, text)
-        if not (key[0] is None or isinstance(key[0], str)):  # blocks: built each time
-            return [m.to_openai() for m in self._lead(head, text)] + transcript.dicts
-        if transcript.lead is None or transcript.lead[0] != key:
-            transcript.lead = (key, [m.to_openai() for m in self._lead(head, text)])
-        lead = [dict(made) for made in transcript.lead[1]]  # the caller's to change
-        return lead + transcript.dicts  # a new list
-
-    def _plain_anthropic(
         self,
         head: Message | None,
         text: str | None,
         transcript: Transcript,
+        earlier: InjectedTest,
+    ) -> list[dict[str, object]]:
+        key = (None if head is None else head.content, text)
+        if not (key[0] is None or isinstance(key[0], str)):  # blocks: built each time
+            lead = _lead(head, text, earlier)
+            return [m.to_openai() for m in lead] + transcript.dicts
+        if transcript.lead is None or transcript.lead[0] != key:
+            made = [m.to_openai() for m in _lead(head, text, earlier)]
+            transcript.lead = (key, made)
+        lead_dicts = [dict(made) for made in transcript.lead[1]]  # the caller's
+        return lead_dicts + transcript.dicts  # a new list
+
+    def _plain_anthropic(
+        self,
+        lead: list[Message],
+        transcript: Transcript,
         block: Mapping[str, object] | None,
     ) -> dict[str, object]:
-        system, _ = messages_to_anthropic(self._lead(head, text))
+        system, _ = messages_to_anthropic(lead)
         keep = self._engine.config.anthropic_keep_thinking_turns
         return _anthropic_request(
             system, clear_old_thinking(transcript.anthropic_turns(), keep), block
@@ -533,6 +562,7 @@ class Conversation:
         kind: RequestFormat,
         head: Message | None,
         text: str | None,
+        earlier: InjectedTest,
         covered: int | None,
         history: list[Message],
         native: NativeArtifact | None = None,
@@ -541,16 +571,37 @@ class Conversation:
         engine = self._engine
         block = None if native is None else native.block
         if kind == "anthropic":
-            assembled = engine._assembled(given, text, covered, False, "merge")
+            assembled = engine._assembled(given, text, covered, False, "merge", earlier)
             system, messages = messages_to_anthropic(
                 anthropic_pairs(assembled, True), alternate=True
             )
             keep = engine.config.anthropic_keep_thinking_turns
             return _anthropic_request(system, clear_old_thinking(messages, keep), block)
-        assembled = engine._assembled(given, text, covered, True, "merge")
+        assembled = engine._assembled(given, text, covered, True, "merge", earlier)
         if kind == "responses":
             return _with_item(items_of(assembled), native)
         return [message.to_openai() for message in assembled]
+
+
+def _texts(text: str | None) -> tuple[str, ...]:
+    """Return the injected ``text`` a request gets, as ``_injected_test`` takes it."""
+    return () if text is None else (text,)
+
+
+def _lead(
+    head: Message | None, text: str | None, earlier: InjectedTest
+) -> list[Message]:
+    """Return the host's system prompt with the summary merged into it.
+
+    A summary an earlier request merged into it (the host passed that prompt back)
+    is replaced; a host's text that merely holds the header is kept.
+    """
+    return assemble_messages(
+        [] if head is None else [head],
+        None if text is None else summary_message(text),
+        "merge",
+        earlier,
+    )
 
 
 _UNREAD: tuple[bool, None] = (False, None)
@@ -560,6 +611,7 @@ _PROVIDERS: Mapping[str, str] = {
     "anthropic": ANTHROPIC_PROVIDER,
     "responses": OPENAI_PROVIDER,
 }
+_ALL_PROVIDERS = (None, ANTHROPIC_PROVIDER, OPENAI_PROVIDER)
 
 
 def _with_item(

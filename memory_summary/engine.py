@@ -2,7 +2,7 @@
 
 This is the one place that builds concrete objects: the store's collaborators, the
 summarizer (the offline one by default), the thread runtime and the compressor.
-It runs about 1230 lines because it is the whole public API, one method per call, each
+It runs about 1320 lines because it is the whole public API, one method per call, each
 with the docstring the reference is generated from; what the methods do lives in
 the modules they wire (``actors``, ``injected_prompts``, ``process_identity``,
 ``history``, ``recall_tools``).
@@ -90,7 +90,7 @@ from memory_summary.domain.capabilities import (
     store_capabilities,
 )
 from memory_summary.domain.clear import SUMMARY_TYPE, clears_summary, near_misses
-from memory_summary.domain.injection import without_covered
+from memory_summary.domain.injection import InjectedTest, without_covered
 from memory_summary.domain.lineage import VERSIONS_NAMESPACE
 from memory_summary.domain.native import (
     ANTHROPIC_PROVIDER,
@@ -141,6 +141,11 @@ def _check_session_id(session_id: object) -> str:
                 "session_id", "contains a lone surrogate; allowed: valid Unicode text"
             ) from None
     return session_id
+
+
+def _texts(text: str | None) -> tuple[str, ...]:
+    """Return the injected ``text`` a request got, as ``InjectedPrompts`` takes it."""
+    return () if text is None else (text,)
 
 
 def _check_model(model: object) -> str | None:
@@ -706,6 +711,29 @@ class SummaryEngine:
         text = self._prompts.text(session_id, model, record)
         return text, record.covered_through_id, block
 
+    def _injected_test(
+        self, session_id: str, now: Callable[[], Collection[str]]
+    ) -> InjectedTest:
+        """Return the test of the session's injected texts (``InjectedPrompts``).
+
+        ``now``: the texts its requests get now; the summaries compared beyond them
+        are ``summary_history``'s (read only for a text they do not hold).
+        """
+
+        def summaries() -> list[str]:
+            try:
+                return [version.summary for version in self.summary_history(session_id)]
+            except StoreError as exc:
+                log.warning(
+                    "session %s: summary history unreadable, injected copies "
+                    "compared with the current texts only: %s",
+                    session_id,
+                    exc,
+                )
+                return []
+
+        return self._prompts.injected_test(now, summaries)
+
     def _read_record(
         self, session_id: str, data: dict[str, object] | None
     ) -> SummaryRecord | None:
@@ -753,7 +781,11 @@ class SummaryEngine:
                 in that model's encoding (default: the session's last model).
 
         Idempotent: a summary already present (separate or merged, even one that
-        lost its ``kind`` in the host's own format) is replaced, never doubled. A
+        lost its ``kind`` in the host's own format) is replaced, never doubled.
+        Without its ``kind`` it is known by its text, in the leading system block
+        only: the session's current summary or one of its ``summary_versions_kept``
+        earlier ones, whole or cut to any budget (an older copy is kept as the
+        host's); a host's text that merely holds the summary header is kept. A
         message read from the store (it has an ``id``) is sent as stored, even one
         that looks like a summary (its ``kind``, the header's text): only the
         library's own injection is replaced.
@@ -775,7 +807,8 @@ class SummaryEngine:
         covered = stored_coverage(
             self.memory, session_id, given, covered, spans=self._store_can.spans
         )
-        return self._assembled(given, text, covered, repair, placement)
+        earlier = self._injected_test(session_id, lambda: _texts(text))
+        return self._assembled(given, text, covered, repair, placement, earlier)
 
     def _assembled(
         self,
@@ -784,6 +817,7 @@ class SummaryEngine:
         covered: int | None,
         repair: Repair,
         placement: Placement,
+        earlier: InjectedTest,
     ) -> list[Message]:
         """Return ``assemble``'s request for a summary text already read."""
         masked = mask_tool_results(  # a result's age: as the host gave the history
@@ -795,6 +829,7 @@ class SummaryEngine:
             repair_pairs(masked, repair),
             None if text is None else summary_message(text),
             placement,
+            earlier,
         )
 
     def clear(
@@ -919,9 +954,10 @@ class SummaryEngine:
         The same as ``assemble`` (``options`` go to it unchanged), on what the openai
         SDK takes and returns: dicts or pydantic messages in, plain dicts out, so a
         host that speaks OpenAI format never touches ``Message``. Idempotent: as in
-        ``assemble``, a system message of the leading block that starts with the
-        summary header is taken for a summary injected earlier and replaced; the
-        same text later in the conversation is the host's and is kept.
+        ``assemble``, a system message of the leading block whose text is a summary
+        the engine injected (the current one or a kept earlier one, whole or cut) is
+        replaced; the same text later in the conversation, or a host's text that
+        merely holds the summary header, is the host's and is kept.
 
         Raises:
             MessageError: a message is malformed; the field names its index.
@@ -1237,7 +1273,8 @@ class SummaryEngine:
         request goes to the model that made it (``model``, else the session's
         last), its compaction block comes first in ``messages``, verbatim, in
         place of the summary text (``drop_native`` when the API refuses it).
-        Idempotent: a summary merged earlier is replaced, and so are the
+        Idempotent: a summary merged earlier is replaced (known as ``assemble``
+        knows it: its text, not the header alone), and so are the
         ``compaction`` blocks that open the first message while the session has a
         summary (taken as the library's own, sent by an earlier call: the current
         block, or the text, goes in their place; a block anywhere else is the
@@ -1274,7 +1311,8 @@ class SummaryEngine:
         covered = stored_coverage(
             self.memory, session_id, given, covered, spans=self._store_can.spans
         )
-        assembled = self._assembled(given, text, covered, False, "merge")
+        earlier = self._injected_test(session_id, lambda: _texts(text))
+        assembled = self._assembled(given, text, covered, False, "merge", earlier)
         system_out, turns = messages_to_anthropic(
             anthropic_pairs(assembled, repair), alternate=repair is not False
         )

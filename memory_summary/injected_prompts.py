@@ -7,13 +7,17 @@ what is known. Whatever is known, the text fits its budget in the encoding of th
 model the request goes to (seed: the 4096-token fallback, floor 512, while the
 length is unknown): no stored count, made in another encoding or under another
 budget, lets a summary skip the cut.
+
+It also tells the texts it injected from a host's (``injected_test``): a summary
+handed back in the host's own format has lost its kind, and is known by comparing
+its text with the session's summaries.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 
 from memory_summary.actors.summary_model import ModelResolver
 from memory_summary.actors.workers import WorkerPool
@@ -24,6 +28,7 @@ from memory_summary.domain import (
     injection_budget_tokens,
     injection_text,
 )
+from memory_summary.domain.injection import HEADERS, InjectedTest, is_injection_of
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +93,45 @@ class InjectedPrompts:
             self._cache.clear()
         self._cache[session_id] = (record.text, budget, count, text)
         return text
+
+    def injected_test(
+        self,
+        now: Callable[[], Collection[str]],
+        summaries: Callable[[], Iterable[str]],
+    ) -> InjectedTest:
+        """Return a test of whether a text is a summary text the engine injected.
+
+        A text is when it is one of ``now`` (the texts the session's requests get
+        now, read on the first text that opens with the locale's header), else the
+        injected text of one of ``summaries`` (the session's current and kept
+        earlier summaries, read only then), whole or cut to any budget: a copy
+        made before the latest compression, or for another model, is one too. A
+        host's text that merely holds the header is none. Each is read at most once.
+        """
+        header = HEADERS[self._config.locale]
+        known: dict[str, Collection[str]] = {}
+
+        def test(text: str) -> bool:
+            if not text.startswith(header):
+                return False
+            if "now" not in known:
+                known["now"] = now()
+            if text in known["now"]:
+                return True
+            if "summaries" not in known:
+                known["summaries"] = [s for s in summaries() if s]
+            return any(
+                is_injection_of(
+                    text,
+                    summary,
+                    locale=self._config.locale,
+                    recall_hint=self._config.recall_hint,
+                    search=self._searchable(),
+                )
+                for summary in known["summaries"]
+            )
+
+        return test
 
     def forget(self, session_id: str) -> None:
         """Drop the session's cached text."""
