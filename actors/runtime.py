@@ -293,7 +293,15 @@ class ThreadRuntime:
 
         try:
             self._gate.submit(check)
-        except RuntimeError:  # the pool is shut down: the engine is stopping
+        except RuntimeError as exc:  # the pool is shut down: the engine is stopping
+            if isinstance(exc, ThreadStartError):  # or the process is out of threads
+                log.warning(
+                    "session %s: the turn's gate check did not start (%s): this turn "
+                    "triggers no compression; the next turn is checked again",
+                    session_id,
+                    exc,
+                    extra={"session_id": session_id},
+                )
             if isinstance(gated.message, TurnEnded):
                 self.turns.heard(session_id)
             self.settle(1)

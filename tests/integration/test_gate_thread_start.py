@@ -3,7 +3,8 @@
 The gate pool counted such a thread as started and kept its check queued: after two
 failures (the pool's size) no turn was checked again, so no session compressed and
 ``wait_idle`` never returned True. The turns whose check could not start are
-settled by the caller; the next turn, with threads to spare again, compresses.
+settled by the caller, each with a WARNING; the next turn, with threads to spare
+again, compresses.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ GUARD_S = 30.0
 
 @pytest.mark.parametrize("fails", [1, 2, 3])
 def test_turns_compress_after_gate_threads_failed_to_start(
-    monkeypatch, tmp_path, fails
+    monkeypatch, tmp_path, fails, caplog
 ):
     real = workers.daemon
     left = [fails]
@@ -55,6 +56,8 @@ def test_turns_compress_after_gate_threads_failed_to_start(
         assert left == [0]
         assert engine.wait_idle(GUARD_S)  # the failed checks were settled
         assert engine.summary("s") is None
+        said = [r for r in caplog.records if "gate check did not start" in r.message]
+        assert [r.levelname for r in said] == ["WARNING"] * fails
         monkeypatch.setattr(workers, "daemon", real)
         engine.turn_after("s")
         assert engine.wait_idle(GUARD_S)
