@@ -732,7 +732,7 @@ class SummaryEngine:
                 )
                 return []
 
-        return self._prompts.injected_test(now, summaries)
+        return self._prompts.injected_test(session_id, now, summaries)
 
     def _read_record(
         self, session_id: str, data: dict[str, object] | None
@@ -784,8 +784,11 @@ class SummaryEngine:
         lost its ``kind`` in the host's own format) is replaced, never doubled.
         Without its ``kind`` it is known by its text, in the leading system block
         only: the session's current summary or one of its ``summary_versions_kept``
-        earlier ones, whole or cut to any budget (an older copy is kept as the
-        host's); a host's text that merely holds the summary header is kept. A
+        earlier ones, whole or cut to any budget, or one of the last texts this
+        engine injected for the session (remembered through ``clear`` and
+        ``forget``; a copy another process injected of a summary the store no
+        longer holds is the host's); a host's text that merely holds the summary
+        header is kept. A
         message read from the store (it has an ``id``) is sent as stored, even one
         that looks like a summary (its ``kind``, the header's text): only the
         library's own injection is replaced.
@@ -926,7 +929,9 @@ class SummaryEngine:
         Active and archived messages, archive rows in the store, the summary (and a
         quarantined one), the compaction lease and the engine's own state: a host's
         "delete my data" in one call. A compression running meanwhile is fenced and
-        commits nothing, so nothing forgotten comes back.
+        commits nothing, so nothing forgotten comes back. Digests of the summary
+        texts it injected stay in memory (bounded), so a copy the host still sends
+        is dropped from its requests, never stored.
         """
         self._core.check_open()
         _check_session_id(session_id)

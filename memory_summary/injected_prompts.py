@@ -10,13 +10,18 @@ budget, lets a summary skip the cut.
 
 It also tells the texts it injected from a host's (``injected_test``): a summary
 handed back in the host's own format has lost its kind, and is known by comparing
-its text with the session's summaries.
+its text with the session's summaries, and with the texts this engine built for the
+session (``InjectedDigests``): a copy of a summary the store no longer holds (past
+``summary_versions_kept``, or cleared) is still the engine's. A copy another process
+injected, of a summary the store no longer holds, is read as the host's text.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable
 
 from memory_summary.actors.summary_model import ModelResolver
@@ -34,6 +39,64 @@ log = logging.getLogger(__name__)
 
 PROMPT_CACHE_SIZE = 50_000
 """Sessions whose injected text is cached; the cache is dropped whole when full."""
+
+DIGESTS_PER_SESSION = 16
+"""Injected texts remembered per session (the latest), to tell a copy handed back."""
+
+DIGEST_SESSIONS = 10_000
+"""Sessions whose injected texts are remembered; the least recently used goes first."""
+
+
+TextDigest = tuple[int, bytes]
+"""A text's length and hash: a text of another length is told apart unhashed."""
+
+
+def text_digest(text: str) -> TextDigest:
+    """Return the digest of ``text`` (any ``str``, lone surrogates included)."""
+    data = text.encode("utf-8", "surrogatepass")
+    return len(text), hashlib.blake2b(data, digest_size=16).digest()
+
+
+class InjectedDigests:
+    """Remembers digests of the texts the engine injected, per session, bounded.
+
+    The latest ``per_session`` texts of each of the ``sessions`` sessions used last.
+    ``clear`` and ``forget`` leave them: a copy a host still holds of a cleared
+    summary is the engine's, to be dropped, never the host's to keep.
+    """
+
+    def __init__(
+        self, per_session: int = DIGESTS_PER_SESSION, sessions: int = DIGEST_SESSIONS
+    ) -> None:
+        self._per_session = per_session
+        self._sessions = sessions
+        self._seen: OrderedDict[str, dict[TextDigest, None]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def remember(self, session_id: str, digest: TextDigest) -> None:
+        """Remember that ``session_id``'s requests got the text of ``digest``."""
+        with self._lock:
+            seen = self._seen.get(session_id)
+            if seen is None:
+                seen = self._seen[session_id] = {}
+                if len(self._seen) > self._sessions:
+                    self._seen.popitem(last=False)
+            else:
+                self._seen.move_to_end(session_id)
+            seen.pop(digest, None)
+            seen[digest] = None  # the latest last
+            if len(seen) > self._per_session:
+                del seen[next(iter(seen))]
+
+    def holds(self, session_id: str, text: str) -> bool:
+        """Tell whether ``text`` is one the engine injected for ``session_id``."""
+        with self._lock:
+            seen = tuple(self._seen.get(session_id, ()))
+        # a prompt holding the header many times is tried at each: no hash for
+        # a candidate of no remembered length, so the tries stay linear
+        if all(length != len(text) for length, _ in seen):
+            return False
+        return text_digest(text) in seen
 
 
 class InjectedPrompts:
@@ -65,7 +128,8 @@ class InjectedPrompts:
         self._calls = calls
         self._closed = closed
         self._searchable = searchable
-        self._cache: dict[str, tuple[str, int, object, str]] = {}
+        self._cache: dict[str, tuple[str, int, object, str, TextDigest]] = {}
+        self._digests = InjectedDigests()
         self._resolving: set[str | None] = set()
         self._lock = threading.Lock()
 
@@ -79,6 +143,7 @@ class InjectedPrompts:
             and cached[2] is count
             and cached[0] == record.text
         ):
+            self._digests.remember(session_id, cached[4])
             return cached[3]
         text = injection_text(
             record.text,
@@ -89,24 +154,29 @@ class InjectedPrompts:
             ceiling=getattr(count, "ceiling", None),
             search=self._searchable(),
         )
+        digest = text_digest(text)
+        self._digests.remember(session_id, digest)
         if len(self._cache) >= PROMPT_CACHE_SIZE:
             self._cache.clear()
-        self._cache[session_id] = (record.text, budget, count, text)
+        self._cache[session_id] = (record.text, budget, count, text, digest)
         return text
 
     def injected_test(
         self,
+        session_id: str,
         now: Callable[[], Collection[str]],
         summaries: Callable[[], Iterable[str]],
     ) -> InjectedTest:
         """Return a test of whether a text is a summary text the engine injected.
 
         A text is when it is one of ``now`` (the texts the session's requests get
-        now, read on the first text that opens with the locale's header), else the
-        injected text of one of ``summaries`` (the session's current and kept
-        earlier summaries, read only then), whole or cut to any budget: a copy
-        made before the latest compression, or for another model, is one too. A
-        host's text that merely holds the header is none. Each is read at most once.
+        now, read on the first text that opens with the locale's header), else one
+        this engine built for the session (its latest ``DIGESTS_PER_SESSION``, kept
+        through ``clear`` and ``forget``), else the injected text of one of
+        ``summaries`` (the session's current and kept earlier summaries, read only
+        then), whole or cut to any budget: a copy made before the latest
+        compression, or for another model, is one too. A host's text that merely
+        holds the header is none. Each is read at most once.
         """
         header = HEADERS[self._config.locale]
         known: dict[str, Collection[str]] = {}
@@ -116,7 +186,7 @@ class InjectedPrompts:
                 return False
             if "now" not in known:
                 known["now"] = now()
-            if text in known["now"]:
+            if text in known["now"] or self._digests.holds(session_id, text):
                 return True
             if "summaries" not in known:
                 known["summaries"] = [s for s in summaries() if s]
