@@ -147,3 +147,36 @@ def test_bad_options_are_refused_before_connecting(option, value):
 
     with pytest.raises((StoreError, ValueError, TypeError)):
         RedisStore(free_port_url(), **{option: value})
+
+
+def test_a_search_racing_a_restart_never_lifts_the_mark_over_new_ids(
+    redis_server, monkeypatch
+):
+    import redis
+
+    from memory_summary.adapters import RedisStore
+
+    store = make_redis()
+    other = make_redis(store.prefix)
+    for i in range(5):
+        store.save_message("a", Message("user", f"alpha {i}"))
+    run = RedisStore._script
+
+    def restart_before_index(self, name, where, keys, args):
+        if name == "INDEX":  # the keys lost (no persistence), ids given anew
+            monkeypatch.setattr(RedisStore, "_script", run)
+            with redis.Redis.from_url(store.url) as client:
+                for key in list(client.scan_iter(match=store.prefix + "*")):
+                    client.delete(key)
+            other.save_message("a", Message("user", "first after restart"))
+        return run(self, name, where, keys, args)
+
+    monkeypatch.setattr(RedisStore, "_script", restart_before_index)
+    try:
+        store.search_messages("a", ["alpha"], limit=3)
+        saved = store.save_message("a", Message("user", "next"))
+
+        assert saved.id == 2
+    finally:
+        dispose(store)
+        other.close()

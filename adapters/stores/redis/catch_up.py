@@ -7,6 +7,10 @@ with their entries, computed here, which adds each row still stored and still
 without an entry (another process may have popped or indexed it meanwhile) and moves
 the mark. Ids come from one counter and scripts run one at a time, so a row saved
 after ``PENDING`` has a higher id than the mark ``INDEX`` sets: none is skipped.
+The mark never goes above the history's highest id: rows ``PENDING`` read before
+the server lost the keys (a restart without persistence, ids given anew) would
+otherwise lift it over the ids the next saves get, and the id counter's check
+(``next_id``) would refuse them.
 
 The mark is a member of the session's postings set, ``NUL`` then the id: no term
 is empty, so no term's lex range holds it, and it goes wherever the postings go (a
@@ -41,6 +45,10 @@ local function mark(postings)
 end
 local function set_mark(history, postings, entries, words, top)
   local member, at = mark(postings)
+  -- never above the history's highest id: rows read before the keys were lost
+  -- (a restart) and ids given anew would lift it over the ids saves give next
+  local last = redis.call('ZREVRANGE', history, 0, 0, 'WITHSCORES')
+  top = math.min(top, tonumber(last[2] or '0'))
   if top > at then
     if member then redis.call('ZREM', postings, member) end
     redis.call('ZADD', postings, 0, '\\0' .. string.format('%d', top))
