@@ -156,11 +156,26 @@ _MERGED_MARKS = tuple(MERGE_SEPARATOR + header for header in HEADERS.values())
 
 
 def anchor_index(messages: Sequence[Message]) -> int:
-    """Return the index right after the leading block of system/developer messages."""
+    """Return the index right after the leading block of system/developer messages.
+
+    The block holds the host's instructions (no ``kind``) and a summary: a system
+    message of another ``kind`` (an item an integration stored, such as a Responses
+    ``reasoning`` item) is history and ends it, so the summary goes before it and
+    never between a reasoning item and the output that follows it.
+
+    >>> anchor_index([Message("system", "Be brief."),
+    ...     Message("system", "[reasoning]", kind="item"), Message("user", "hi")])
+    1
+    """
     index = 0
-    while index < len(messages) and messages[index].is_instruction:
+    while index < len(messages) and _leads(messages[index]):
         index += 1
     return index
+
+
+def _leads(message: Message) -> bool:
+    """Tell whether ``message`` belongs in the leading system block."""
+    return message.is_instruction and message.kind in (None, SUMMARY_KIND)
 
 
 def is_summary_message(

@@ -141,3 +141,32 @@ def test_a_response_with_nothing_to_say_is_refused_and_nothing_stored(engine, ou
         chat.record(response(*output))
 
     assert len(engine.memory.get_history("r")) == 1
+
+
+def test_a_kept_tail_that_starts_with_reasoning_gets_the_summary_before_it():
+    config = SummaryConfig(context_window={"gpt-4": 8192}, keep_recent=4)
+    store = InMemoryStore()
+    with SummaryEngine(store, InstrumentedSummarizer(), config=config) as engine:
+        chat = engine.conversation("r", model="gpt-4")
+        for turn in range(3):
+            chat.prepare(f"question {turn}")
+            chat.record(response({**TEXT, "id": f"msg_{turn}"}))
+        chat.prepare("Look it up.")
+        second = {**CALL, "id": "fc_2", "call_id": "call_2"}
+        chat.record(response(REASONING, CALL, second))
+        chat.add(
+            {"role": "tool", "tool_call_id": "call_1", "content": "1"},
+            {"role": "tool", "tool_call_id": "call_2", "content": "2"},
+        )
+        assert engine.compress("r").result(timeout=10).code == "summary_written"
+
+        items = chat.prepare(format="responses")
+        chats = chat.prepare(format="openai")
+        anthropic = chat.prepare(format="anthropic")
+
+    assert store.get_history("r")[0].text == "[reasoning]"  # the kept tail's first
+    assert items[0]["role"] == "system"
+    assert items[0]["content"].startswith("Summary of the earlier")
+    assert [item.get("id") for item in items[1:3]] == ["rs_1", "fc_1"]
+    assert chats[0]["content"] == items[0]["content"]
+    assert anthropic["system"].startswith(items[0]["content"])

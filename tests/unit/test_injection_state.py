@@ -73,6 +73,21 @@ def test_assemble_without_system_messages_puts_the_summary_first():
     assert [m.content for m in out] == ["S", "hi"]
 
 
+@pytest.mark.parametrize("placement", ["separate", "merge"])
+def test_a_stored_item_of_a_kind_is_history_and_the_summary_goes_before_it(
+    placement,
+):
+    reasoning = Message("system", "[reasoning]", kind="openai-agents-item", id=5)
+    call = Message("assistant", "ok", id=6)
+    host = Message("system", "rules")
+
+    bare = assemble_messages([reasoning, call], summary_message("S"), placement)
+    hosted = assemble_messages([host, reasoning, call], summary_message("S"))
+
+    assert [m.content for m in bare] == ["S", "[reasoning]", "ok"]
+    assert [m.content for m in hosted] == ["rules", "S", "[reasoning]", "ok"]
+
+
 def test_triggers_coalesce_into_one_follow_up_with_the_strongest_reason():
     state, start = on_trigger(Idle(), "turn")
     assert (state, start) == (Busy(running="turn"), True)
