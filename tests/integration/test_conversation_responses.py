@@ -170,3 +170,19 @@ def test_a_kept_tail_that_starts_with_reasoning_gets_the_summary_before_it():
     assert [item.get("id") for item in items[1:3]] == ["rs_1", "fc_1"]
     assert chats[0]["content"] == items[0]["content"]
     assert anthropic["system"].startswith(items[0]["content"])
+
+
+@pytest.mark.parametrize("dumped", [False, True])
+def test_response_items_go_back_by_the_apis_field_names_without_none_fields(
+    engine, dumped
+):
+    chat = engine.conversation("r")
+    chat.prepare("hi")
+    call = {**CALL, "async": False, "namespace": "tools"}
+    reply = response(REASONING, TEXT, call)
+
+    chat.record(reply.model_dump() if dumped else reply)
+    chat.add({"role": "tool", "tool_call_id": "call_1", "content": "42"})
+    items = chat.prepare(format="responses")
+
+    assert items[1:4] == [REASONING, TEXT, call]  # "async", no "async_", no None
