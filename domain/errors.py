@@ -10,6 +10,7 @@ MemorySummaryError                  catch this to catch everything we raise on p
  +-- RecallUnsupported (also TypeError) the store cannot search or read its history
  +-- StoreError                     the store failed; nothing was applied
  |    +-- MalformedRecord            a stored row cannot be decoded (foreign or corrupt)
+ |    +-- PartiallySaved             a store without batches failed midway (lists both)
  |    +-- StoreUnavailable           the database cannot be opened as our store
  +-- SummarizerError                the LLM failed; the engine degrades to trim-only
  |    +-- SummarizerTimeout          no (whole) answer before the deadline
@@ -20,6 +21,11 @@ MemorySummaryError                  catch this to catch everything we raise on p
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Generic, TypeVar
+
+_Saved = TypeVar("_Saved")  # the store's messages (``Message``; errors import no model)
 
 
 class MemorySummaryError(Exception):
@@ -107,6 +113,39 @@ class StoreUnavailable(StoreError):
     exist (a schema that does not exist or is another application's), or it was
     written by a newer release.
     """
+
+
+class PartiallySaved(StoreError, Generic[_Saved]):
+    """The store failed midway through a batch: the first messages are stored.
+
+    Only a store without ``save_messages`` (no batch in one transaction; every
+    store this library ships has it) saves a batch one message at a time, so only
+    such a store can fail once some are saved. Nothing is undone (the store has no
+    way to): ``saved`` are stored, ``unsaved`` are not. Saving the batch again would
+    store ``saved`` twice; ``Conversation.add(*error.unsaved)`` completes it.
+
+    Attributes:
+        session_id: the session saved to.
+        saved: the messages the store saved, as stored (with their ids), in order.
+        unsaved: the rest of the batch, not saved, in order.
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        saved: Sequence[_Saved],
+        unsaved: Sequence[_Saved],
+    ) -> None:
+        self.session_id = session_id
+        self.saved = tuple(saved)
+        self.unsaved = tuple(unsaved)
+        ids = [getattr(message, "id", None) for message in self.saved]
+        total = len(self.saved) + len(self.unsaved)
+        super().__init__(
+            f"the store failed midway through a batch of {total} messages for "
+            f"session {session_id!r}: saved {len(self.saved)} (ids {ids}), not "
+            f"saved {len(self.unsaved)}"
+        )
 
 
 class MalformedRecord(StoreError):

@@ -4,7 +4,9 @@ A store with ``save_messages`` (``BatchSavingStore``: every store this library s
 saves the batch in one transaction. Any other store gets every message checked first,
 as the shipped stores check them (JSON-compatible metadata and content, a finite
 timestamp), and then saved one by one while this process's other batches wait, so a
-message the store refuses for those reasons leaves nothing of its batch behind.
+message the store refuses for those reasons leaves nothing of its batch behind. Such a
+store failing once some are saved cannot undo them: ``PartiallySaved`` says which
+were saved (with their ids) and which were not.
 """
 
 from __future__ import annotations
@@ -14,7 +16,13 @@ from collections.abc import Sequence
 from typing import cast
 
 from memory_summary.adapters.stores.rows import message_values
-from memory_summary.domain import BatchSavingStore, MemoryStore, Message
+from memory_summary.domain import (
+    BatchSavingStore,
+    MemoryStore,
+    Message,
+    PartiallySaved,
+    StoreError,
+)
 from memory_summary.domain.capabilities import has_capability
 
 __all__ = ["save_batch"]
@@ -35,8 +43,9 @@ def save_batch(
     wiring (None: decide now, ``domain.capabilities``).
 
     Raises:
-        StoreError: a message is refused; nothing of the batch was saved (on a store
-            without ``save_messages``: unless the store itself failed midway).
+        StoreError: a message is refused; nothing of the batch was saved.
+        PartiallySaved: a store without ``save_messages`` failed once it had saved
+            the first messages (a ``StoreError``; it lists the saved and the rest).
     """
     if at_once is None:
         at_once = has_capability(store, BatchSavingStore)
@@ -44,5 +53,13 @@ def save_batch(
         return cast(BatchSavingStore, store).save_messages(session_id, messages)
     for message in messages:
         message_values(message)  # refuses what a shipped store would, before any save
+    saved: list[Message] = []
     with _ONE_AT_A_TIME:
-        return [store.save_message(session_id, message) for message in messages]
+        try:
+            for message in messages:  # `saved` holds what is stored when one fails
+                saved.append(store.save_message(session_id, message))  # noqa: PERF401
+        except StoreError as exc:
+            if not saved:
+                raise
+            raise PartiallySaved(session_id, saved, messages[len(saved) :]) from exc
+    return saved

@@ -43,6 +43,7 @@ from memory_summary.domain import (
     EngineClosed,
     MalformedRecord,
     Message,
+    PartiallySaved,
     Placement,
     Repair,
     SpanningStore,
@@ -349,7 +350,14 @@ class Conversation:
                 empty (no text, tool call or refusal; thinking alone is empty) or
                 is a ``Message`` already stored (it has an id) or the engine's
                 injected summary; nothing is saved.
-            StoreError: the store failed; nothing of the turn was saved.
+            StoreError: the store failed; nothing of the turn was saved. Every
+                store this library ships saves the turn's messages in one
+                transaction (``save_messages``).
+            PartiallySaved: a ``StoreError`` of a store without ``save_messages``
+                (one message at a time) that failed midway: ``saved`` lists the
+                messages it stored (with their ids), ``unsaved`` the rest; do not
+                record the reply again (that would store ``saved`` twice):
+                ``add(*error.unsaved)`` completes the turn.
             EngineClosed: ``stop()`` began before the save; nothing is saved. A
                 ``stop()`` that begins once the reply is saved is no failure:
                 ``record`` returns what it stored, and the turn and its usage go
@@ -422,6 +430,8 @@ class Conversation:
                 that merely holds the header is stored) or is already stored (it
                 has an id); nothing is saved.
             StoreError: the store failed; nothing is saved.
+            PartiallySaved: a store without ``save_messages`` failed midway; the
+                error lists the messages saved and the rest (``record``).
         """
         self._engine._check_open()
         return self._save(self._unsaved(host_messages(messages), "messages"))[0]
@@ -462,7 +472,11 @@ class Conversation:
         if transcript is None:
             return save_batch(engine.memory, sid, messages, at_once=at_once), None
         with transcript.lock:
-            saved = save_batch(engine.memory, sid, messages, at_once=at_once)
+            try:
+                saved = save_batch(engine.memory, sid, messages, at_once=at_once)
+            except PartiallySaved as exc:
+                transcript.extend(exc.saved)  # stored: the next request holds them
+                raise
             transcript.extend(saved)
             return saved, transcript.span.count
 

@@ -164,7 +164,9 @@ class SummarySession:
 
         The batch is saved at once (``save_batch``): an item the store refuses
         raises and leaves none of them saved, and two calls at once never
-        interleave their items. The turn may compress in the background.
+        interleave their items. The turn may compress in the background. A store
+        without ``save_messages`` that fails midway raises ``PartiallySaved``,
+        which lists the items saved and the rest.
         """
         messages = batch_messages(items)  # all checked before any save
         await asyncio.to_thread(save_batch, self._store, self.session_id, messages)

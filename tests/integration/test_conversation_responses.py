@@ -10,7 +10,13 @@ from __future__ import annotations
 import pytest
 from openai.types.responses import Response
 
-from memory_summary import MessageError, SummaryConfig, SummaryEngine
+from memory_summary import (
+    MessageError,
+    PartiallySaved,
+    StoreError,
+    SummaryConfig,
+    SummaryEngine,
+)
 from memory_summary.adapters import InMemoryStore
 from memory_summary.testing.fakes import InstrumentedSummarizer
 
@@ -186,3 +192,50 @@ def test_response_items_go_back_by_the_apis_field_names_without_none_fields(
     items = chat.prepare(format="responses")
 
     assert items[1:4] == [REASONING, TEXT, call]  # "async", no "async_", no None
+
+
+class OneByOneStore:
+    """A store without ``save_messages``, failing at its ``fail_at``-th save."""
+
+    def __init__(self):
+        self.inner, self.fail_at, self.saves = InMemoryStore(), None, 0
+
+    def save_message(self, session_id, message):
+        self.saves += 1
+        if self.saves == self.fail_at:
+            raise StoreError("the disk is full")
+        return self.inner.save_message(session_id, message)
+
+    def __getattr__(self, name):
+        if name == "save_messages":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+
+@pytest.mark.parametrize("fail_at", [1, 2])
+def test_a_store_failing_midway_through_a_response_says_what_it_saved(fail_at):
+    store = OneByOneStore()
+    with SummaryEngine(store, InstrumentedSummarizer()) as engine:
+        chat = engine.conversation("r")
+        chat.prepare("hi")
+        store.saves, store.fail_at = 0, fail_at
+
+        with pytest.raises(StoreError) as raised:
+            chat.record(response(REASONING, TEXT, CALL))
+        if fail_at == 1:  # nothing saved: a plain StoreError, to retry
+            assert not isinstance(raised.value, PartiallySaved)
+            assert len(store.inner.get_history("r")) == 1
+            return
+        error = raised.value
+        stored = store.inner.get_history("r")[1:]
+        chat.add(*error.unsaved)  # completes the turn, nothing twice
+        items = chat.prepare(format="responses")
+
+    assert isinstance(error, PartiallySaved)
+    assert error.saved == tuple(stored)
+    assert "ids [2]" in str(error)
+    assert [m.metadata["openai_agents_item"]["id"] for m in error.unsaved] == [
+        "msg_1",
+        "fc_1",
+    ]
+    assert [item.get("id") for item in items] == [None, "rs_1", "msg_1", "fc_1"]

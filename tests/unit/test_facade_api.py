@@ -21,6 +21,7 @@ FACADE_API = [
     "Message",
     "MessageError",
     "Outcome",
+    "PartiallySaved",
     "QueryError",
     "RecallUnsupported",
     "SearchHit",
