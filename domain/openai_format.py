@@ -97,6 +97,11 @@ def openai_fields(data: object) -> OpenAIFields:
     """
     message = openai_mapping(data)
     role = message.get("role")
+    if role is None:
+        raise MessageError(
+            "role",
+            "a message needs a role (system, developer, user, assistant or tool)",
+        )
     if role == "function":
         raise MessageError("role", "the deprecated 'function' role is not supported")
     if "content" not in message and role != "assistant":

@@ -24,7 +24,7 @@ A retried turn: ``prepare(text)`` saves ``text``; when the model call fails and 
 host tries again, ``prepare()`` (no message) builds the same request without saving
 the user's message twice.
 
-(About 645 lines: the handle's three calls and the four ways a request is built.)
+(About 670 lines: the handle's three calls and the four ways a request is built.)
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ from memory_summary.domain.replies import (
 from .batch import save_batch
 from .coverage import active_coverage, reaches_history, trusted_coverage
 from .recall_tools import HeldCompactions, RecallSource
-from .response_items import items_of, read_response
+from .response_items import host_items, items_of, read_response
 from .transcripts import Transcript, Transcripts
 
 log = logging.getLogger(__name__)
@@ -333,7 +333,10 @@ class Conversation:
         dict, or a ``Message``. A ``Response``'s output items are stored one message
         each, kept verbatim for ``prepare(format="responses")`` (``reasoning`` and
         other items as ``openai_agents.SummarySession`` stores them; its function
-        calls are the reply's tool calls; ``Recorded.output`` lists them all).
+        calls are the reply's tool calls, a ``custom_tool_call`` one of type
+        ``"custom"``: answer a call that is not a function's with its own output
+        item, ``add({"type": "custom_tool_call_output", ...})``; ``Recorded.output``
+        lists them all).
         Its usage (or ``usage``: the provider's usage object or an int of tokens;
         a ``Response``'s ``input_tokens``)
         over the model's window (``context_window``, else the well-known windows)
@@ -418,9 +421,13 @@ class Conversation:
     def add(self, *messages: object) -> list[Message]:
         """Save messages the host produced (tool results, any other); return them.
 
-        Each is a ``Message``, an OpenAI chat message or an Anthropic message dict
-        (a user turn of ``tool_result`` blocks becomes one tool message each). All
-        are checked before any is saved, and saved in one batch.
+        Each is a ``Message``, an OpenAI chat message, an Anthropic message dict
+        (a user turn of ``tool_result`` blocks becomes one tool message each) or a
+        Responses API item (``{"type": "custom_tool_call_output", "call_id": ...,
+        "output": ...}``: the answer of a call that is not a function's, which
+        ``prepare(format="responses")`` sends as given; a ``{"role": "tool"}``
+        answer goes as a ``function_call_output``). All are checked before any is
+        saved, and saved in one batch.
 
         Raises:
             MessageError: a message is malformed, is a summary the engine
@@ -434,7 +441,8 @@ class Conversation:
                 error lists the messages saved and the rest (``record``).
         """
         self._engine._check_open()
-        return self._save(self._unsaved(host_messages(messages), "messages"))[0]
+        given = host_messages(host_items(messages))
+        return self._save(self._unsaved(given, "messages"))[0]
 
     # -- the parts
 

@@ -8,7 +8,7 @@ a tool answer, any other item a ``system`` message of kind ``ITEM_KIND``; each i
 kept verbatim in its message's metadata. Nothing here imports the Agents SDK: items
 are plain mappings (or the SDK's models, dumped).
 
-(About 410 lines: one mapping, both ways, with every item type's field rules.)
+(About 450 lines: one mapping, both ways, with every item type's field rules.)
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from memory_summary.domain.replies import ReadReply, is_empty_reply, read_usage_
 __all__ = [
     "ITEM_KIND",
     "batch_messages",
+    "host_items",
     "item_message",
     "items_of",
     "read_response",
@@ -85,7 +86,8 @@ def read_response(reply: object) -> ReadReply | None:
     (``object`` ``"response"``). Its ``output`` items are stored as
     ``batch_messages`` stores them (each kept verbatim, so ``prepare(format=
     "responses")`` sends them back as the API returned them): a ``message`` item
-    as the assistant's text and refusal parts, a ``function_call`` (any ``*_call``
+    as the assistant's text and refusal parts (one of no content parts, which says
+    nothing, is left out), a ``function_call`` (any ``*_call``
     with a ``call_id``) as an assistant message calling that tool, ``reasoning`` and
     the other items as ``ITEM_KIND`` messages, all of one model response.
     ``ReadReply.message`` is the first output message holding text or a refusal,
@@ -114,8 +116,9 @@ def read_response(reply: object) -> ReadReply | None:
             raise MessageError(
                 f"output[{at}]", f"an item is a mapping, got {type(item).__name__}"
             )
-    try:
-        messages = batch_messages([_wire(item) for item in output])
+    wire = [_wire(item) for item in output]
+    try:  # a message item of no content says nothing: left out (the API refuses it)
+        messages = batch_messages([item for item in wire if not _says_nothing(item)])
     except MessageError as exc:
         raise MessageError(f"output.{exc.field}", exc.problem) from exc
     said = [m for m in messages if m.role == "assistant" and not is_empty_reply(m)]
@@ -132,6 +135,11 @@ def read_response(reply: object) -> ReadReply | None:
         tokens = None
     named = model if isinstance(model, str) and model else None
     return ReadReply(main, named, tokens, output=tuple(messages))
+
+
+def _says_nothing(item: Item) -> bool:
+    """Tell whether ``item`` is a message item without content (no part at all)."""
+    return _item_type(item) == "message" and not item.get("content")
 
 
 def _is_model_output(raw: Mapping[str, Any], kind: str) -> bool:
@@ -266,14 +274,13 @@ def item_message(item: Mapping[str, Any]) -> Message:
         chat = {"role": raw["role"], "content": _tool_output(content)}
         message = Message.from_openai(chat)
     elif (call_id := _call_id(raw, kind)) is not None:
-        call = {
-            "id": call_id,
-            "type": "function",
-            "function": {
-                "name": str(raw.get("name") or kind),
-                "arguments": _call_arguments(raw),
-            },
-        }
+        name, arguments = str(raw.get("name") or kind), _call_arguments(raw)
+        if kind == "custom_tool_call":  # free-form input: OpenAI's custom call
+            custom = {"name": name, "input": arguments}
+            call: Item = {"id": call_id, "type": "custom", "custom": custom}
+        else:
+            function = {"name": name, "arguments": arguments}
+            call = {"id": call_id, "type": "function", "function": function}
         message = Message.from_openai(
             {"role": "assistant", "content": None, "tool_calls": [call]}
         )
@@ -288,6 +295,40 @@ def item_message(item: Mapping[str, Any]) -> Message:
         message = Message("system", f"[{kind}]", kind=ITEM_KIND)
     kept = {k: v for k, v in raw.items() if k != text_field}
     return attrs.evolve(message, metadata={_ITEM: kept, _TEXT_FIELD: text_field})
+
+
+def host_items(messages: Sequence[object]) -> list[object]:
+    """Return ``messages`` with each Responses API item as the message storing it.
+
+    An item is a mapping (or an SDK model) with a ``type`` and no ``role``: a tool
+    output (``function_call_output``, ``custom_tool_call_output``,
+    ``local_shell_call_output``, ...) is stored as the tool's answer and goes back
+    verbatim in ``prepare(format="responses")``; anything else is left for
+    ``host_messages``.
+
+    Raises:
+        MessageError: an item is malformed, or an output names no call; the field
+            names its index.
+    """
+    result: list[object] = []
+    for index, value in enumerate(messages):
+        item = value if isinstance(value, Mapping) else None
+        if item is None and callable(getattr(value, "model_dump", None)):
+            item = _raw(value)
+        kind = item.get("type") if item is not None else None
+        if item is None or "role" in item or not isinstance(kind, str):
+            result.append(value)
+            continue
+        if kind.endswith("_output") and _answered_id(item, kind) is None:
+            field = "id" if kind == "local_shell_call_output" else "call_id"
+            raise MessageError(
+                f"messages[{index}].{field}", f"a {kind} item names the call it answers"
+            )
+        try:
+            result.append(item_message(item))
+        except MessageError as exc:
+            raise MessageError(f"messages[{index}].{exc.field}", exc.problem) from exc
+    return result
 
 
 def items_of(messages: Sequence[Message]) -> list[Item]:

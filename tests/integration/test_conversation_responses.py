@@ -239,3 +239,53 @@ def test_a_store_failing_midway_through_a_response_says_what_it_saved(fail_at):
         "fc_1",
     ]
     assert [item.get("id") for item in items] == [None, "rs_1", "msg_1", "fc_1"]
+
+
+def test_a_custom_tool_call_is_pending_as_custom_and_answered_by_its_own_item(engine):
+    chat = engine.conversation("r")
+    chat.prepare("hi")
+    custom = {
+        "type": "custom_tool_call",
+        "id": "ctc_1",
+        "call_id": "call_c",
+        "name": "grammar",
+        "input": "free text",
+    }
+    answer = {"type": "custom_tool_call_output", "call_id": "call_c", "output": "ok"}
+
+    recorded = chat.record(response(custom))
+    chat.add(answer)
+    items = chat.prepare(format="responses")
+
+    assert [(c.id, c.type, c.arguments) for c in recorded.pending] == [
+        ("call_c", "custom", "free text")
+    ]
+    assert items[1:] == [custom, answer]
+
+
+def test_add_names_what_a_responses_item_or_a_message_lacks(engine):
+    chat = engine.conversation("r")
+
+    with pytest.raises(MessageError, match="names the call it answers"):
+        chat.add({"type": "function_call_output", "output": "x"})
+    with pytest.raises(MessageError, match="needs a role"):
+        chat.add({"content": "x"})
+    assert engine.memory.get_history("r") == []
+
+
+def test_a_message_item_of_no_content_beside_a_call_is_left_out(engine):
+    chat = engine.conversation("r")
+    chat.prepare("hi")
+
+    recorded = chat.record(response(REASONING, {**TEXT, "content": []}, CALL))
+    chat.add({"role": "tool", "tool_call_id": "call_1", "content": "42"})
+    items = chat.prepare(format="responses")
+    chats = chat.prepare(format="openai")
+
+    assert len(recorded.output) == 2
+    assert [item.get("type") for item in items[1:]] == [
+        "reasoning",
+        "function_call",
+        "function_call_output",
+    ]
+    assert all(m.get("content") != "" for m in chats)
