@@ -8,13 +8,16 @@ a tool answer, any other item a ``system`` message of kind ``ITEM_KIND``; each i
 kept verbatim in its message's metadata. Nothing here imports the Agents SDK: items
 are plain mappings (or the SDK's models, dumped).
 
-(About 450 lines: one mapping, both ways, with every item type's field rules.)
+(About 485 lines: one mapping, both ways, with every item type's field rules.)
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import json
+import re
+import typing
 from collections.abc import Mapping, Sequence
 from typing import Any
 from uuid import uuid4
@@ -164,30 +167,62 @@ def _wire(item: Any) -> Item:
     """Return a ``Response``'s output item as the API's JSON, to store and send back.
 
     An SDK model is dumped by the API's field names (``async``, not ``async_``) with
-    the fields the API returned; a dict (``response.model_dump()``, or the JSON
-    itself) gets the API's names for the SDK's (``async_`` becomes ``async``). A
-    None field is left out either way: the API reads it as absent, and a dumped
-    model holds every field the SDK knows as None. The item is otherwise verbatim.
+    the fields the API returned, null ones included. A dict (``response.model_dump()``,
+    or the JSON itself) gets the API's names for the SDK's (``async_`` becomes
+    ``async``), and its top-level None fields are left out unless the API requires
+    them as input (``outputs`` of a ``code_interpreter_call``, ``result`` of an
+    ``image_generation_call``: the openai package's input types say which), and so
+    are a message's content parts' (none is required): a dumped model holds every
+    field the SDK knows as None, which the API reads as absent. The item is
+    otherwise verbatim.
     """
     if isinstance(item, Mapping):
-        wire: Item = _named(item)
+        required = _required_fields().get(str(item.get("type")))
+        wire: Item = {}
+        for key, field in item.items():
+            alias = _ALIASES.get(key)
+            name = alias if alias and alias not in item else key
+            if field is None and required is not None and name not in required:
+                continue
+            wire[name] = field
+        if wire.get("type") == "message" and isinstance(wire.get("content"), list):
+            wire["content"] = [  # a dumped part's None fields (logprobs): none required
+                {k: v for k, v in part.items() if v is not None}
+                if isinstance(part, Mapping)
+                else part
+                for part in wire["content"]
+            ]
         return wire
-    dumped: Item = item.model_dump(by_alias=True, exclude_unset=True, exclude_none=True)
+    dumped: Item = item.model_dump(by_alias=True, exclude_unset=True)
     return dumped
 
 
-def _named(value: Any) -> Any:
-    """Return ``value`` with the API's field names and without None fields."""
-    if isinstance(value, Mapping):
-        named: Item = {}
-        for key, field in value.items():
-            if field is not None:
-                alias = _ALIASES.get(key)
-                named[alias if alias and alias not in value else key] = _named(field)
-        return named
-    if isinstance(value, list):
-        return [_named(v) for v in value]
-    return value
+_REQUIRED = re.compile(r"^Required\[")
+_TYPE = re.compile(r"""Literal\[\s*["']([A-Za-z0-9_.]+)["']""")
+
+
+@functools.cache
+def _required_fields() -> dict[str, frozenset[str]]:
+    """Return, per input item type, the fields the Responses API requires.
+
+    Read from the openai package's input item types (empty without the package:
+    a dict item then keeps its None fields, as given).
+    """
+    try:
+        from openai.types.responses import response_input_item_param
+    except ImportError:  # the openai extra is not installed
+        return {}
+    fields: dict[str, frozenset[str]] = {}
+    for kind in typing.get_args(response_input_item_param.ResponseInputItemParam):
+        shown = {
+            key: getattr(hint, "__forward_arg__", str(hint))
+            for key, hint in getattr(kind, "__annotations__", {}).items()
+        }
+        named = _TYPE.search(shown.get("type", ""))
+        if named is not None:
+            required = {key for key, hint in shown.items() if _REQUIRED.match(hint)}
+            fields.setdefault(named.group(1), frozenset(required))
+    return fields
 
 
 def summary_item(prompt: str) -> Item:

@@ -194,6 +194,28 @@ def test_response_items_go_back_by_the_apis_field_names_without_none_fields(
     assert items[1:4] == [REASONING, TEXT, call]  # "async", no "async_", no None
 
 
+CODE = {
+    "type": "code_interpreter_call",
+    "id": "ci_1",
+    "code": "print(1)",
+    "container_id": "cntr_1",
+    "outputs": None,  # required by the API as input, and null unless included
+    "status": "completed",
+}
+
+
+@pytest.mark.parametrize("dumped", [False, True])
+def test_a_null_field_the_api_requires_goes_back_as_null(engine, dumped):
+    chat = engine.conversation("r")
+    chat.prepare("run it")
+    reply = response(CODE, TEXT)
+
+    chat.record(reply.model_dump() if dumped else reply)
+    items = chat.prepare(format="responses")
+
+    assert items[1:3] == [CODE, TEXT]
+
+
 class OneByOneStore:
     """A store without ``save_messages``, failing at its ``fail_at``-th save."""
 
