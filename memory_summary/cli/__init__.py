@@ -17,6 +17,7 @@ run their own parser through ``main``.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Sequence
 
@@ -58,6 +59,19 @@ __all__ = [
 ]
 
 
+def _escape_unencodable(stream: object) -> None:
+    """Write what ``stream``'s encoding cannot hold as backslash escapes.
+
+    A value from the environment or a config file (shown in ``--help`` and in
+    listings) may hold characters an ASCII or Latin-1 terminal cannot print; stderr
+    already escapes them, and stdout then does too instead of raising.
+    """
+    reconfigure = getattr(stream, "reconfigure", None)
+    if reconfigure is not None:
+        with contextlib.suppress(ValueError, OSError, TypeError):
+            reconfigure(errors="backslashreplace")
+
+
 def main(
     argv: Sequence[str] | None = None, *, build: ParserBuilder = build_parser
 ) -> int:
@@ -67,6 +81,8 @@ def main(
     every sub-command's); another parser's commands share this error handling and
     these exit codes.
     """
+    if argv is None:  # the process's own command line: its stdout is ours
+        _escape_unencodable(sys.stdout)
     args = parse_arguments(argv, build)
     if isinstance(args, int):
         return args
