@@ -133,6 +133,8 @@ class TurnHost(RecallSource, Protocol):
         repair: Repair,
         placement: Placement,
         earlier: InjectedTest,
+        *,
+        chat: bool,
     ) -> list[Message]: ...
 
     def _recall(
@@ -593,14 +595,19 @@ class Conversation:
         engine = self._engine
         block = None if native is None else native.block
         if kind == "anthropic":
-            assembled = engine._assembled(given, text, covered, False, "merge", earlier)
+            assembled = engine._assembled(
+                given, text, covered, False, "merge", earlier, chat=True
+            )
             system, messages = messages_to_anthropic(
                 anthropic_pairs(assembled, True), alternate=True
             )
             keep = engine.config.anthropic_keep_thinking_turns
             return _anthropic_request(system, clear_old_thinking(messages, keep), block)
-        assembled = engine._assembled(given, text, covered, True, "merge", earlier)
-        if kind == "responses":
+        chat = kind != "responses"  # only the Responses API reads its own items
+        assembled = engine._assembled(
+            given, text, covered, True, "merge", earlier, chat=chat
+        )
+        if not chat:
             return _with_item(items_of(assembled), native)
         return [message.to_openai() for message in assembled]
 
