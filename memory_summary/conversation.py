@@ -263,6 +263,9 @@ class Conversation:
                 (a summary made by ``OpenAICompactingLLM`` goes as its
                 ``compaction`` item, after the system items, when the request goes
                 to the model that made it; ``drop_native`` when the API refuses it).
+                A recorded ``Response``'s ``reasoning``, ``web_search_call`` and
+                other items with no chat meaning go only in ``"responses"``: the
+                other formats leave them out (they stay stored).
 
         Nothing is saved when the message is malformed or the store fails; the
         request is built after the save, from what the store holds. The list (the

@@ -804,7 +804,9 @@ class SummaryEngine:
         With ``mask_tool_results_after`` set, tool results older than that many
         user turns are replaced by a one-line stub (``domain.masking``), their age
         read from ``messages`` as given (before pair repair moves a result next to
-        its call); the stored messages are untouched.
+        its call); the stored messages are untouched. So are the Responses API
+        items with no chat meaning (``reasoning``, ``web_search_call``: messages of
+        kind ``ITEM_KIND``), which the request leaves out.
         """
         text, covered = self._injected(session_id, model)
         given = list(messages)
