@@ -129,6 +129,7 @@ from .ports import (
     WindowReadingStore,
 )
 from .prompt import latest_todo_call, summary_request, system_prompt
+from .provider_items import ITEM_KIND, chat_messages, is_provider_item
 from .recall import HistoryEntry, SearchHit, SummaryVersion
 from .render import render_message, render_transcript
 from .repair import REPAIR_KIND, Repair, repair_pairs
@@ -176,6 +177,7 @@ __all__ = [
     "FILE_TOKENS",
     "IMAGE_LOW_DETAIL_TOKENS",
     "IMAGE_TOKENS",
+    "ITEM_KIND",
     "MASKED_KIND",
     "MODEL_RESPONSE",
     "NAMESPACE",
@@ -295,6 +297,7 @@ __all__ = [
     "breaker_state",
     "breaker_succeeded",
     "carries_compaction",
+    "chat_messages",
     "check_summary",
     "clear_old_thinking",
     "content_text",
@@ -316,6 +319,7 @@ __all__ = [
     "is_host_instruction",
     "is_masked",
     "is_pressed",
+    "is_provider_item",
     "is_summarized",
     "is_summary_message",
     "latest_todo_call",

@@ -133,6 +133,8 @@ class TurnHost(RecallSource, Protocol):
         repair: Repair,
         placement: Placement,
         earlier: InjectedTest,
+        *,
+        chat: bool,
     ) -> list[Message]: ...
 
     def _recall(
@@ -261,6 +263,9 @@ class Conversation:
                 (a summary made by ``OpenAICompactingLLM`` goes as its
                 ``compaction`` item, after the system items, when the request goes
                 to the model that made it; ``drop_native`` when the API refuses it).
+                A recorded ``Response``'s ``reasoning``, ``web_search_call`` and
+                other items with no chat meaning go only in ``"responses"``: the
+                other formats leave them out (they stay stored).
 
         Nothing is saved when the message is malformed or the store fails; the
         request is built after the save, from what the store holds. The list (the
@@ -593,14 +598,19 @@ class Conversation:
         engine = self._engine
         block = None if native is None else native.block
         if kind == "anthropic":
-            assembled = engine._assembled(given, text, covered, False, "merge", earlier)
+            assembled = engine._assembled(
+                given, text, covered, False, "merge", earlier, chat=True
+            )
             system, messages = messages_to_anthropic(
                 anthropic_pairs(assembled, True), alternate=True
             )
             keep = engine.config.anthropic_keep_thinking_turns
             return _anthropic_request(system, clear_old_thinking(messages, keep), block)
-        assembled = engine._assembled(given, text, covered, True, "merge", earlier)
-        if kind == "responses":
+        chat = kind != "responses"  # only the Responses API reads its own items
+        assembled = engine._assembled(
+            given, text, covered, True, "merge", earlier, chat=chat
+        )
+        if not chat:
             return _with_item(items_of(assembled), native)
         return [message.to_openai() for message in assembled]
 

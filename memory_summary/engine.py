@@ -99,6 +99,7 @@ from memory_summary.domain.native import (
 )
 from memory_summary.domain.pins import pins_line
 from memory_summary.domain.prompt import checked_instructions
+from memory_summary.domain.provider_items import chat_messages
 from memory_summary.domain.recall import HistoryEntry, SearchHit, SummaryVersion
 from memory_summary.domain.recall_tools import SEARCH_TOOL, tool_definitions
 from memory_summary.domain.trigger import usage_triggers
@@ -803,7 +804,9 @@ class SummaryEngine:
         With ``mask_tool_results_after`` set, tool results older than that many
         user turns are replaced by a one-line stub (``domain.masking``), their age
         read from ``messages`` as given (before pair repair moves a result next to
-        its call); the stored messages are untouched.
+        its call); the stored messages are untouched. So are the Responses API
+        items with no chat meaning (``reasoning``, ``web_search_call``: messages of
+        kind ``ITEM_KIND``), which the request leaves out.
         """
         text, covered = self._injected(session_id, model)
         given = list(messages)
@@ -811,7 +814,9 @@ class SummaryEngine:
             self.memory, session_id, given, covered, spans=self._store_can.spans
         )
         earlier = self._injected_test(session_id, lambda: _texts(text))
-        return self._assembled(given, text, covered, repair, placement, earlier)
+        return self._assembled(
+            given, text, covered, repair, placement, earlier, chat=True
+        )
 
     def _assembled(
         self,
@@ -821,10 +826,18 @@ class SummaryEngine:
         repair: Repair,
         placement: Placement,
         earlier: InjectedTest,
+        *,
+        chat: bool,
     ) -> list[Message]:
-        """Return ``assemble``'s request for a summary text already read."""
+        """Return ``assemble``'s request for a summary text already read.
+
+        ``chat``: for a chat-completions or Anthropic request, which leaves out the
+        items only the Responses API reads (``domain.provider_items``); False keeps
+        them, for a Responses request.
+        """
+        given = chat_messages(messages) if chat else messages
         masked = mask_tool_results(  # a result's age: as the host gave the history
-            without_covered(messages, covered),
+            without_covered(given, covered),
             self.config.mask_tool_results_after,
             locale=self.config.locale,
         )
@@ -1317,7 +1330,9 @@ class SummaryEngine:
             self.memory, session_id, given, covered, spans=self._store_can.spans
         )
         earlier = self._injected_test(session_id, lambda: _texts(text))
-        assembled = self._assembled(given, text, covered, False, "merge", earlier)
+        assembled = self._assembled(
+            given, text, covered, False, "merge", earlier, chat=True
+        )
         system_out, turns = messages_to_anthropic(
             anthropic_pairs(assembled, repair), alternate=repair is not False
         )

@@ -4,9 +4,10 @@ Used by ``openai_agents.SummarySession``, ``Conversation.prepare(format=
 "responses")`` and ``Conversation.record`` (a ``Response``'s output, ``read_response``).
 The mapping is the one ``openai_agents``' module docstring describes: a ``message``
 item becomes a message of its role, a tool call and its output an assistant call and
-a tool answer, any other item a ``system`` message of kind ``ITEM_KIND``; each item is
-kept verbatim in its message's metadata. Nothing here imports the Agents SDK: items
-are plain mappings (or the SDK's models, dumped).
+a tool answer, any other item a ``system`` message of kind ``ITEM_KIND``
+(``domain.provider_items``: left out of chat-completions and Anthropic requests); each
+item is kept verbatim in its message's metadata. Nothing here imports the Agents SDK:
+items are plain mappings (or the SDK's models, dumped).
 
 (About 485 lines: one mapping, both ways, with every item type's field rules.)
 """
@@ -25,6 +26,7 @@ from uuid import uuid4
 import attrs
 
 from memory_summary.domain import (
+    ITEM_KIND,
     MASKED_KIND,
     MODEL_RESPONSE,
     Message,
@@ -41,9 +43,6 @@ __all__ = [
     "read_response",
     "summary_item",
 ]
-
-ITEM_KIND = "openai-agents-item"
-"""``Message.kind`` of an SDK item that is neither a message nor a tool call/output."""
 
 _ITEM = "openai_agents_item"  # metadata: the SDK item as given (minus its text field)
 _TEXT_FIELD = "openai_agents_text"  # metadata: the item field held in `content`

@@ -311,3 +311,71 @@ def test_a_message_item_of_no_content_beside_a_call_is_left_out(engine):
         "function_call_output",
     ]
     assert all(m.get("content") != "" for m in chats)
+
+
+SEARCH = {
+    "type": "web_search_call",
+    "id": "ws_1",
+    "status": "completed",
+    "action": {"type": "search", "query": "weather"},
+}
+
+
+def test_items_only_the_responses_api_reads_stay_out_of_chat_and_anthropic(engine):
+    chat = engine.conversation("r")
+    systems = []
+    for turn in range(3):
+        chat.prepare(f"question {turn}")
+        reasoning = {**REASONING, "id": f"rs_{turn}"}
+        text, search = {**TEXT, "id": f"msg_{turn}"}, {**SEARCH, "id": f"ws_{turn}"}
+        chat.record(response(reasoning, text, search))
+        anthropic = chat.prepare(format="anthropic", system="Be brief.")
+        systems.append(anthropic["system"])
+    chats = chat.prepare(format="openai", system="Be brief.")
+    items = chat.prepare(format="responses", system="Be brief.")
+
+    assert systems == ["Be brief."] * 3  # the same prefix every turn: cached
+    assert [m["role"] for m in chats] == ["system", *["user", "assistant"] * 3]
+    assert "[reasoning]" not in str(anthropic["messages"])
+    assert [unset(item) for item in items[-3:]] == [
+        {**REASONING, "id": "rs_2"},
+        {**TEXT, "id": "msg_2"},
+        {**SEARCH, "id": "ws_2"},
+    ]
+    stored = [m.text for m in engine.memory.get_history("r")]
+    assert stored.count("[reasoning]") == stored.count("[web_search_call]") == 3
+
+
+def test_a_call_beside_items_left_out_still_pairs_with_its_output(engine):
+    chat = engine.conversation("r")
+    chat.prepare("Look it up.")
+    chat.record(response(REASONING, CALL, SEARCH))
+    chat.add({"role": "tool", "tool_call_id": "call_1", "content": "42"})
+
+    chats = chat.prepare()
+    anthropic = chat.prepare(format="anthropic")
+    items = chat.prepare(format="responses")
+    stored = engine.memory.get_history("r")
+
+    assert [(m["role"], m.get("tool_call_id")) for m in chats] == [
+        ("user", None),
+        ("assistant", None),
+        ("tool", "call_1"),
+    ]
+    assert chats[1]["tool_calls"][0]["id"] == "call_1"
+    assert [block["type"] for block in anthropic["messages"][1]["content"]] == [
+        "tool_use"
+    ]
+    assert anthropic["messages"][2]["content"][0]["tool_use_id"] == "call_1"
+    assert [item.get("type") for item in items] == [
+        None,  # the user's message
+        "reasoning",
+        "function_call",
+        "function_call_output",  # repaired next to its call, as before
+        "web_search_call",
+    ]
+    assert [m.role for m in engine.assemble(stored, "r")] == [
+        "user",
+        "assistant",
+        "tool",
+    ]

@@ -46,6 +46,7 @@ from memory_summary.domain import (
     SummaryReply,
     anthropic_pairs,
     assemble_messages,
+    chat_messages,
     messages_from_anthropic,
     messages_to_anthropic,
     summary_message,
@@ -68,14 +69,15 @@ def compaction_payload(
     """Return ``(system, messages)`` of a compaction request for ``request``.
 
     ``block``: the previous compaction block, sent first; None merges the previous
-    text into ``system`` instead (when there is one).
+    text into ``system`` instead (when there is one). Items only the Responses API
+    reads (``domain.provider_items``) are left out, not merged into ``system``.
     """
     head: list[Message] = (
         [] if request.system is None else messages_from_anthropic(request.system, [])
     )
     text = request.previous_text if block is None else ""
     assembled = assemble_messages(
-        [*head, *request.history],
+        [*head, *chat_messages(request.history)],
         summary_message(text) if text else None,
         "merge",
     )

@@ -49,6 +49,7 @@ from memory_summary.domain import (
     Summarizer,
     SummaryReply,
     TokenUsage,
+    chat_messages,
 )
 from memory_summary.domain.native import OPENAI_PROVIDER, lead_item, native_item
 
@@ -98,11 +99,14 @@ def refuses_native(exc: BaseException | None) -> bool:
 def input_items(history: Sequence[Message]) -> list[dict[str, object]]:
     """Return ``history`` as Responses API input items (text, calls, outputs).
 
+    A stored item with no chat meaning (``reasoning``, ``web_search_call``:
+    ``domain.provider_items``) is left out: its placeholder text is no message.
+
     >>> input_items([Message("user", "hi")])
     [{'type': 'message', 'role': 'user', 'content': 'hi'}]
     """
     items: list[dict[str, object]] = []
-    for message in history:
+    for message in chat_messages(history):
         if message.role == "tool":
             items.append(
                 {
