@@ -342,3 +342,14 @@ def test_compress_says_when_keep_recent_keeps_every_message(tmp_path):
 
     assert result.returncode == 0, result.stderr
     assert "active message(s), and keep_recent keeps the newest 20" in result.stdout
+
+
+def test_help_escapes_a_configured_value_an_ascii_terminal_cannot_print():
+    result = run(
+        "demo",
+        "--help",
+        env={"PYTHONIOENCODING": "ascii", "MEMORY_SUMMARY_CLI_MODEL": "\u00e9\u4e2d"},
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert "\\xe9\\u4e2d" in result.stdout
