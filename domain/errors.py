@@ -26,10 +26,28 @@ from collections.abc import Sequence
 from typing import Generic, TypeVar
 
 _Saved = TypeVar("_Saved")  # the store's messages (``Message``; errors import no model)
+_Error = TypeVar("_Error", bound=BaseException)
 
 
 class MemorySummaryError(Exception):
-    """Base of every error memory-summary raises on purpose."""
+    """Base of every error memory-summary raises on purpose.
+
+    Every one pickles, copies and deep-copies as itself (same class, message and
+    attributes), whatever its constructor takes: errors cross process and thread
+    boundaries (process pools, the fold worker, logging handlers that pickle).
+    """
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # Rebuilt from args and attributes, never by calling __init__ again:
+        # Exception's own reduce calls cls(*args), and args holds only the
+        # message, so a constructor with more arguments (ConfigError's field,
+        # value, allowed) failed with a TypeError at unpickling.
+        return (_rebuilt, (type(self), self.args), self.__dict__ or None)
+
+
+def _rebuilt(cls: type[_Error], args: tuple[object, ...]) -> _Error:
+    """Return a ``cls`` holding ``args`` without running its ``__init__``."""
+    return cls.__new__(cls, *args)
 
 
 class ConfigError(MemorySummaryError, ValueError):

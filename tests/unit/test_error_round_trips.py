@@ -1,0 +1,125 @@
+"""Every public error pickles, copies and deep-copies as itself.
+
+Errors cross process and thread boundaries (process pools, the fold worker,
+logging handlers that pickle records), so each keeps its class, its message and
+its attributes. The classes are discovered, so a new one is covered at once.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import pickle
+import sys
+from collections.abc import Callable
+
+import pytest
+
+import memory_summary
+from memory_summary import Message
+from memory_summary import domain as domain_api
+from memory_summary.adapters.summarizers.offline import worker
+from memory_summary.domain import errors as errors_module
+
+
+def exception_classes() -> list[type[BaseException]]:
+    """Return every exception class the facade, the domain or errors.py offers."""
+    found = {
+        value
+        for module, names in (
+            (memory_summary, memory_summary.__all__),
+            (domain_api, domain_api.__all__),
+            (errors_module, dir(errors_module)),
+        )
+        for value in (getattr(module, name) for name in names)
+        if inspect.isclass(value)
+        and issubclass(value, BaseException)
+        and not value.__name__.startswith("_")
+        and value.__module__.startswith("memory_summary")
+    }
+    return sorted(found, key=lambda cls: cls.__name__)
+
+
+# Arguments per class whose constructor takes more than one message; any other
+# class is built from MESSAGE. A class that cannot be built fails its test.
+MESSAGE = ("the store failed: disk full",)
+ARGS: dict[str, tuple[object, ...]] = {
+    "ConfigError": ("keep_recent", -1, "int >= 0"),
+    "ConfigErrors": (
+        (
+            errors_module.ConfigError("keep_recent", -1, "int >= 0"),
+            errors_module.ConfigError("model", "", "a model name"),
+        ),
+    ),
+    "HistoryNotFound": ("s-1", 42),
+    "MessageError": ("role", "must be one of user, assistant, system, tool"),
+    "PartiallySaved": (
+        "s-1",
+        [Message("user", "hi", id=7)],
+        [Message("assistant", "hello")],
+    ),
+}
+ROUND_TRIPS: dict[str, Callable[[BaseException], BaseException]] = {
+    "pickle": lambda error: pickle.loads(pickle.dumps(error)),
+    "pickle-0": lambda error: pickle.loads(pickle.dumps(error, protocol=0)),
+    "copy": copy.copy,
+    "deepcopy": copy.deepcopy,
+}
+
+
+def built(cls: type[BaseException]) -> BaseException:
+    args = ARGS.get(cls.__name__, MESSAGE)
+    try:
+        return cls(*args)
+    except TypeError as exc:
+        pytest.fail(
+            f"{cls.__name__} cannot be built from {args!r}: add it to ARGS ({exc})"
+        )
+
+
+def same(left: object, right: object) -> bool:
+    """Return whether two values match, comparing exceptions by class, str, attrs."""
+    if isinstance(left, BaseException):
+        return (
+            type(left) is type(right)
+            and str(left) == str(right)
+            and left.args == getattr(right, "args", None)
+            and same(vars(left), vars(right))
+        )
+    if isinstance(left, (tuple, list)) and isinstance(right, (tuple, list)):
+        return (
+            type(left) is type(right)
+            and len(left) == len(right)
+            and all(same(a, b) for a, b in zip(left, right, strict=True))
+        )
+    if isinstance(left, dict) and isinstance(right, dict):
+        return left.keys() == right.keys() and all(
+            same(left[k], right[k]) for k in left
+        )
+    return left == right
+
+
+def test_discovery_finds_the_errors_with_constructors_of_their_own():
+    names = {cls.__name__ for cls in exception_classes()}
+
+    assert set(ARGS) <= names
+    assert {"MemorySummaryError", "StoreUnavailable", "EngineClosed"} <= names
+
+
+@pytest.mark.parametrize("way", ROUND_TRIPS)
+@pytest.mark.parametrize("cls", exception_classes(), ids=lambda cls: cls.__name__)
+def test_error_round_trips_as_itself(cls: type[BaseException], way: str):
+    error = built(cls)
+    if sys.version_info >= (3, 11):
+        error.add_note("seen in a worker")  # notes live in the error's __dict__
+
+    copied = ROUND_TRIPS[way](error)
+
+    assert same(error, copied)
+    assert copied is not error
+
+
+def test_fold_worker_sends_a_config_error_back_as_itself():
+    error = errors_module.ConfigError("keep_recent", -1, "int >= 0")
+
+    assert worker._portable(error) is error
