@@ -29,6 +29,7 @@ from .content import (
 )
 from .errors import (
     ConfigError,
+    ConfigErrors,
     EngineClosed,
     HistoryNotFound,
     MalformedRecord,
@@ -211,6 +212,7 @@ __all__ = [
     "CompressionPlan",
     "CompressionStore",
     "ConfigError",
+    "ConfigErrors",
     "Content",
     "ContentPart",
     "EncodedRecord",
