@@ -1,6 +1,6 @@
 """The engine's configuration: the seed's fields, their defaults, and their ranges.
 
-Why about 515 lines: one concept, ``SummaryConfig``. Each field's check (the
+Why about 540 lines: one concept, ``SummaryConfig``. Each field's check (the
 validators and converters above the class) reads best next to the field it guards,
 and ``from_mapping``/``to_mapping``/``field_error``/``closest_key`` are the same
 fields spelled for a file or an environment variable.
@@ -322,26 +322,18 @@ class SummaryConfig:
     def _check_keep_recent(self) -> None:
         """Refuse a threshold at or under the kept count: it would compress every turn.
 
-        The error names the field that left its default (``keep_recent=40`` against
-        the default threshold is keep_recent's fault); with both changed, threshold.
+        The constructor cannot tell a field passed from one left out, so the error
+        names the field whose value differs from its default (``keep_recent=40``
+        against the default threshold is keep_recent's fault); with both changed,
+        threshold. ``from_mapping`` names the field set instead (``_keep_error``).
         """
-        if self.threshold > self.effective_keep_recent:
-            return
-        why = (
-            "(at least 1 is kept; a session kept at keep_recent messages would reach "
-            "threshold again at once and compress on every turn)"
-        )
-        if self.threshold > 1 and not _is_changed(self, "threshold"):
-            raise ConfigError(
-                "keep_recent",
-                self.keep_recent,
-                f"an int < threshold={self.threshold} {why}",
-            )
-        raise ConfigError(
-            "threshold",
+        error = _keep_error(
             self.threshold,
-            f"an int > keep_recent={self.keep_recent} {why}",
+            self.keep_recent,
+            threshold_set=_is_changed(self, "threshold"),
         )
+        if error is not None:
+            raise error
 
     def _check_keep_tokens(self) -> None:
         """Refuse a token keep at or over the trigger: it would compress every turn."""
@@ -434,6 +426,14 @@ class SummaryConfig:
             raise errors[0]
         if errors:
             raise ConfigErrors(tuple(errors))
+        defaults = attrs.fields_dict(cls)
+        keep_error = _keep_error(  # the field set is blamed, even set to its default
+            values.get("threshold", defaults["threshold"].default),  # type: ignore[arg-type]
+            values.get("keep_recent", defaults["keep_recent"].default),  # type: ignore[arg-type]
+            threshold_set="threshold" in values,
+        )
+        if keep_error is not None:
+            raise keep_error
         return cls(**values)  # type: ignore[arg-type]
 
     def to_mapping(self) -> dict[str, object]:
@@ -454,6 +454,29 @@ RULE_FIELDS: dict[str, tuple[str, ...]] = {
 }
 """The other fields a rule between fields reads, by the field its error names: a
 loader names where each came from (``config_file.load_config``)."""
+
+
+def _keep_error(
+    threshold: int, keep_recent: int, *, threshold_set: bool
+) -> ConfigError | None:
+    """Return the error of a threshold at or under the kept count, or None.
+
+    A threshold over 1 that was not set is the default's, so ``keep_recent`` is the
+    field to change; otherwise (both set, or only threshold) threshold is blamed.
+    """
+    if threshold > max(keep_recent, 1):  # the effective keep: at least 1 is kept
+        return None
+    why = (
+        "(at least 1 is kept; a session kept at keep_recent messages would reach "
+        "threshold again at once and compress on every turn)"
+    )
+    if threshold > 1 and not threshold_set:
+        return ConfigError(
+            "keep_recent", keep_recent, f"an int < threshold={threshold} {why}"
+        )
+    return ConfigError(
+        "threshold", threshold, f"an int > keep_recent={keep_recent} {why}"
+    )
 
 
 def _is_changed(config: SummaryConfig, name: str) -> bool:

@@ -37,6 +37,7 @@ from .exits import (
     EXIT_USAGE,
     UnknownSession,
     report_error,
+    shown_lines,
 )
 from .invocation import invocation
 from .options import CHECKS, CLI_OPTIONS, DEFAULT_DB, DEFAULT_SCHEMA
@@ -96,7 +97,8 @@ def main(
         report_error(exc)
         return EXIT_CONFIG
     except StoreUnavailable as exc:
-        print(f"memory-summary: error: cannot open the store: {exc}", file=sys.stderr)
+        said = shown_lines(str(exc))  # a DSN or a path may hold any character
+        print(f"memory-summary: error: cannot open the store: {said}", file=sys.stderr)
         return EXIT_CONFIG
     except UnknownSession as exc:
         report_error(exc)

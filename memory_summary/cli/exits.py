@@ -10,6 +10,7 @@ import sys
 
 from memory_summary.domain import ConfigError
 from memory_summary.domain.errors import ConfigErrors
+from memory_summary.terminal_text import shown
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -28,7 +29,17 @@ def errors_of(exc: ConfigError) -> tuple[ConfigError, ...]:
 
 
 def report_error(exc: BaseException) -> None:
-    """Print ``exc`` (each of its errors, for a configuration error) to stderr."""
+    """Print ``exc`` (each of its errors, for a configuration error) to stderr.
+
+    A name in an error is the user's (a variable's, a config file's key) and a
+    value may be stored text: each line goes through ``shown``, so a control
+    character in either is printed as its escape, never acted on by the terminal.
+    """
     errors = errors_of(exc) if isinstance(exc, ConfigError) else (exc,)
     for error in errors:
-        print(f"memory-summary: error: {error}", file=sys.stderr)
+        print(f"memory-summary: error: {shown_lines(str(error))}", file=sys.stderr)
+
+
+def shown_lines(text: str) -> str:
+    """Return ``text`` through ``shown`` line by line: its line breaks are kept."""
+    return "\n".join(shown(line) for line in text.split("\n"))

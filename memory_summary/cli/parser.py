@@ -6,7 +6,7 @@ import argparse
 import re
 import shlex
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import NoReturn
 
 from memory_summary import __version__
@@ -72,9 +72,12 @@ def _refuse_options_before_the_command(
 
     Every option but ``--help`` and ``--version`` is a command's, so it follows the
     command's name; argparse alone would call the option's value an invalid command.
-    An option's value is read as its value, even when it is a command's name
-    (``--db stats sessions``: the command is ``sessions``); with no command after
-    the options (``--db X``), the error says a command is missing and lists them.
+    An option is matched as argparse matches it (its name, or a unique prefix of a
+    long one: ``--li``), and an option's value is read as its value, even when it is
+    a command's name (``--db stats sessions``: the command is ``sessions``). The
+    line suggested is one the command accepts: an option the command lacks, or one
+    without its value, is said instead. With no command after the options (``--db
+    X``), the error says a command is missing and lists them.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     commands = _commands_of(parser)
@@ -82,14 +85,15 @@ def _refuse_options_before_the_command(
         return
     takes_value = _options_taking_a_value(parser)
     first = argv[0].partition("=")[0]
-    if first not in takes_value:
+    if not _matches(first, takes_value):
         return  # no command's option: argparse says it is unrecognized
     at = 0
     while at < len(argv) and argv[at] not in commands:
-        option = argv[at]
-        if option in _GLOBAL_OPTIONS:
+        option, has_equals, _ = argv[at].partition("=")
+        if _matches(option, _GLOBAL_OPTIONS) and not has_equals:
             parser.parse_args([option])  # the help or the version, as asked
-        has_value = takes_value.get(option, False)  # False for "--db=X"
+        matched = _matches(option, takes_value)
+        has_value = not has_equals and any(takes_value[m] for m in matched)
         at += 2 if has_value and _is_value(argv[at + 1 : at + 2]) else 1
     given = argv[:at]
     if at >= len(argv):
@@ -104,11 +108,59 @@ def _refuse_options_before_the_command(
         at += 1  # `config check`: the options follow the whole command's name
         command.append(argv[at])
         nested = _commands_of(nested)[argv[at]]
+    _refuse_options_the_command_lacks(parser, nested, " ".join(command), given)
     fixed = shlex.join([*command, *given, *argv[at + 1 :]])
     parser.error(
         f"{first} is an option of the command, so it goes after it: "
         f"{invocation()} {shown(fixed)}"
     )
+
+
+def _refuse_options_the_command_lacks(
+    parser: argparse.ArgumentParser,
+    command: argparse.ArgumentParser,
+    name: str,
+    given: Sequence[str],
+) -> None:
+    """Say which option of ``given`` ``command`` lacks, or which lacks its value."""
+    takes_value = {
+        option: action.nargs != 0
+        for action in command._actions
+        for option in action.option_strings
+    }
+    at = 0
+    while at < len(given):
+        option, has_equals, _ = given[at].partition("=")
+        matched = _matches(option, takes_value)
+        if len(matched) != 1:
+            said = (
+                f"is ambiguous for `{name}` (it could be {', '.join(matched)})"
+                if matched
+                else f"is not an option of `{name}`"
+            )
+            parser.error(f"{shown(option)} {said}; see {invocation()} {name} --help")
+        if not takes_value[matched[0]] or has_equals:
+            at += 1
+        elif _is_value(given[at + 1 : at + 2]):
+            at += 2
+        else:
+            parser.error(
+                f"{shown(option)} needs a value, and goes after the command's "
+                f"name: {invocation()} {name} {shown(option)} VALUE"
+            )
+
+
+def _matches(option: str, options: Collection[str]) -> list[str]:
+    """Return the options ``option`` names, as argparse matches them.
+
+    Itself, else the options a long option's prefix starts (``--li``: ``--limit``);
+    several are ambiguous, none unknown.
+    """
+    if option in options:
+        return [option]
+    if not option.startswith("--") or len(option) < 3:
+        return []
+    return [name for name in options if name.startswith(option)]
 
 
 def _is_value(following: Sequence[str]) -> bool:

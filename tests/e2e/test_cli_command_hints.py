@@ -52,3 +52,58 @@ def test_an_option_no_command_has_is_unrecognized(cli_main):
 
     assert code == 2
     assert "unrecognized arguments: --bogus" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "fixed"),
+    [
+        (["--li", "3", "sessions"], "sessions --li 3"),
+        (["--lim=3", "--js", "stats"], "stats --lim=3 --js"),
+        (["--quiet", "--see", "-3", "demo"], "demo --quiet --see -3"),
+    ],
+)
+def test_an_abbreviated_option_before_the_command_gets_the_hint(cli_main, argv, fixed):
+    code, _, err = cli_main(*argv)
+
+    assert code == 2
+    assert "is an option of the command, so it goes after it: " in err
+    assert err.rstrip().endswith(f" {fixed}")
+    assert "invalid choice" not in err
+
+
+def test_an_ambiguous_prefix_before_the_command_is_said(cli_main):
+    code, _, err = cli_main("--d", "X", "sessions")
+
+    assert code == 2
+    assert "error: --d is ambiguous for `sessions` (it could be --db, --dsn)" in err
+    assert "invalid choice" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--db", "X", "config", "check"], "--db is not an option of `config check`"),
+        (
+            ["--json", "--db=X", "config", "check"],
+            "--db is not an option of `config check`",
+        ),
+        (["--limit", "3", "demo"], "--limit is not an option of `demo`"),
+        (["--db", "--json", "sessions"], "--db needs a value"),
+        (["--json", "--limit", "--db", "x", "stats"], "--limit needs a value"),
+    ],
+)
+def test_no_hint_suggests_a_line_the_command_refuses(cli_main, argv, said):
+    code, _, err = cli_main(*argv)
+
+    assert code == 2
+    assert f"error: {said}" in err
+    assert "so it goes after it" not in err
+
+
+def test_config_before_config_check_is_not_an_option_of_it(cli_main, tmp_path):
+    (tmp_path / "t.toml").write_text("")
+
+    code, _, err = cli_main("--config", "t.toml", "config", "check")
+
+    assert code == 2
+    assert "error: --config is not an option of `config check`" in err

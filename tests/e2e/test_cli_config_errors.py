@@ -114,3 +114,22 @@ def test_every_command_describes_itself_in_its_help(command):
     assert result.returncode == 0
     described = result.stdout.split("\n\n")[1]
     assert not described.lstrip().startswith("positional arguments")
+
+
+def test_a_control_character_in_a_variable_name_is_shown_inert(cli_main):
+    code, _, err = cli_main("sessions", env={"MEMORY_SUMMARY_A\x1b[2JB": "1"})
+
+    assert code == 3
+    assert "\x1b" not in err
+    assert "error: MEMORY_SUMMARY_A\\x1b[2JB='1' is invalid" in err
+
+
+def test_a_control_character_in_a_config_file_key_is_shown_inert(cli_main, tmp_path):
+    (tmp_path / "k.toml").write_text('"a\\u001b]52;c;eA==\\u0007b" = 1\n')
+
+    code, _, err = cli_main("config", "check", "k.toml")
+
+    assert code == 3
+    assert "\x1b" not in err
+    assert "\x07" not in err
+    assert "error: a\\x1b]52;c;eA==\\x07b=1 is invalid" in err

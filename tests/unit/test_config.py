@@ -260,6 +260,23 @@ def test_a_threshold_changed_under_the_keep_is_thresholds_fault():
 
 
 @pytest.mark.parametrize(
+    ("data", "blamed"),
+    [
+        ({"threshold": 30, "keep_recent": 30}, "threshold"),
+        ({"keepRecent": 30, "threshold": 30}, "threshold"),
+        ({"threshold": 10}, "threshold"),
+        ({"keep_recent": 30}, "keep_recent"),
+    ],
+)
+def test_from_mapping_blames_the_threshold_set_even_to_its_default(data, blamed):
+    with pytest.raises(ConfigError) as info:
+        SummaryConfig.from_mapping(data)
+
+    assert info.value.field == blamed
+    assert not isinstance(info.value, ConfigErrors)
+
+
+@pytest.mark.parametrize(
     ("key", "suggested"),
     [
         ("summaryLlm", "summaryLLM"),

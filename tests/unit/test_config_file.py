@@ -80,6 +80,34 @@ def test_fields_valid_only_together_load_from_variables():
     assert (config.threshold, config.keep_recent) == (5, 2)
 
 
+@pytest.mark.parametrize(
+    ("environ", "blamed"),
+    [
+        (
+            {"MEMORY_SUMMARY_THRESHOLD": "30", "MEMORY_SUMMARY_KEEP_RECENT": "30"},
+            "MEMORY_SUMMARY_THRESHOLD",
+        ),
+        ({"MEMORY_SUMMARY_KEEP_RECENT": "30"}, "MEMORY_SUMMARY_KEEP_RECENT"),
+    ],
+)
+def test_a_threshold_set_to_its_default_is_blamed_when_both_are_set(environ, blamed):
+    with pytest.raises(ConfigError) as info:
+        load_config(environ=environ)
+
+    assert info.value.field == blamed
+
+
+def test_a_threshold_key_set_to_its_default_is_blamed_with_the_keep(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text("threshold = 30\nkeepRecent = 30\n")
+
+    with pytest.raises(ConfigError) as info:
+        load_config(path, environ={})
+
+    assert info.value.field == "threshold"
+    assert "involved: threshold=30 in" in info.value.allowed
+
+
 def test_a_field_error_and_a_cross_field_error_are_each_reported():
     environ = {"MEMORY_SUMMARY_THRESHOLD": "5", "MEMORY_SUMMARY_LOCALE": "fr"}
 
