@@ -45,6 +45,7 @@ def _traced_bytes(fold: Callable[[], object]) -> tuple[int, int]:
     gc.collect()
     # The suite's earlier tests leave a large heap; frozen, it is not walked again by
     # the collections the fold and the measurement make (each would take a second).
+    # Never unfrozen: that would also thaw what the suite's conftest froze.
     gc.freeze()
     tracemalloc.start()
     try:
@@ -54,7 +55,6 @@ def _traced_bytes(fold: Callable[[], object]) -> tuple[int, int]:
         kept, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-        gc.unfreeze()
     return peak, kept
 
 
