@@ -6,7 +6,8 @@ as the shipped stores check them (JSON-compatible metadata and content, a finite
 timestamp), and then saved one by one while this process's other batches wait, so a
 message the store refuses for those reasons leaves nothing of its batch behind. Such a
 store failing once some are saved cannot undo them: ``PartiallySaved`` says which
-were saved (with their ids) and which were not.
+were saved (with their ids) and which were not, whatever the store raised (its error
+is the ``__cause__``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from memory_summary.domain import (
     MemoryStore,
     Message,
     PartiallySaved,
-    StoreError,
 )
 from memory_summary.domain.capabilities import has_capability
 
@@ -45,7 +45,8 @@ def save_batch(
     Raises:
         StoreError: a message is refused; nothing of the batch was saved.
         PartiallySaved: a store without ``save_messages`` failed once it had saved
-            the first messages (a ``StoreError``; it lists the saved and the rest).
+            the first messages (a ``StoreError``; it lists the saved and the rest),
+            with any ``Exception``: its own error is the ``__cause__``.
     """
     if at_once is None:
         at_once = has_capability(store, BatchSavingStore)
@@ -58,7 +59,7 @@ def save_batch(
         try:
             for message in messages:  # `saved` holds what is stored when one fails
                 saved.append(store.save_message(session_id, message))  # noqa: PERF401
-        except StoreError as exc:
+        except Exception as exc:  # a custom store's OSError as much as a StoreError
             if not saved:
                 raise
             raise PartiallySaved(session_id, saved, messages[len(saved) :]) from exc

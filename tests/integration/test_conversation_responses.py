@@ -219,13 +219,14 @@ def test_a_null_field_the_api_requires_goes_back_as_null(engine, dumped):
 class OneByOneStore:
     """A store without ``save_messages``, failing at its ``fail_at``-th save."""
 
-    def __init__(self):
+    def __init__(self, error=None):
         self.inner, self.fail_at, self.saves = InMemoryStore(), None, 0
+        self.error = error or StoreError("the disk is full")
 
     def save_message(self, session_id, message):
         self.saves += 1
         if self.saves == self.fail_at:
-            raise StoreError("the disk is full")
+            raise self.error
         return self.inner.save_message(session_id, message)
 
     def __getattr__(self, name):
@@ -261,6 +262,36 @@ def test_a_store_failing_midway_through_a_response_says_what_it_saved(fail_at):
         "fc_1",
     ]
     assert [item.get("id") for item in items] == [None, "rs_1", "msg_1", "fc_1"]
+
+
+def test_a_foreign_error_midway_is_partially_saved_too():
+    """A custom store raising an ``OSError`` once it saved a message: the host is
+    told what was saved, not left to guess (a retry would store it twice)."""
+    disk = OSError(28, "No space left on device")
+    store = OneByOneStore(disk)
+    with SummaryEngine(store, InstrumentedSummarizer()) as engine:
+        chat = engine.conversation("r")
+        chat.prepare("hi")
+        store.saves, store.fail_at = 0, 2
+
+        with pytest.raises(PartiallySaved) as raised:
+            chat.record(response(REASONING, TEXT, CALL))
+        chat.add(*raised.value.unsaved)
+
+        assert raised.value.__cause__ is disk
+        assert raised.value.saved == tuple(store.inner.get_history("r")[1:2])
+        assert len(store.inner.get_history("r")) == 4  # user, reasoning, text, call
+
+
+def test_a_foreign_error_before_any_save_is_raised_as_it_is():
+    store = OneByOneStore(OSError(28, "No space left on device"))
+    with SummaryEngine(store, InstrumentedSummarizer()) as engine:
+        chat = engine.conversation("r")
+        store.fail_at = 1
+
+        with pytest.raises(OSError, match="No space"):
+            chat.prepare("hi")
+        assert store.inner.get_history("r") == []
 
 
 def test_a_custom_tool_call_is_pending_as_custom_and_answered_by_its_own_item(engine):
