@@ -180,3 +180,41 @@ def test_a_search_racing_a_restart_never_lifts_the_mark_over_new_ids(
     finally:
         dispose(store)
         other.close()
+
+
+def test_a_search_racing_a_restart_never_gives_a_new_row_an_old_rows_entry(
+    redis_server, monkeypatch
+):
+    """The keys are lost between PENDING and INDEX, and the first save after the
+    restart gets id 1 again: INDEX used to attach the old row's entry to it, so a
+    search for "alpha" found "beta gamma" and one for "beta" found nothing."""
+    import redis
+
+    from memory_summary.adapters import RedisStore
+
+    store = make_redis()
+    other = make_redis(store.prefix)
+    for i in range(3):
+        store.save_message("a", Message("user", f"alpha {i}"))
+    run = RedisStore._script
+
+    def restart_before_index(self, name, where, keys, args):
+        if name == "INDEX":
+            monkeypatch.setattr(RedisStore, "_script", run)
+            with redis.Redis.from_url(store.url) as client:
+                for key in list(client.scan_iter(match=store.prefix + "*")):
+                    client.delete(key)
+            reused = other.save_message("a", Message("user", "beta gamma"))
+            assert reused.id == 1
+        return run(self, name, where, keys, args)
+
+    monkeypatch.setattr(RedisStore, "_script", restart_before_index)
+    try:
+        assert store.search_messages("a", ["alpha"], limit=3) == []
+        found = store.search_messages("a", ["beta"], limit=3)
+        assert [(h.message.id, h.message.content) for h in found] == [(1, "beta gamma")]
+        assert store.search_messages("a", ["alpha"], limit=3) == []
+        assert store.save_message("a", Message("user", "next")).id == 2
+    finally:
+        dispose(store)
+        other.close()
