@@ -22,8 +22,10 @@ MemorySummaryError                  catch this to catch everything we raise on p
 
 from __future__ import annotations
 
+import copy
+import types
 from collections.abc import Sequence
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 _Saved = TypeVar("_Saved")  # the store's messages (``Message``; errors import no model)
 _Error = TypeVar("_Error", bound=BaseException)
@@ -44,10 +46,48 @@ class MemorySummaryError(Exception):
         # value, allowed) failed with a TypeError at unpickling.
         return (_rebuilt, (type(self), self.args), self.__dict__ or None)
 
+    # Copies keep every attribute as it is (a ``ConfigError``'s value that cannot be
+    # pickled too): ``__reduce__`` and ``__reduce_ex__`` serve pickle alone.
+    def __copy__(self) -> MemorySummaryError:
+        copied = _rebuilt(type(self), self.args)
+        copied.__dict__.update(self.__dict__)
+        return copied
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> MemorySummaryError:
+        copied = _rebuilt(type(self), copy.deepcopy(self.args, memo))
+        memo[id(self)] = copied
+        copied.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return copied
+
 
 def _rebuilt(cls: type[_Error], args: tuple[object, ...]) -> _Error:
     """Return a ``cls`` holding ``args`` without running its ``__init__``."""
     return cls.__new__(cls, *args)
+
+
+class UnpicklableValue:
+    """What a ``ConfigError``'s rejected value that cannot be pickled unpickles as.
+
+    Its ``repr`` is the value's, as the error's message shows it (a lambda, a
+    function defined in a function); two are equal when their ``repr`` is.
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is UnpicklableValue and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (UnpicklableValue, (self.text,))
 
 
 class ConfigError(MemorySummaryError, ValueError):
@@ -55,7 +95,10 @@ class ConfigError(MemorySummaryError, ValueError):
 
     Attributes:
         field: the configuration field (snake_case name).
-        value: the rejected value.
+        value: the rejected value. Pickled, a value that holds a function or a
+            class pickle cannot name (a lambda, one defined in a function) becomes
+            an ``UnpicklableValue`` of its ``repr``: the error still crosses a
+            process boundary, with its message unchanged.
         allowed: a human description of what is allowed.
     """
 
@@ -64,6 +107,38 @@ class ConfigError(MemorySummaryError, ValueError):
         self.value = value
         self.allowed = allowed
         super().__init__(f"{field}={value!r} is invalid; allowed: {allowed}")
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[object, ...]:
+        rebuilt, args, state = self.__reduce__()
+        if isinstance(state, dict) and _unnamed(state.get("value")):
+            state = {**state, "value": UnpicklableValue(repr(state["value"]))}
+        return rebuilt, args, state
+
+
+_NAMED = (types.FunctionType, type)  # pickled by their module and qualified name
+_CONTAINERS = (list, tuple, set, frozenset)
+
+
+def _unnamed(value: object, depth: int = 0) -> bool:
+    """Tell whether ``value`` holds a function or class pickle cannot name.
+
+    A lambda or a function or class defined in a function (``<locals>``) has no
+    name its module can be searched by, so pickling it fails. Containers are looked
+    into (a few levels deep); any other value pickles or fails as it would.
+    """
+    if isinstance(value, _NAMED):
+        name = getattr(value, "__qualname__", "")
+        return "<lambda>" in name or "<locals>" in name
+    if depth > 8:
+        return False
+    if isinstance(value, _CONTAINERS):
+        return any(_unnamed(item, depth + 1) for item in value)
+    if isinstance(value, dict):
+        return any(
+            _unnamed(key, depth + 1) or _unnamed(item, depth + 1)
+            for key, item in value.items()
+        )
+    return False
 
 
 class ConfigErrors(ConfigError):
