@@ -218,3 +218,43 @@ def test_a_search_racing_a_restart_never_gives_a_new_row_an_old_rows_entry(
     finally:
         dispose(store)
         other.close()
+
+
+def test_after_a_restart_race_every_row_given_an_id_anew_is_indexed(
+    redis_server, monkeypatch
+):
+    """PENDING saw rows 1-2 indexed (saved eagerly) and listed 3-4; the keys are
+    lost and four lazy saves get ids 1-4 anew. INDEX finds another row at 3: the
+    mark must not move past 1-2, which now hold unindexed messages."""
+    import redis
+
+    from memory_summary.adapters import RedisStore
+
+    store = make_redis(recall_index="eager")
+    other = make_redis(store.prefix)
+    store.save_messages("a", [Message("user", f"alpha {i}") for i in range(2)])
+    store.set_recall_index("lazy")
+    store.save_messages("a", [Message("user", f"alpha {i}") for i in range(2, 4)])
+    run = RedisStore._script
+
+    def restart_before_index(self, name, where, keys, args):
+        if name == "INDEX":
+            monkeypatch.setattr(RedisStore, "_script", run)
+            with redis.Redis.from_url(store.url) as client:
+                for key in list(client.scan_iter(match=store.prefix + "*")):
+                    client.delete(key)
+            words = ["beta", "gamma", "delta", "omega"]
+            other.save_messages("a", [Message("user", word) for word in words])
+        return run(self, name, where, keys, args)
+
+    monkeypatch.setattr(RedisStore, "_script", restart_before_index)
+    try:
+        assert store.search_messages("a", ["alpha"], limit=5) == []
+        for row_id, word in enumerate(["beta", "gamma", "delta", "omega"], 1):
+            hits = store.search_messages("a", [word], limit=5)
+            best = max(hits, key=lambda hit: hit.score)  # with its neighbours
+            assert (best.message.id, best.message.content) == (row_id, word)
+            assert all(hit.message.content != f"alpha {row_id - 1}" for hit in hits)
+    finally:
+        dispose(store)
+        other.close()

@@ -15,8 +15,8 @@ history's highest id: the rows ``PENDING`` read would otherwise lift it over the
 the next saves get, and the id counter's check (``next_id``) would refuse them. And
 ``INDEX`` gets each row back and compares it whole with the row its id holds now: a
 message that got the id anew never gets the old one's entry (a search would find it
-by another's text); the mark stays below it, so the next ``PENDING`` of the same
-search reads it and indexes it by its own text.
+by another's text), and the mark does not move, so the next ``PENDING`` of the same
+search reads it (and any other row given an id anew) and indexes it by its own text.
 
 The mark is a member of the session's postings set, ``NUL`` then the id: no term
 is empty, so no term's lex range holds it, and it goes wherever the postings go (a
@@ -99,23 +99,23 @@ return out
 
 # KEYS: history, postings, entries, words. ARGV: top, then id, entry, row per row.
 # Indexes each row still stored as ``PENDING`` read it and without an entry; moves
-# the mark to top, or below the first row whose id now holds another text.
+# the mark to top, or not at all when an id holds another row than the one read.
 # Returns how many rows it indexed.
 INDEX = (
     _MARK
     + postings
     + """
 check_index(KEYS[2], KEYS[3], KEYS[4])
-mark(KEYS[2])
+local _, at = mark(KEYS[2])
 local done, words, top = 0, 0, tonumber(ARGV[1])
 for i = 2, #ARGV, 3 do
   local id = ARGV[i]
   local held = redis.call('ZRANGEBYSCORE', KEYS[1], id, id)
   if #held > 0 and held[1] ~= ARGV[i + 2] then
     -- the id holds another row than the one read: the keys were lost (a restart)
-    -- and the id given anew; its entry is not this one, and the next search
-    -- indexes the row it holds now (the mark stays below it)
-    top = math.min(top, tonumber(id) - 1)
+    -- and ids given anew. Not this entry, and the mark stays: any row above it
+    -- may be new and unindexed (one PENDING saw indexed too)
+    top = at
   elseif #held > 0 and redis.call('HEXISTS', KEYS[3], id) == 0 then
     redis.call('HSET', KEYS[3], id, ARGV[i + 1])
     local members, length = postings(id, ARGV[i + 1])
