@@ -69,7 +69,7 @@ class UnpicklableValue:
     """What a ``ConfigError``'s rejected value that cannot be pickled unpickles as.
 
     Its ``repr`` is the value's, as the error's message shows it (a lambda, a
-    function defined in a function); two are equal when their ``repr`` is.
+    lock); two are equal when their ``repr`` is.
     """
 
     __slots__ = ("text",)
@@ -95,10 +95,11 @@ class ConfigError(MemorySummaryError, ValueError):
 
     Attributes:
         field: the configuration field (snake_case name).
-        value: the rejected value. Pickled, a value that holds a function or a
-            class pickle cannot name (a lambda, one defined in a function) becomes
-            an ``UnpicklableValue`` of its ``repr``: the error still crosses a
-            process boundary, with its message unchanged.
+        value: the rejected value. Pickled, a value pickle cannot take (a lambda,
+            a function defined in a function, a lock or a connection, also inside
+            a container or an object) becomes an ``UnpicklableValue`` of its
+            ``repr``: the error still crosses a process boundary, with its message
+            unchanged.
         allowed: a human description of what is allowed.
     """
 
@@ -110,35 +111,55 @@ class ConfigError(MemorySummaryError, ValueError):
 
     def __reduce_ex__(self, protocol: Any) -> tuple[object, ...]:
         rebuilt, args, state = self.__reduce__()
-        if isinstance(state, dict) and _unnamed(state.get("value")):
+        if isinstance(state, dict) and _unpicklable(state.get("value"), protocol):
             state = {**state, "value": UnpicklableValue(repr(state["value"]))}
         return rebuilt, args, state
 
 
 _NAMED = (types.FunctionType, type)  # pickled by their module and qualified name
 _CONTAINERS = (list, tuple, set, frozenset)
+_PLAIN = frozenset({str, bytes, int, float, complex, bool, type(None)})
+_DEPTH = 8  # how deep a value is looked into: deeper parts pickle or fail as they do
+# The reducers registered with ``copyreg`` (``re.Pattern``'s...), which pickle and
+# copy use before ``__reduce_ex__``: ``copy`` holds the very table.
+_REGISTERED: dict[type, Any] = getattr(copy, "dispatch_table", {})
 
 
-def _unnamed(value: object, depth: int = 0) -> bool:
-    """Tell whether ``value`` holds a function or class pickle cannot name.
+def _unpicklable(value: object, protocol: Any, depth: int = 0) -> bool:
+    """Tell whether pickling ``value`` surely fails, without pickling it.
 
     A lambda or a function or class defined in a function (``<locals>``) has no
-    name its module can be searched by, so pickling it fails. Containers are looked
-    into (a few levels deep); any other value pickles or fails as it would.
+    name its module can be searched by; an object whose type refuses to be reduced
+    (a lock, a connection, an open file, a generator) raises from
+    ``__reduce_ex__``. Containers and what an object reduces to (its arguments
+    and its state: a bound method's object, an instance's attributes) are looked
+    into, ``_DEPTH`` levels deep. Not every failure is foreseen (one deeper, a C
+    type pickled by a name under protocols 0 and 1): such a value fails as before.
     """
+    kind = type(value)
+    if kind in _PLAIN:
+        return False
     if isinstance(value, _NAMED):
         name = getattr(value, "__qualname__", "")
         return "<lambda>" in name or "<locals>" in name
-    if depth > 8:
+    if depth >= _DEPTH:
         return False
-    if isinstance(value, _CONTAINERS):
-        return any(_unnamed(item, depth + 1) for item in value)
-    if isinstance(value, dict):
+    deeper = depth + 1
+    if kind in _CONTAINERS:
+        return any(_unpicklable(item, protocol, deeper) for item in value)  # type: ignore[attr-defined]
+    if kind is dict:
         return any(
-            _unnamed(key, depth + 1) or _unnamed(item, depth + 1)
-            for key, item in value.items()
+            _unpicklable(key, protocol, deeper) or _unpicklable(item, protocol, deeper)
+            for key, item in value.items()  # type: ignore[attr-defined]
         )
-    return False
+    try:  # pickle's order: the registry (``copyreg``'s, as ``copy`` reads it) first
+        reducer = _REGISTERED.get(kind)
+        reduced = reducer(value) if reducer else value.__reduce_ex__(protocol)
+    except Exception:  # noqa: BLE001 - what pickle would raise
+        return True
+    if not isinstance(reduced, tuple):  # a global's name
+        return False
+    return any(_unpicklable(part, protocol, deeper) for part in reduced[1:3])
 
 
 class ConfigErrors(ConfigError):

@@ -10,13 +10,14 @@ from __future__ import annotations
 import copy
 import inspect
 import pickle
+import re
 import sys
 from collections.abc import Callable
 
 import pytest
 
 import memory_summary
-from memory_summary import Message
+from memory_summary import ConfigError, Message
 from memory_summary import domain as domain_api
 from memory_summary.adapters.summarizers.offline import worker
 from memory_summary.domain import errors as errors_module
@@ -167,9 +168,34 @@ def test_a_config_error_whose_value_cannot_be_pickled_copies_as_itself(way):
             assert copied.value is error.value
 
 
+class _Holding:
+    def __init__(self, held: object) -> None:
+        self.held = held
+
+
+def test_a_config_error_whose_value_holds_a_lock_pickles_with_a_stand_in():
+    """A type that refuses to be reduced (a lock, a generator), also as an
+    object's attribute: pickle (its default protocol) raised."""
+    import threading
+
+    for value in (threading.Lock(), (n for n in range(2)), _Holding(threading.RLock())):
+        error = errors_module.ConfigError("store", value, "a store")
+
+        copied = pickle.loads(pickle.dumps(error))
+
+        assert str(copied) == str(error)
+        assert repr(copied.value) == repr(value)
+        assert copy.copy(error).value is value
+
+
 def test_a_config_error_keeps_a_value_it_can_pickle_as_itself():
     error = errors_module.ConfigError("ratios", [0.5, {"a": 1}], "floats")
     named = errors_module.ConfigError("redactor", (copy.copy, Message), "a callable")
 
     assert pickle.loads(pickle.dumps(error)).value == [0.5, {"a": 1}]
     assert pickle.loads(pickle.dumps(named)).value == (copy.copy, Message)
+    pattern = re.compile("a+")  # reduced through copyreg's registry
+    assert pickle.loads(pickle.dumps(ConfigError("p", pattern, "x"))).value == pattern
+    holding = pickle.loads(pickle.dumps(ConfigError("h", _Holding([1]), "x"))).value
+    assert type(holding) is _Holding
+    assert holding.held == [1]
