@@ -13,7 +13,12 @@ import pytest
 from memory_summary import Message
 from memory_summary.adapters.stores.redis import records
 from memory_summary.adapters.stores.redis.records import DecodedRecords
-from memory_summary.domain import MalformedRecord
+from memory_summary.domain import (
+    AttachedRecord,
+    CommitRequest,
+    EncodedRecord,
+    MalformedRecord,
+)
 from tests.contract.stores import dispose, make_redis
 
 NS, SID = "summary", "s1"
@@ -129,3 +134,70 @@ def test_the_memo_keeps_at_most_its_bytes_least_used_first():
     assert memo.decoded(NS, "a", big) == json.loads(big)  # over half: not kept
     assert memo.size == 7 * size
     assert ("summary", "a") not in memo._kept
+
+
+def _encoded(generation: str) -> EncodedRecord:
+    record = {"generation": generation, "versions": [{"summary": "s", "n": [1, 2]}]}
+    return EncodedRecord(record, json.dumps(record, ensure_ascii=False))
+
+
+def test_an_attached_record_written_is_read_back_without_decoding(store, decodings):
+    """The lineage a commit attaches (an ``EncodedRecord``) is kept as written: the
+    next read of its bytes decodes nothing and gets plain containers of its own;
+    bytes another writer put there instead are decoded."""
+    side = _encoded("v1")
+    result = store.commit(
+        CommitRequest(
+            session_id=SID,
+            namespace=NS,
+            record={"generation": "g1"},
+            expect_generation=None,
+            attach=AttachedRecord("lineage", side, None),
+        )
+    )
+    assert result.attached
+
+    first = store.get_metadata("lineage", SID)
+    assert decodings == []
+    assert first == json.loads(side.json_text)
+    assert type(first) is dict
+    assert type(first["versions"]) is list
+    assert type(first["versions"][0]) is dict
+    first["versions"][0]["n"].append(3)
+    assert store.get_metadata("lineage", SID) == json.loads(side.json_text)
+    assert store.get_metadata(NS, SID) == {"generation": "g1"}  # a dict: decoded
+    assert len(decodings) == 1
+
+    store._client.set(store._record("lineage", SID), json.dumps({"generation": "v2"}))
+    assert store.get_metadata("lineage", SID) == {"generation": "v2"}
+    assert len(decodings) == 2
+
+
+def test_a_fenced_commit_keeps_nothing_of_what_it_did_not_write(store, decodings):
+    store.save_metadata(NS, SID, {"generation": "g0"})
+    fenced = store.commit(
+        CommitRequest(
+            session_id=SID,
+            namespace=NS,
+            record=_encoded("g1"),
+            expect_generation="other",
+        )
+    )
+    assert fenced.fenced
+
+    assert store.get_metadata(NS, SID) == {"generation": "g0"}
+    assert len(decodings) == 1
+
+
+def test_only_an_encoded_record_is_kept_as_written():
+    memo = DecodedRecords()
+    plain = {"generation": "g1", "pair": (1, 2)}  # a tuple: its JSON reads a list
+    memo.wrote(NS, "a", json.dumps(plain), plain)
+    assert memo.size == 0
+    encoded = _encoded("g2")
+    memo.wrote(NS, "b", json.dumps({"other": 1}), encoded)  # not its JSON
+    assert memo.size == 0
+    memo.wrote(NS, "b", encoded.json_text, encoded)
+    raw = encoded.json_text.encode()
+    assert memo.size == len(raw)
+    assert memo.decoded(NS, "b", raw) == json.loads(raw)

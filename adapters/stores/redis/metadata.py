@@ -61,6 +61,7 @@ class RedisMetadata(RedisScripted):
             ],
             [text, key, namespace, ttl],
         )
+        self._decoded.wrote(namespace, key, text, data)
 
     def get_metadata(self, namespace: str, key: str) -> dict[str, object] | None:
         check_key("namespace", namespace)

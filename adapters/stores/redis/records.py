@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 
 from memory_summary.adapters.stores.rows import decode_record, json_copy
+from memory_summary.domain import EncodedRecord
 
 DECODED_BYTES = 4_000_000
 """The record bytes a ``DecodedRecords`` keeps the mappings of at most."""
@@ -27,7 +29,10 @@ class DecodedRecords:
     Any other bytes (another writer's, another process's, corruption) are decoded
     and kept instead; bytes that cannot be decoded raise as ``decode_record`` does
     and leave the memo as it was. Nothing is ever served that the server no longer
-    holds: the comparison is with the bytes just read. Least recently used mappings
+    holds: the comparison is with the bytes just read. A record the store writes as
+    an ``EncodedRecord`` (the lineage a commit attaches) is kept as written
+    (``wrote``, under the UTF-8 bytes of its JSON, what the server returns): the
+    next read of those bytes decodes nothing. Least recently used mappings
     go first once ``max_bytes`` (of their bytes) would be exceeded; a record larger
     than half of that is not kept.
 
@@ -39,8 +44,21 @@ class DecodedRecords:
         self._size = 0
         self._lock = threading.Lock()
         self._kept: OrderedDict[
-            tuple[str, str], tuple[bytes | str, dict[str, object]]
+            tuple[str, str], tuple[bytes | str, Mapping[str, object]]
         ] = OrderedDict()
+
+    def wrote(self, namespace: str, key: str, text: str, record: object) -> None:
+        """Keep ``record`` as the mapping of ``text``, just written at the key.
+
+        Only an ``EncodedRecord`` whose JSON is ``text``: it is what decoding that
+        text gives (and cannot change). Any other record is left for the next read
+        to decode.
+        """
+        if type(record) is not EncodedRecord or (
+            record.json_text is not text and record.json_text != text
+        ):
+            return
+        self._keep((namespace, key), text.encode("utf-8"), record)
 
     def decoded(self, namespace: str, key: str, raw: object) -> dict[str, object]:
         """``decode_record(namespace, key, raw)``, decoding the same bytes once.
@@ -58,11 +76,20 @@ class DecodedRecords:
             if kept is not None:
                 self._kept.move_to_end(at)
         if kept is not None and raw == kept[0]:
-            return json_copy(kept[1])  # type: ignore[return-value]
+            return _plain_copy(kept[1])
         record = decode_record(namespace, key, raw)
         if len(raw) > self._max // 2:
             self.forget(namespace, key)
             return record
+        self._keep(at, raw, record)
+        return json_copy(record)  # type: ignore[return-value]
+
+    def _keep(
+        self, at: tuple[str, str], raw: bytes | str, record: Mapping[str, object]
+    ) -> None:
+        if len(raw) > self._max // 2:
+            self.forget(*at)
+            return
         with self._lock:
             before = self._kept.pop(at, None)
             if before is not None:
@@ -72,7 +99,6 @@ class DecodedRecords:
             while self._size > self._max:
                 _, (dropped, _) = self._kept.popitem(last=False)
                 self._size -= len(dropped)
-        return json_copy(record)  # type: ignore[return-value]
 
     def forget(self, namespace: str, key: str) -> None:
         """Drop what is kept for the key (its bytes are no longer worth keeping)."""
@@ -86,3 +112,27 @@ class DecodedRecords:
         """How many bytes (or characters) of record the kept mappings stand for."""
         with self._lock:
             return self._size
+
+
+def _plain_copy(record: Mapping[str, object]) -> dict[str, object]:
+    """Return a copy of a kept mapping in plain dicts and lists, the caller's own.
+
+    ``json_copy`` for a decoded record; an ``EncodedRecord``'s frozen mappings and
+    lists become plain ones (scalars shared either way).
+    """
+    if type(record) is dict:
+        return json_copy(record)  # type: ignore[return-value]
+    return _thawed(record)  # type: ignore[return-value]
+
+
+def _thawed(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: v if type(v) in _SCALARS else _thawed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        if _SCALARS.issuperset(map(type, value)):  # (a lineage's ranges: thousands)
+            return list(value)
+        return [v if type(v) in _SCALARS else _thawed(v) for v in value]
+    return value
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})

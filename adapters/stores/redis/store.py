@@ -577,6 +577,9 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
             reason = reply[0].decode()
             log.debug("session %s: commit fenced (%s)", session_id, reason)
             return CommitResult(fenced=reason)
+        self._decoded.wrote(namespace, session_id, data, request.record)
+        if attach is not None and attached is not None and int(reply[2]):
+            self._decoded.wrote(attach.namespace, session_id, attached, attach.record)
         return CommitResult(
             archived=int(reply[1]),
             attached=bool(int(reply[2])),
