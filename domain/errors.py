@@ -22,8 +22,10 @@ MemorySummaryError                  catch this to catch everything we raise on p
 
 from __future__ import annotations
 
+import copy
+import types
 from collections.abc import Sequence
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 _Saved = TypeVar("_Saved")  # the store's messages (``Message``; errors import no model)
 _Error = TypeVar("_Error", bound=BaseException)
@@ -44,10 +46,48 @@ class MemorySummaryError(Exception):
         # value, allowed) failed with a TypeError at unpickling.
         return (_rebuilt, (type(self), self.args), self.__dict__ or None)
 
+    # Copies keep every attribute as it is (a ``ConfigError``'s value that cannot be
+    # pickled too): ``__reduce__`` and ``__reduce_ex__`` serve pickle alone.
+    def __copy__(self) -> MemorySummaryError:
+        copied = _rebuilt(type(self), self.args)
+        copied.__dict__.update(self.__dict__)
+        return copied
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> MemorySummaryError:
+        copied = _rebuilt(type(self), copy.deepcopy(self.args, memo))
+        memo[id(self)] = copied
+        copied.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return copied
+
 
 def _rebuilt(cls: type[_Error], args: tuple[object, ...]) -> _Error:
     """Return a ``cls`` holding ``args`` without running its ``__init__``."""
     return cls.__new__(cls, *args)
+
+
+class UnpicklableValue:
+    """What a ``ConfigError``'s rejected value that cannot be pickled unpickles as.
+
+    Its ``repr`` is the value's, as the error's message shows it (a lambda, a
+    lock); two are equal when their ``repr`` is.
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is UnpicklableValue and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (UnpicklableValue, (self.text,))
 
 
 class ConfigError(MemorySummaryError, ValueError):
@@ -55,7 +95,11 @@ class ConfigError(MemorySummaryError, ValueError):
 
     Attributes:
         field: the configuration field (snake_case name).
-        value: the rejected value.
+        value: the rejected value. Pickled, a value pickle cannot take (a lambda,
+            a function defined in a function, a lock or a connection, also inside
+            a container or an object) becomes an ``UnpicklableValue`` of its
+            ``repr``: the error still crosses a process boundary, with its message
+            unchanged.
         allowed: a human description of what is allowed.
     """
 
@@ -64,6 +108,58 @@ class ConfigError(MemorySummaryError, ValueError):
         self.value = value
         self.allowed = allowed
         super().__init__(f"{field}={value!r} is invalid; allowed: {allowed}")
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[object, ...]:
+        rebuilt, args, state = self.__reduce__()
+        if isinstance(state, dict) and _unpicklable(state.get("value"), protocol):
+            state = {**state, "value": UnpicklableValue(repr(state["value"]))}
+        return rebuilt, args, state
+
+
+_NAMED = (types.FunctionType, type)  # pickled by their module and qualified name
+_CONTAINERS = (list, tuple, set, frozenset)
+_PLAIN = frozenset({str, bytes, int, float, complex, bool, type(None)})
+_DEPTH = 8  # how deep a value is looked into: deeper parts pickle or fail as they do
+# The reducers registered with ``copyreg`` (``re.Pattern``'s...), which pickle and
+# copy use before ``__reduce_ex__``: ``copy`` holds the very table.
+_REGISTERED: dict[type, Any] = getattr(copy, "dispatch_table", {})
+
+
+def _unpicklable(value: object, protocol: Any, depth: int = 0) -> bool:
+    """Tell whether pickling ``value`` surely fails, without pickling it.
+
+    A lambda or a function or class defined in a function (``<locals>``) has no
+    name its module can be searched by; an object whose type refuses to be reduced
+    (a lock, a connection, an open file, a generator) raises from
+    ``__reduce_ex__``. Containers and what an object reduces to (its arguments
+    and its state: a bound method's object, an instance's attributes) are looked
+    into, ``_DEPTH`` levels deep. Not every failure is foreseen (one deeper, a C
+    type pickled by a name under protocols 0 and 1): such a value fails as before.
+    """
+    kind = type(value)
+    if kind in _PLAIN:
+        return False
+    if isinstance(value, _NAMED):
+        name = getattr(value, "__qualname__", "")
+        return "<lambda>" in name or "<locals>" in name
+    if depth >= _DEPTH:
+        return False
+    deeper = depth + 1
+    if kind in _CONTAINERS:
+        return any(_unpicklable(item, protocol, deeper) for item in value)  # type: ignore[attr-defined]
+    if kind is dict:
+        return any(
+            _unpicklable(key, protocol, deeper) or _unpicklable(item, protocol, deeper)
+            for key, item in value.items()  # type: ignore[attr-defined]
+        )
+    try:  # pickle's order: the registry (``copyreg``'s, as ``copy`` reads it) first
+        reducer = _REGISTERED.get(kind)
+        reduced = reducer(value) if reducer else value.__reduce_ex__(protocol)
+    except Exception:  # noqa: BLE001 - what pickle would raise
+        return True
+    if not isinstance(reduced, tuple):  # a global's name
+        return False
+    return any(_unpicklable(part, protocol, deeper) for part in reduced[1:3])
 
 
 class ConfigErrors(ConfigError):

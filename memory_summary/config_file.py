@@ -84,10 +84,22 @@ def unknown_variables(
     for name in sorted(environ):
         if not name.startswith(ENV_PREFIX) or name in known:
             continue
-        close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
-        hint = f" (did you mean {close[0]}?)" if close else ""
+        close = _closest_variable(name, known)
+        hint = f" (did you mean {close}?)" if close else ""
         errors.append(ConfigError(name, environ[name], f"a known variable{hint}"))
     return errors
+
+
+def _closest_variable(name: str, known: Iterable[str]) -> str | None:
+    """Return the known variable ``name`` likely misspells, or None.
+
+    Compared without the prefix they all share: with it, any short name looked
+    close to some variable (``MEMORY_SUMMARY_X``: ``MEMORY_SUMMARY_PG_DSN``).
+    """
+    cut = len(ENV_PREFIX)
+    by_rest = {variable[cut:]: variable for variable in known}
+    close = difflib.get_close_matches(name[cut:], by_rest, n=1, cutoff=0.8)
+    return by_rest[close[0]] if close else None
 
 
 def raise_all(errors: list[ConfigError]) -> None:

@@ -17,7 +17,7 @@ from memory_summary.terminal_text import shown
 
 from .config import add_config_parser
 from .demo import add_demo_parser
-from .exits import EXIT_CONFIG, EXIT_USAGE, errors_of, report_error
+from .exits import EXIT_CONFIG, EXIT_USAGE, errors_of, report_error, shown_lines
 from .invocation import invocation
 from .options import CLI_OPTIONS, checked_cli_settings
 from .reports import add_sessions_parser, add_stats_parser
@@ -227,6 +227,25 @@ def _note_configured_defaults(
         _note_configured_defaults(command, settings)
 
 
+def _escape_usage_errors(parser: argparse.ArgumentParser) -> None:
+    """Make the usage errors of ``parser`` and its commands show what was typed inert.
+
+    argparse writes some arguments into its messages as they were typed
+    (``unrecognized arguments: ...``, ``ambiguous option: ...``): an escape sequence
+    typed or pasted there would act on the terminal. Every message goes through
+    ``shown`` (line by line) instead; the messages this module writes are shown
+    already, and ``shown`` leaves its own escapes as they are.
+    """
+    error = parser.error
+
+    def escaped(message: str) -> NoReturn:
+        error(shown_lines(message))
+
+    parser.error = escaped  # type: ignore[method-assign]
+    for command in _commands_of(parser).values():
+        _escape_usage_errors(command)
+
+
 class _UsageError(Exception):
     """The first pass over the arguments met a usage error."""
 
@@ -257,6 +276,7 @@ def parse_arguments(
         report_error(_with_field_errors(exc, config_path))
         return EXIT_CONFIG
     parser = build(settings.values)
+    _escape_usage_errors(parser)
     _note_configured_defaults(parser, settings)
     try:
         _refuse_options_before_the_command(parser, argv)

@@ -180,3 +180,81 @@ def test_a_search_racing_a_restart_never_lifts_the_mark_over_new_ids(
     finally:
         dispose(store)
         other.close()
+
+
+def test_a_search_racing_a_restart_never_gives_a_new_row_an_old_rows_entry(
+    redis_server, monkeypatch
+):
+    """The keys are lost between PENDING and INDEX, and the first save after the
+    restart gets id 1 again: INDEX used to attach the old row's entry to it, so a
+    search for "alpha" found "beta gamma" and one for "beta" found nothing."""
+    import redis
+
+    from memory_summary.adapters import RedisStore
+
+    store = make_redis()
+    other = make_redis(store.prefix)
+    for i in range(3):
+        store.save_message("a", Message("user", f"alpha {i}"))
+    run = RedisStore._script
+
+    def restart_before_index(self, name, where, keys, args):
+        if name == "INDEX":
+            monkeypatch.setattr(RedisStore, "_script", run)
+            with redis.Redis.from_url(store.url) as client:
+                for key in list(client.scan_iter(match=store.prefix + "*")):
+                    client.delete(key)
+            reused = other.save_message("a", Message("user", "beta gamma"))
+            assert reused.id == 1
+        return run(self, name, where, keys, args)
+
+    monkeypatch.setattr(RedisStore, "_script", restart_before_index)
+    try:
+        assert store.search_messages("a", ["alpha"], limit=3) == []
+        found = store.search_messages("a", ["beta"], limit=3)
+        assert [(h.message.id, h.message.content) for h in found] == [(1, "beta gamma")]
+        assert store.search_messages("a", ["alpha"], limit=3) == []
+        assert store.save_message("a", Message("user", "next")).id == 2
+    finally:
+        dispose(store)
+        other.close()
+
+
+def test_after_a_restart_race_every_row_given_an_id_anew_is_indexed(
+    redis_server, monkeypatch
+):
+    """PENDING saw rows 1-2 indexed (saved eagerly) and listed 3-4; the keys are
+    lost and four lazy saves get ids 1-4 anew. INDEX finds another row at 3: the
+    mark must not move past 1-2, which now hold unindexed messages."""
+    import redis
+
+    from memory_summary.adapters import RedisStore
+
+    store = make_redis(recall_index="eager")
+    other = make_redis(store.prefix)
+    store.save_messages("a", [Message("user", f"alpha {i}") for i in range(2)])
+    store.set_recall_index("lazy")
+    store.save_messages("a", [Message("user", f"alpha {i}") for i in range(2, 4)])
+    run = RedisStore._script
+
+    def restart_before_index(self, name, where, keys, args):
+        if name == "INDEX":
+            monkeypatch.setattr(RedisStore, "_script", run)
+            with redis.Redis.from_url(store.url) as client:
+                for key in list(client.scan_iter(match=store.prefix + "*")):
+                    client.delete(key)
+            words = ["beta", "gamma", "delta", "omega"]
+            other.save_messages("a", [Message("user", word) for word in words])
+        return run(self, name, where, keys, args)
+
+    monkeypatch.setattr(RedisStore, "_script", restart_before_index)
+    try:
+        assert store.search_messages("a", ["alpha"], limit=5) == []
+        for row_id, word in enumerate(["beta", "gamma", "delta", "omega"], 1):
+            hits = store.search_messages("a", [word], limit=5)
+            best = max(hits, key=lambda hit: hit.score)  # with its neighbours
+            assert (best.message.id, best.message.content) == (row_id, word)
+            assert all(hit.message.content != f"alpha {row_id - 1}" for hit in hits)
+    finally:
+        dispose(store)
+        other.close()

@@ -107,3 +107,23 @@ def test_config_before_config_check_is_not_an_option_of_it(cli_main, tmp_path):
 
     assert code == 2
     assert "error: --config is not an option of `config check`" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["demo", "\x1b[2J\x1b]52;c;cHduZWQ=\x07"], "\\x1b[2J\\x1b]52;c;cHduZWQ=\\x07"),
+        (["sessions", "--nope", "\u202eevil\r"], "--nope \\u202eevil\\x0d"),
+        (["sessions", "--d=\x9b6n"], "ambiguous option: --d=\\x9b6n could match"),
+    ],
+)
+def test_argparse_usage_errors_show_what_was_typed_inert(cli_main, argv, said):
+    """argparse wrote unrecognized and ambiguous arguments as typed: an escape
+    sequence there cleared the screen or wrote the clipboard (OSC 52)."""
+    from tests.property.test_terminal_text import acts_on_terminal
+
+    code, out, err = cli_main(*argv)
+
+    assert (code, out) == (2, "")
+    assert said in err
+    assert not [c for c in err if c != "\n" and acts_on_terminal(c)]

@@ -22,6 +22,29 @@ def test_a_misspelt_cli_variable_suggests_the_known_option():
     assert "did you mean MEMORY_SUMMARY_CLI_SESSIONS?" in error.allowed
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        "MEMORY_SUMMARY_X",  # was "did you mean MEMORY_SUMMARY_PG_DSN?"
+        "MEMORY_SUMMARY_CLI_X",  # was "did you mean MEMORY_SUMMARY_CLI_DB?"
+        "MEMORY_SUMMARY_QQ",
+        "MEMORY_SUMMARY_",
+    ],
+)
+def test_short_garbage_after_the_prefix_suggests_nothing(name):
+    """Names were compared whole: the shared 15-character prefix alone made any
+    short name look close to some variable."""
+    (error,) = unknown_variables({name: "1"}, ["db", "sessions"])
+
+    assert error.allowed == "a known variable"
+
+
+def test_a_misspelt_dsn_variable_still_suggests_the_known_one():
+    (error,) = unknown_variables({"MEMORY_SUMMARY_PG_DNS": "host=db"})
+
+    assert "did you mean MEMORY_SUMMARY_PG_DSN?" in error.allowed
+
+
 def test_known_and_foreign_variables_are_not_reported():
     environ = {
         "MEMORY_SUMMARY_KEEP_RECENT": "3",

@@ -10,13 +10,14 @@ from __future__ import annotations
 import copy
 import inspect
 import pickle
+import re
 import sys
 from collections.abc import Callable
 
 import pytest
 
 import memory_summary
-from memory_summary import Message
+from memory_summary import ConfigError, Message
 from memory_summary import domain as domain_api
 from memory_summary.adapters.summarizers.offline import worker
 from memory_summary.domain import errors as errors_module
@@ -123,3 +124,78 @@ def test_fold_worker_sends_a_config_error_back_as_itself():
     error = errors_module.ConfigError("keep_recent", -1, "int >= 0")
 
     assert worker._portable(error) is error
+
+
+def _unpicklable_errors() -> list[BaseException]:
+    def check(value: object) -> bool:
+        return bool(value)
+
+    bad = [lambda value: value, check, [1, lambda: 2]]
+    single = [
+        errors_module.ConfigError("redactor", value, "a callable") for value in bad
+    ]
+    return [*single, errors_module.ConfigErrors(tuple(single))]
+
+
+@pytest.mark.parametrize("way", ["pickle", "pickle-0"])
+def test_a_config_error_whose_value_cannot_be_pickled_pickles_with_a_stand_in(way):
+    """Before, pickling a ConfigError whose value was a lambda raised: the fold
+    worker sent back a RuntimeError instead, and a process pool could not return
+    it. Its value arrives as a stand-in of the same repr; all else as itself."""
+    for error in _unpicklable_errors():
+        copied = ROUND_TRIPS[way](error)
+
+        assert type(copied) is type(error)
+        assert str(copied) == str(error)
+        assert copied.args == error.args
+        assert type(copied.value) is errors_module.UnpicklableValue
+        assert repr(copied.value) == repr(error.value)
+        assert (copied.field, copied.allowed) == (error.field, error.allowed)
+        assert worker._portable(error) is error
+    both = _unpicklable_errors()[-1]
+    errors = ROUND_TRIPS[way](both).errors
+    assert [repr(e.value) for e in errors] == [repr(e.value) for e in both.errors]
+
+
+@pytest.mark.parametrize("way", ["copy", "deepcopy"])
+def test_a_config_error_whose_value_cannot_be_pickled_copies_as_itself(way):
+    for error in _unpicklable_errors():
+        copied = ROUND_TRIPS[way](error)
+
+        assert same(error, copied)
+        assert copied is not error
+        if way == "copy" or callable(error.value):  # functions deep-copy as is
+            assert copied.value is error.value
+
+
+class _Holding:
+    def __init__(self, held: object) -> None:
+        self.held = held
+
+
+def test_a_config_error_whose_value_holds_a_lock_pickles_with_a_stand_in():
+    """A type that refuses to be reduced (a lock, a generator), also as an
+    object's attribute: pickle (its default protocol) raised."""
+    import threading
+
+    for value in (threading.Lock(), (n for n in range(2)), _Holding(threading.RLock())):
+        error = errors_module.ConfigError("store", value, "a store")
+
+        copied = pickle.loads(pickle.dumps(error))
+
+        assert str(copied) == str(error)
+        assert repr(copied.value) == repr(value)
+        assert copy.copy(error).value is value
+
+
+def test_a_config_error_keeps_a_value_it_can_pickle_as_itself():
+    error = errors_module.ConfigError("ratios", [0.5, {"a": 1}], "floats")
+    named = errors_module.ConfigError("redactor", (copy.copy, Message), "a callable")
+
+    assert pickle.loads(pickle.dumps(error)).value == [0.5, {"a": 1}]
+    assert pickle.loads(pickle.dumps(named)).value == (copy.copy, Message)
+    pattern = re.compile("a+")  # reduced through copyreg's registry
+    assert pickle.loads(pickle.dumps(ConfigError("p", pattern, "x"))).value == pattern
+    holding = pickle.loads(pickle.dumps(ConfigError("h", _Holding([1]), "x"))).value
+    assert type(holding) is _Holding
+    assert holding.held == [1]

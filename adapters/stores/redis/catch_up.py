@@ -3,14 +3,20 @@
 Under ``recall_index="lazy"`` (and ``"off"``) ``SAVE`` stores a message without its
 index entry. A search first runs ``PENDING``: the session's rows above its *mark*
 (the highest id a search has indexed through) that have no entry; then ``INDEX``
-with their entries, computed here, which adds each row still stored and still
-without an entry (another process may have popped or indexed it meanwhile) and moves
-the mark. Ids come from one counter and scripts run one at a time, so a row saved
-after ``PENDING`` has a higher id than the mark ``INDEX`` sets: none is skipped.
-The mark never goes above the history's highest id: rows ``PENDING`` read before
-the server lost the keys (a restart without persistence, ids given anew) would
-otherwise lift it over the ids the next saves get, and the id counter's check
-(``next_id``) would refuse them.
+with their entries, computed here, which adds each row still stored as read and
+still without an entry (another process may have popped or indexed it meanwhile) and
+moves the mark. Ids come from one counter and scripts run one at a time, so a row
+saved after ``PENDING`` has a higher id than the mark ``INDEX`` sets: none is
+skipped.
+
+The server may lose its keys between the two scripts (a restart without persistence,
+or from an older snapshot) and give the same ids anew. The mark never goes above the
+history's highest id: the rows ``PENDING`` read would otherwise lift it over the ids
+the next saves get, and the id counter's check (``next_id``) would refuse them. And
+``INDEX`` gets each row back and compares it whole with the row its id holds now: a
+message that got the id anew never gets the old one's entry (a search would find it
+by another's text), and the mark does not move, so the next ``PENDING`` of the same
+search reads it (and any other row given an id anew) and indexes it by its own text.
 
 The mark is a member of the session's postings set, ``NUL`` then the id: no term
 is empty, so no term's lex range holds it, and it goes wherever the postings go (a
@@ -91,20 +97,26 @@ return out
 """
 )
 
-# KEYS: history, postings, entries, words. ARGV: top, then id, entry per row.
-# Indexes each row still stored and without an entry; moves the mark to top.
+# KEYS: history, postings, entries, words. ARGV: top, then id, entry, row per row.
+# Indexes each row still stored as ``PENDING`` read it and without an entry; moves
+# the mark to top, or not at all when an id holds another row than the one read.
 # Returns how many rows it indexed.
 INDEX = (
     _MARK
     + postings
     + """
 check_index(KEYS[2], KEYS[3], KEYS[4])
-mark(KEYS[2])
-local done, words = 0, 0
-for i = 2, #ARGV, 2 do
+local _, at = mark(KEYS[2])
+local done, words, top = 0, 0, tonumber(ARGV[1])
+for i = 2, #ARGV, 3 do
   local id = ARGV[i]
-  if redis.call('ZCOUNT', KEYS[1], id, id) > 0
-      and redis.call('HEXISTS', KEYS[3], id) == 0 then
+  local held = redis.call('ZRANGEBYSCORE', KEYS[1], id, id)
+  if #held > 0 and held[1] ~= ARGV[i + 2] then
+    -- the id holds another row than the one read: the keys were lost (a restart)
+    -- and ids given anew. Not this entry, and the mark stays: any row above it
+    -- may be new and unindexed (one PENDING saw indexed too)
+    top = at
+  elseif #held > 0 and redis.call('HEXISTS', KEYS[3], id) == 0 then
     redis.call('HSET', KEYS[3], id, ARGV[i + 1])
     local members, length = postings(id, ARGV[i + 1])
     add_postings(KEYS[2], members)
@@ -114,7 +126,7 @@ for i = 2, #ARGV, 2 do
 end
 if words > 0 then redis.call('INCRBY', KEYS[4], words) end
 if redis.call('EXISTS', KEYS[1]) == 1 then
-  set_mark(KEYS[1], KEYS[2], KEYS[3], KEYS[4], tonumber(ARGV[1]))
+  set_mark(KEYS[1], KEYS[2], KEYS[3], KEYS[4], top)
 end
 return done
 """

@@ -346,14 +346,15 @@ class RedisHistory(RedisScripted):
                 return done
             if len(reply) == 1:
                 continue  # a page already indexed: the mark moved past it
-            rows: list[tuple[Arg, str, int]] = []
+            rows: list[tuple[Arg, str, int, Arg]] = []
             for at in range(1, len(reply), 2):
-                terms = message_terms(json_row_message(reply[at + 1]))
-                rows.append((reply[at], index_entry(terms), len(set(terms))))
+                raw = reply[at + 1]
+                terms = message_terms(json_row_message(raw))
+                rows.append((reply[at], index_entry(terms), len(set(terms)), raw))
             for part, top in _calls(rows, reply[0]):
                 args: list[Arg] = [top]
-                for row_id, entry, _ in part:
-                    args += [row_id, entry]
+                for row_id, entry, _, raw in part:  # the row: INDEX compares it
+                    args += [row_id, entry, raw]
                 done += int(self._script("INDEX", session_id, keys, args))
 
     def _row_keys(self, session_id: str) -> list[str]:
@@ -481,16 +482,16 @@ def _hits(reply: Sequence[Any]) -> list[StoredHit]:
 
 
 def _calls(
-    rows: list[tuple[Arg, str, int]], top: Arg
-) -> list[tuple[list[tuple[Arg, str, int]], Arg]]:
-    """Split ``rows`` (id, entry, postings) into ``INDEX`` calls of bounded work.
+    rows: list[tuple[Arg, str, int, Arg]], top: Arg
+) -> list[tuple[list[tuple[Arg, str, int, Arg]], Arg]]:
+    """Split ``rows`` (id, entry, postings, row) into ``INDEX`` calls of bounded work.
 
     Each call moves the mark through its last row; the last call to ``top`` (the
     page's highest id, rows without an entry or not). A row of more postings than
     the bound goes alone (its entry is bounded: ``MAX_INDEXED_TERMS``).
     """
-    calls: list[tuple[list[tuple[Arg, str, int]], Arg]] = []
-    part: list[tuple[Arg, str, int]] = []
+    calls: list[tuple[list[tuple[Arg, str, int, Arg]], Arg]] = []
+    part: list[tuple[Arg, str, int, Arg]] = []
     postings = 0
     for row in rows:
         if part and postings + row[2] > POSTINGS_PER_CALL:

@@ -23,6 +23,7 @@ from memory_summary.adapters.stores.rows import (
 from memory_summary.domain import MalformedRecord, StoreError
 
 from .history import RedisScripted
+from .records import DecodedRecords
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +38,7 @@ class RedisMetadata(RedisScripted):
     _client: redis.Redis
     _ttl: str
     _session_namespaces: tuple[str, ...]
+    _decoded: DecodedRecords
 
     def _record(self, namespace: str, key: str) -> str:
         raise NotImplementedError  # pragma: no cover - RedisStore names keys
@@ -59,6 +61,7 @@ class RedisMetadata(RedisScripted):
             ],
             [text, key, namespace, ttl],
         )
+        self._decoded.wrote(namespace, key, text, data)
 
     def get_metadata(self, namespace: str, key: str) -> dict[str, object] | None:
         check_key("namespace", namespace)
@@ -66,7 +69,7 @@ class RedisMetadata(RedisScripted):
         raw = self._run(
             "get_metadata", key, self._client.get, self._record(namespace, key)
         )
-        return None if raw is None else decode_record(namespace, key, raw)
+        return None if raw is None else self._decoded.decoded(namespace, key, raw)
 
     def _pages(
         self, namespace: str, after_key: str | None, limit: int

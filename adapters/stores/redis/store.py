@@ -40,7 +40,6 @@ from memory_summary.adapters.stores.rows import (
     check_limit,
     check_read,
     check_ttl,
-    decode_record,
     json_row_message,
     message_values,
     new_token,
@@ -66,6 +65,7 @@ from . import lua
 from .history import Arg, RedisHistory, index_entry
 from .metadata import PAGE as _PAGE
 from .metadata import RedisMetadata
+from .records import DecodedRecords
 
 log = logging.getLogger(__name__)
 
@@ -164,6 +164,7 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
             socket_connect_timeout=timeout_s,
             retry=redis.retry.Retry(redis.backoff.NoBackoff(), 0),
         )
+        self._decoded = DecodedRecords()
         self._scripts = {
             name: self._client.register_script(text) for name, text in _SCRIPTS.items()
         }
@@ -342,7 +343,7 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
         rows.reverse()
         if raw_record is None:
             return rows, None
-        return rows, decode_record(namespace, session_id, raw_record)
+        return rows, self._decoded.decoded(namespace, session_id, raw_record)
 
     def get_full_history(
         self, session_id: str, limit: int | None = None
@@ -402,7 +403,8 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
             if int(count)
             else NO_SPAN
         )
-        return span, (decode_record(namespace, session_id, raw) if held else None)
+        record = self._decoded.decoded(namespace, session_id, raw) if held else None
+        return span, record
 
     def count_history(self, session_id: str) -> int:
         check_key("session_id", session_id)
@@ -575,6 +577,9 @@ class RedisStore(RedisHistory, RedisMetadata, DeprecatedCommits):
             reason = reply[0].decode()
             log.debug("session %s: commit fenced (%s)", session_id, reason)
             return CommitResult(fenced=reason)
+        self._decoded.wrote(namespace, session_id, data, request.record)
+        if attach is not None and attached is not None and int(reply[2]):
+            self._decoded.wrote(attach.namespace, session_id, attached, attach.record)
         return CommitResult(
             archived=int(reply[1]),
             attached=bool(int(reply[2])),
