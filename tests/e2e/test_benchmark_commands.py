@@ -1,5 +1,7 @@
 """``benchmarks/facts.py``, ``quality.py``, ``recall_questions.py``, run as processes.
 
+(And ``recall_expansion.py``'s usage errors: its run needs NLTK and WordNet.)
+
 The benchmark commands of a source checkout (not in the wheel): their options, exit
 codes and reports.
 """
@@ -202,3 +204,16 @@ def test_recall_questions_without_data_is_a_usage_error(tmp_path):
 
     assert result.returncode == 2
     assert "--data" in result.stderr
+
+
+def test_recall_expansion_without_data_or_wordnet_is_a_usage_error(tmp_path):
+    no_data = run("recall_expansion", cwd=tmp_path)
+    data = tmp_path / "locomo.json"
+    data.write_text("[]", encoding="utf-8")
+    no_wordnet = run(
+        "recall_expansion", "--data", str(data), "--wordnet", str(tmp_path)
+    )
+
+    assert (no_data.returncode, no_wordnet.returncode) == (2, 2)
+    assert "--data" in no_data.stderr
+    assert "no WordNet 3.0 files" in no_wordnet.stderr
