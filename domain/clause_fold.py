@@ -15,6 +15,10 @@ A *clause* is one short statement (a summary's line, or one of its ``; `` items)
   ``MIN_ANCHOR_WORDS`` words or ``MIN_ANCHOR_CJK`` Chinese characters, and the
   opening a word of them (what differs at the start is the sentence's head, not an
   item); two lists (or a list and a clause whose middle has a comma) never merge.
+  Chinese, which has no spaces, folds only where the shared part is at least half
+  as long as the longest member and an opening that runs on into what differs
+  keeps ``MIN_CJK_RUN`` characters of that run: "我在准备搬家" and "我们11月8日搬家"
+  share "我" and "搬家" and stay apart (no "我在准备、们11月8日搬家").
 
 The fold is idempotent and stable across re-folding: a folded clause reads back as
 the clauses it stands for (a range as its values, a list as its members), so folding
@@ -29,7 +33,7 @@ characters, so that clauses differing only by their values
 Repeated tool calls fold their arguments in ``argument_fold``, with the same slots
 (``values_of``, ``rendered_values``).
 
-About 440 lines: tokens, slots, both folds and the cut read the same tokens.
+About 480 lines: tokens, slots, both folds and the cut read the same tokens.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ __all__ = [
     "MAX_MEMBER_WORDS",
     "MIN_ANCHOR_CJK",
     "MIN_ANCHOR_WORDS",
+    "MIN_CJK_RUN",
     "SLOT_WIDTH",
     "clause_shape",
     "fold_clauses",
@@ -58,6 +63,9 @@ MAX_MEMBER_WORDS = 4
 MAX_MEMBER_CJK = 12
 MIN_ANCHOR_WORDS = 2
 MIN_ANCHOR_CJK = 3
+MIN_CJK_RUN = 2
+"""The Chinese characters a fold's shared opening keeps of a run of them that goes
+on into what differs (``fold_clauses``)."""
 MAX_CANDIDATES = 8
 """The clauses sharing an opening or a closing that a clause is tried against: the
 newest few, so that folding ``n`` clauses stays linear in ``n``."""
@@ -283,6 +291,32 @@ def _exact_keys(clause: str) -> tuple[str, ...]:
     return tuple(_key(k, t) if k != "slot" else t for k, t in _tokens(clause))
 
 
+def _cjk_run(tokens: Sequence[tuple[str, str]]) -> int:
+    """Return how many Chinese characters open ``tokens`` in a row."""
+    run = 0
+    for kind, _ in tokens:
+        if kind != "cjk":
+            break
+        run += 1
+    return run
+
+
+def _whole_cjk_cut(
+    ta: Sequence[tuple[str, str]], tb: Sequence[tuple[str, str]], start: int
+) -> bool:
+    """Tell whether an opening cut inside a run of Chinese characters keeps enough.
+
+    Chinese has no spaces: where the shared opening runs into a differing middle
+    without punctuation, a space or a value between them, the cut may fall inside
+    a word ("我|们"). Such a cut needs ``MIN_CJK_RUN`` shared characters in that run.
+    """
+    shared = _cjk_run(ta[:start][::-1])
+    return not (
+        0 < shared < MIN_CJK_RUN
+        and (_cjk_run(ta[start:][:1]) or _cjk_run(tb[start:][:1]))
+    )
+
+
 @functools.lru_cache(maxsize=8192)
 def _merged_middles(a: str, b: str, max_chars: int) -> str | None:
     """Return ``a`` and ``b`` folded by their differing middle, or None.
@@ -317,6 +351,8 @@ def _merged_middles(a: str, b: str, max_chars: int) -> str | None:
         elif left or right or empty:
             return None
         elif all(_is_member(m) for m in (*_members(middle_a), *_members(middle_b))):
+            if not _whole_cjk_cut(ta, tb, start):
+                return None  # a cut one character into a run of Chinese
             break
         elif end:  # a member cut short ("the" of "the tram"): widen to its end
             end -= 1
@@ -338,6 +374,9 @@ def _merged_middles(a: str, b: str, max_chars: int) -> str | None:
         return None  # two lists, or a list and a clause with commas: no fold
     if not all(_is_member(m) for m in (*members_a, *members_b)):
         return None
+    longest = max(sum(_words(_tokens(m))) for m in (*members_a, *members_b))
+    if separator == "、" and 2 * (words + cjk) < longest:
+        return None  # Chinese sharing less than half of what differs: no list
     lead = "".join(t for _, t in ta[:start])
     tail = "".join(t for _, t in ta[len(ta) - end :])
     members = list(dict.fromkeys([*members_a, *members_b]))

@@ -180,3 +180,77 @@ def test_a_cut_is_the_same_whatever_the_values(a, b, words, limit):
 
     assert clause_fold.clause_shape(cut_a) == clause_fold.clause_shape(cut_b)
     assert len(cut_a) < 2 * limit
+
+
+CJK_WORDS = ["我", "我们", "在", "准备", "搬家", "公司", "年会", "活动", "报价"]
+EN_WORDS = ["I", "we", "moved", "house", "the", "park", "on", "partition", "by", "day"]
+
+
+def _pieces(first: str, second: str, clause: str) -> list[tuple[int, int]]:
+    """Return the lengths of each opening and closing of both inputs such that
+    ``clause`` is that opening and closing around the rest of each, joined by "、"."""
+    found = []
+    for lead in range(len(clause) + 1):
+        for tail in range(len(clause) - lead + 1):
+            rest = (first[lead : len(first) - tail], second[lead : len(second) - tail])
+            if (
+                first[:lead] == second[:lead] == clause[:lead]
+                and first[len(first) - tail :] == second[len(second) - tail :]
+                and clause.endswith(first[len(first) - tail :])
+                and clause[lead : len(clause) - tail]
+                in (f"{rest[0]}\u3001{rest[1]}", f"{rest[1]}\u3001{rest[0]}")
+            ):
+                found.append((lead, tail))
+    return found
+
+
+_CJK = st.lists(st.sampled_from(CJK_WORDS), max_size=3).map("".join)
+
+
+@given(_CJK, _CJK, _CJK, _CJK)
+def test_a_chinese_fold_is_an_opening_and_a_closing_around_long_pieces(
+    lead: str, one: str, other: str, tail: str
+) -> None:
+    """Two Chinese clauses fold only into an opening and a closing of both around
+    the rest of each, the opening never one character ("我|们"), sharing at least
+    half as many characters as the longer rest."""
+    first, second = lead + one + tail, lead + other + tail
+    folded = fold_clauses([first, second])
+    if len(folded) == 2 or first == second or not (first and second):
+        return  # apart, the same clause, or a blank one dropped
+    splits = _pieces(first, second, folded[0])
+    assert splits, folded  # whole pieces of both inputs
+    assert any(
+        lead >= clause_fold.MIN_CJK_RUN  # never "我" then "们…"
+        and 2 * (lead + tail) >= max(len(first), len(second)) - lead - tail
+        for lead, tail in splits
+    ), folded
+
+
+@given(
+    st.lists(st.sampled_from(EN_WORDS), min_size=1, max_size=6),
+    st.lists(st.sampled_from(EN_WORDS), min_size=1, max_size=6),
+)
+def test_an_english_fold_keeps_whole_words(a: list[str], b: list[str]) -> None:
+    first, second = " ".join(a), " ".join(b)
+    folded = fold_clauses([first, second])
+    if len(folded) == 2:
+        return
+    for piece in folded[0].split(", "):
+        assert all(word in EN_WORDS for word in piece.split())
+
+
+def test_clauses_sharing_a_character_and_a_closing_stay_apart() -> None:
+    """The demo's "我在准备搬家" and "我们11月8日搬家" share only "我" and "搬家"."""
+    for pair in (
+        ["我在准备准备搬家", "我们11月8日搬家"],
+        ["我在准备搬家", "我们11月8日搬家"],
+        ["我在准备搬家", "我们准备搬家"],
+    ):
+        assert fold_clauses(pair) == pair
+    listed = fold_clauses(["这周要把搬家公司报价定下来", "这周要把网络宽带迁移定下来"])
+    assert listed == ["这周要把搬家公司报价、网络宽带迁移定下来"]
+    assert fold_clauses([*listed, "这周要把搬家公司报价定下来"]) == listed
+    assert fold_clauses(["接下来说说搬家公司报价吧", "接下来说说网络宽带迁移吧"]) == [
+        "接下来说说搬家公司报价、网络宽带迁移吧"
+    ]
