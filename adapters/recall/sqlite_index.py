@@ -20,6 +20,7 @@ from typing import Any
 
 from memory_summary.adapters.stores.rows import SELECT_COLUMNS, row_message
 from memory_summary.adapters.stores.sql.driver import Executor, SqlDriver
+from memory_summary.adapters.stores.sql.sqlite_nulls import inline_nulls
 from memory_summary.domain import MalformedRecord, Message, StoreError
 from memory_summary.domain.config import RecallIndex
 from memory_summary.domain.ranking import (
@@ -421,9 +422,8 @@ class SqliteIndex:
         values: Sequence[object],
         terms: list[str] | None,
     ) -> int:
-        _, row_id = driver.write(
-            insert, (session_id, *values), "save_message", session_id
-        )
+        sql, params = inline_nulls(insert, (session_id, *values))
+        _, row_id = driver.write(sql, params, "save_message", session_id)
         if row_id is None:
             raise StoreError(f"save_message for {session_id!r}: no id was returned")
         if self.policy == "eager" and row_id % CATCH_UP_EVERY == 0:
@@ -438,7 +438,7 @@ class SqliteIndex:
         values: Sequence[object],
         terms: list[str] | None,
     ) -> int:
-        rows = tx.execute(insert, (session_id, *values))
+        rows = tx.execute(*inline_nulls(insert, (session_id, *values)))
         row_id = getattr(rows, "lastrowid", None)
         if row_id is None:
             raise StoreError(f"save_messages for {session_id!r}: no id was returned")

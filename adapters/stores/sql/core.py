@@ -50,6 +50,7 @@ from .driver import Executor, SqlDriver
 from .fence import DecodedRecords, Fenced, SqlCommitChecks, WrittenGenerations
 from .history import SqlHistory
 from .records import SqlRecords
+from .sqlite_nulls import inline_nulls
 from .turn import SqlTurnReads
 
 log = logging.getLogger(__name__)
@@ -344,7 +345,8 @@ class SqlStore(SqlHistory, SqlRecords, SqlTurnReads, DeprecatedCommits):
                 separator = request.separator
                 marker = separator(archived) if separator is not None else None
                 if marker is not None:
-                    tx.execute(q["insert_archive"], (sid, *message_values(marker)))
+                    values = (sid, *message_values(marker))
+                    tx.execute(*inline_nulls(q["insert_archive"], values))
                 if attach is not None and attached is not None:
                     wrote = self._attach(tx, checks, attach, attached)
                 if request.release_lease:
