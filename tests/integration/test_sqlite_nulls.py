@@ -59,6 +59,8 @@ def test_parameters_without_none_are_left_as_they_are():
         'SELECT ? AS "a?"',  # a quoted name
         "SELECT ?, ?, ?",  # more marks than parameters
         "SELECT %s, %s",  # another dialect's placeholders
+        "SELECT 1 FROM t WHERE data ? %s AND ?",  # PostgreSQL's jsonb ? operator
+        "SELECT #a, ?",  # a named parameter SQLite also reads
     ],
 )
 def test_a_statement_whose_marks_may_not_be_placeholders_runs_as_given(sql):
@@ -79,8 +81,39 @@ def test_a_value_equal_to_none_is_bound_as_it_is(conn):
     assert conn.execute("SELECT a FROM t").fetchall() == [("kept",)]
 
 
+def test_a_value_whose_comparison_raises_is_bound_as_it_is(conn):
+    class Hostile(str):
+        __hash__ = str.__hash__
+
+        def __eq__(self, other: object) -> bool:
+            raise RuntimeError("compared")
+
+    value = Hostile("kept")
+    sql, params = inline_nulls("INSERT INTO t (a, b) VALUES (?, ?)", (value, None))
+    assert sql == "INSERT INTO t (a, b) VALUES (?, NULL)"
+    assert params[0] is value
+
+
+def test_one_statement_gets_a_bounded_number_of_variants(conn, monkeypatch):
+    """Past ``VARIANTS_PER_STATEMENT`` patterns of None, the statement is bound as
+    given: a connection prepares 128 statements at most, and variants beyond that
+    would be prepared again on every insert."""
+    monkeypatch.setattr(sqlite_nulls, "_VARIANTS", {})
+    monkeypatch.setattr(sqlite_nulls, "_PER_STATEMENT", {})
+    monkeypatch.setattr(sqlite_nulls, "VARIANTS_PER_STATEMENT", 2)
+    sql = "SELECT ?, ?, ?"
+    patterns = [(None, 1, 2), (1, None, 2), (1, 2, None), (None, None, 2)]
+    results = [inline_nulls(sql, params) for params in patterns]
+    assert [r[0] for r in results[:2]] == ["SELECT NULL, ?, ?", "SELECT ?, NULL, ?"]
+    assert results[2:] == [(sql, patterns[2]), (sql, patterns[3])]
+    assert inline_nulls(sql, patterns[0]) == results[0]  # kept ones still apply
+    for inlined in results:
+        assert len(conn.execute(*inlined).fetchall()) == 1
+
+
 def test_the_memo_of_variants_stays_bounded(conn, monkeypatch):
     monkeypatch.setattr(sqlite_nulls, "_VARIANTS", {})
+    monkeypatch.setattr(sqlite_nulls, "_PER_STATEMENT", {})
     monkeypatch.setattr(sqlite_nulls, "MAX_VARIANTS", 3)
     for width in range(1, 8):
         sql = f"SELECT {', '.join(['?'] * width)}"

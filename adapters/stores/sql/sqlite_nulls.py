@@ -15,7 +15,10 @@ Only a statement whose every ``?`` is a placeholder is rewritten: one with a quo
 (a string literal or quoted name), a comment, or a numbered or named parameter runs
 as given, and so does one in PostgreSQL's ``%s`` (its ``?`` marks do not match the
 parameters: the shared SQL core may pass any dialect's statement). Variants are
-kept per statement and None positions (bounded; a statement meets few).
+kept per statement and None positions: at most ``VARIANTS_PER_STATEMENT`` of one
+statement (a connection prepares 128 statements at most, and a message insert has
+about 256 patterns of None), past which that statement's other patterns are bound
+as given.
 """
 
 from __future__ import annotations
@@ -25,13 +28,17 @@ from typing import Any
 
 MAX_VARIANTS = 512
 """How many rewritten statements are kept at most (then the memo starts over)."""
+VARIANTS_PER_STATEMENT = 16
+"""How many None patterns of one statement are rewritten; the others are bound."""
 
 _VARIANTS: dict[tuple[str, tuple[bool, ...]], object] = {}
 """Each statement's variant per None positions (None: run as given). Shared by every
 connection (the same statements); its reads and writes are atomic."""
 _MISSING = object()  # no variant kept yet (a variant is a str or None)
+_PER_STATEMENT: dict[str, int] = {}
+"""How many variants of each statement ``_VARIANTS`` holds (cleared with it)."""
 
-_UNSAFE = ("'", '"', "`", "[", "--", "/*", ":", "@", "$")
+_UNSAFE = ("'", '"', "`", "[", "--", "/*", ":", "@", "$", "#", "%")
 """What makes a ``?`` possibly not a placeholder, or names parameters: left as is."""
 
 
@@ -51,18 +58,20 @@ def inline_nulls(sql: str, params: tuple[Any, ...]) -> tuple[str, tuple[Any, ...
     The statement and parameters as given when none is None, or when ``sql`` is not
     one to rewrite (see the module).
     """
-    if None not in params:
-        return sql, params
-    mask = tuple([value is None for value in params])
-    if True not in mask:  # ``in`` matched a value equal to None
+    mask = tuple([value is None for value in params])  # identity: no __eq__ runs
+    if True not in mask:
         return sql, params
     key = (sql, mask)
     variant = _VARIANTS.get(key, _MISSING)
     if variant is _MISSING:
+        if _PER_STATEMENT.get(sql, 0) >= VARIANTS_PER_STATEMENT:
+            return sql, params  # its prepared variants would crowd each other out
         variant = _variant(sql, mask)
         if len(_VARIANTS) >= MAX_VARIANTS:
             _VARIANTS.clear()
+            _PER_STATEMENT.clear()
         _VARIANTS[key] = variant
+        _PER_STATEMENT[sql] = _PER_STATEMENT.get(sql, 0) + 1
     if not isinstance(variant, str):
         return sql, params
     return variant, tuple([value for value in params if value is not None])
