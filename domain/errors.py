@@ -46,19 +46,6 @@ class MemorySummaryError(Exception):
         # value, allowed) failed with a TypeError at unpickling.
         return (_rebuilt, (type(self), self.args), self.__dict__ or None)
 
-    # Copies keep every attribute as it is (a ``ConfigError``'s value that cannot be
-    # pickled too): ``__reduce__`` and ``__reduce_ex__`` serve pickle alone.
-    def __copy__(self) -> MemorySummaryError:
-        copied = _rebuilt(type(self), self.args)
-        copied.__dict__.update(self.__dict__)
-        return copied
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> MemorySummaryError:
-        copied = _rebuilt(type(self), copy.deepcopy(self.args, memo))
-        memo[id(self)] = copied
-        copied.__dict__.update(copy.deepcopy(self.__dict__, memo))
-        return copied
-
 
 def _rebuilt(cls: type[_Error], args: tuple[object, ...]) -> _Error:
     """Return a ``cls`` holding ``args`` without running its ``__init__``."""
@@ -110,10 +97,24 @@ class ConfigError(MemorySummaryError, ValueError):
         super().__init__(f"{field}={value!r} is invalid; allowed: {allowed}")
 
     def __reduce_ex__(self, protocol: Any) -> tuple[object, ...]:
-        rebuilt, args, state = self.__reduce__()
+        rebuilt, args, state = self.__reduce__()  # pickle's: copies use the hooks below
         if isinstance(state, dict) and _unpicklable(state.get("value"), protocol):
             state = {**state, "value": UnpicklableValue(repr(state["value"]))}
         return rebuilt, args, state
+
+    # Copies keep the value as it is (one pickle cannot take too), which
+    # ``__reduce_ex__`` replaces for pickle alone. Only here: another error's copies
+    # go through its ``__reduce__``, a subclass's own one included.
+    def __copy__(self) -> ConfigError:
+        copied = _rebuilt(type(self), self.args)
+        copied.__dict__.update(self.__dict__)
+        return copied
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ConfigError:
+        copied = _rebuilt(type(self), copy.deepcopy(self.args, memo))
+        memo[id(self)] = copied
+        copied.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return copied
 
 
 _NAMED = (types.FunctionType, type)  # pickled by their module and qualified name

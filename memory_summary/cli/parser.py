@@ -17,7 +17,7 @@ from memory_summary.terminal_text import shown
 
 from .config import add_config_parser
 from .demo import add_demo_parser
-from .exits import EXIT_CONFIG, EXIT_USAGE, errors_of, report_error, shown_lines
+from .exits import EXIT_CONFIG, EXIT_USAGE, errors_of, report_error
 from .invocation import invocation
 from .options import CLI_OPTIONS, checked_cli_settings
 from .reports import add_sessions_parser, add_stats_parser
@@ -232,14 +232,15 @@ def _escape_usage_errors(parser: argparse.ArgumentParser) -> None:
 
     argparse writes some arguments into its messages as they were typed
     (``unrecognized arguments: ...``, ``ambiguous option: ...``): an escape sequence
-    typed or pasted there would act on the terminal. Every message goes through
-    ``shown`` (line by line) instead; the messages this module writes are shown
-    already, and ``shown`` leaves its own escapes as they are.
+    typed or pasted there would act on the terminal, and a typed newline would
+    start a line that reads as the program's own. Every message goes through
+    ``shown`` instead (none of argparse's spans lines); the messages this module
+    writes are shown already, and ``shown`` leaves its own escapes as they are.
     """
     error = parser.error
 
     def escaped(message: str) -> NoReturn:
-        error(shown_lines(message))
+        error(shown(message))  # one line: a typed newline is shown as \x0a
 
     parser.error = escaped  # type: ignore[method-assign]
     for command in _commands_of(parser).values():

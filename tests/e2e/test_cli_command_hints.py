@@ -115,6 +115,10 @@ def test_config_before_config_check_is_not_an_option_of_it(cli_main, tmp_path):
         (["demo", "\x1b[2J\x1b]52;c;cHduZWQ=\x07"], "\\x1b[2J\\x1b]52;c;cHduZWQ=\\x07"),
         (["sessions", "--nope", "\u202eevil\r"], "--nope \\u202eevil\\x0d"),
         (["sessions", "--d=\x9b6n"], "ambiguous option: --d=\\x9b6n could match"),
+        (
+            ["sessions", "--nope", "x\nmemory-summary: done: 0 sessions removed"],
+            "--nope x\\x0amemory-summary: done",
+        ),
     ],
 )
 def test_argparse_usage_errors_show_what_was_typed_inert(cli_main, argv, said):
@@ -127,3 +131,6 @@ def test_argparse_usage_errors_show_what_was_typed_inert(cli_main, argv, said):
     assert (code, out) == (2, "")
     assert said in err
     assert not [c for c in err if c != "\n" and acts_on_terminal(c)]
+    assert not [
+        line for line in err.splitlines() if line.startswith("memory-summary: done")
+    ]

@@ -199,3 +199,24 @@ def test_a_config_error_keeps_a_value_it_can_pickle_as_itself():
     holding = pickle.loads(pickle.dumps(ConfigError("h", _Holding([1]), "x"))).value
     assert type(holding) is _Holding
     assert holding.held == [1]
+
+
+def test_an_error_subclass_of_a_host_copies_through_its_own_reduce():
+    """A host's ``StoreError`` subclass that leaves a connection out of its reduce:
+    copies go through it, as ``copy`` does for any exception (the copy hooks are
+    ``ConfigError``'s alone)."""
+    import threading
+
+    from memory_summary import StoreError
+
+    class HostStoreError(StoreError):
+        def __reduce__(self):
+            return (type(self), self.args)
+
+    error = HostStoreError("the disk is full")
+    error.conn = threading.Lock()
+
+    for copied in (copy.copy(error), copy.deepcopy(error)):
+        assert type(copied) is HostStoreError
+        assert str(copied) == "the disk is full"
+        assert not hasattr(copied, "conn")
