@@ -48,6 +48,7 @@ __all__ = [
     "MAX_CANDIDATES",
     "MAX_MEMBER_CJK",
     "MAX_MEMBER_WORDS",
+    "MAX_VALUE_CHARS",
     "MIN_ANCHOR_CJK",
     "MIN_ANCHOR_WORDS",
     "MIN_CJK_RUN",
@@ -77,9 +78,12 @@ SLOT_WIDTH = 3
 ELLIPSIS = "\u2026"
 """What ends a cut clause (``text.ELLIPSIS``)."""
 
-_VALUE = (
-    r"(?:[A-Za-z_#$\u20ac\u00a3\u00a5][A-Za-z0-9_-]*)?\d"
-    r"(?:[A-Za-z0-9_#./:%-]*[A-Za-z0-9%])?"
+MAX_VALUE_CHARS = 127
+"""The longest value (``ORD-9``, ``v1.2.3``, ``10:03``): a longer run of letters and
+digits is read as words and characters, so tokens are read in linear time."""
+_VALUE = (  # bounded runs: no quadratic backtracking on "a1a1…a1_" (no atomic groups)
+    r"(?:[A-Za-z_#$\u20ac\u00a3\u00a5][A-Za-z0-9_-]{0,62})?\d"
+    r"(?:[A-Za-z0-9_#./:%-]{0,62}[A-Za-z0-9%])?"
 )
 _SLOT = rf"{_VALUE}(?:(?:{DASH}|, ){_VALUE})*"
 _TOKEN = re.compile(

@@ -254,3 +254,34 @@ def test_clauses_sharing_a_character_and_a_closing_stay_apart() -> None:
     assert fold_clauses(["接下来说说搬家公司报价吧", "接下来说说网络宽带迁移吧"]) == [
         "接下来说说搬家公司报价、网络宽带迁移吧"
     ]
+
+
+def test_a_long_run_of_letters_and_digits_is_words_not_one_value() -> None:
+    """A value is at most ``MAX_VALUE_CHARS`` characters, so each place of a text is
+    tried a bounded number of ways ("a1a1…a1_" backtracked quadratically: 17 s for
+    8000 pairs); the text is kept whole and short values read as before."""
+    for text in ("token " + "a1" * 100 + " is the key", "a1" * 8000 + "_"):
+        tokens = clause_fold._tokens(text)
+        assert "".join(token for _, token in tokens) == text
+        assert all(
+            len(token) <= clause_fold.MAX_VALUE_CHARS
+            for kind, token in tokens
+            if kind == "slot"
+        )
+    long = "id_" + "a1b2" * 1000 + "_ done"
+    assert len(clause_fold.stable_cut(long, 160)) < 320
+    assert len(fold_clauses([long, long + "x"])) == 2
+    for value in ("ORD-9", "v1.2.3", "10:03", "1\u20133, 7", "€12.50", "x" * 60 + "1"):
+        assert clause_fold._tokens(f"at {value} ok")[2] == ("slot", value)
+
+
+@given(st.text(alphabet="a1_-.#:%$ ,\u2013", max_size=300))
+def test_tokens_keep_the_text_and_values_stay_short(text: str) -> None:
+    tokens = clause_fold._tokens(text)
+    assert "".join(token for _, token in tokens) == text
+    for kind, token in tokens:
+        if kind == "slot":
+            assert all(
+                len(value) <= clause_fold.MAX_VALUE_CHARS
+                for value in re.split(f", |{clause_fold.DASH}", token)
+            )
