@@ -18,7 +18,10 @@ A *clause* is one short statement (a summary's line, or one of its ``; `` items)
   Chinese, which has no spaces, folds only where the shared part is at least half
   as long as the longest member and an opening that runs on into what differs
   keeps ``MIN_CJK_RUN`` characters of that run: "我在准备搬家" and "我们11月8日搬家"
-  share "我" and "搬家" and stay apart (no "我在准备、们11月8日搬家").
+  share "我" and "搬家" and stay apart (no "我在准备、们11月8日搬家"). A closing
+  does too, else the members take it whole ("我们准备搬家、回家", not "搬、回家"; a
+  final particle such as "吧" stays shared), and no member is one Chinese character
+  between Chinese ones ("请看一下一个例子" and "请看一下这个例子" stay apart).
 
 The fold is idempotent and stable across re-folding: a folded clause reads back as
 the clauses it stands for (a range as its values, a list as its members), so folding
@@ -33,7 +36,7 @@ characters, so that clauses differing only by their values
 Repeated tool calls fold their arguments in ``argument_fold``, with the same slots
 (``values_of``, ``rendered_values``).
 
-About 480 lines: tokens, slots, both folds and the cut read the same tokens.
+About 530 lines: tokens, slots, both folds and the cut read the same tokens.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ __all__ = [
     "MAX_CANDIDATES",
     "MAX_MEMBER_CJK",
     "MAX_MEMBER_WORDS",
+    "MAX_VALUE_CHARS",
     "MIN_ANCHOR_CJK",
     "MIN_ANCHOR_WORDS",
     "MIN_CJK_RUN",
@@ -77,9 +81,12 @@ SLOT_WIDTH = 3
 ELLIPSIS = "\u2026"
 """What ends a cut clause (``text.ELLIPSIS``)."""
 
-_VALUE = (
-    r"(?:[A-Za-z_#$\u20ac\u00a3\u00a5][A-Za-z0-9_-]*)?\d"
-    r"(?:[A-Za-z0-9_#./:%-]*[A-Za-z0-9%])?"
+MAX_VALUE_CHARS = 127
+"""The longest value (``ORD-9``, ``v1.2.3``, ``10:03``): a longer run of letters and
+digits is read as words and characters, so tokens are read in linear time."""
+_VALUE = (  # bounded runs: no quadratic backtracking on "a1a1…a1_" (no atomic groups)
+    r"(?:[A-Za-z_#$\u20ac\u00a3\u00a5][A-Za-z0-9_-]{0,62})?\d"
+    r"(?:[A-Za-z0-9_#./:%-]{0,62}[A-Za-z0-9%])?"
 )
 _SLOT = rf"{_VALUE}(?:(?:{DASH}|, ){_VALUE})*"
 _TOKEN = re.compile(
@@ -98,6 +105,7 @@ _NOT_CONTENT = frozenset(
     can do does did will would should could may might must very more less""".split()  # noqa: SIM905
 )
 _NEGATION = frozenset("不没别未非无勿")
+_FINAL_PARTICLES = frozenset("吧吗呢啊呀啦嘛")
 _MEMBER_SEPARATORS = (", ", "、")
 
 
@@ -317,6 +325,53 @@ def _whole_cjk_cut(
     )
 
 
+def _cjk_word_cut(
+    ta: Sequence[tuple[str, str]], tb: Sequence[tuple[str, str]], start: int, end: int
+) -> tuple[int, int] | None:
+    """Return the opening and closing characters the middles must take, or None.
+
+    The closing side keeps whole words as the opening does (``_whole_cjk_cut``):
+    where a middle runs straight into a shared closing of Chinese characters, that
+    closing keeps ``MIN_CJK_RUN`` of them, else the middles take it whole
+    ("搬|家": "搬家、回家"; a sentence's final particle, "吧", is a word of its own).
+    A member of one Chinese character is a word cut: between Chinese ones, no fold
+    ("请看一下一|个例子", "周|一|交付"); beside Chinese on one side, it takes that run.
+    """
+    tail = ta[len(ta) - end :]
+    tail_cjk = _cjk_run(tail)
+    lead_cjk = _cjk_run(ta[:start][::-1])
+    middles = [tokens[start : len(tokens) - end] for tokens in (ta, tb)]
+    pieces = [
+        [
+            p.strip()
+            for p in "".join(
+                "\1" if k == "other" and t in "\u3001," else t for k, t in middle
+            ).split("\1")
+        ]
+        for middle in middles
+    ]
+    for middle, mine, other in zip(middles, pieces, pieces[::-1], strict=True):
+        if not middle:
+            continue
+        if (
+            0 < tail_cjk < MIN_CJK_RUN
+            and middle[-1][0] == "cjk"
+            and not (tail_cjk == 1 and tail[0][1] in _FINAL_PARTICLES)
+        ):
+            return 0, tail_cjk
+        # a one-character member the other middle does not share ("搬" of "搬|家")
+        first = _cjk_run(middle) == 1 and len(mine[0]) == 1 and mine[0] not in other
+        last = (
+            _cjk_run(middle[::-1]) == 1 and len(mine[-1]) == 1 and mine[-1] not in other
+        )
+        first, last = first and lead_cjk > 0, last and tail_cjk > 0
+        if first and (last or len(middle) == 1) and tail_cjk:
+            return None  # "周|一|交付": one character between Chinese ones
+        if first or last:
+            return (lead_cjk if first else 0), (tail_cjk if last else 0)
+    return 0, 0
+
+
 @functools.lru_cache(maxsize=8192)
 def _merged_middles(a: str, b: str, max_chars: int) -> str | None:
     """Return ``a`` and ``b`` folded by their differing middle, or None.
@@ -353,7 +408,12 @@ def _merged_middles(a: str, b: str, max_chars: int) -> str | None:
         elif all(_is_member(m) for m in (*_members(middle_a), *_members(middle_b))):
             if not _whole_cjk_cut(ta, tb, start):
                 return None  # a cut one character into a run of Chinese
-            break
+            taken = _cjk_word_cut(ta, tb, start, end)
+            if taken is None:
+                return None  # one Chinese character between Chinese ones
+            if taken == (0, 0):
+                break
+            start, end = start - taken[0], end - taken[1]  # "搬|家": whole words
         elif end:  # a member cut short ("the" of "the tram"): widen to its end
             end -= 1
         elif start:

@@ -182,7 +182,19 @@ def test_a_cut_is_the_same_whatever_the_values(a, b, words, limit):
     assert len(cut_a) < 2 * limit
 
 
-CJK_WORDS = ["我", "我们", "在", "准备", "搬家", "公司", "年会", "活动", "报价"]
+CJK_WORDS = [
+    "我",
+    "我们",
+    "在",
+    "准备",
+    "搬家",
+    "公司",
+    "年会",
+    "活动",
+    "报价",
+    "家",
+    "吧",
+]
 EN_WORDS = ["I", "we", "moved", "house", "the", "park", "on", "partition", "by", "day"]
 
 
@@ -212,8 +224,9 @@ def test_a_chinese_fold_is_an_opening_and_a_closing_around_long_pieces(
     lead: str, one: str, other: str, tail: str
 ) -> None:
     """Two Chinese clauses fold only into an opening and a closing of both around
-    the rest of each, the opening never one character ("我|们"), sharing at least
-    half as many characters as the longer rest."""
+    the rest of each, the opening never one character ("我|们"), nor the closing
+    ("搬|家") unless a final particle ("吧"), no rest one character ("搬、回家"),
+    sharing at least half as many characters as the longer rest."""
     first, second = lead + one + tail, lead + other + tail
     folded = fold_clauses([first, second])
     if len(folded) == 2 or first == second or not (first and second):
@@ -222,6 +235,8 @@ def test_a_chinese_fold_is_an_opening_and_a_closing_around_long_pieces(
     assert splits, folded  # whole pieces of both inputs
     assert any(
         lead >= clause_fold.MIN_CJK_RUN  # never "我" then "们…"
+        and (tail == 0 or tail >= clause_fold.MIN_CJK_RUN or first[-1:] == "吧")
+        and min(len(first), len(second)) - lead - tail > 1  # never "搬、回家"
         and 2 * (lead + tail) >= max(len(first), len(second)) - lead - tail
         for lead, tail in splits
     ), folded
@@ -254,3 +269,52 @@ def test_clauses_sharing_a_character_and_a_closing_stay_apart() -> None:
     assert fold_clauses(["接下来说说搬家公司报价吧", "接下来说说网络宽带迁移吧"]) == [
         "接下来说说搬家公司报价、网络宽带迁移吧"
     ]
+
+
+def test_a_chinese_closing_keeps_whole_words() -> None:
+    """The closing side keeps whole words as the opening does: a one-character
+    closing goes to the members, a one-character member stays apart."""
+    assert fold_clauses(["我们准备搬家", "我们准备回家"]) == ["我们准备搬家、回家"]
+    assert fold_clauses(["会议室在三楼", "会议室在五楼"]) == ["会议室在三楼、五楼"]
+    for pair in (
+        ["请看一下一个例子", "请看一下这个例子"],
+        ["客户要求周一交付报告", "客户要求周五交付报告"],
+        ["我们在讨论机器学习模型", "我们在讨论机器人模型"],
+    ):
+        assert fold_clauses(pair) == pair
+    listed = fold_clauses(["我们需要买牛奶", "我们需要买面包", "我们需要买鸡蛋"])
+    assert listed == ["我们需要买牛奶、面包、鸡蛋"]
+    assert fold_clauses(["我还在考虑搬家公司报价", "我还在考虑网络宽带迁移"]) == [
+        "我还在考虑搬家公司报价、网络宽带迁移"
+    ]
+
+
+def test_a_long_run_of_letters_and_digits_is_words_not_one_value() -> None:
+    """A value is at most ``MAX_VALUE_CHARS`` characters, so each place of a text is
+    tried a bounded number of ways ("a1a1…a1_" backtracked quadratically: 17 s for
+    8000 pairs); the text is kept whole and short values read as before."""
+    for text in ("token " + "a1" * 100 + " is the key", "a1" * 8000 + "_"):
+        tokens = clause_fold._tokens(text)
+        assert "".join(token for _, token in tokens) == text
+        assert all(
+            len(token) <= clause_fold.MAX_VALUE_CHARS
+            for kind, token in tokens
+            if kind == "slot"
+        )
+    long = "id_" + "a1b2" * 1000 + "_ done"
+    assert len(clause_fold.stable_cut(long, 160)) < 320
+    assert len(fold_clauses([long, long + "x"])) == 2
+    for value in ("ORD-9", "v1.2.3", "10:03", "1\u20133, 7", "€12.50", "x" * 60 + "1"):
+        assert clause_fold._tokens(f"at {value} ok")[2] == ("slot", value)
+
+
+@given(st.text(alphabet="a1_-.#:%$ ,\u2013", max_size=300))
+def test_tokens_keep_the_text_and_values_stay_short(text: str) -> None:
+    tokens = clause_fold._tokens(text)
+    assert "".join(token for _, token in tokens) == text
+    for kind, token in tokens:
+        if kind == "slot":
+            assert all(
+                len(value) <= clause_fold.MAX_VALUE_CHARS
+                for value in re.split(f", |{clause_fold.DASH}", token)
+            )
