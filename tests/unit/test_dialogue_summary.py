@@ -44,6 +44,9 @@ CHATTER = [
     "Impressed by your commitment!",  # cheering the other on, "you" inside
     "No doubt, Jon, you've got this!",
     "Have faith in yourself.",
+    "Thanks, could you help?",  # a request that names no topic
+    "Could you help me?",
+    "Can you check your essay?",  # the other's topic: their answer holds it
 ]
 FACTS = [
     "I started doing aerial yoga last month.",
@@ -65,6 +68,9 @@ FACTS = [
     "I think your approach is great.",  # the speaker's own view
     "The build you sent looks broken.",
     "You should believe in the plan.",
+    "Can you look into overfitting for me?",  # a request that names its topic
+    "Could you help with flights?",
+    "Please can you look into overfitting for me.",
 ]
 
 
@@ -106,6 +112,18 @@ def test_compaction_drops_filler_and_keeps_what_matters(sentence, kept):
     ],
 )
 def test_compaction_keeps_prepositions_and_bounds(sentence, short):
+    assert compacted(sentence) == short
+
+
+@pytest.mark.parametrize(
+    ("sentence", "short"),
+    [
+        ("Can you look into overfitting for me?", "Can you look into overfitting?"),
+        ("Please book it for me.", "Please book it"),
+        ("Book it for me, then call.", "Book, then call"),
+    ],
+)
+def test_compaction_drops_a_closing_for_me_as_one_unit(sentence, short):
     assert compacted(sentence) == short
 
 

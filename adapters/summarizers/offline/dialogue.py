@@ -1,12 +1,13 @@
 """Rules of the offline summarizer for what people say: chatter, compaction, dates.
 
-- Chatter: a question to the other ("…you…?", or one that leaves "you" out:
-  "Wanna see my moves?", "Got any plans?") is chatter unless it names a number,
-  an address, a path or an id; so is praise of the other as the subject ("Your
-  support means a lot", "You look great on stage"), not a fact told to them ("Your
-  account is locked") nor a request ("You must reply in French"); so is cheering
-  them on from anywhere in the sentence ("Impressed by your commitment", "Have
-  faith in yourself") when the speaker says nothing of themselves; so is a
+- Chatter: a question to the other ("…you…?", or one that leaves "you" out: "Wanna
+  see my moves?", "Got any plans?") is chatter unless it names a number, an address,
+  a path or an id, or is a request that names its topic ("Can you look into
+  overfitting?", not "Could you help me?"); so is praise of the other as the subject
+  ("Your support means a lot", "You look great on stage"), not a fact told to them
+  ("Your account is locked") nor a request ("You must reply in French"); so is
+  cheering them on from anywhere in the sentence ("Impressed by your commitment",
+  "Have faith in yourself") when the speaker says nothing of themselves; so is a
   sentence that, once its interjections ("wow", "haha", "好的"), greetings ("hey",
   "long time no see"), forms of address ("…, Mel!") and emoji are set aside, has
   fewer than ``MIN_CONTENT_WORDS`` content words left (words that are not function
@@ -19,13 +20,13 @@
   chatter unless it names a number or a proper noun: what the picture shows is
   the fact, not that it was shown.
 - Compaction: a kept sentence loses the same openers and forms of address, the
-  filler words (``FILLER``: "really", "so", "just", articles, 真的, 非常 …),
-  emoji and repeated punctuation: the fewer words a fact takes, the more facts
-  the budget holds. "I'm" stays ("I am" becomes it): it is what tells a
-  personal statement ("I'm lucky to have my kids" is one) once the rest is gone,
-  and salience reads the compacted text, in the summary too. Whole words only: an
-  identifier, a
-  number, a name or a path is never touched, and compacting twice changes nothing.
+  filler words (``FILLER``: "really", "so", "just", articles, a closing "for me",
+  真的, 非常 …), emoji and repeated punctuation: the fewer words a fact takes, the more
+  facts the budget holds. "I'm" stays ("I am" becomes it): it is what tells a
+  personal statement ("I'm lucky to have my kids" is one) once the rest is gone, and
+  salience reads the compacted text, in the summary too. Whole words only: an
+  identifier, a number, a name or a path is never touched, and compacting twice
+  changes nothing.
 - Dates: a message that opens with a bracketed date (``[8 May 2023] …``) dates what
   follows it; the date becomes the context of the facts it dates, not their text.
 """
@@ -93,6 +94,7 @@ FILLER = re.compile(
 _OPENING_I = re.compile(r"^(?:i\s+(?!will|would|had|need|want)(?=\w))+", re.IGNORECASE)
 # "I am" as "I'm": the personal statement's cue (``salience``) stays, in fewer letters.
 _I_AM = re.compile(r"\b[Ii] am\b")
+_FOR_ME = re.compile(r"\s+for me(?=\s*(?:[,;!?.]|$))", re.IGNORECASE)
 _ZH_FILLER = re.compile(r"真的|非常|特别|其实|就是|有点|一下|挺|蛮|超级|好像")
 _PUNCT_RUN = re.compile(r"([!?.])[!?.]+(?=\s|$)")
 _SPACE_BEFORE = re.compile(r"\s+([,;:!?.])(?=\s|$)")
@@ -157,6 +159,12 @@ _ZH_SHOWING = re.compile(
 )
 _PROPER_INSIDE = re.compile(r"(?<=[a-z,] )[A-Z][a-z]")
 _ASKS_OTHER = re.compile(r"\byou(?:r|rs|rself)?\b[^.!?]*\?\s*$")
+# A request for work: its topic is a fact, unless it is the other's ("…your essay?").
+_REQUEST = re.compile(
+    r"^(?:please )?(?:can|could|would|will) you (?:please )?(?:help|look|find|check|"
+    r"search|research|book|explain|summari[sz]e|compare|recommend|suggest|plan|fix|"
+    r"review|translate|write|draft|remind|list|teach|dig|figure)\b(?P<topic>[^?]*)"
+)
 _OWN = re.compile(r"\b(?:i|i'm|i've|i'd|my|we|we're|we've|our)\b")
 _DATE_PREFIX = re.compile(r"^\[([^\[\]\n]{4,40})\]\s*")
 _DATE_LIKE = re.compile(r"\d")
@@ -325,6 +333,9 @@ def is_chatter(sentence: str) -> bool:
         and not _OWN.search(lowered)
     ):
         return True  # cheering the other on, wherever "you" stands
+    request = _REQUEST.match(lowered)
+    if request and content_words(request["topic"]) and "your" not in lowered:
+        return False  # a request that names its topic
     if _ASKS_OTHER.search(lowered) or _ASKS_ELLIPTIC.match(lowered):
         return True  # a question to the other: their answer holds the fact
     if _is_showing(text, lowered):
@@ -378,6 +389,8 @@ def compacted(sentence: str) -> str:
     text = "".join(telling or clauses)
     if " am" in text:  # most sentences have none: no search
         text = _I_AM.sub("I'm", text)
+    if "for me" in text:  # most sentences have none: no search
+        text = _FOR_ME.sub("", text)
     text = FILLER.sub("", text)
     text = _OPENING_I.sub("", text.lstrip(" ,;:-\u2013\u2014"))
     text = _ZH_FILLER.sub("", text)
