@@ -8,7 +8,7 @@ from memory_summary.adapters.summarizers.offline.extractive import (
     salience_of,
 )
 from memory_summary.adapters.summarizers.offline.salience import is_event
-from memory_summary.domain import summary_request, system_prompt
+from memory_summary.domain import Message, summary_request, system_prompt
 from memory_summary.domain.injection import TRUNCATION_SUFFIXES
 
 CHATTER = [
@@ -458,3 +458,25 @@ def test_a_number_in_words_before_a_unit_is_a_quantity(sentence, quantity):
 )
 def test_other_number_words_make_no_quantity(sentence):
     assert "quantity" not in salience_of(sentence).kinds
+
+
+@pytest.mark.parametrize(
+    ("sentence", "personal"),
+    [
+        ("我每天一小时学习时间。", True),  # as "I have an hour a day to study"
+        ("我们每周跑步。", True),
+        ("能帮我查一下过拟合与正则化吗？", False),  # asked for help
+        ("你和我", False),
+    ],
+)
+def test_a_chinese_statement_opening_with_i_is_personal(sentence, personal):
+    assert ("personal" in salience_of(sentence).kinds) is personal
+
+
+def test_a_chinese_request_keeps_the_personal_statement_after_it():
+    said = "能帮我查一下过拟合与正则化吗？谢谢！我每天一小时学习时间。"
+
+    summary = ExtractiveSummarizer().complete([Message("user", said)], max_tokens=200)
+
+    assert "过拟合" in summary
+    assert "学习时间" in summary
