@@ -467,6 +467,7 @@ def test_other_number_words_make_no_quantity(sentence):
         ("我们每周跑步。", True),
         ("能帮我查一下过拟合与正则化吗？", False),  # asked for help
         ("你和我", False),
+        ("我们继续吗？", False),  # a question: no statement
     ],
 )
 def test_a_chinese_statement_opening_with_i_is_personal(sentence, personal):
