@@ -137,11 +137,25 @@ class DecodedRecords:
             return self._size
 
 
+SAMPLE = 32_768
+"""Bytes counted at each end of a record of more than twice as many (then scaled)."""
+
+
 def _containers(raw: bytes | str) -> int:
-    """How many lists and dicts ``raw`` holds at most (its ``[`` and ``{``)."""
-    if isinstance(raw, bytes):
-        return raw.count(b"[") + raw.count(b"{")
-    return raw.count("[") + raw.count("{")
+    """About how many lists and dicts ``raw`` holds at most (its ``[`` and ``{``).
+
+    Counted whole up to ``2 * SAMPLE`` bytes, else at its head and tail and scaled:
+    counting a megabyte cost a sixth of decoding it, a miss of a text summary.
+    """
+    size = len(raw)
+    spans = [(0, size)] if size <= 2 * SAMPLE else [(0, SAMPLE), (size - SAMPLE, size)]
+    found = 0
+    for start, end in spans:
+        if isinstance(raw, bytes):
+            found += raw.count(b"[", start, end) + raw.count(b"{", start, end)
+        else:
+            found += raw.count("[", start, end) + raw.count("{", start, end)
+    return found if size <= 2 * SAMPLE else found * size // (2 * SAMPLE)
 
 
 def _plain_copy(record: Mapping[str, object]) -> dict[str, object]:
