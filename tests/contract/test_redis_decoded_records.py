@@ -201,3 +201,34 @@ def test_only_an_encoded_record_is_kept_as_written():
     raw = encoded.json_text.encode()
     assert memo.size == len(raw)
     assert memo.decoded(NS, "b", raw) == json.loads(raw)
+
+
+def _lineage_shaped(ranges: int) -> dict[str, object]:
+    """Like a lineage: a little text and many small lists (20 bytes apiece)."""
+    return {
+        "generation": "g1",
+        "versions": [{"summary": "facts " * 150, "n": i} for i in range(8)],
+        "ranges": [[i, i * 10, i * 10 + 9] for i in range(ranges)],
+    }
+
+
+def test_a_record_of_many_small_lists_is_decoded_each_read(decodings):
+    """Copying 2,000 small lists cost 1.4 times decoding them (callgrind: 9.3M
+    instructions a hit, 6.5M a decoding): such a record is not kept, read or
+    written; a text-heavy one of as many bytes is."""
+    memo = DecodedRecords()
+    many = json.dumps(_lineage_shaped(2_000)).encode()
+    few = json.dumps(_lineage_shaped(20)).encode()
+    text = json.dumps({"generation": "g1", "text": "word " * 10_000}).encode()
+    for _ in range(2):
+        assert memo.decoded(NS, "many", many) == json.loads(many)
+        assert memo.decoded(NS, "few", few) == json.loads(few)
+        assert memo.decoded(NS, "text", text) == json.loads(text)
+    assert decodings == [many, few, text, many]  # 20 lists and the text kept
+    assert memo.size == len(few) + len(text)
+    encoded = EncodedRecord(_lineage_shaped(2_000), many.decode())
+    memo.wrote("lineage", SID, encoded.json_text, encoded)
+    assert memo.size == len(few) + len(text)
+    huge = json.dumps(_lineage_shaped(20_000)).encode()
+    memo.decoded(NS, "huge", huge)
+    assert memo.size == len(few) + len(text)

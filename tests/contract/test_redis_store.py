@@ -258,3 +258,79 @@ def test_after_a_restart_race_every_row_given_an_id_anew_is_indexed(
     finally:
         dispose(store)
         other.close()
+
+
+def test_a_restart_race_in_a_page_of_several_index_calls_indexes_every_new_row(
+    redis_server, monkeypatch
+):
+    """A page too big for one INDEX call goes in several. The keys are lost before
+    the first, and a lazy save gets id 1 anew: the first call holds the mark, and
+    the search must send none of the page's later calls (each moved the mark to its
+    own top, past row 1, which was then never found) but read the page anew."""
+    import redis
+
+    from memory_summary.adapters import RedisStore
+    from memory_summary.adapters.stores.redis import history
+
+    monkeypatch.setattr(history, "POSTINGS_PER_CALL", 4)  # one row of 4 terms a call
+    store = make_redis()
+    other = make_redis(store.prefix)
+    for i in range(4):
+        store.save_message("a", Message("user", f"alpha{i} one two three"))
+    run = RedisStore._script
+    calls = []
+
+    def restart_before_index(self, name, where, keys, args):
+        calls.append(name)
+        if name == "INDEX" and calls.count("INDEX") == 1:
+            with redis.Redis.from_url(store.url) as client:
+                for key in list(client.scan_iter(match=store.prefix + "*")):
+                    client.delete(key)
+            assert other.save_message("a", Message("user", "beta")).id == 1
+        return run(self, name, where, keys, args)
+
+    monkeypatch.setattr(RedisStore, "_script", restart_before_index)
+    try:
+        assert store.search_messages("a", ["alpha0"], limit=3) == []
+        assert calls[:3] == ["PENDING", "INDEX", "PENDING"]  # the page read anew
+        found = store.search_messages("a", ["beta"], limit=3)
+        assert [(h.message.id, h.message.content) for h in found] == [(1, "beta")]
+    finally:
+        dispose(store)
+        other.close()
+
+
+def test_a_restart_race_that_leaves_the_read_ids_empty_holds_the_mark(
+    redis_server, monkeypatch
+):
+    """PENDING saw rows 1-2 indexed (saved eagerly) and listed 3-4; the keys are
+    lost and one lazy save gets id 1 anew. Ids 3-4 hold no row: the mark used to
+    move to the history's highest id, 1, past the new row, never found after."""
+    import redis
+
+    from memory_summary.adapters import RedisStore
+
+    store = make_redis(recall_index="eager")
+    other = make_redis(store.prefix)
+    store.save_messages("a", [Message("user", f"alpha {i}") for i in range(2)])
+    store.set_recall_index("lazy")
+    store.save_messages("a", [Message("user", f"alpha {i}") for i in range(2, 4)])
+    run = RedisStore._script
+
+    def restart_before_index(self, name, where, keys, args):
+        if name == "INDEX":
+            monkeypatch.setattr(RedisStore, "_script", run)
+            with redis.Redis.from_url(store.url) as client:
+                for key in list(client.scan_iter(match=store.prefix + "*")):
+                    client.delete(key)
+            assert other.save_message("a", Message("user", "beta")).id == 1
+        return run(self, name, where, keys, args)
+
+    monkeypatch.setattr(RedisStore, "_script", restart_before_index)
+    try:
+        assert store.search_messages("a", ["alpha"], limit=5) == []
+        found = store.search_messages("a", ["beta"], limit=5)
+        assert [(h.message.id, h.message.content) for h in found] == [(1, "beta")]
+    finally:
+        dispose(store)
+        other.close()

@@ -17,6 +17,11 @@ the next saves get, and the id counter's check (``next_id``) would refuse them. 
 message that got the id anew never gets the old one's entry (a search would find it
 by another's text), and the mark does not move, so the next ``PENDING`` of the same
 search reads it (and any other row given an id anew) and indexes it by its own text.
+An id that holds no row any more holds the mark too (the new rows may all have lower
+ids; a row popped meanwhile costs one more ``PENDING``). A page of many postings
+goes in several ``INDEX`` calls: one that held the mark says so, and the search sends
+none of the page's later calls (each would move the mark to its own top, past the
+rows left unindexed) but runs ``PENDING`` again.
 
 The mark is a member of the session's postings set, ``NUL`` then the id: no term
 is empty, so no term's lex range holds it, and it goes wherever the postings go (a
@@ -99,24 +104,26 @@ return out
 
 # KEYS: history, postings, entries, words. ARGV: top, then id, entry, row per row.
 # Indexes each row still stored as ``PENDING`` read it and without an entry; moves
-# the mark to top, or not at all when an id holds another row than the one read.
-# Returns how many rows it indexed.
+# the mark to top, or not at all when an id holds another row than the one read, or
+# none. Returns {indexed, held}: how many rows it indexed, and 1 when it held the
+# mark (the caller sends no more of the page and reads it anew), else 0.
 INDEX = (
     _MARK
     + postings
     + """
 check_index(KEYS[2], KEYS[3], KEYS[4])
 local _, at = mark(KEYS[2])
-local done, words, top = 0, 0, tonumber(ARGV[1])
+local done, words, top, held = 0, 0, tonumber(ARGV[1]), 0
 for i = 2, #ARGV, 3 do
   local id = ARGV[i]
-  local held = redis.call('ZRANGEBYSCORE', KEYS[1], id, id)
-  if #held > 0 and held[1] ~= ARGV[i + 2] then
-    -- the id holds another row than the one read: the keys were lost (a restart)
-    -- and ids given anew. Not this entry, and the mark stays: any row above it
-    -- may be new and unindexed (one PENDING saw indexed too)
-    top = at
-  elseif #held > 0 and redis.call('HEXISTS', KEYS[3], id) == 0 then
+  local now = redis.call('ZRANGEBYSCORE', KEYS[1], id, id)
+  if #now == 0 or now[1] ~= ARGV[i + 2] then
+    -- the id holds another row than the one read, or none: the keys may have been
+    -- lost (a restart) and ids given anew. Not this entry, and the mark stays: any
+    -- row above it may be new and unindexed (one PENDING saw indexed too). A row
+    -- popped meanwhile holds it too: the next PENDING reads on past it
+    top, held = at, 1
+  elseif redis.call('HEXISTS', KEYS[3], id) == 0 then
     redis.call('HSET', KEYS[3], id, ARGV[i + 1])
     local members, length = postings(id, ARGV[i + 1])
     add_postings(KEYS[2], members)
@@ -128,7 +135,7 @@ if words > 0 then redis.call('INCRBY', KEYS[4], words) end
 if redis.call('EXISTS', KEYS[1]) == 1 then
   set_mark(KEYS[1], KEYS[2], KEYS[3], KEYS[4], top)
 end
-return done
+return {done, held}
 """
 )
 

@@ -355,7 +355,10 @@ class RedisHistory(RedisScripted):
                 args: list[Arg] = [top]
                 for row_id, entry, _, raw in part:  # the row: INDEX compares it
                     args += [row_id, entry, raw]
-                done += int(self._script("INDEX", session_id, keys, args))
+                indexed, held = self._script("INDEX", session_id, keys, args)
+                done += int(indexed)
+                if int(held):  # an id holds another row or none: the mark stayed,
+                    break  # and a later part would move it past the rows left
 
     def _row_keys(self, session_id: str) -> list[str]:
         """The keys the reads of rows need: history, boundary, kept instructions."""
@@ -487,7 +490,8 @@ def _calls(
     """Split ``rows`` (id, entry, postings, row) into ``INDEX`` calls of bounded work.
 
     Each call moves the mark through its last row; the last call to ``top`` (the
-    page's highest id, rows without an entry or not). A row of more postings than
+    page's highest id, rows without an entry or not). A call that held the mark ends
+    the page (``catch_up_session``). A row of more postings than
     the bound goes alone (its entry is bounded: ``MAX_INDEXED_TERMS``).
     """
     calls: list[tuple[list[tuple[Arg, str, int, Arg]], Arg]] = []

@@ -17,7 +17,20 @@ from memory_summary.adapters.stores.rows import decode_record, json_copy
 from memory_summary.domain import EncodedRecord
 
 DECODED_BYTES = 4_000_000
-"""The record bytes a ``DecodedRecords`` keeps the mappings of at most."""
+"""The record bytes a ``DecodedRecords`` keeps the mappings of at most (encoded
+bytes: the mappings kept take several times that in memory)."""
+
+FEW_CONTAINERS = 16
+"""A record of at most this many ``[`` and ``{`` is kept whatever its size."""
+
+BYTES_PER_CONTAINER = 128
+"""A record of more is kept only with at least this many bytes per ``[`` or ``{``.
+
+A hit copies every list and dict in Python (several thousand instructions each) while
+``json.loads`` builds one in C for about as many as it takes for a few hundred bytes of
+text: a lineage of 2,000 ranges (a list each, 20 bytes apiece) cost 1.4 times its
+decoding to copy, a text-heavy summary a thirtieth. Brackets inside strings count too
+(the rule only errs towards decoding)."""
 
 
 class DecodedRecords:
@@ -34,7 +47,9 @@ class DecodedRecords:
     (``wrote``, under the UTF-8 bytes of its JSON, what the server returns): the
     next read of those bytes decodes nothing. Least recently used mappings
     go first once ``max_bytes`` (of their bytes) would be exceeded; a record larger
-    than half of that is not kept.
+    than half of that is not kept, nor one of many containers for its size (over
+    ``FEW_CONTAINERS`` and fewer than ``BYTES_PER_CONTAINER`` bytes per ``[`` or
+    ``{``: copying its lists and dicts would cost more than decoding them).
 
     Thread-safety: every method may be called from any thread.
     """
@@ -78,18 +93,25 @@ class DecodedRecords:
         if kept is not None and raw == kept[0]:
             return _plain_copy(kept[1])
         record = decode_record(namespace, key, raw)
-        if len(raw) > self._max // 2:
-            self.forget(namespace, key)
+        if not self._keep(at, raw, record):
             return record
-        self._keep(at, raw, record)
         return json_copy(record)  # type: ignore[return-value]
+
+    def _worth_keeping(self, raw: bytes | str) -> bool:
+        """Whether a hit on ``raw`` would cost less than decoding it (and fits)."""
+        size = len(raw)
+        if size > self._max // 2:
+            return False
+        allowed = max(FEW_CONTAINERS, size // BYTES_PER_CONTAINER)
+        return not _many_containers(raw, allowed)
 
     def _keep(
         self, at: tuple[str, str], raw: bytes | str, record: Mapping[str, object]
-    ) -> None:
-        if len(raw) > self._max // 2:
+    ) -> bool:
+        """Keep ``record`` as the mapping of ``raw``; whether it was kept."""
+        if not self._worth_keeping(raw):
             self.forget(*at)
-            return
+            return False
         with self._lock:
             before = self._kept.pop(at, None)
             if before is not None:
@@ -99,6 +121,7 @@ class DecodedRecords:
             while self._size > self._max:
                 _, (dropped, _) = self._kept.popitem(last=False)
                 self._size -= len(dropped)
+        return True
 
     def forget(self, namespace: str, key: str) -> None:
         """Drop what is kept for the key (its bytes are no longer worth keeping)."""
@@ -112,6 +135,26 @@ class DecodedRecords:
         """How many bytes (or characters) of record the kept mappings stand for."""
         with self._lock:
             return self._size
+
+
+def _many_containers(raw: bytes | str, allowed: int) -> bool:
+    """Whether ``raw`` holds more than ``allowed`` ``[`` and ``{``.
+
+    Lists and dicts at most: brackets in strings count too (the rule errs towards
+    decoding).
+
+    ``find`` scans at C speed (``count`` of one byte cost half of decoding text), and
+    the search ends at the first bracket over ``allowed``.
+    """
+    brackets = (b"[", b"{") if isinstance(raw, bytes) else ("[", "{")
+    for bracket in brackets:
+        at = raw.find(bracket)  # type: ignore[arg-type]
+        while at >= 0:
+            allowed -= 1
+            if allowed < 0:
+                return True
+            at = raw.find(bracket, at + 1)  # type: ignore[arg-type]
+    return False
 
 
 def _plain_copy(record: Mapping[str, object]) -> dict[str, object]:
