@@ -5,7 +5,7 @@ same checks so that it refuses exactly what they refuse. Rows this library wrote
 decoded with the trusted ``Message.from_row`` (no converters run twice); a row that
 fails the cheap shape checks goes through the validating constructor instead.
 
-Why about 580 lines: one concept, the row layout. Writing a row and reading it back
+Why about 600 lines: one concept, the row layout. Writing a row and reading it back
 must change together (every column's encoding sits next to its decoding), and the
 key, limit and JSON checks are what each store runs before it writes that row.
 """
@@ -308,6 +308,27 @@ def json_copy(value: object) -> object:
         }
     if kind is list:
         return [v if type(v) in _SCALARS else json_copy(v) for v in value]  # type: ignore[attr-defined]
+    return value
+
+
+def plain_copy(record: Mapping[str, object]) -> dict[str, object]:
+    """Return a copy of a memo's kept mapping in plain dicts and lists, the caller's.
+
+    ``json_copy`` for a decoded record; an ``EncodedRecord``'s frozen mappings and
+    lists become plain ones (scalars shared either way).
+    """
+    if type(record) is dict:
+        return json_copy(record)  # type: ignore[return-value]
+    return _thawed(record)  # type: ignore[return-value]
+
+
+def _thawed(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: v if type(v) in _SCALARS else _thawed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        if _SCALARS.issuperset(map(type, value)):  # (a lineage's ranges: thousands)
+            return list(value)
+        return [v if type(v) in _SCALARS else _thawed(v) for v in value]
     return value
 
 

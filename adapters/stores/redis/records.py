@@ -13,7 +13,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 
-from memory_summary.adapters.stores.rows import decode_record, json_copy
+from memory_summary.adapters.stores.rows import decode_record, json_copy, plain_copy
 from memory_summary.domain import EncodedRecord
 
 DECODED_BYTES = 4_000_000
@@ -91,7 +91,7 @@ class DecodedRecords:
             if kept is not None:
                 self._kept.move_to_end(at)
         if kept is not None and raw == kept[0]:
-            return _plain_copy(kept[1])
+            return plain_copy(kept[1])
         record = decode_record(namespace, key, raw)
         if not self._keep(at, raw, record):
             return record
@@ -155,27 +155,3 @@ def _many_containers(raw: bytes | str, allowed: int) -> bool:
                 return True
             at = raw.find(bracket, at + 1)  # type: ignore[arg-type]
     return False
-
-
-def _plain_copy(record: Mapping[str, object]) -> dict[str, object]:
-    """Return a copy of a kept mapping in plain dicts and lists, the caller's own.
-
-    ``json_copy`` for a decoded record; an ``EncodedRecord``'s frozen mappings and
-    lists become plain ones (scalars shared either way).
-    """
-    if type(record) is dict:
-        return json_copy(record)  # type: ignore[return-value]
-    return _thawed(record)  # type: ignore[return-value]
-
-
-def _thawed(value: object) -> object:
-    if isinstance(value, dict):
-        return {k: v if type(v) in _SCALARS else _thawed(v) for k, v in value.items()}
-    if isinstance(value, list):
-        if _SCALARS.issuperset(map(type, value)):  # (a lineage's ranges: thousands)
-            return list(value)
-        return [v if type(v) in _SCALARS else _thawed(v) for v in value]
-    return value
-
-
-_SCALARS = frozenset({str, int, float, bool, type(None)})
