@@ -365,7 +365,9 @@ class Conversation:
                 (one message at a time) that failed midway: ``saved`` lists the
                 messages it stored (with their ids), ``unsaved`` the rest; do not
                 record the reply again (that would store ``saved`` twice):
-                ``add(*error.unsaved)`` completes the turn.
+                ``add(*error.unsaved)`` completes the turn. The turn and its
+                usage are reported as for a whole reply; a compaction a recall
+                call asked for starts only with a whole batch.
             EngineClosed: ``stop()`` began before the save; nothing is saved. A
                 ``stop()`` that begins once the reply is saved is no failure:
                 ``record`` returns what it stored, and the turn and its usage go
@@ -383,12 +385,37 @@ class Conversation:
         source = HeldCompactions(engine)
         answers = [engine._recall(self.session_id, call, source) for call in ours]
         engine._check_open()  # a stop() that began meanwhile: nothing is saved
-        saved, active = self._save([*output, *answers])
         compaction = read.compaction if usage is None else compaction_usage(usage)
+        try:
+            saved, active = self._save([*output, *answers])
+        except PartiallySaved:  # part of the turn is stored: its usage counts; the
+            # held compactions start only once the whole batch is (``add``)
+            self._reported(model, None, tokens, compaction)
+            raise
+        self._reported(model, active, tokens, compaction, source)
+        main = next(i for i, message in enumerate(output) if message is read.message)
+        return Recorded(
+            saved[main],
+            tuple(saved[len(output) :]),
+            tuple(pending),
+            output=tuple(saved[: len(output)]),
+        )
+
+    def _reported(
+        self,
+        model: str | None,
+        active: int | None,
+        tokens: int | None,
+        compaction: TokenUsage | None,
+        source: HeldCompactions | None = None,
+    ) -> None:
+        """Account a stored reply: the server's compaction, held calls, the turn."""
+        engine = self._engine
         if compaction is not None:  # the server summarized: the summarizer's tokens
             # before a compression may start (held calls, the turn), not to fence it
             engine._account_compaction(self.session_id, compaction)
-        source.release()
+        if source is not None:
+            source.release()
         try:
             self._report_turn(model, active, tokens)
         except EngineClosed:  # the reply is stored: a host that retried would store
@@ -399,13 +426,6 @@ class Conversation:
                 self.session_id,
                 extra={"session_id": self.session_id},
             )
-        main = next(i for i, message in enumerate(output) if message is read.message)
-        return Recorded(
-            saved[main],
-            tuple(saved[len(output) :]),
-            tuple(pending),
-            output=tuple(saved[: len(output)]),
-        )
 
     def _report_turn(
         self, model: str | None, active: int | None, tokens: int | None

@@ -11,6 +11,7 @@ import pytest
 from openai.types.responses import Response
 
 from memory_summary import (
+    CompressRequested,
     MessageError,
     PartiallySaved,
     StoreError,
@@ -410,3 +411,21 @@ def test_a_call_beside_items_left_out_still_pairs_with_its_output(engine):
         "assistant",
         "tool",
     ]
+
+
+def test_a_partially_saved_reply_still_reports_its_turn_and_usage():
+    """The stored part of the turn counts: its usage (over the threshold here)
+    asks for a compression, as a whole turn's would."""
+    store = OneByOneStore()
+    events = []
+    with SummaryEngine(store, InstrumentedSummarizer()) as engine:
+        engine.subscribe(events.append)
+        chat = engine.conversation("r", model="gpt-4o")
+        chat.prepare("hi")
+        store.saves, store.fail_at = 0, 2
+
+        with pytest.raises(PartiallySaved):
+            chat.record(response(REASONING, TEXT, CALL), usage=120_000)
+        engine.wait_idle(timeout=10)
+
+    assert [e.reason for e in events if isinstance(e, CompressRequested)] == ["auto"]
