@@ -6,16 +6,20 @@ turn by turn into an ``InMemoryStore`` (no compression: archiving never changes 
 rank) and asks ``search_history`` each question of categories 1, 2 and 4. It prints
 recall@10 per half of ``recall.py``'s split (``tuning``, ``measuring``, ``unseen``)
 and category, the same figures as ``run.py --only recall`` in about 5 s instead of
-minutes; ``--out`` writes each question's result as JSON, and ``--against`` an
-earlier such file lists the questions that gained or lost their evidence since. A
-ranking rule is kept when it gains on ``tuning`` and loses nothing on ``measuring``
-(docs/recall.md). ``--quick`` uses ``recall.py``'s generated conversations.
+minutes, then recall@5 over the three categories (the first five of the same ten
+hits); ``--out`` writes each question's result as JSON, and ``--against`` an
+earlier such file lists the questions that gained or lost their evidence since, and
+per half how many each way with a two-sided sign test's p (a change of a few
+questions is within chance). A ranking rule is kept when it gains on ``tuning`` and
+loses nothing on ``measuring`` (docs/recall.md). ``--quick`` uses ``recall.py``'s
+generated conversations.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -30,7 +34,11 @@ HALVES = ("tuning", "measuring", "unseen")
 
 
 def questions(conversations: list) -> dict[str, dict]:
-    """Return each question's half, category, text and whether it was found."""
+    """Return each question's half, category, text, whether it was found and where.
+
+    ``rank``: the place of the first evidence turn among the ten hits (1 to 10), or
+    None.
+    """
     store = InMemoryStore()
     found: dict[str, dict] = {}
     with SummaryEngine(store, config=SummaryConfig(threshold=10**9)) as engine:
@@ -43,28 +51,40 @@ def questions(conversations: list) -> dict[str, dict]:
                 if question.category not in CATEGORIES or not question.evidence:
                     continue
                 hits = engine.search_history(sid, question.question, limit=10)
-                ids = {dia.get(hit.message.id) for hit in hits}
+                evidence = set(question.evidence)
+                ranks = [
+                    place
+                    for place, hit in enumerate(hits, 1)
+                    if dia.get(hit.message.id) in evidence
+                ]
                 found[f"{sid}#{at}"] = {
                     "half": half(sid),
                     "category": question.category,
                     "question": question.question,
-                    "found": bool(ids & set(question.evidence)),
+                    "found": bool(ranks),
+                    "rank": ranks[0] if ranks else None,
                 }
     return found
 
 
 def table(found: dict[str, dict]) -> list[str]:
-    """Return one line per half: recall@10 over all three categories, then each."""
+    """Return one line per half: recall@10 over all three categories, then each.
+
+    Then recall@5 over all three, when the rows say where (``rank``).
+    """
     counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     for row in found.values():
         for key in ((row["half"], "all"), (row["half"], str(row["category"]))):
             counts[key][0] += 1
             counts[key][1] += row["found"]
+        if "rank" in row:
+            counts[(row["half"], "@5")][0] += 1
+            counts[(row["half"], "@5")][1] += (row["rank"] or 99) <= 5
     lines = []
     for part in HALVES:
         cells = [
             f"{c}: {100 * counts[(part, c)][1] / counts[(part, c)][0]:.1f}%"
-            for c in ("all", *map(str, CATEGORIES))
+            for c in ("all", *map(str, CATEGORIES), "@5")
             if counts[(part, c)][0]
         ]
         if cells:
@@ -73,16 +93,42 @@ def table(found: dict[str, dict]) -> list[str]:
 
 
 def changes(found: dict[str, dict], before: dict[str, dict]) -> list[str]:
-    """Return the questions found now and not before (+) or the reverse (-)."""
+    """Return the questions found now and not before (+) or the reverse (-).
+
+    Then, per half that changed, how many each way and the sign test's p.
+    """
     lines = []
+    moved: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for key, row in found.items():
         was = before.get(key)
         if was is not None and was["found"] != row["found"]:
             sign = "+" if row["found"] else "-"
+            moved[row["half"]][0 if row["found"] else 1] += 1
             lines.append(
                 f"{sign} {row['half']} {row['category']} {key}: {row['question']}"
             )
-    return sorted(lines, key=lambda line: (line.split()[1], line))
+    lines.sort(key=lambda line: (line.split()[1], line))
+    for part in HALVES:
+        if part in moved:
+            gained, lost = moved[part]
+            lines.append(
+                f"{part}: {gained} gained, {lost} lost "
+                f"(sign test p = {sign_test(gained, lost):.2f})"
+            )
+    return lines
+
+
+def sign_test(gained: int, lost: int) -> float:
+    """Return the two-sided sign test's p of ``gained`` against ``lost`` changes.
+
+    The chance that a fair coin splits ``gained + lost`` flips at least as unevenly.
+
+    >>> sign_test(3, 0), sign_test(6, 0), sign_test(2, 2)
+    (0.25, 0.03125, 1.0)
+    """
+    n = gained + lost
+    tail = sum(math.comb(n, k) for k in range(min(gained, lost) + 1)) / 2**n
+    return min(1.0, 2 * tail)
 
 
 def main(argv: list[str] | None = None) -> int:

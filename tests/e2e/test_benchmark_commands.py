@@ -184,9 +184,12 @@ def test_recall_questions_reports_each_half_and_the_questions_that_changed(tmp_p
     first = run("recall_questions", "--quick", "--out", str(out), cwd=tmp_path)
 
     assert first.returncode == 0, first.stderr
-    assert first.stdout.startswith("unseen (24): all: 100.0%, 1: 100.0%, 4: 100.0%")
+    assert first.stdout.startswith(
+        "unseen (24): all: 100.0%, 1: 100.0%, 4: 100.0%, @5: "
+    )
     before = json.loads(out.read_text(encoding="utf-8"))
     assert len(before) == 24
+    assert all(1 <= row["rank"] <= 10 for row in before.values())
     flipped = next(iter(before))
     before[flipped]["found"] = False
     out.write_text(json.dumps(before), encoding="utf-8")
@@ -197,6 +200,7 @@ def test_recall_questions_reports_each_half_and_the_questions_that_changed(tmp_p
     assert (
         sum(line.startswith(("+ ", "- ")) for line in second.stdout.splitlines()) == 1
     )
+    assert "\nunseen: 1 gained, 0 lost (sign test p = 1.00)\n" in second.stdout
 
 
 def test_recall_questions_without_data_is_a_usage_error(tmp_path):
