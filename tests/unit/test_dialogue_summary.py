@@ -47,6 +47,8 @@ CHATTER = [
     "Thanks, could you help?",  # a request that names no topic
     "Thanks for the list, can you check your essay?",  # a request: the other's topic
     "It means a lot to me.",  # about oneself, but no content word
+    "I really appreciate your help and kind words.",  # thanks in other words
+    "Appreciate it!",
     "Could you help me?",
     "Can you check your essay?",  # the other's topic: their answer holds it
 ]
@@ -78,6 +80,7 @@ FACTS = [
     "Thanks for that - can you compare flights to Lisbon?",
     "It is hard for me to sleep.",  # one content word, about the speaker
     "That necklace means everything to me.",
+    "I appreciate this city more every year.",
 ]
 
 

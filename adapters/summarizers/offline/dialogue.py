@@ -16,8 +16,8 @@ forms of address, clause breaks), and dates are read where they are stripped.
   fewer than ``MIN_CONTENT_WORDS`` content words left (words that are not function
   words nor praise such as "amazing") and does not speak of its speaker ("I have a
   cat" is a fact), nor a number. A CJK sentence needs ``MIN_CONTENT_CJK`` such
-  characters. Praise, thanks and acknowledgements carry no fact, and keeping them
-  spent the budget; a request naming its topic after them stays ("Thanks so much,
+  characters. Praise, thanks (in other words too: "I really appreciate your
+  help") and acknowledgements carry no fact, and keeping them spent the budget; a request naming its topic after them stays ("Thanks so much,
   could you look into overfitting?" keeps the request, and its compaction drops
   the thanks). The speaker as the one a sentence is about ("It is hard for me to
   sleep", "…means everything to me") speaks of its speaker as "I" does.
@@ -116,6 +116,7 @@ _WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _COURTESY = re.compile(
     r"(?:thanks|thank you|thx|glad|so glad|i'm (?:so )?glad|congrats|congratulations|"
+    r"(?:i |really |i really )?appreciate (?:it|that|you|your)|"
     r"good luck|best of luck|happy for you|so happy for you|proud of you|"
     r"(?:i )?hope (?:you|it|that|your)|can't wait|sounds (?:like|great|good|fun)|"
     r"that sounds|that's (?:so |really )?(?:great|awesome|amazing|cool|nice|"
