@@ -17,10 +17,11 @@ forms of address, clause breaks), and dates are read where they are stripped.
   words nor praise such as "amazing") and does not speak of its speaker ("I have a
   cat" is a fact), nor a number. A CJK sentence needs ``MIN_CONTENT_CJK`` such
   characters. Praise, thanks (in other words too: "I really appreciate your
-  help") and acknowledgements carry no fact, and keeping them spent the budget; a request naming its topic after them stays ("Thanks so much,
-  could you look into overfitting?" keeps the request, and its compaction drops
-  the thanks). The speaker as the one a sentence is about ("It is hard for me to
-  sleep", "…means everything to me") speaks of its speaker as "I" does.
+  help") and acknowledgements carry no fact, and keeping them spent the budget;
+  a request naming its topic after them stays ("Thanks so much, could you look
+  into overfitting?" keeps the request, and its compaction drops the thanks).
+  The speaker as the one a sentence is about ("It is hard for me to sleep",
+  "…means everything to me") speaks of its speaker as "I" does.
 - Showing: a sentence that only points at what is shared ("Here's a pic from
   the trip", "Check out this piece I made", "Look at this!", "看看这张照片") is
   chatter unless it names a number or a proper noun: what the picture shows is
