@@ -417,8 +417,8 @@ def compacted(sentence: str) -> str:
         return sentence.strip()
     if "," in text:  # what _ADDRESS_END needs
         text = _ADDRESS_END.sub("", text).strip() or text
-    if _COURTESY.match(text.lower()):  # "Thanks, could you …": the request alone
-        text = text[max(request_after(text), 0) :]
+    if "you " in text and _COURTESY.match(text.lower()):  # "Thanks, could you …"
+        text = text[max(request_after(text), 0) :]  # the request alone
     clauses = _clauses(text)
     telling = [c for c in clauses if content_words(c)]
     text = "".join(telling or clauses)
