@@ -45,6 +45,10 @@ CHATTER = [
     "No doubt, Jon, you've got this!",
     "Have faith in yourself.",
     "Thanks, could you help?",  # a request that names no topic
+    "Thanks for the list, can you check your essay?",  # a request: the other's topic
+    "It means a lot to me.",  # about oneself, but no content word
+    "I really appreciate your help and kind words.",  # thanks in other words
+    "Appreciate it!",
     "Could you help me?",
     "Can you check your essay?",  # the other's topic: their answer holds it
 ]
@@ -71,6 +75,12 @@ FACTS = [
     "Can you look into overfitting for me?",  # a request that names its topic
     "Could you help with flights?",
     "Please can you look into overfitting for me.",
+    "Thanks, could you look into overfitting?",  # courtesy, then a request
+    "Thanks so much, could you look into overfitting?",
+    "Thanks for that - can you compare flights to Lisbon?",
+    "It is hard for me to sleep.",  # one content word, about the speaker
+    "That necklace means everything to me.",
+    "I appreciate this city more every year.",
 ]
 
 
@@ -124,6 +134,21 @@ def test_compaction_keeps_prepositions_and_bounds(sentence, short):
     ],
 )
 def test_compaction_drops_a_closing_for_me_as_one_unit(sentence, short):
+    assert compacted(sentence) == short
+
+
+@pytest.mark.parametrize(
+    ("sentence", "short"),
+    [
+        (
+            "Thanks, could you look into overfitting?",
+            "could you look into overfitting?",
+        ),
+        ("Thanks for the list - can you compare flights?", "can you compare flights?"),
+        ("Thanks for the 3 books!", "Thanks 3 books"),  # no request: as before
+    ],
+)
+def test_compaction_keeps_the_request_after_courtesy_alone(sentence, short):
     assert compacted(sentence) == short
 
 
@@ -227,6 +252,37 @@ def test_a_dialogue_keeps_both_speakers_facts_and_drops_the_chatter():
         assert chatter not in text
     assert "] assistant: " in text
     assert " | user: " in text  # both speakers of one day share its line
+
+
+@pytest.mark.parametrize("mark", ["?", "\uff1f"])
+def test_the_assistants_questions_are_chatter_whatever_their_mark(mark):
+    text = summarize(
+        [
+            "User: I plan a trip to Lisbon in May.",
+            f"Assistant: Which district of Lisbon do you prefer{mark}",
+            "User: 我想住在阿尔法玛附近。",
+            f"Assistant: 你想住几个晚上{mark}",
+        ]
+    )
+
+    assert "trip Lisbon" in text
+    assert "district" not in text
+    assert "几个晚上" not in text
+
+
+def test_a_request_after_thanks_is_kept_as_a_request():
+    text = summarize(
+        [
+            "User: Thanks so much, could you look into overfitting?",
+            "Assistant: Sure.",
+            "User: Thanks for the tips, can you explain dropout?",
+        ]
+    )
+
+    assert "look into overfitting" in text
+    assert "explain dropout" in text
+    assert "Thanks" not in text
+    assert "tips" not in text
 
 
 def test_dates_date_their_facts_once_each_and_are_no_prefix():

@@ -1,5 +1,8 @@
 """Rules of the offline summarizer for what people say: chatter, compaction, dates.
 
+About 430 lines: chatter and compaction share their patterns (openers, courtesy,
+forms of address, clause breaks), and dates are read where they are stripped.
+
 - Chatter: a question to the other ("…you…?", or one that leaves "you" out: "Wanna
   see my moves?", "Got any plans?") is chatter unless it names a number, an address,
   a path or an id, or is a request that names its topic ("Can you look into
@@ -13,8 +16,12 @@
   fewer than ``MIN_CONTENT_WORDS`` content words left (words that are not function
   words nor praise such as "amazing") and does not speak of its speaker ("I have a
   cat" is a fact), nor a number. A CJK sentence needs ``MIN_CONTENT_CJK`` such
-  characters. Praise, thanks and acknowledgements carry no fact, and keeping them
-  spent the budget.
+  characters. Praise, thanks (in other words too: "I really appreciate your
+  help") and acknowledgements carry no fact, and keeping them spent the budget;
+  a request naming its topic after them stays ("Thanks so much, could you look
+  into overfitting?" keeps the request, and its compaction drops the thanks).
+  The speaker as the one a sentence is about ("It is hard for me to sleep",
+  "…means everything to me") speaks of its speaker as "I" does.
 - Showing: a sentence that only points at what is shared ("Here's a pic from
   the trip", "Check out this piece I made", "Look at this!", "看看这张照片") is
   chatter unless it names a number or a proper noun: what the picture shows is
@@ -110,6 +117,7 @@ _WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _COURTESY = re.compile(
     r"(?:thanks|thank you|thx|glad|so glad|i'm (?:so )?glad|congrats|congratulations|"
+    r"(?:i |really |i really )?appreciate (?:it|that|you|your)|"
     r"good luck|best of luck|happy for you|so happy for you|proud of you|"
     r"(?:i )?hope (?:you|it|that|your)|can't wait|sounds (?:like|great|good|fun)|"
     r"that sounds|that's (?:so |really )?(?:great|awesome|amazing|cool|nice|"
@@ -166,6 +174,9 @@ _REQUEST = re.compile(
     r"review|translate|write|draft|remind|list|teach|dig|figure)\b(?P<topic>[^?]*)"
 )
 _OWN = re.compile(r"\b(?:i|i'm|i've|i'd|my|we|we're|we've|our)\b")
+# The speaker as the one a sentence is about though not its subject: "It is hard
+# for me to sleep", "This necklace means everything to me".
+_OWN_OBJECT = re.compile(r"\b(?:for|to) me\b")
 _DATE_PREFIX = re.compile(r"^\[([^\[\]\n]{4,40})\]\s*")
 _DATE_LIKE = re.compile(r"\d")
 _NOT_CONTENT = frozenset(
@@ -317,9 +328,9 @@ def is_chatter(sentence: str) -> bool:
         return True
     if "@" in text or "/" in text or "#" in text or any(map(str.isdigit, text)):
         return False  # a number, an address, a path or an id: never chatter
-    if _COURTESY.match(text.lower().replace("\u2019", "'")):
-        return True  # thanks, wishes and praise, whatever follows
     lowered = text.lower().replace("\u2019", "'")
+    if _COURTESY.match(lowered):  # thanks, wishes and praise, unless a request follows
+        return request_after(text) < 0
     if (
         _ABOUT_OTHER.match(lowered)
         and _PRAISE.search(lowered)
@@ -341,10 +352,32 @@ def is_chatter(sentence: str) -> bool:
     if _is_showing(text, lowered):
         return True  # pointing at a picture: what it shows is the fact
     words = content_words(text)
-    if len(words) >= MIN_CONTENT_WORDS or (words and _OWN.search(text.lower())):
+    if len(words) >= MIN_CONTENT_WORDS or (
+        words and (_OWN.search(lowered) or _OWN_OBJECT.search(lowered))
+    ):
         return False  # "I have a cat": one content word is enough about oneself
     cjk = _CJK.findall(_ZH_CHATTER.sub("", _ZH_FILLER.sub("", text)))
     return len(cjk) < MIN_CONTENT_CJK
+
+
+def request_after(text: str) -> int:
+    """Return where a request naming its topic follows courtesy in ``text``, or -1.
+
+    "Thanks, could you look into overfitting?": the thanks is chatter, the request
+    is not ("Thanks, could you help?" names no topic, "…check your essay?" is the
+    other's).
+
+    >>> request_after("Thanks, could you look into overfitting?")
+    8
+    >>> request_after("Thanks, could you help?"), request_after("Thanks a lot!")
+    (-1, -1)
+    """
+    for cut in _CLAUSE_BREAK.finditer(text):
+        rest = text[cut.end() :].lower().replace("\u2019", "'")
+        request = _REQUEST.match(rest)
+        if request and content_words(request["topic"]) and "your" not in rest:
+            return cut.end()
+    return -1
 
 
 def _is_showing(text: str, lowered: str) -> bool:
@@ -384,6 +417,8 @@ def compacted(sentence: str) -> str:
         return sentence.strip()
     if "," in text:  # what _ADDRESS_END needs
         text = _ADDRESS_END.sub("", text).strip() or text
+    if "you " in text and _COURTESY.match(text.lower()):  # "Thanks, could you …"
+        text = text[max(request_after(text), 0) :]  # the request alone
     clauses = _clauses(text)
     telling = [c for c in clauses if content_words(c)]
     text = "".join(telling or clauses)

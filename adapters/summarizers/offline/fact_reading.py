@@ -231,7 +231,7 @@ def new_facts(
             pace()
             chatter = said and (
                 is_chatter(sentence)
-                or (role == "assistant" and sentence.rstrip().endswith("?"))
+                or (role == "assistant" and sentence.rstrip().endswith(("?", "\uff1f")))
             )  # the assistant's questions: the answer holds what matters
             text = (
                 _fragment(compacted(sentence), SAID_CHARS)
