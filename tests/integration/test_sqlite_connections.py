@@ -281,3 +281,30 @@ def test_a_waiting_thread_gets_the_only_connection_before_a_busy_one(tracker, tm
     store.close()
 
     assert order == ["waiting thread", "busy thread"]
+
+
+def test_a_failed_fetch_leaves_no_read_transaction_open(tracker, tmp_path):
+    """A read whose row cannot be decoded stops inside the fetch, its statement still
+    pending on the connection's own cursor: the cursor is replaced, so the connection
+    goes back to the pool with no snapshot that a later write would have to upgrade
+    (a stale one fails the write)."""
+    path = tmp_path / "s.sqlite3"
+    store = SqliteStore(path, pool_size=1)
+    try:
+        store.save_message("s1", Message("user", "hi"))
+        with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as other:
+            insert = (
+                "INSERT INTO messages (session_id, role, content) "
+                "VALUES ('s1', 'user', CAST(? AS TEXT))"
+            )
+            other.execute(insert, (b"caf\xe9",))
+            with contextlib.suppress(StoreError):
+                store.get_history("s1")
+            other.execute(insert, (b"later",))  # commits past the failed read
+        saved = store.save_messages(
+            "s1", [Message("user", "a"), Message("assistant", "b")]
+        )
+        assert [m.id for m in saved] == [4, 5]
+        assert store.count_history("s1") == 5
+    finally:
+        store.close()

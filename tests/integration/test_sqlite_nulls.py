@@ -100,6 +100,7 @@ def test_one_statement_gets_a_bounded_number_of_variants(conn, monkeypatch):
     would be prepared again on every insert."""
     monkeypatch.setattr(sqlite_nulls, "_VARIANTS", {})
     monkeypatch.setattr(sqlite_nulls, "_PER_STATEMENT", {})
+    monkeypatch.setattr(sqlite_nulls, "_BY_TYPES", {})
     monkeypatch.setattr(sqlite_nulls, "VARIANTS_PER_STATEMENT", 2)
     sql = "SELECT ?, ?, ?"
     patterns = [(None, 1, 2), (1, None, 2), (1, 2, None), (None, None, 2)]
@@ -114,6 +115,7 @@ def test_one_statement_gets_a_bounded_number_of_variants(conn, monkeypatch):
 def test_the_memo_of_variants_stays_bounded(conn, monkeypatch):
     monkeypatch.setattr(sqlite_nulls, "_VARIANTS", {})
     monkeypatch.setattr(sqlite_nulls, "_PER_STATEMENT", {})
+    monkeypatch.setattr(sqlite_nulls, "_BY_TYPES", {})
     monkeypatch.setattr(sqlite_nulls, "MAX_VARIANTS", 3)
     for width in range(1, 8):
         sql = f"SELECT {', '.join(['?'] * width)}"
