@@ -75,7 +75,9 @@ class ContextPolicy:
         def cost(message: Message) -> int:
             if message.id is None:
                 return message_tokens(message, count)
-            key = (session_id, message.id, len(message.text), count)
+            content = message.content  # text content is its own text
+            size = len(content) if type(content) is str else len(message.text)
+            key = (session_id, message.id, size, count)
             tokens = costs.get(key)
             if tokens is None:
                 tokens = message_tokens(message, count)

@@ -80,7 +80,7 @@ from .compression_state import (
 from .folding import Outcome
 from .model import Message
 from .trigger import guard_may_hold, is_forced, pressure, should_compress
-from .window import WindowSplit, foldable_history, probe_limit, split_window
+from .window import WindowSplit, probe_limit, split_window
 
 __all__ = ["CompressionState", "Step", "closing_events", "start", "step"]
 
@@ -220,7 +220,8 @@ def _window(state: Windowing, seen: WindowRead) -> Step:
         return finish(state, "summarizer circuit open", "breaker_open")  # keep: no use
     state, events = started(state)
     cost, estimated = figure_cost(state, tail)
-    window_tokens = tuple((stored_id(m), cost(m)) for m in foldable_history(tail))
+    history = (*split.fold, *split.keep)  # the window's foldable history
+    window_tokens = tuple((stored_id(m), cost(m)) for m in history)
     instruction_tokens = sum(map(cost, split.instructions))
     before = state.tokens_at_start + instruction_tokens
     figures = Figures(

@@ -158,7 +158,13 @@ def compacted(page: Sequence[Message], lookup: Sequence[Message]) -> list[bool]:
     already: the engine never summarizes it again. Stored messages compare by id
     (``lookup`` may hold ``page`` twice); messages without ids by position in ``page``.
     """
-    ids = [m.id for m in lookup if m.id is not None and carries_compaction(m.content)]
+    ids = [
+        m.id
+        for m in lookup
+        if isinstance(m.content, tuple)  # text content carries no parts
+        and m.id is not None
+        and carries_compaction(m.content)
+    ]
     if ids:
         newest = max(ids)
         return [m.id is not None and m.id < newest for m in page]
@@ -178,15 +184,16 @@ def fold_chunks(
 ) -> list[FoldChunk]:
     """Split ``page`` (oldest first) into chunks one summarizer call each can read.
 
-    Tool names are looked up in ``lookup`` (the window). Messages the summarizer never
-    sees ride along in their chunk with no transcript line, so they are archived with
-    it: among them, those before the newest message of ``lookup`` carrying a
-    ``compaction`` part, which the provider's compaction summary already
-    covers. A chunk never splits a tool-call group (``safe_cuts``), so a commit never
-    archives a call and leaves its result active. A message, or a group, too long for
-    ``limit_tokens`` is cut to it, never dropped.
+    ``lookup`` (the window) starts with ``page``, so a result's tool name is found in
+    ``page`` itself. Messages the summarizer never sees ride along in their chunk
+    with no transcript line, so they are archived with it: among them, those before
+    the newest message of ``lookup`` carrying a ``compaction`` part, which the
+    provider's compaction summary already covers. A chunk never splits a tool-call
+    group (``safe_cuts``), so a commit never archives a call and leaves its result
+    active. A message, or a group, too long for ``limit_tokens`` is cut to it, never
+    dropped.
     """
-    names = result_names(lookup)  # ``lookup`` starts with ``page``
+    names = result_names(page)
     replaced = compacted(page, lookup)
     lines = [
         render_message(m, found, locale=locale, cut=cut_chars)

@@ -88,8 +88,11 @@ def split_window(
     (None: no token bound), whichever keeps less, but never less than the newest
     tool-call group.
     """
-    history = foldable_history(window)
-    instructions = tuple(m for m in window if is_host_instruction(m))
+    history: list[Message] = []
+    held: list[Message] = []
+    for message in window:
+        (held if is_host_instruction(message) else history).append(message)
+    instructions = tuple(held)
     cut = 0 if keep_recent is None else find_safe_cut(history, keep_recent)
     if keep_tokens is not None and cost is not None:
         cut = max(cut, find_token_cut(history, keep_tokens, cost))
@@ -100,11 +103,6 @@ def split_window(
 
 MODEL_RESPONSE = "model_response"
 """Metadata key naming the model response a message came from (see the module)."""
-
-
-def _response_of(message: Message) -> str | None:
-    response = message.metadata.get(MODEL_RESPONSE)
-    return response if isinstance(response, str) and response else None
 
 
 def group_starts(history: Sequence[Message]) -> list[int]:
@@ -118,14 +116,18 @@ def group_starts(history: Sequence[Message]) -> list[int]:
     caller: dict[str, int] = {}
     previous: str | None = None
     for index, message in enumerate(history):
-        response = _response_of(message)
-        if response is not None and response == previous:
+        # the model response it came from; most messages carry no metadata at all
+        response = message.metadata.get(MODEL_RESPONSE) if message.metadata else None
+        if not (isinstance(response, str) and response):
+            response = None
+        elif response == previous:
             starts[index] = starts[index - 1]
         previous = response
-        if message.role == "assistant":
+        role = message.role
+        if role == "assistant":
             for call in message.tool_calls:
                 caller[call.id] = index
-        elif message.role == "tool" and message.tool_call_id in caller:
+        elif role == "tool" and message.tool_call_id in caller:
             starts[index] = starts[caller[message.tool_call_id]]
     return starts
 
@@ -170,12 +172,17 @@ def pending_group_start(history: Sequence[Message]) -> int:
     >>> pending_group_start([Message("user", "a"), call, Message("user", "b")])
     3
     """
+    return _pending_start(history, None)
+
+
+def _pending_start(history: Sequence[Message], starts: list[int] | None) -> int:
+    """Return ``pending_group_start``; ``starts``: its ``group_starts``, if known."""
     last = len(history) - 1
     while last >= 0 and _may_follow_a_call(history[last]):
         last -= 1
     if last < 0 or history[last].role != "assistant":
         return len(history)
-    start = group_starts(history)[last]
+    start = (group_starts(history) if starts is None else starts)[last]
     group = history[start:]
     answered = {m.tool_call_id for m in group if m.role == "tool"}
     calls = (c.id for m in group if m.role == "assistant" for c in m.tool_calls)
@@ -212,14 +219,15 @@ def find_safe_cut(history: Sequence[Message], keep_recent: int) -> int:
     1
     """
     n = len(history)
-    cut = min(max(n - max(keep_recent, 1), 0), pending_group_start(history))
     starts = group_starts(history)
-    # The earliest group start among messages at or after `cut`.
-    earliest = list(starts)
-    for index in range(n - 2, -1, -1):
-        earliest[index] = min(earliest[index], earliest[index + 1])
+    cut = min(max(n - max(keep_recent, 1), 0), _pending_start(history, starts))
+    # `earliest`: the earliest group start among messages at or after `cut`, taken
+    # over `starts[cut:]` as the cut moves back (`scanned`: where it was taken from).
+    earliest, scanned = n, n
     while cut > 0:
-        moved = min(earliest[cut], cut)
+        if cut < scanned:
+            earliest, scanned = min(earliest, min(starts[cut:scanned])), cut
+        moved = min(earliest, cut)
         if history[moved].role == "tool" and moved > 0:
             moved -= 1
         if moved == cut:

@@ -6,7 +6,7 @@ tokenizer; ``CountMemo`` and ``counter_factory`` give the engine one remembering
 counter per encoding; ``ModelCounter`` is one model's counter as a value that
 pickles, for a fold in a child process.
 
-Why about 430 lines: one concept, counting tokens the way the engine needs: exactly,
+Why about 455 lines: one concept, counting tokens the way the engine needs: exactly,
 cheaply estimated, remembered, and safe for models tiktoken does not know.
 """
 
@@ -166,6 +166,8 @@ ESTIMATE_WEIGHTS: dict[bytes, float] = {
     _LEAD4: 2.5,
 }
 """Tokens per character of each class (see ``estimate_tokens``)."""
+_CLASS_ORDER = (_LETTER, _UPPER, _DIGIT, _SPACE, _BREAK, _MARK, _LEAD2, _LEAD3, _LEAD4)
+_ORDERED_WEIGHTS = tuple(ESTIMATE_WEIGHTS[code] for code in _CLASS_ORDER)
 _COMMON = _LETTER + _SPACE
 """The classes ``estimate_tokens`` counts without scanning for them."""
 ESCAPE_TOKENS = 2.5
@@ -214,11 +216,23 @@ def estimate_tokens(text: str) -> int:
     spaces = classes.count(_SPACE)
     rest = classes.translate(None, _COMMON)
     letters = len(classes) - spaces - len(rest)
-    counts = [
-        letters if code == _LETTER else spaces if code == _SPACE else rest.count(code)
-        for code in ESTIMATE_WEIGHTS
-    ]
-    total = sum(map(operator.mul, ESTIMATE_WEIGHTS.values(), counts))
+    count = rest.count
+    if text.isascii():  # (a flag of the string): no multi-byte classes to count
+        lead2 = lead3 = lead4 = 0
+    else:
+        lead2, lead3, lead4 = count(_LEAD2), count(_LEAD3), count(_LEAD4)
+    counts = (
+        letters,
+        count(_UPPER),
+        count(_DIGIT),
+        spaces,
+        count(_BREAK),
+        count(_MARK),
+        lead2,
+        lead3,
+        lead4,
+    )  # in ``_CLASS_ORDER``
+    total = sum(map(operator.mul, _ORDERED_WEIGHTS, counts))
     # a JSON escape (\\u4f60) costs about four tokens, its six characters less
     total += ESCAPE_TOKENS * text.count("\\u")
     return math.ceil(total) + 2
