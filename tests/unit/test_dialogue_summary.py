@@ -130,7 +130,7 @@ def test_compaction_keeps_prepositions_and_bounds(sentence, short):
     [
         ("Can you look into overfitting for me?", "Can you look into overfitting?"),
         ("Please book it for me.", "Please book it"),
-        ("Book it for me, then call.", "Book, then call"),
+        ("Book it for me, then call.", "Book it, then call"),  # its object stays
     ],
 )
 def test_compaction_drops_a_closing_for_me_as_one_unit(sentence, short):
@@ -156,10 +156,10 @@ def test_compaction_keeps_the_request_after_courtesy_alone(sentence, short):
     ("sentence", "short"),
     [
         ("I'm a teacher in Oslo.", "I'm teacher in Oslo"),
-        ("I am lucky to have my husband and kids.", "I'm lucky have husband kids"),
+        ("I am lucky to have my husband and kids.", "I'm lucky to have husband kids"),
         (
             "I\u2019m off to go swimming with the kids!",
-            "I\u2019m off go swimming with kids",
+            "I\u2019m off to go swimming with kids",
         ),
     ],
 )
@@ -265,7 +265,7 @@ def test_the_assistants_questions_are_chatter_whatever_their_mark(mark):
         ]
     )
 
-    assert "trip Lisbon" in text
+    assert "trip to Lisbon" in text
     assert "district" not in text
     assert "几个晚上" not in text
 

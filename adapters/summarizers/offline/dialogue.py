@@ -81,12 +81,84 @@ _EMOJI = re.compile(
     "[\u2600-\u27bf\U0001f000-\U0001faff\u2b00-\u2bff\ufe0f\u200d]+|"
     r"(?<!\w)[:;]-?[()DPp](?!\w)"
 )
+# Words a filler word must stay before or after, lest the sentence change or break
+# (module docstring: compaction). Case-sensitive where a capital tells a name.
+_TIME_WORD = (
+    r"(?:week|weekend|month|year|morning|afternoon|evening|night|day|time|summer|"
+    r"winter|spring|fall|autumn|season|semester|term|quarter|hour|minute|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b"
+)
+# Filler that may stand between "to" or "it" and the word that tells what it is.
+_SKIPPED = (
+    r"(?:(?:really|very|just|actually|totally|super|pretty|quite|kinda|definitely|"
+    r"honestly|literally|basically|absolutely|truly|also|finally|recently|"
+    r"currently|lately|still|even|already|always|am|is|are|was|were|been|being)"
+    r"\s+)*"
+)
+# After "to", what is no verb: an article, a pronoun, a possessive, a number, a
+# name, a plural ("get back to flights"), an "-ing" form.
+_NOT_VERB = (
+    r"(?:(?i:the|a|an|my|your|his|her|its|our|their|this|that|these|those|me|you|"
+    r"him|us|them|it|there|here|some|any|all|each|every|no|one|which|what|who|"
+    r"whom|whose|where|when|how|and|or|but|about|of|for|to|at|in|on)\b|"
+    r"(?-i:[^a-zA-Z]|[a-z]+(?<![su]s)s\b|[a-z]+ing\b))"
+)
+# Before "to", a particle or word that makes a phrase with it ("get back to",
+# "look forward to", "up to 5", "next to", "due to").
+_TO_PHRASE = "".join(
+    rf"(?<!\b{word} )"
+    for word in ("back", "forward", "up", "next", "close", "due", "according")
+)
+# Before "it", what makes it no object: a preposition, a conjunction, a pronoun,
+# or a word compaction drops.
+_NOT_OBJECT_OF = "|".join(
+    rf"(?<=\b{word} )"
+    for word in (
+        "in", "on", "at", "with", "by", "from", "into", "over", "near", "under",
+        "after", "before", "through", "during", "like", "than", "as", "and", "but",
+        "or", "so", "because", "if", "when", "while", "where", "though", "since",
+        "until", "once", "then", "i", "we", "you", "he", "she", "they", "a", "an",
+        "the", "really", "very", "just", "actually", "totally", "super", "pretty",
+        "quite", "kinda", "definitely", "honestly", "literally", "basically",
+        "absolutely", "truly", "um", "uh", "my", "myself", "am", "is", "are", "was",
+        "were", "be", "been", "being", "also", "to", "of", "for", "that", "this",
+        "its", "there", "about", "some", "which", "who", "finally", "recently",
+        "currently", "lately", "still", "even", "already", "always", "it", "it's",
+        "that's", "gonna", "you know", "i mean",
+    )
+)  # fmt: skip
+# Before "my", a preposition compaction keeps: "next on my list", not "on list".
+_OWNED_AFTER = "".join(
+    rf"(?<!\b{word} )"
+    for word in (
+        "on", "in", "at", "with", "by", "from", "into", "over", "near", "under",
+        "after", "before", "through", "during",
+    )
+)  # fmt: skip
+_SUBJECT_VERB = (
+    r"(?:is|was|will|would|can|could|has|had|does|did|may|might|must|should)\b"
+)
 _FILLER_WORDS = (
-    "a|an|the|really|so|very|just|actually|totally|super|pretty|quite|kinda|"
+    "a(?!\\s+" + _TIME_WORD + ")|an|the|really|so|very|just|actually|totally|super|"
+    "pretty|quite|kinda|"
     "definitely|honestly|literally|basically|absolutely|truly|um|uh|"
     "kind of|sort of|you know|i mean|"
-    "my|myself|am|is|are|was|were|be|been|"
-    "being|it's|it is|that's|also|to|of|for|and|that|this|it|its|there|about|"
+    + _OWNED_AFTER
+    + "my|myself|am|is|are|was|were|(?<!\\bto )be|been|"
+    "being|it's|it is|that's|also|"
+    + _TO_PHRASE
+    + "to(?=\\s+"
+    + _SKIPPED
+    + _NOT_VERB
+    + ")|of|for|and|"
+    "that(?!\\s+" + _TIME_WORD + ")|this(?!\\s+" + _TIME_WORD + ")|"
+    "(?:(?<![a-z] )|"
+    + _NOT_OBJECT_OF
+    + ")it|it(?=\\s+"
+    + _SKIPPED
+    + _SUBJECT_VERB
+    + ")|"
+    "its|there|about|"
     "some|which|who|got to|gonna|going to|"
     "finally|recently|currently|lately|still|even|already|always"
 )
@@ -150,8 +222,11 @@ _INSTRUCTS = re.compile(
 # A question to the other that leaves "you" out: "Wanna see my moves?", "Got any
 # plans?", "Ever been to Rome?".
 _ASKS_ELLIPTIC = re.compile(
-    r"^(?:wanna|want to|got|ever|any|anything|how about|what about)\b[^.!?]*\?\s*$"
+    r"^(?:wanna|want|need|got|ever|any|anything|how about|what about)\b[^.!?]*\?\s*$"
 )
+# "100%" as "fully" opening a sentence ("100% agree", "100 percent!"): no number
+# told, unless it is a share of something ("100% of the tests pass").
+_FULLY = re.compile(r"^1[01]?00 ?(?:%|percent)(?!\s*of\b)\W*", re.IGNORECASE)
 # Pointing at what is shared: "Here's a pic …", "Check out this piece I made",
 # "Look at this!", "看看这张照片": no fact unless it names a number or a name.
 _SHOWING = re.compile(
@@ -326,6 +401,10 @@ def is_chatter(sentence: str) -> bool:
     text = _stripped(sentence)
     if not text:
         return True
+    if text[0] == "1":
+        text = _FULLY.sub("", text)
+        if not text:
+            return True  # "100%!": agreement, no number told
     if "@" in text or "/" in text or "#" in text or any(map(str.isdigit, text)):
         return False  # a number, an address, a path or an id: never chatter
     lowered = text.lower().replace("\u2019", "'")
