@@ -51,6 +51,10 @@ CHATTER = [
     "Appreciate it!",
     "Could you help me?",
     "Can you check your essay?",  # the other's topic: their answer holds it
+    "100% agree!",  # "100%" as "fully": no number told
+    "100 percent, Mel!",
+    "Need any help?",  # a question to the other without "you"
+    "Want some?",
 ]
 FACTS = [
     "I started doing aerial yoga last month.",
@@ -81,6 +85,8 @@ FACTS = [
     "It is hard for me to sleep.",  # one content word, about the speaker
     "That necklace means everything to me.",
     "I appreciate this city more every year.",
+    "100% of the tests pass.",  # a share of something: a number told
+    "I need a hotel near Alfama.",
 ]
 
 
@@ -168,6 +174,62 @@ def test_compaction_keeps_im_so_the_fact_stays_a_personal_statement(sentence, sh
 
     assert kept == short
     assert "personal" in salience_of(kept).kinds  # and when read back from a summary
+
+
+@pytest.mark.parametrize(
+    ("sentence", "short"),
+    [
+        # the infinitive "to" before a verb, and "to be"
+        ("I need to sort out flights.", "I need to sort out flights"),
+        ("What's the cheapest way to do it?", "What's cheapest way to do it?"),
+        ("I want to really understand it.", "I want to understand it"),
+        ("I want to be a teacher.", "I want to be teacher"),
+        # "to" in a phrase, or before a name
+        ("Let's get back to flights.", "Let's get back to flights"),
+        ("The budget is up to 500 EUR.", "budget up to 500 EUR"),
+        ("We moved to Sweden.", "We moved to Sweden"),
+        # a determiner that makes a time expression
+        ("I need flights this week.", "I need flights this week"),
+        ("We met that night.", "We met that night"),
+        ("Doubles cost 68 EUR a night.", "Doubles cost 68 EUR a night"),
+        ("I go there twice a week.", "go twice a week"),
+        # the object of a verb
+        ("Keep it cheap, please.", "Keep it cheap, please"),
+        ("I finally fixed it yesterday.", "fixed it yesterday"),
+        # "my" after a preposition that stays
+        ("Next on my list is a hotel.", "Next on my list hotel"),
+    ],
+)  # fmt: skip
+def test_compaction_keeps_the_words_whose_loss_changes_the_sentence(sentence, short):
+    assert compacted(sentence) == short
+
+
+@pytest.mark.parametrize(
+    ("sentence", "short"),
+    [
+        ("We went to the park.", "We went park"),  # "to" before a noun phrase
+        ("I talked to my mom.", "talked mom"),
+        ("It was hard to find.", "hard to find"),  # "it" as a subject
+        ("I think it is good.", "think good"),
+        ("I sat in it all day.", "sat in all day"),  # "it" after a preposition
+        ("A gift from my grandma.", "gift from my grandma"),
+        ("That is the plan.", "plan"),  # "that" before no time word
+    ],
+)
+def test_compaction_still_drops_those_words_elsewhere(sentence, short):
+    assert compacted(sentence) == short
+
+
+@pytest.mark.parametrize(
+    ("sentence", "short"),
+    [
+        ("我需要在这周处理航班。", "我需要在这周处理航班。"),
+        ("我真的非常喜欢这个城市。", "我喜欢这个城市。"),
+        ("好的，我下周一出发。", "我下周一出发。"),
+    ],
+)
+def test_chinese_compaction_is_unchanged_by_the_english_rules(sentence, short):
+    assert compacted(sentence) == short
 
 
 identifiers = st.one_of(

@@ -30,8 +30,8 @@ def _steps(first: int, last: int) -> list[str]:
 def test_a_clause_said_with_other_numbers_folds_into_its_range():
     summary = _summarize(_steps(1, 12))
 
-    assert "Step 1\u201312, please keep within budget" in summary
-    assert summary.count("please keep within budget") == 1
+    assert "Step 1\u201312, please keep it within budget" in summary
+    assert summary.count("please keep it within budget") == 1
     assert redundancy(summary) == 0.0
 
 
@@ -39,8 +39,8 @@ def test_the_next_compression_widens_the_range_instead_of_unfolding_it():
     first = _summarize(_steps(1, 12))
     second = _summarize(_steps(13, 20), previous=first)
 
-    assert "Step 1\u201320, please keep within budget" in second
-    assert second.count("please keep within budget") == 1
+    assert "Step 1\u201320, please keep it within budget" in second
+    assert second.count("please keep it within budget") == 1
     assert _summarize([], previous=second) == second  # the fixed point holds
 
 

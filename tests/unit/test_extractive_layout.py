@@ -175,8 +175,8 @@ def test_a_dated_transcript_is_a_diary_one_section_by_day():
 
     assert dated.splitlines() == [
         "Facts:",  # one line for the day: no other section repeating its date
-        "[8 May 2023] user: I want open dance studio; We decided rent space downtown; "
-        "adopted cat named Luna",
+        "[8 May 2023] user: I want to open dance studio; "
+        "We decided to rent space downtown; adopted cat named Luna",
     ]
     assert [line for line in undated.splitlines() if not line.startswith("-")] == [
         "Goals:",
@@ -202,6 +202,6 @@ def test_a_dated_wish_ranks_as_a_view_and_an_undated_one_as_a_goal():
     assert summarize(dated, max_tokens=60) == (
         "Facts:\n[8 May 2023] user: love how art heals people"
     )
-    assert "Goals:\n- user: I want help people like me" in summarize(
+    assert "Goals:\n- user: I want to help people like me" in summarize(
         [f"User: {s}" for s in said], max_tokens=60
     )

@@ -1,21 +1,22 @@
 """Rules of the offline summarizer for what people say: chatter, compaction, dates.
 
-About 430 lines: chatter and compaction share their patterns (openers, courtesy,
+About 520 lines: chatter and compaction share their patterns (openers, courtesy,
 forms of address, clause breaks), and dates are read where they are stripped.
 
 - Chatter: a question to the other ("…you…?", or one that leaves "you" out: "Wanna
-  see my moves?", "Got any plans?") is chatter unless it names a number, an address,
-  a path or an id, or is a request that names its topic ("Can you look into
-  overfitting?", not "Could you help me?"); so is praise of the other as the subject
-  ("Your support means a lot", "You look great on stage"), not a fact told to them
-  ("Your account is locked") nor a request ("You must reply in French"); so is
-  cheering them on from anywhere in the sentence ("Impressed by your commitment",
-  "Have faith in yourself") when the speaker says nothing of themselves; so is a
+  see my moves?", "Got any plans?", "Need any help?") is chatter unless it names a
+  number, an address, a path or an id, or is a request that names its topic ("Can
+  you look into overfitting?", not "Could you help me?"); so is praise of the other
+  as the subject ("Your support means a lot", "You look great on stage"), not a
+  fact told to them ("Your account is locked") nor a request ("You must reply in
+  French"); so is cheering them on from anywhere in the sentence ("Impressed by
+  your commitment", "Have faith in yourself") when the speaker says nothing of themselves; so is a
   sentence that, once its interjections ("wow", "haha", "好的"), greetings ("hey",
   "long time no see"), forms of address ("…, Mel!") and emoji are set aside, has
   fewer than ``MIN_CONTENT_WORDS`` content words left (words that are not function
   words nor praise such as "amazing") and does not speak of its speaker ("I have a
-  cat" is a fact), nor a number. A CJK sentence needs ``MIN_CONTENT_CJK`` such
+  cat" is a fact), nor a number ("100%" opening a sentence as "fully", as in
+  "100% agree", is none). A CJK sentence needs ``MIN_CONTENT_CJK`` such
   characters. Praise, thanks (in other words too: "I really appreciate your
   help") and acknowledgements carry no fact, and keeping them spent the budget;
   a request naming its topic after them stays ("Thanks so much, could you look
@@ -31,7 +32,14 @@ forms of address, clause breaks), and dates are read where they are stripped.
   真的, 非常 …), emoji and repeated punctuation: the fewer words a fact takes, the more
   facts the budget holds. "I'm" stays ("I am" becomes it): it is what tells a
   personal statement ("I'm lucky to have my kids" is one) once the rest is gone, and
-  salience reads the compacted text, in the summary too. Whole words only: an
+  salience reads the compacted text, in the summary too. A filler word stays where
+  its loss changes or breaks the sentence: the infinitive "to" before a verb ("I
+  need to sort out flights", "the cheapest way to handle flights"; "to be"), "to"
+  after a particle ("get back to", "up to 500 EUR", "next to") or before a name
+  ("moved to Sweden"), the "this", "that" or "a" of a time ("this week", "that
+  night", "68 EUR a night"), "it" as a verb's object ("Keep it cheap", not "it was
+  fun" nor "with it") and "my" after a preposition that stays ("next on my list").
+  Elsewhere they go ("went to the park" reads "went park"). Whole words only: an
   identifier, a number, a name or a path is never touched, and compacting twice
   changes nothing.
 - Dates: a message that opens with a bracketed date (``[8 May 2023] …``) dates what
