@@ -3,26 +3,25 @@
 About 520 lines: chatter and compaction share their patterns (openers, courtesy,
 forms of address, clause breaks), and dates are read where they are stripped.
 
-- Chatter: a question to the other ("…you…?", or one that leaves "you" out: "Wanna
-  see my moves?", "Got any plans?", "Need any help?") is chatter unless it names a
-  number, an address, a path or an id, or is a request that names its topic ("Can
-  you look into overfitting?", not "Could you help me?"); so is praise of the other
-  as the subject ("Your support means a lot", "You look great on stage"), not a
-  fact told to them ("Your account is locked") nor a request ("You must reply in
-  French"); so is cheering them on from anywhere in the sentence ("Impressed by
-  your commitment", "Have faith in yourself") when the speaker says nothing of themselves; so is a
-  sentence that, once its interjections ("wow", "haha", "好的"), greetings ("hey",
-  "long time no see"), forms of address ("…, Mel!") and emoji are set aside, has
-  fewer than ``MIN_CONTENT_WORDS`` content words left (words that are not function
-  words nor praise such as "amazing") and does not speak of its speaker ("I have a
-  cat" is a fact), nor a number ("100%" opening a sentence as "fully", as in
-  "100% agree", is none). A CJK sentence needs ``MIN_CONTENT_CJK`` such
-  characters. Praise, thanks (in other words too: "I really appreciate your
-  help") and acknowledgements carry no fact, and keeping them spent the budget;
-  a request naming its topic after them stays ("Thanks so much, could you look
-  into overfitting?" keeps the request, and its compaction drops the thanks).
-  The speaker as the one a sentence is about ("It is hard for me to sleep",
-  "…means everything to me") speaks of its speaker as "I" does.
+- Chatter: a question to the other ("…you…?", or one that leaves "you" out: "Wanna see
+  my moves?", "Got any plans?", "Need any help?") is chatter unless it names a number,
+  an address, a path or an id, or is a request that names its topic ("Can you look
+  into overfitting?", not "Could you help me?"); so is praise of the other as the
+  subject ("Your support means a lot", "You look great on stage"), not a fact told to
+  them ("Your account is locked") nor a request ("You must reply in French"); so is
+  cheering them on from anywhere in the sentence ("Impressed by your commitment",
+  "Have faith in yourself") when the speaker says nothing of themselves; so is a
+  sentence that, once its interjections ("wow", "haha", "好的"), greetings ("hey", "long
+  time no see"), forms of address ("…, Mel!") and emoji are set aside, has fewer than
+  ``MIN_CONTENT_WORDS`` content words left (words that are not function words nor
+  praise such as "amazing") and does not speak of its speaker ("I have a cat" is a
+  fact), nor a number ("100%" opening a sentence as "fully", as in "100% agree", is
+  none). A CJK sentence needs ``MIN_CONTENT_CJK`` such characters. Praise, thanks (in
+  other words too: "I really appreciate your help") and acknowledgements carry no
+  fact, and keeping them spent the budget; a request naming its topic after them stays
+  ("Thanks so much, could you look into overfitting?" keeps the request, and its
+  compaction drops the thanks). The speaker as the one a sentence is about ("It is
+  hard for me to sleep", "…means everything to me") speaks of its speaker as "I" does.
 - Showing: a sentence that only points at what is shared ("Here's a pic from
   the trip", "Check out this piece I made", "Look at this!", "看看这张照片") is
   chatter unless it names a number or a proper noun: what the picture shows is
@@ -495,7 +494,7 @@ def compacted(sentence: str) -> str:
     >>> compacted("Wow, I just started doing aerial yoga, it's really fun!!")
     'started doing aerial yoga'
     >>> compacted("This necklace is super special to me - a gift from my grandma.")
-    'necklace special me - gift from grandma'
+    'necklace special me - gift from my grandma'
     >>> compacted("Yesterday I joined a gym.")
     'Yesterday I joined gym'
     """
