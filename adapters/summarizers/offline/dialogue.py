@@ -113,13 +113,13 @@ _NOT_VERB = (
 # Before "to", a particle or word that makes a phrase with it ("get back to",
 # "look forward to", "up to 5", "next to", "due to").
 _TO_PHRASE = "".join(
-    rf"(?<!\b{word} )"
+    rf"(?<!\b{word} to)"
     for word in ("back", "forward", "up", "next", "close", "due", "according")
 )
 # Before "it", what makes it no object: a preposition, a conjunction, a pronoun,
 # or a word compaction drops.
 _NOT_OBJECT_OF = "|".join(
-    rf"(?<=\b{word} )"
+    rf"(?<=\b{word} it)"
     for word in (
         "in", "on", "at", "with", "by", "from", "into", "over", "near", "under",
         "after", "before", "through", "during", "like", "than", "as", "and", "but",
@@ -136,7 +136,7 @@ _NOT_OBJECT_OF = "|".join(
 )  # fmt: skip
 # Before "my", a preposition compaction keeps: "next on my list", not "on list".
 _OWNED_AFTER = "".join(
-    rf"(?<!\b{word} )"
+    rf"(?<!\b{word} my)"
     for word in (
         "on", "in", "at", "with", "by", "from", "into", "over", "near", "under",
         "after", "before", "through", "during",
@@ -145,26 +145,19 @@ _OWNED_AFTER = "".join(
 _SUBJECT_VERB = (
     r"(?:is|was|will|would|can|could|has|had|does|did|may|might|must|should)\b"
 )
+# Each condition is read after its word has matched (the lookbehinds end with it):
+# the pattern is tried at every word, and most words are none of these.
 _FILLER_WORDS = (
     "a(?!\\s+" + _TIME_WORD + ")|an|the|really|so|very|just|actually|totally|super|"
     "pretty|quite|kinda|"
     "definitely|honestly|literally|basically|absolutely|truly|um|uh|"
     "kind of|sort of|you know|i mean|"
-    + _OWNED_AFTER
-    + "my|myself|am|is|are|was|were|(?<!\\bto )be|been|"
+    "my" + _OWNED_AFTER + "|myself|am|is|are|was|were|be(?<!\\bto be)|been|"
     "being|it's|it is|that's|also|"
-    + _TO_PHRASE
-    + "to(?=\\s+"
-    + _SKIPPED
-    + _NOT_VERB
-    + ")|of|for|and|"
+    "to" + _TO_PHRASE + "(?=\\s+" + _SKIPPED + _NOT_VERB + ")|of|for|and|"
     "that(?!\\s+" + _TIME_WORD + ")|this(?!\\s+" + _TIME_WORD + ")|"
-    "(?:(?<![a-z] )|"
-    + _NOT_OBJECT_OF
-    + ")it|it(?=\\s+"
-    + _SKIPPED
-    + _SUBJECT_VERB
-    + ")|"
+    "it(?:(?<![a-z] it)|" + _NOT_OBJECT_OF + ")|"
+    "it(?=\\s+" + _SKIPPED + _SUBJECT_VERB + ")|"
     "its|there|about|"
     "some|which|who|got to|gonna|going to|"
     "finally|recently|currently|lately|still|even|already|always"
