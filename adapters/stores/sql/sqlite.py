@@ -219,6 +219,7 @@ class SqliteDriver:
                 if slot.conn is None:
                     self._queue.remove(slot)  # by identity: _Slot has no __eq__
                 elif self._closed:  # handed over, then closed: nobody else will
+                    self._cursors.pop(slot.conn, None)
                     with contextlib.suppress(sqlite3.Error):
                         slot.conn.close()
                 else:  # handed over as this thread was interrupted: pass it on
@@ -283,9 +284,12 @@ class SqliteDriver:
         try:
             return cursor.execute(sql, params).fetchall()
         except BaseException:
+            # the new one first: an interrupt between the two steps leaves the
+            # pool a working cursor, never a closed one
+            with contextlib.suppress(sqlite3.Error):
+                self._cursors[conn] = conn.cursor()
             with contextlib.suppress(sqlite3.Error):
                 cursor.close()
-                self._cursors[conn] = conn.cursor()
             raise
 
     def read(
@@ -311,7 +315,10 @@ class SqliteDriver:
             conn = self._take()
             try:
                 cursor = self._cursors[conn]
-                cursor.execute(sql, params)  # autocommit: atomic on its own
+                # autocommit: atomic on its own. A lone write returns no rows here
+                # (no RETURNING): a row left unread would keep the statement, and
+                # the connection's transaction, open in this kept cursor.
+                cursor.execute(sql, params)
                 done = cursor.rowcount, cursor.lastrowid  # before another uses it
             except _DRIVER_ERRORS as exc:
                 raise store_error(what, about, exc) from exc
