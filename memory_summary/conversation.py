@@ -367,7 +367,8 @@ class Conversation:
                 record the reply again (that would store ``saved`` twice):
                 ``add(*error.unsaved)`` completes the turn. The turn and its
                 usage are reported as for a whole reply; a compaction a recall
-                call asked for starts only with a whole batch.
+                call asked for is not started: call ``compress()`` after
+                ``add(*error.unsaved)``.
             EngineClosed: ``stop()`` began before the save; nothing is saved. A
                 ``stop()`` that begins once the reply is saved is no failure:
                 ``record`` returns what it stored, and the turn and its usage go
@@ -389,8 +390,16 @@ class Conversation:
         try:
             saved, active = self._save([*output, *answers])
         except PartiallySaved:  # part of the turn is stored: its usage counts; the
-            # held compactions start only once the whole batch is (``add``)
-            self._reported(model, None, tokens, compaction)
+            # held compactions are not asked for (the batch is not whole)
+            try:
+                self._reported(model, None, tokens, compaction)
+            except Exception:  # the host must still learn what was saved
+                log.warning(
+                    "session %s: the partly saved turn was not reported",
+                    self.session_id,
+                    exc_info=True,
+                    extra={"session_id": self.session_id},
+                )
             raise
         self._reported(model, active, tokens, compaction, source)
         main = next(i for i, message in enumerate(output) if message is read.message)

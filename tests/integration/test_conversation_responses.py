@@ -429,3 +429,29 @@ def test_a_partially_saved_reply_still_reports_its_turn_and_usage():
         engine.wait_idle(timeout=10)
 
     assert [e.reason for e in events if isinstance(e, CompressRequested)] == ["auto"]
+
+
+def test_a_partial_save_stays_partially_saved_when_reporting_it_fails():
+    """Reporting the partly saved turn reads the store; a store of one's own that
+    is down raises its own error there, and the host must still learn what was
+    saved (a retried ``record`` would store it twice)."""
+
+    class Down(OneByOneStore):
+        counts_locally = True
+
+        def count_history(self, session_id):
+            if self.fail_at is not None and self.saves >= self.fail_at:
+                raise ConnectionError("the store is down")
+            return self.inner.count_history(session_id)
+
+    store = Down(ConnectionError("the store is down"))
+    with SummaryEngine(store, InstrumentedSummarizer()) as engine:
+        chat = engine.conversation("r")
+        chat.prepare("hi")
+        store.saves, store.fail_at = 0, 2
+
+        with pytest.raises(PartiallySaved) as raised:
+            chat.record(response(REASONING, TEXT, CALL))
+
+    assert raised.value.saved == tuple(store.inner.get_history("r")[1:2])
+    assert len(raised.value.unsaved) == 2
