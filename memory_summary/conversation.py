@@ -24,7 +24,7 @@ A retried turn: ``prepare(text)`` saves ``text``; when the model call fails and 
 host tries again, ``prepare()`` (no message) builds the same request without saving
 the user's message twice.
 
-(About 670 lines: the handle's three calls and the four ways a request is built.)
+(About 705 lines: the handle's three calls and the four ways a request is built.)
 """
 
 from __future__ import annotations
