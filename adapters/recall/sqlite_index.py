@@ -1,6 +1,6 @@
 """The history index of the SQLite store: an FTS5 table, taken in by the batch.
 
-Why about 675 lines: one concept, the FTS5 index. Its schema and per-session statistics,
+Why about 620 lines: one concept, the FTS5 index. Its schema and per-session statistics,
 the catch-ups that take new messages in (off the host's thread under ``eager``, a
 session at its search under ``lazy``), and the search over them are one body of SQL
 and the code that binds it; they change together.
@@ -8,7 +8,6 @@ and the code that binds it; they change together.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import threading
@@ -18,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from memory_summary.adapters.nudged import Nudged
 from memory_summary.adapters.stores.rows import SELECT_COLUMNS, row_message
 from memory_summary.adapters.stores.sql.driver import Executor, SqlDriver
 from memory_summary.adapters.stores.sql.sqlite_nulls import inline_nulls
@@ -280,71 +280,6 @@ def _index_row(row: Sequence[Any]) -> tuple[int, str, str]:
     return int(row[0]), session_term(session), str(terms)
 
 
-class _Indexer:
-    """Runs the index's ``catch_up`` on a thread of its own when nudged.
-
-    At most one run is pending: nudges that arrive during a run make one more. The
-    thread starts at the first nudge and stops at ``close``. A failed run is logged
-    and left to the next nudge or search, which take in whatever is left.
-    """
-
-    def __init__(self, run: Callable[[], int], where: str) -> None:
-        self._run = run
-        self._where = where
-        self._lock = threading.Lock()
-        self._wake = threading.Event()
-        self._idle = threading.Event()
-        self._idle.set()
-        self._closed = False
-        self._thread: threading.Thread | None = None
-
-    def nudge(self) -> None:
-        with self._lock:
-            if self._closed:
-                return
-            self._idle.clear()
-            self._wake.set()
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._loop, name="memory-summary-sqlite-index", daemon=True
-                )
-                self._thread.start()
-
-    def wait_idle(self, timeout: float | None = None) -> bool:
-        """Wait until no run is pending or running; tell whether it got there."""
-        return self._idle.wait(timeout)
-
-    def close(self, timeout: float = 30.0) -> None:
-        with self._lock:
-            self._closed = True
-            self._wake.set()
-            thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout)
-
-    def _loop(self) -> None:
-        # ps -L's name for this thread, as actors/workers.py names the engine's own
-        comm = f"/proc/self/task/{threading.get_native_id()}/comm"
-        with contextlib.suppress(OSError), open(comm, "w") as file:
-            file.write("ms-sqlite-index")
-        while True:
-            self._wake.wait()
-            with self._lock:
-                if self._closed:
-                    self._idle.set()
-                    return
-                self._wake.clear()
-            try:
-                self._run()
-            except StoreError as exc:
-                log.warning("%s: indexing new messages failed: %s", self._where, exc)
-            except Exception:  # a bug: logged, and the next nudge tries again
-                log.exception("%s: indexing new messages failed", self._where)
-            with self._lock:
-                if not self._wake.is_set():
-                    self._idle.set()
-
-
 class SqliteIndex:
     """FTS5 table ``message_index(session, terms)``, rowid = message id.
 
@@ -391,7 +326,9 @@ class SqliteIndex:
         self._catching_up = threading.Lock()  # one batch of this process at a time
         # one lazy catch-up per session at a time; other sessions' searches go on
         self._session_locks = [threading.Lock() for _ in range(_SESSION_LOCKS)]
-        self._indexer = _Indexer(self.catch_up, where)
+        self._indexer = Nudged(
+            self.catch_up, where, name="sqlite-index", what="indexing new messages"
+        )
         self._insert = (
             "INSERT INTO message_index (rowid, session, terms) VALUES (?, ?, ?)"
         )

@@ -4,10 +4,11 @@ This face only connects, pools and defines the tables; ``sql.SqlStore`` is the s
 A lone statement runs in autocommit mode (atomic by itself, one round of locking);
 only multi-statement work opens ``BEGIN IMMEDIATE``, which serializes writers across
 every process sharing the file. Leases use this host's clock, ``time.time()``: every
-process that opens one SQLite file runs on the same host.
+process that opens one SQLite file runs on the same host. The write-ahead log is
+checkpointed on a thread of the store's own, never on a writer's (``_wrote``).
 
-Why about 460 lines: one concept, the SQLite file's connections (a fair pool, lone
-writes, transactions) and its schema's migrations.
+Why about 520 lines: one concept, the SQLite file's connections (a fair pool, lone
+writes, transactions, the log's checkpoints) and its schema's migrations.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from memory_summary.adapters.nudged import Nudged
 from memory_summary.adapters.recall.sql_index import SqliteIndex
 from memory_summary.adapters.recall.sqlite_index import (
     COUNT_ALL,
@@ -39,6 +41,14 @@ from .sqlite_text import (
     read_foreign_text,
     undecodable,
 )
+
+CHECKPOINT_EVERY = 250
+"""Writes of this process between two checkpoints of the write-ahead log, run on a
+thread of the store's own (a message's save adds about four pages to the log)."""
+BACKSTOP_PAGES = 10_000
+"""The log's size in pages (about 40 MB) at which a commit checkpoints it itself,
+SQLite's own rule (its default is 1,000): reached only when the checkpoint thread
+falls behind, or by another process's writes."""
 
 # The columns of a stored message, shared by the history and the archive tables.
 # Released migrations never change: a new column needs a new migration.
@@ -158,6 +168,14 @@ class SqliteDriver:
         # (and frees) a cursor each time, about 2,400 instructions of an insert's
         # 97,000; a connection serves one thread at a time, so its cursor does too
         self._cursors: dict[sqlite3.Connection, sqlite3.Cursor] = {}
+        self._writes = 0  # since the last nudge of ``_checkpoints`` (``_writing`` held)
+        self._checkpoints = Nudged(
+            self._checkpoint,
+            repr(path),
+            name="sqlite-checkpoint",
+            what="checkpointing the write-ahead log",
+        )
+        self._checkpoint_conn: sqlite3.Connection | None = None
 
     def _connect(self) -> sqlite3.Connection:
         try:
@@ -175,6 +193,7 @@ class SqliteDriver:
             if not self._memory:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute(f"PRAGMA wal_autocheckpoint={BACKSTOP_PAGES}")
             conn.execute("PRAGMA foreign_keys=ON")
             conn.create_function(_CLOCK_FUNCTION, 0, time.time)
         except BaseException as exc:
@@ -324,7 +343,38 @@ class SqliteDriver:
                 raise store_error(what, about, exc) from exc
             finally:
                 self._give(conn)
+            self._wrote()
         return done
+
+    def _wrote(self) -> None:
+        """Count a write (``_writing`` held); every ``CHECKPOINT_EVERY``, checkpoint.
+
+        A commit that finds the log over SQLite's ``wal_autocheckpoint`` checkpoints
+        it itself: it copies the log into the database and syncs it, milliseconds
+        to tens of milliseconds, on the writer's thread, often the host's saving a
+        chat turn, and under ``_writing``, so every other writer of this process
+        waits as long. A passive checkpoint on a connection of its own, on a thread
+        of the store's own, waits for no one and no one waits for it.
+        """
+        self._writes += 1
+        if self._writes >= CHECKPOINT_EVERY and not self._memory:
+            self._writes = 0
+            self._checkpoints.nudge()
+
+    def _checkpoint(self) -> tuple[int, int, int]:
+        """Checkpoint the log as far as its readers allow (on ``_checkpoints``).
+
+        Returns SQLite's answer: busy (1 if another checkpoint ran), the log's
+        pages, the pages now in the database.
+        """
+        conn = self._checkpoint_conn
+        if conn is None:
+            conn = self._checkpoint_conn = self._connect()
+        try:
+            busy, log, done = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        except sqlite3.Error as exc:
+            raise StoreError(str(exc)) from exc
+        return int(busy), int(log), int(done)
 
     @contextlib.contextmanager
     def transaction(
@@ -337,6 +387,7 @@ class SqliteDriver:
                 try:
                     yield conn
                     conn.execute("COMMIT")
+                    self._wrote()
                 except BaseException:
                     if conn.in_transaction:
                         with contextlib.suppress(sqlite3.Error):
@@ -354,6 +405,10 @@ class SqliteDriver:
         back (``_give``): closing it under a running statement could crash the
         interpreter's sqlite3 module.
         """
+        if not self._checkpoints.close():  # a checkpoint still runs: leave its
+            self._checkpoint_conn = (
+                None  # connection to the collector, not closed under it
+            )
         with self._freed:
             self._closed = True
             self._all = []
@@ -364,6 +419,9 @@ class SqliteDriver:
                 except IndexError:  # noqa: PERF203 - pop, never a copy: see _give
                     break
             self._freed.notify_all()
+        if self._checkpoint_conn is not None:
+            conns.append(self._checkpoint_conn)
+            self._checkpoint_conn = None
         failed: sqlite3.Error | None = None
         for conn in conns:  # each one, even when another fails to close
             self._cursors.pop(conn, None)  # idle: no thread reads it
