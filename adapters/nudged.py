@@ -42,16 +42,29 @@ class Nudged:
         self._thread: threading.Thread | None = None
 
     def nudge(self) -> None:
+        """Ask for a run; never raises.
+
+        Its callers have just written: an error here would report a stored write
+        as failed. A thread that cannot start is logged; the next nudge tries again.
+        """
         with self._lock:
             if self._closed:
                 return
             self._idle.clear()
             self._wake.set()
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._loop, name=f"memory-summary-{self._name}", daemon=True
-                )
-                self._thread.start()
+            if self._thread is not None:
+                return
+            thread = threading.Thread(
+                target=self._loop, name=f"memory-summary-{self._name}", daemon=True
+            )
+            try:
+                thread.start()
+            except RuntimeError as exc:  # "can't start new thread": out of threads
+                log.warning("%s: %s postponed: %s", self._where, self._what, exc)
+                self._wake.clear()
+                self._idle.set()
+                return
+            self._thread = thread
 
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Wait until no run is pending or running; tell whether it got there."""

@@ -89,3 +89,31 @@ def test_closing_the_store_stops_the_thread_and_closes_its_connection(
     assert not thread.is_alive()
     with pytest.raises(sqlite3.ProgrammingError, match="closed"):
         conn.execute("SELECT 1")
+
+
+def test_a_thread_that_cannot_start_fails_no_write(tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr(sqlite_face, "CHECKPOINT_EVERY", 3)
+    real_start = threading.Thread.start
+    refused = []
+
+    def start(self):
+        if self.name == "memory-summary-sqlite-checkpoint" and not refused:
+            refused.append(self)
+            raise RuntimeError("can't start new thread")
+        real_start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    store = SqliteStore(tmp_path / "s.sqlite3")
+    try:
+        _fill(store, 3)  # the third write's nudge: refused, and still saved
+        _fill(store, 3)  # the next one starts the thread
+        assert store._driver._checkpoints.wait_idle(10)
+        saved = len(store.get_full_history("s"))
+        thread = store._driver._checkpoints._thread
+    finally:
+        store.close()
+
+    assert refused
+    assert saved == 6
+    assert thread is not None
+    assert "postponed" in caplog.text
