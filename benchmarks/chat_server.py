@@ -30,9 +30,12 @@ server's time per turn outside the model's 20 ms (p50 / p99), the server process
 CPU time per turn (all its threads: uvicorn, the app, the engine's compressions and
 indexing; the machine's load barely moves it), the event loop's longest stall
 and p99 lateness (a task that sleeps 1 ms at a time records how late it wakes), the
-compressions; and per face, the latency the library adds (library minus by hand,
-per percentile). The targets (issue 33): at most 2 ms at p50 and 10 ms at p99.
-Two loads, each app under both, in the same run:
+full garbage collections (their count and longest pause: a pause stops every thread,
+and its length grows with the objects the process keeps, the library's caches among
+them; ``tracked_objects`` counts those at the end, and the ``added`` rows the
+library's share), the compressions; and per face, the latency the library adds
+(library minus by hand, per percentile). The targets (issue 33): at most 2 ms at
+p50 and 10 ms at p99. Two loads, each app under both, in the same run:
 
 - ``saturated``: no pause between a session's turns. The server process is saturated
   (its CPU, not the model, sets the pace), so every turn queues behind the others and
@@ -46,6 +49,7 @@ Two loads, each app under both, in the same run:
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import queue
@@ -164,6 +168,16 @@ def build_app(kind: str, path: str) -> Any:
     from memory_summary.testing import ScriptedChatModel
 
     fake = ScriptedChatModel()
+    full_gc_ns: list[int] = []  # each full (oldest-generation) collection's pause
+    gc_started = [0]
+
+    def on_gc(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            gc_started[0] = time.perf_counter_ns()
+        elif info["generation"] == 2:
+            full_gc_ns.append(time.perf_counter_ns() - gc_started[0])
+
+    gc.callbacks.append(on_gc)
     handler_ns: list[int] = []  # per turn: the server's time outside the model
     lateness_ns: list[int] = []
     compressed: list[str] = []
@@ -221,6 +235,8 @@ def build_app(kind: str, path: str) -> Any:
             "server_ms": _summary(handler_ns),
             "stall_ms": _summary([max(n, 0) for n in lateness_ns]),
             "compressions": len(compressed),
+            "full_gc_ms": _summary(full_gc_ns),
+            "tracked_objects": len(gc.get_objects()),
             "cpu_ms_per_turn": round(
                 (time.process_time() - cpu_since[0]) * 1e3 / max(len(handler_ns), 1), 3
             ),
@@ -235,6 +251,7 @@ def build_app(kind: str, path: str) -> Any:
     def reset() -> None:
         handler_ns.clear()
         lateness_ns.clear()
+        full_gc_ns.clear()
         compressed.clear()
         cpu_since[0] = time.process_time()
         fold_since[0] = _fold_cpu_s(engine)
@@ -436,7 +453,8 @@ def _run_load(quick: bool, think_s: float) -> list[dict[str, object]]:
     rounds, turns = (1, 8) if quick else (3, 50)
     found: dict[str, dict[str, Any]] = {
         kind: {"latencies": [], "server": [], "stalls": [], "stall_p99": [], "cpu": [],
-               "fold_cpu": [], "compressions": 0, "wrong": 0, "idle": True}
+               "fold_cpu": [], "compressions": 0, "wrong": 0, "idle": True,
+               "full_gc_max": [], "full_gcs": 0, "objects": []}
         for kind in APPS
     }  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
@@ -453,6 +471,9 @@ def _run_load(quick: bool, think_s: float) -> list[dict[str, object]]:
                 into["cpu"].append(got["cpu_ms_per_turn"])
                 into["fold_cpu"].append(got["fold_cpu_ms_per_turn"])
                 into["compressions"] += got["compressions"]
+                into["full_gc_max"].append(got["full_gc_ms"]["max_ms"])
+                into["full_gcs"] += got["full_gc_ms"]["count"]
+                into["objects"].append(got["tracked_objects"])
                 into["wrong"] += got["wrong"]
                 into["idle"] = into["idle"] and got["idle"]
     rows: list[dict[str, object]] = []
@@ -472,6 +493,9 @@ def _run_load(quick: bool, think_s: float) -> list[dict[str, object]]:
                 "fold_cpu_ms_per_turn": round(statistics.median(into["fold_cpu"]), 3),
                 "loop_longest_stall_ms": max(into["stalls"]),
                 "loop_p99_lateness_ms": max(into["stall_p99"]),
+                "full_gc_count": into["full_gcs"],
+                "full_gc_max_ms": max(into["full_gc_max"]),
+                "tracked_objects": max(into["objects"]),
                 "compressions": into["compressions"],
                 "wrong_replies": into["wrong"],
                 "settled": into["idle"],
@@ -493,6 +517,9 @@ def _run_load(quick: bool, think_s: float) -> list[dict[str, object]]:
                 "fold_cpu_ms_per_turn": lib["fold_cpu_ms_per_turn"],
                 "loop_longest_stall_ms": lib["loop_longest_stall_ms"],
                 "loop_p99_lateness_ms": lib["loop_p99_lateness_ms"],
+                "full_gc_count": lib["full_gc_count"],
+                "full_gc_max_ms": lib["full_gc_max_ms"],
+                "tracked_objects": lib["tracked_objects"] - hand["tracked_objects"],  # type: ignore[operator]
                 "compressions": lib["compressions"],
                 "wrong_replies": 0,
                 "settled": True,
@@ -517,6 +544,9 @@ def table(results: list[dict[str, Any]]) -> list[dict[str, object]]:
             "fold_cpu_ms_per_turn": r["fold_cpu_ms_per_turn"],
             "loop_stall_max_ms": r["loop_longest_stall_ms"],
             "loop_late_p99_ms": r["loop_p99_lateness_ms"],
+            "full_gcs": r.get("full_gc_count", 0),
+            "full_gc_max_ms": r.get("full_gc_max_ms", 0.0),
+            "objects": r.get("tracked_objects", 0),
             "compressions": r["compressions"],
         }
         for r in results
