@@ -15,6 +15,7 @@ from memory_summary.actors import workers as threads_module
 from memory_summary.actors.workers import os_name
 from memory_summary.adapters import SqliteStore
 from memory_summary.adapters.recall.sql_index import CATCH_UP_EVERY
+from memory_summary.adapters.stores.sql import sqlite as sqlite_face
 from memory_summary.testing.fakes import InstrumentedSummarizer
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "explanation" / "architecture.md"
@@ -53,6 +54,7 @@ def test_the_threads_alive_and_started_are_the_ones_the_page_lists(
 
     monkeypatch.setattr(threads_module, "name_this_thread", recorded)
     monkeypatch.setattr(session_module, "name_this_thread", recorded)
+    monkeypatch.setattr(sqlite_face, "CHECKPOINT_EVERY", 1)  # at the first write
     before = {t.ident for t in threading.enumerate()}
     gate = threading.Event()
     llm = InstrumentedSummarizer(gate=gate)
