@@ -6,13 +6,16 @@ introduced) and the pins the previous summary carried are checked against the ne
 summary; those it lost are appended in one short section (``Pinned facts: a; b; c``,
 ``固定事实：…`` in Chinese), within the budget: the newest pins are kept, the
 oldest give way first. Any summarizer, even one that answers a generic sentence,
-then keeps them.
+then keeps them. A quantity is pinned with the words before it that say what it
+measures (``Lisbon: 20°C``, ``budget is 1,200 EUR``; ``in_context``), and not at
+all when none do (a search hit's "12 days ago"): a bare "20°C" tells a reader nothing.
 
 Matching is literal and case-insensitive: a pin counts as kept when its text appears in
-the summary as written (a paraphrase such as "twelve kilograms" for ``12 kg`` does not).
+the summary as written (a paraphrase such as "twelve kilograms" for ``12 kg`` does not);
+a quantity's context need not (``pin_value``).
 
-Why about 440 lines: the identifier kinds, the pre-filters that keep the scan linear
-and cheap on every line, and the pinned section are one concern.
+Why about 525 lines: the identifier kinds, the pre-filters that keep the scan linear
+and cheap on every line, a quantity's context and the pinned section are one concern.
 """
 
 from __future__ import annotations
@@ -52,6 +55,11 @@ MAX_SCAN_CHARS = 1024
 """The identifier pattern scans pieces of at most this many characters (kept words cut
 at a word boundary), so its work is linear in the text on any input."""
 
+_QUANTITY_KIND = (
+    rf"(?:[$€£¥]\s?\d[\d,]*(?:\.\d+)?|(?<![\d,.])\d[\d,]*(?:\.\d+)?\s?{_UNITS}"
+    r"(?![A-Za-z]))"
+)
+"""An amount or a number with its unit: "12 kg", "$2,400", "20°C"."""
 # One pass, leftmost match first; at one position the earlier kind wins (a URL's path
 # is no file path, an id's digits are no number). Every unbounded run starts only where
 # a run of its characters starts (the lookbehinds): at any later position of the same
@@ -71,8 +79,7 @@ _KINDS: tuple[str, ...] = (
     r"\b[A-Z][A-Z0-9]*(?:[-_][A-Z0-9]+)+\b",  # ORD-2041, TICKET_77-B
     r"\b(?:[A-Z]+\d|\d+[A-Z])[A-Z0-9]{3,}\b",  # X7K9P2, 4XK9Q
     r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b",  # UUIDs
-    rf"(?:[$€£¥]\s?\d[\d,]*(?:\.\d+)?|(?<![\d,.])\d[\d,]*(?:\.\d+)?\s?{_UNITS}"
-    r"(?![A-Za-z]))",
+    _QUANTITY_KIND,
 )
 _IDENTIFIER = re.compile("|".join(f"(?:{kind})" for kind in _KINDS))
 _NEEDS = ("/", "@", "/", "\\", "/", "-", "A", "A", "年", "#", "A", "A", "-", "")
@@ -392,7 +399,12 @@ def with_pins(
     found = scan_pins(transcript, scanned).pins
     candidates = list(dict.fromkeys([*carried, *found]))
     folded = body.casefold()
-    lost = [pin for pin in candidates if pin.casefold() not in folded]
+    lost = [pin for pin in candidates if pin_value(pin).casefold() not in folded]
+    if not lost:
+        return body
+    carried_set = set(carried)  # written with their context already
+    lost = [pin if pin in carried_set else in_context(pin, transcript) for pin in lost]
+    lost = list(dict.fromkeys(pin for pin in lost if pin))
     if not lost:
         return body
     header, separator = PIN_HEADERS[locale], PIN_SEPARATORS[locale]
@@ -419,6 +431,80 @@ def with_pins(
     if body_tokens > limit:
         body = _cut(body, limit, count_tokens)
     return f"{body}\n{section}" if body else section
+
+
+_QUANTITY = re.compile(_QUANTITY_KIND)
+_QUANTITY_END = re.compile(f"(?:{_QUANTITY_KIND})$")
+_ENTRY_LABEL = re.compile(
+    r"^(?:(?:User|Assistant|System|用户|助手|系统)[:：] ?"
+    r"|(?:Tool result|工具结果)\([^()\n]*\)[:：] ?|(?:Call|调用) [^()\n]*\()"
+)
+_CLAUSE_TAIL = re.compile(
+    r"(?:[^,;!?()\[\]{}|\n\u2013\u2014，。；！？、：.]|\.(?!\s)|：)*$"
+)
+"""The end of a text since its clause began (a colon stays: "Lisbon: 20°C")."""
+CONTEXT_WORDS = 2
+"""A quantity is pinned with at most this many words said before it in its clause."""
+_NO_CONTEXT = frozenset(
+    """the and for from with are was were has have had its his her our their this
+    that these those about around than then per also just only each every into over
+    after before ago until you your they them what which""".split()  # noqa: SIM905
+)
+_LETTERS = re.compile(r"[A-Za-z]{3,}|[\u4e00-\u9fff]{2,}")
+
+
+def pin_value(pin: str) -> str:
+    """Return what a pin must find in the summary: a quantity without its context.
+
+    >>> pin_value("budget is 1,200 EUR"), pin_value("ORD-1"), pin_value("12 kg")
+    ('1,200 EUR', 'ORD-1', '12 kg')
+    """
+    match = _QUANTITY_END.search(pin)
+    return match.group().strip() if match and match.start() else pin
+
+
+def in_context(pin: str, lines: Sequence[str]) -> str:
+    """Return a quantity pin with what its line says it measures, or "" when nothing.
+
+    "20°C" alone tells a reader nothing; "Lisbon: 20°C" does. The context is the
+    last ``CONTEXT_WORDS`` words before the quantity's first occurrence in
+    ``lines``, within its clause and without the entry's label, up to a word
+    with a digit (another value); it needs a word of three letters or more that
+    is not a function word (two CJK characters). A quantity with none (a search
+    hit's "12 days ago") is no fact worth a pin. Other pins come back unchanged.
+
+    >>> in_context("20°C", ["Tool result(get_weather): Lisbon: 20°C, rain"])
+    'Lisbon: 20°C'
+    >>> in_context("12 days", ["Tool result(web_search): 1. a forum, 12 days ago"])
+    ''
+    >>> in_context("ORD-1", []), in_context("5000元", ["用户：预算5000元"])
+    ('ORD-1', '预算5000元')
+    """
+    if _QUANTITY.fullmatch(pin) is None:
+        return pin
+    for line in lines:
+        at = line.find(pin)
+        if at < 0:
+            continue
+        head = line[:at]
+        label = _ENTRY_LABEL.match(head)
+        tail = _CLAUSE_TAIL.search(head, label.end() if label else 0)
+        words = (tail.group() if tail else "").replace('"', "").split()
+        kept: list[str] = []
+        for word in reversed(words):
+            if len(kept) == CONTEXT_WORDS or any(c.isdigit() for c in word):
+                break
+            kept.insert(0, word[-8:] if not word.isascii() else word)
+        if not any(
+            letters.lower() not in _NO_CONTEXT
+            for word in kept
+            for letters in _LETTERS.findall(word)
+        ):
+            return ""
+        joined = " ".join(kept).lstrip(" '`:")
+        attached = not head[-1:].isascii() and not head[-1:].isspace()  # 预算5000元
+        return f"{joined}{'' if attached else ' '}{pin}"
+    return pin
 
 
 def _pin_tokens(count_tokens: Callable[[str], int], text: str) -> int:

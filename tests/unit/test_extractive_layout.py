@@ -189,7 +189,7 @@ def test_among_equal_facts_what_happened_outlasts_a_view():
     # Both score alike; the older one would go first, but it tells an event.
     lines = ["User: I went to a pottery class.", "User: I love how art heals people."]
 
-    assert summarize(lines, max_tokens=40) == "Facts:\n- user: went pottery class"
+    assert summarize(lines, max_tokens=40) == "Facts:\n- user: went to pottery class"
     assert "art heals" in summarize(lines, max_tokens=80)
 
 

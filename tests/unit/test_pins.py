@@ -70,7 +70,9 @@ def test_lost_identifiers_are_appended_in_one_section():
         locale="en",
     )
 
-    assert text == "The user talked about an order.\nPinned facts: ORD-2041; 12 kg"
+    assert (
+        text == "The user talked about an order.\nPinned facts: ORD-2041; weighs 12 kg"
+    )
 
 
 def test_pins_of_the_previous_summary_are_carried_forward_before_new_ones():
@@ -171,3 +173,46 @@ def test_pin_costs_are_each_counters_own():
     unhashable = _Unhashable()
     assert pinned(unhashable) == many
     assert "ORD-29; " in unhashable.asked  # asked, not looked up
+
+
+def _pinned(summary: str, transcript: list[str], previous: str | None = None) -> str:
+    return with_pins(
+        summary,
+        transcript=transcript,
+        previous=previous,
+        budget_tokens=100,
+        count_tokens=words,
+        locale="en",
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "pin"),
+    [
+        ("Tool result(get_weather): Lisbon: 20°C, rain", "Lisbon: 20°C"),
+        (
+            "User: The whole budget is 1,200 EUR, flights included.",
+            "budget is 1,200 EUR",
+        ),
+        ('Call plan({"budget": "1,200 EUR"})', "budget: 1,200 EUR"),
+        ("Assistant: Doubles cost 68 EUR a night.", "Doubles cost 68 EUR"),
+    ],
+)
+def test_a_lost_quantity_is_pinned_with_what_it_measures(line, pin):
+    assert _pinned("Nothing.", [line]) == f"Nothing.\nPinned facts: {pin}"
+
+
+def test_a_quantity_said_with_nothing_it_measures_is_not_pinned():
+    hits = "Tool result(web_search): 1. hotels - forum from site3.example, 12 days ago"
+
+    assert _pinned("Nothing.", [hits, "User: 12 kg"]) == "Nothing."
+
+
+def test_a_quantity_pin_is_kept_by_its_value_and_carried_once():
+    assert _pinned("It was 20°C.", ["Tool result(w): Lisbon: 20°C"]) == "It was 20°C."
+    carried = _pinned(
+        "Nothing.",
+        ["Tool result(w): Lisbon: 20°C"],
+        previous="Old.\nPinned facts: Lisbon: 20°C",
+    )
+    assert carried == "Nothing.\nPinned facts: Lisbon: 20°C"

@@ -1,6 +1,6 @@
 """Rules of the offline summarizer for what people say: chatter, compaction, dates.
 
-About 520 lines: chatter and compaction share their patterns (openers, courtesy,
+About 555 lines: chatter and compaction share their patterns (openers, courtesy,
 forms of address, clause breaks), and dates are read where they are stripped.
 
 - Chatter: a question to the other ("…you…?", or one that leaves "you" out: "Wanna see
@@ -31,16 +31,19 @@ forms of address, clause breaks), and dates are read where they are stripped.
   真的, 非常 …), emoji and repeated punctuation: the fewer words a fact takes, the more
   facts the budget holds. "I'm" stays ("I am" becomes it): it is what tells a
   personal statement ("I'm lucky to have my kids" is one) once the rest is gone, and
-  salience reads the compacted text, in the summary too. A filler word stays where
-  its loss changes or breaks the sentence: the infinitive "to" before a verb ("I
-  need to sort out flights", "the cheapest way to handle flights"; "to be"), "to"
-  after a particle ("get back to", "up to 500 EUR", "next to") or before a name
-  ("moved to Sweden"), the "this", "that" or "a" of a time ("this week", "that
-  night", "68 EUR a night"), "it" as a verb's object ("Keep it cheap", not "it was
-  fun" nor "with it") and "my" after a preposition that stays ("next on my list").
-  Elsewhere they go ("went to the park" reads "went park"). Whole words only: an
-  identifier, a number, a name or a path is never touched, and compacting twice
-  changes nothing.
+  salience reads the compacted text, in the summary too. Words that carry meaning
+  are no filler: "to" ("I need to sort out flights", "went to the park", "moved to
+  Sweden"), "about" ("a question about the tram"), "going to", "gonna" and "got to"
+  ("I'm going to try yoga"). A filler word stays where its loss changes or breaks
+  the sentence: the "this", "that" or "a" of a time ("this week", "that night", "68
+  EUR a night"), "it" as a verb's object ("Keep it cheap", not "it was fun" nor
+  "with it"), "my" after a preposition that stays ("next on my list"), "and"
+  before a second verb ("costs 6.80 EUR and covers tram 28", told by its -s or -ed
+  and the word after it; "husband and kids" reads "husband kids") and the word that
+  closes the sentence ("Take a look at this."). Whole words only: an identifier, a
+  number, a name or a path is never touched. Compacting twice changes nothing: a
+  clause is read for content once its filler is gone, and an opener, a form of
+  address or "I am" the filler uncovers goes in the same pass.
 - Dates: a message that opens with a bracketed date (``[8 May 2023] …``) dates what
   follows it; the date becomes the context of the facts it dates, not their text.
 """
@@ -56,7 +59,8 @@ MIN_CONTENT_WORDS = 2
 MIN_CONTENT_CJK = 2
 
 _OPENERS = (
-    r"hey|hi|hello|heya|yo|wow|whoa|woah|oh|ooh|oops|aw+|aww+|yeah|yea|yes|yep|yup|"
+    r"hey|hi|hello|heya|yo|wow|whoa|woah|oh(?: man| boy)?|ooh|oops|aw+|aww+|yeah|"
+    r"yea|yes|yep|yup|"
     r"haha+|hahaha+|hehe+|lol|omg|ok|okay|cool|well|so|hmm+|um+|uh|great|awesome|"
     r"nice|sure|thanks|thank you(?: so much)?|thx|congrats|congratulations|agreed|"
     r"totally|absolutely|definitely|exactly|true|right|indeed|gosh|geez|anyway|"
@@ -68,7 +72,7 @@ _OPENERS = (
     r"how(?:'s| is| are| have) (?:it going|you been|you|things|everything)"
 )
 _OPENER = re.compile(
-    rf"^(?:(?:{_OPENERS})(?:\s+[A-Z][a-z]{{1,20}})?\s*(?:[,!.?;:~\-]+(?=\s|$)\s*|$))+",
+    rf"^(?:(?:{_OPENERS})(?-i:\s+[A-Z][a-z]{{1,20}})?\s*(?:[,!.?;:~\-]+(?=\s|$)\s*|$))+",
     re.IGNORECASE,
 )
 _ZH_OPENER = re.compile(
@@ -96,26 +100,12 @@ _TIME_WORD = (
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b"
 )
 # Filler that may stand between "to" or "it" and the word that tells what it is.
-_SKIPPED = (
-    r"(?:(?:really|very|just|actually|totally|super|pretty|quite|kinda|definitely|"
+_SKIPPED_WORD = (
+    r"(?:really|very|just|actually|totally|super|pretty|quite|kinda|definitely|"
     r"honestly|literally|basically|absolutely|truly|also|finally|recently|"
     r"currently|lately|still|even|already|always|am|is|are|was|were|been|being)"
-    r"\s+)*"
 )
-# After "to", what is no verb: an article, a pronoun, a possessive, a number, a
-# name, a plural ("get back to flights"), an "-ing" form.
-_NOT_VERB = (
-    r"(?:(?i:the|a|an|my|your|his|her|its|our|their|this|that|these|those|me|you|"
-    r"him|us|them|it|there|here|some|any|all|each|every|no|one|which|what|who|"
-    r"whom|whose|where|when|how|and|or|but|about|of|for|to|at|in|on)\b|"
-    r"(?-i:[^a-zA-Z]|[a-z]+(?<![su]s)s\b|[a-z]+ing\b))"
-)
-# Before "to", a particle or word that makes a phrase with it ("get back to",
-# "look forward to", "up to 5", "next to", "due to").
-_TO_PHRASE = "".join(
-    rf"(?<!\b{word} to)"
-    for word in ("back", "forward", "up", "next", "close", "due", "according")
-)
+_SKIPPED = rf"(?:{_SKIPPED_WORD}\s+)*"
 # Before "it", what makes it no object: a preposition, a conjunction, a pronoun,
 # or a word compaction drops.
 _NOT_OBJECT_OF = "|".join(
@@ -131,7 +121,7 @@ _NOT_OBJECT_OF = "|".join(
         "were", "be", "been", "being", "also", "to", "of", "for", "that", "this",
         "its", "there", "about", "some", "which", "who", "finally", "recently",
         "currently", "lately", "still", "even", "already", "always", "it", "it's",
-        "that's", "gonna", "you know", "i mean",
+        "that's", "gonna",
     )
 )  # fmt: skip
 # Before "my", a preposition compaction keeps: "next on my list", not "on list".
@@ -142,6 +132,14 @@ _OWNED_AFTER = "".join(
         "after", "before", "through", "during",
     )
 )  # fmt: skip
+# After "and", a verb that takes an object: a second predicate ("costs 6.80 EUR and
+# covers tram 28", "went hiking and camped there"), not a list's last noun ("husband
+# and kids"). Told by its ending (-s, -ed) and a word after it; a plural noun there
+# keeps an "and" it did not need, which costs a word, not a meaning.
+_VERB_FORM = (
+    rf"{_SKIPPED}(?!{_SKIPPED_WORD}\b|(?:this|his|its|us|these|those|yours|ours|"
+    r"theirs|hers|as)\b)[a-z]+(?:s|ed)\s+[\w$\u20ac\u00a3\u00a5]"
+)
 _SUBJECT_VERB = (
     r"(?:is|was|will|would|can|could|has|had|does|did|may|might|must|should)\b"
 )
@@ -151,23 +149,27 @@ _FILLER_WORDS = (
     "a(?!\\s+" + _TIME_WORD + ")|an|the|really|so|very|just|actually|totally|super|"
     "pretty|quite|kinda|"
     "definitely|honestly|literally|basically|absolutely|truly|um|uh|"
-    "kind of|sort of|you know|i mean|"
+    "kind of|sort of|"
     "my" + _OWNED_AFTER + "|myself|am|is|are|was|were|be(?<!\\bto be)|been|"
     "being|it's|it is|that's|also|"
-    "to" + _TO_PHRASE + "(?=\\s+" + _SKIPPED + _NOT_VERB + ")|of|for|and|"
+    "of|for|and(?!\\s+" + _VERB_FORM + ")|"
     "that(?!\\s+" + _TIME_WORD + ")|this(?!\\s+" + _TIME_WORD + ")|"
     "it(?:(?<![a-z] it)|" + _NOT_OBJECT_OF + ")|"
     "it(?=\\s+" + _SKIPPED + _SUBJECT_VERB + ")|"
-    "its|there|about|"
-    "some|which|who|got to|gonna|going to|"
+    "its|there|"
+    "some|which|who|"
     "finally|recently|currently|lately|still|even|already|always"
 )
 # Whole words: never a piece of a path, an address or an id ("/srv/a/a.py"),
-# and never after a number ("0 of s1" must not read "0 s1", a quantity).
-FILLER = re.compile(
-    rf"(?<![\w'\-/.@:#])(?<!\d )(?:{_FILLER_WORDS})(?![\w'\-/.@:#])\s*",
-    re.IGNORECASE,
+# and never after a number ("0 of s1" must not read "0 s1", a quantity). A word
+# closing the text stays ("Take a look at this."): it closes it again when the
+# compacted text is read once more. ``INNER_FILLER``: the same for a clause that
+# others follow (its last word does not close the text).
+_FILLER_PATTERN = (
+    rf"(?<![\w'\-/.@:#])(?<!\d )(?:{_FILLER_WORDS})(?![\w'\-/.@:#]{{closing}})\s*"
 )
+FILLER = re.compile(_FILLER_PATTERN.format(closing=r"|\s*$"), re.IGNORECASE)
+INNER_FILLER = re.compile(_FILLER_PATTERN.format(closing=""), re.IGNORECASE)
 # The speaker's "I" opening a sentence: the line names its speaker. Elsewhere it
 # stays ("yesterday I joined …" tells who did it).
 _OPENING_I = re.compile(r"^(?:i\s+(?!will|would|had|need|want)(?=\w))+", re.IGNORECASE)
@@ -391,6 +393,14 @@ def content_words(text: str) -> list[str]:
     return [w for w in _WORD.findall(lowered) if w.split("'")[0] not in _NOT_CONTENT]
 
 
+def _has_content(text: str) -> bool:
+    """Tell whether ``content_words(text)`` holds a word, reading up to the first."""
+    lowered = text.lower().replace("\u2019", "'")
+    return any(
+        word[0].split("'")[0] not in _NOT_CONTENT for word in _WORD.finditer(lowered)
+    )
+
+
 def is_chatter(sentence: str) -> bool:
     """Tell whether a sentence carries no fact (module docstring: chatter).
 
@@ -475,10 +485,26 @@ def _is_showing(text: str, lowered: str) -> bool:
 
 def _clauses(text: str) -> list[str]:
     """Return ``text`` cut before each clause break, the breaks kept."""
+    if (
+        "," not in text
+        and ";" not in text
+        and "-" not in text
+        and text.isascii()  # no dash, no other space than " "
+        and text.isprintable()
+    ):
+        lowered = text.lower()
+        if " and " not in lowered and " but " not in lowered and " so " not in lowered:
+            return [text] if text.strip() else []  # no break: no search
     pieces = _CLAUSE_BREAK.split(text)
     clauses = [pieces[0]]
     clauses += (pieces[i] + pieces[i + 1] for i in range(1, len(pieces) - 1, 2))
     return [clause for clause in clauses if clause.strip()]
+
+
+def _ends_addressed(text: str) -> bool:
+    """Tell whether ``text`` may close with a form of address (``_ADDRESS_END``)."""
+    comma = text.rfind(",")
+    return comma >= 0 and text[comma + 1 : comma + 3].lstrip()[:1].isupper()
 
 
 def compacted(sentence: str) -> str:
@@ -487,7 +513,7 @@ def compacted(sentence: str) -> str:
     >>> compacted("Wow, I just started doing aerial yoga, it's really fun!!")
     'started doing aerial yoga'
     >>> compacted("This necklace is super special to me - a gift from my grandma.")
-    'necklace special me - gift from my grandma'
+    'necklace special to me - gift from my grandma'
     >>> compacted("Yesterday I joined a gym.")
     'Yesterday I joined gym'
     """
@@ -496,19 +522,36 @@ def compacted(sentence: str) -> str:
         return sentence.strip()
     if "," in text:  # what _ADDRESS_END needs
         text = _ADDRESS_END.sub("", text).strip() or text
-    if "you " in text and _COURTESY.match(text.lower()):  # "Thanks, could you …"
+    if ("you " in text or "You " in text) and _COURTESY.match(text.lower()):
         text = text[max(request_after(text), 0) :]  # the request alone
-    clauses = _clauses(text)
-    telling = [c for c in clauses if content_words(c)]
-    text = "".join(telling or clauses)
     if " am" in text:  # most sentences have none: no search
         text = _I_AM.sub("I'm", text)
     if "for me" in text:  # most sentences have none: no search
         text = _FOR_ME.sub("", text)
-    text = FILLER.sub("", text)
+    # Each clause is read for content without its filler, and what the filler
+    # uncovers (an opener, a form of address, "I am") goes too: compacting again
+    # changes nothing.
+    said = _clauses(text)
+    last = len(said) - 1
+    clauses = [
+        (FILLER if index == last else INNER_FILLER).sub("", clause)
+        for index, clause in enumerate(said)
+    ]
+    telling = [c for c in clauses if _has_content(c)]
+    text = "".join(telling or clauses).lstrip(" ,;:-\u2013\u2014")
+    if said and not text.startswith(said[0]):  # its opening changed: an opener shows?
+        text = _OPENER.sub("", text)
+    while _ends_addressed(text):  # "…, Paris, Mel": each address uncovered
+        addressed = _ADDRESS_END.sub("", text).strip()
+        if not addressed or addressed == text:
+            break
+        text = addressed
+    if " am" in text:
+        text = _I_AM.sub("I'm", text)
     text = _OPENING_I.sub("", text.lstrip(" ,;:-\u2013\u2014"))
-    text = _ZH_FILLER.sub("", text)
+    if not text.isascii():  # 真的, 非常 …
+        text = _ZH_FILLER.sub("", text)
     text = _SPACE_BEFORE.sub(r"\1", _SPACES.sub(" ", text))
     text = _PUNCT_RUN.sub(r"\1", text)
-    text = text.strip(" ,;:-\u2013\u2014").rstrip("!.")
+    text = text.lstrip(" ,;:-\u2013\u2014").rstrip(" ,;:-\u2013\u2014!.")
     return text or sentence.strip()
