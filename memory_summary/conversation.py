@@ -533,6 +533,10 @@ class Conversation:
     def _sync(self, transcript: Transcript) -> tuple[bool, SummaryRecord | None]:
         """Read the history again unless the store holds what the saves led to.
 
+        A span that is what remains of the transcript once a compression archived
+        its oldest messages (``Transcript.archived_to``) needs no read either: the
+        archived ones are dropped.
+
         Return True and the summary record when it was read with the span (one
         statement, ``SpanRecordStore``) and the transcript is current: both as they
         were at one moment. Else False: the record is to be read after the history,
@@ -549,14 +553,14 @@ class Conversation:
             except MalformedRecord:  # read apart: the record reads as none, logged
                 pass
             else:
-                if self._current(transcript, span):
+                if self._current(transcript, span) or transcript.archived_to(span):
                     return True, engine._read_record(sid, data)
                 transcript.replace(Transcript.of(store.get_history(sid)))
                 return _UNREAD
-        if can.spans and self._current(
-            transcript, cast(SpanningStore, store).active_span(sid)
-        ):
-            return _UNREAD
+        if can.spans:
+            span = cast(SpanningStore, store).active_span(sid)
+            if self._current(transcript, span) or transcript.archived_to(span):
+                return _UNREAD
         transcript.replace(Transcript.of(store.get_history(sid)))
         return _UNREAD
 
