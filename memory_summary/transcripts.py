@@ -204,6 +204,9 @@ class Transcript:
         else:
             if self.open_calls:
                 self.plain = False  # an earlier call was never answered
+            if not message.tool_calls:  # most messages: nothing more to track
+                self.open_calls, self._calls = [], []
+                return
             self.open_calls = [call.id for call in message.tool_calls]
             self._calls = list(self.open_calls)
             if "" in self.open_calls or len(set(self.open_calls)) < len(self._calls):
