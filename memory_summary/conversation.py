@@ -613,9 +613,10 @@ class Conversation:
     ) -> dict[str, object]:
         system, _ = messages_to_anthropic(lead)
         keep = self._engine.config.anthropic_keep_thinking_turns
-        return _anthropic_request(
-            system, clear_old_thinking(transcript.anthropic_turns(), keep), block
-        )
+        turns = transcript.anthropic_turns()  # a new list of the shared turns
+        if keep is not None:  # None keeps every turn's thinking: nothing to clear
+            turns = clear_old_thinking(turns, keep)  # (or to copy, turn by turn)
+        return _anthropic_request(system, turns, block)
 
     def _request(
         self,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from memory_summary import Message, SummaryConfig, SummaryEngine
-from memory_summary.adapters import SqliteStore
+from memory_summary.adapters import InMemoryStore, SqliteStore
 from memory_summary.domain import ActiveSpan, ToolCall
 from memory_summary.testing.fakes import InstrumentedSummarizer
 from memory_summary.transcripts import Transcript
@@ -138,3 +138,16 @@ def test_a_transcript_that_is_not_plain_is_read_again():
     )
     assert not transcript.plain
     assert not transcript.archived_to(ActiveSpan(1, 3, 3, 3))
+
+
+def test_an_anthropic_request_shares_the_closed_turns_it_kept():
+    # Every thinking kept (the default): the turns are the transcript's, not copied
+    # turn by turn for each request; the list is the caller's.
+    with SummaryEngine(InMemoryStore(), InstrumentedSummarizer(), config=CONFIG) as e:
+        chat = e.conversation("cy")
+        _turns(chat, 3)
+        first = chat.prepare("one more", format="anthropic")["messages"]
+        first.append({"role": "assistant", "content": "the host's"})
+        again = chat.prepare(format="anthropic")["messages"]
+        assert len(again) == len(first) - 1
+        assert all(a is b for a, b in zip(first[:-2], again[:-1], strict=True))
