@@ -11,30 +11,30 @@ from __future__ import annotations
 import pytest
 
 from memory_summary import Message, SummaryConfig, SummaryEngine
-from memory_summary.adapters import InMemoryStore, SqliteStore
+from memory_summary.adapters import InMemoryStore
 from memory_summary.domain import ActiveSpan, ToolCall
 from memory_summary.testing.fakes import InstrumentedSummarizer
 from memory_summary.transcripts import Transcript
+from tests.contract.stores import SQL_KINDS, dispose, make_store
 from tests.integration.test_conversation import completion, reference
 
 CONFIG = SummaryConfig(threshold=400, keep_recent=4)  # compressions when asked
 
 
-class Counting(SqliteStore):
-    """Counts whole-history reads."""
+@pytest.fixture(params=SQL_KINDS)
+def store(request, tmp_path):
+    """A SQL store (its span carries an id sum) counting whole-history reads."""
+    store = make_store(request.param, tmp_path)
+    real = store.get_history
+    store.history_reads = 0
 
-    history_reads = 0
+    def get_history(session_id, limit=None):
+        store.history_reads += 1
+        return real(session_id, limit)
 
-    def get_history(self, session_id, limit=None):
-        self.history_reads += 1
-        return super().get_history(session_id, limit)
-
-
-@pytest.fixture
-def store(tmp_path):
-    store = Counting(tmp_path / "store.sqlite3")
+    store.get_history = get_history
     yield store
-    store.close()
+    dispose(store)
 
 
 def _turns(chat, count, start=0):
