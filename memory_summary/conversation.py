@@ -488,6 +488,8 @@ class Conversation:
         alone), and the session's summaries (``summary_history``), whole or cut:
         read only for a system message holding the header.
         """
+        if not any(message.is_instruction for message in messages):
+            return unsaved(messages, where)  # only a system text is ever tested
         engine, sid = self._engine, self.session_id
 
         def now() -> tuple[str, ...]:
