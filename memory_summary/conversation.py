@@ -12,8 +12,9 @@ the summary injected, so a plain chat server's turn is::
 A turn's work does not grow with the active history: the engine keeps each recently
 prepared session's active messages and their OpenAI dicts (``Transcripts``), appends
 what the handle saves, and reads the history again only when the store's
-``ActiveSpan`` is not the one its own saves lead to (a compression committed, another
-writer saved or popped). The request of a session whose history is plain (no stored
+``ActiveSpan`` is not the one its own saves lead to (another writer saved or popped);
+a span (with an id sum) of the newest messages it holds tells a compression that
+archived the others, which are dropped unread (``Transcript.archived_to``). The request of a session whose history is plain (no stored
 instruction or summary, no masking, tool results next to their calls in the calls'
 order; for Anthropic, no group of calls half answered) is built from what the
 transcript keeps: the OpenAI dicts, the Anthropic turns (each closed turn built once)
