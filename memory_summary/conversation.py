@@ -14,12 +14,13 @@ prepared session's active messages and their OpenAI dicts (``Transcripts``), app
 what the handle saves, and reads the history again only when the store's
 ``ActiveSpan`` is not the one its own saves lead to (another writer saved or popped);
 a span (with an id sum) of the newest messages it holds tells a compression that
-archived the others, which are dropped unread (``Transcript.archived_to``). The request of a session whose history is plain (no stored
-instruction or summary, no masking, tool results next to their calls in the calls'
-order; for Anthropic, no group of calls half answered) is built from what the
-transcript keeps: the OpenAI dicts, the Anthropic turns (each closed turn built once)
-or the Responses items (each message's built once); any other request goes through
-``assemble``, the same rules either way, and a property test holds the two equal.
+archived the others, which are dropped unread (``Transcript.archived_to``). The
+request of a session whose history is plain (no stored instruction or summary, no
+masking, tool results next to their calls in the calls' order; for Anthropic, no
+group of calls half answered) is built from what the transcript keeps: the OpenAI
+dicts, the Anthropic turns (each closed turn built once) or the Responses items
+(each message's built once); any other request goes through ``assemble``, the same
+rules either way, and a property test holds the two equal.
 
 A retried turn: ``prepare(text)`` saves ``text``; when the model call fails and the
 host tries again, ``prepare()`` (no message) builds the same request without saving
