@@ -12,13 +12,15 @@ the summary injected, so a plain chat server's turn is::
 A turn's work does not grow with the active history: the engine keeps each recently
 prepared session's active messages and their OpenAI dicts (``Transcripts``), appends
 what the handle saves, and reads the history again only when the store's
-``ActiveSpan`` is not the one its own saves lead to (a compression committed, another
-writer saved or popped). The request of a session whose history is plain (no stored
-instruction or summary, no masking, tool results next to their calls in the calls'
-order; for Anthropic, no group of calls half answered) is built from what the
-transcript keeps: the OpenAI dicts, the Anthropic turns (each closed turn built once)
-or the Responses items (each message's built once); any other request goes through
-``assemble``, the same rules either way, and a property test holds the two equal.
+``ActiveSpan`` is not the one its own saves lead to (another writer saved or popped);
+a span (with an id sum) of the newest messages it holds tells a compression that
+archived the others, which are dropped unread (``Transcript.archived_to``). The
+request of a session whose history is plain (no stored instruction or summary, no
+masking, tool results next to their calls in the calls' order; for Anthropic, no
+group of calls half answered) is built from what the transcript keeps: the OpenAI
+dicts, the Anthropic turns (each closed turn built once) or the Responses items
+(each message's built once); any other request goes through ``assemble``, the same
+rules either way, and a property test holds the two equal.
 
 A retried turn: ``prepare(text)`` saves ``text``; when the model call fails and the
 host tries again, ``prepare()`` (no message) builds the same request without saving
@@ -488,6 +490,8 @@ class Conversation:
         alone), and the session's summaries (``summary_history``), whole or cut:
         read only for a system message holding the header.
         """
+        if not any(message.is_instruction for message in messages):
+            return unsaved(messages, where)  # only a system text is ever tested
         engine, sid = self._engine, self.session_id
 
         def now() -> tuple[str, ...]:
@@ -533,6 +537,10 @@ class Conversation:
     def _sync(self, transcript: Transcript) -> tuple[bool, SummaryRecord | None]:
         """Read the history again unless the store holds what the saves led to.
 
+        A span that is what remains of the transcript once a compression archived
+        its oldest messages (``Transcript.archived_to``) needs no read either: the
+        archived ones are dropped.
+
         Return True and the summary record when it was read with the span (one
         statement, ``SpanRecordStore``) and the transcript is current: both as they
         were at one moment. Else False: the record is to be read after the history,
@@ -549,14 +557,14 @@ class Conversation:
             except MalformedRecord:  # read apart: the record reads as none, logged
                 pass
             else:
-                if self._current(transcript, span):
+                if self._current(transcript, span) or transcript.archived_to(span):
                     return True, engine._read_record(sid, data)
                 transcript.replace(Transcript.of(store.get_history(sid)))
                 return _UNREAD
-        if can.spans and self._current(
-            transcript, cast(SpanningStore, store).active_span(sid)
-        ):
-            return _UNREAD
+        if can.spans:
+            span = cast(SpanningStore, store).active_span(sid)
+            if self._current(transcript, span) or transcript.archived_to(span):
+                return _UNREAD
         transcript.replace(Transcript.of(store.get_history(sid)))
         return _UNREAD
 
@@ -609,9 +617,10 @@ class Conversation:
     ) -> dict[str, object]:
         system, _ = messages_to_anthropic(lead)
         keep = self._engine.config.anthropic_keep_thinking_turns
-        return _anthropic_request(
-            system, clear_old_thinking(transcript.anthropic_turns(), keep), block
-        )
+        turns = transcript.anthropic_turns()  # a new list of the shared turns
+        if keep is not None:  # None keeps every turn's thinking: nothing to clear
+            turns = clear_old_thinking(turns, keep)  # (or to copy, turn by turn)
+        return _anthropic_request(system, turns, block)
 
     def _request(
         self,

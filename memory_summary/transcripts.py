@@ -66,6 +66,50 @@ class Transcript:
         self._turns = self._items = None
         self.read_last, self.saved_since = fresh.read_last, []
 
+    def archived_to(self, span: ActiveSpan) -> bool:
+        """Drop the oldest messages when the store's ``span`` is what remains of them.
+
+        A compression that committed since the span was last seen archived the
+        oldest active messages and left the rest: when the store's span (with an id
+        sum) is the span of this transcript's newest ``span.count`` messages, those
+        are the active ones and the others are dropped here, instead of reading
+        the history again (a read whose cost grows with it). Only a plain
+        transcript, cut before a message that is not a tool result (every group of
+        calls and results whole on one side): what remains is as plain, and each
+        message on either side of the cut was saved before any after it. Anything
+        else (a foreign writer's message, a pop, a host instruction kept below
+        the cut) leaves the transcript as it was and returns False.
+        """
+        cut = len(self.messages) - span.count
+        if (
+            not self.plain
+            or cut <= 0
+            or span.count <= 0
+            or span.id_sum is None
+            or self.span.id_sum is None
+            or span.last_id != self.span.last_id
+        ):
+            return False
+        first, before = self.messages[cut], self.messages[cut - 1]
+        if (
+            first.role == "tool"
+            or first.id is None
+            or first.id != span.first_id
+            or before.id is None
+            or before.id >= first.id
+        ):
+            return False
+        dropped = sum(message.id or 0 for message in self.messages[:cut])
+        if self.span.id_sum - dropped != span.id_sum:
+            return False
+        del self.messages[:cut], self.dicts[:cut]
+        if self._items is not None:
+            del self._items[:cut]
+        self._turns = None  # the first turn may change (a user turn comes first)
+        self.span = span
+        self.seen()
+        return True
+
     def unproven(self, span: ActiveSpan) -> bool:
         """Tell whether the store's matching ``span`` may still hide a change.
 
@@ -160,6 +204,9 @@ class Transcript:
         else:
             if self.open_calls:
                 self.plain = False  # an earlier call was never answered
+            if not message.tool_calls:  # most messages: nothing more to track
+                self.open_calls, self._calls = [], []
+                return
             self.open_calls = [call.id for call in message.tool_calls]
             self._calls = list(self.open_calls)
             if "" in self.open_calls or len(set(self.open_calls)) < len(self._calls):
