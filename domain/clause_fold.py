@@ -42,6 +42,7 @@ About 530 lines: tokens, slots, both folds and the cut read the same tokens.
 from __future__ import annotations
 
 import functools
+import operator
 import re
 from collections.abc import Iterable, Sequence
 
@@ -112,8 +113,9 @@ _MEMBER_SEPARATORS = (", ", "、")
 @functools.lru_cache(maxsize=8192)
 def _tokens(clause: str) -> tuple[tuple[str, str], ...]:
     """Return ``(kind, text)`` per token: slot, word, cjk, space or other."""
+    # every match names its group: ``or ""`` only types it, cheaper than ``str()``
     return tuple(
-        [(str(match.lastgroup), match.group()) for match in _TOKEN.finditer(clause)]
+        [(match.lastgroup or "", match.group()) for match in _TOKEN.finditer(clause)]
     )
 
 
@@ -138,7 +140,7 @@ def clause_shape(clause: str) -> str:
     >>> clause_shape(a) == clause_shape(b)
     True
     """
-    return "".join(_key(kind, text) for kind, text in _tokens(clause))
+    return "".join(_shape(clause))
 
 
 def stable_cut(text: str, limit: int) -> str:
@@ -158,9 +160,11 @@ def stable_cut(text: str, limit: int) -> str:
     """
     sizes: Iterable[tuple[str, int]]  # (kind, characters) per token
     if len(text) < 2 * limit:
-        sizes = [(kind, len(token)) for kind, token in _tokens(text)]
-        if sum(SLOT_WIDTH if k == "slot" else n for k, n in sizes) <= limit:
+        tokens = _tokens(text)  # they cover the text: only values count otherwise
+        slots = [len(token) for kind, token in tokens if kind == "slot"]
+        if len(text) + SLOT_WIDTH * len(slots) - sum(slots) <= limit:
             return text  # it fits
+        sizes = [(kind, len(token)) for kind, token in tokens]
     else:
         sizes = ((str(m.lastgroup), m.end() - m.start()) for m in _TOKEN.finditer(text))
     used = 0  # characters so counted
@@ -241,13 +245,13 @@ def _merged_slots(texts: Sequence[str]) -> str | None:
     return "".join(pieces)
 
 
-def _differing_slots(a: str, b: str) -> int:
-    """Return how many values differ between two clauses of one shape."""
-    return sum(
-        1
-        for (kind, x), (_, y) in zip(_tokens(a), _tokens(b), strict=True)
-        if kind == "slot" and x != y
-    )
+def _one_value_apart(a: str, b: str) -> bool:
+    """Tell whether two clauses of one shape differ by one value at most."""
+    ta, tb = _tokens(a), _tokens(b)
+    if sum(map(operator.ne, ta, tb)) <= 1:
+        return True  # one token apart at most (one shape: a value, or a letter case)
+    pairs = zip(ta, tb, strict=True)
+    return sum(kind == "slot" and x != y for (kind, x), (_, y) in pairs) <= 1
 
 
 def _words(tokens: Sequence[tuple[str, str]]) -> tuple[int, int]:
@@ -460,7 +464,7 @@ def _fold_shapes(clauses: list[str], max_chars: int) -> list[str]:
             out.append(clause)
             continue
         index = at.get(shape)
-        if index is not None and _differing_slots(out[index], clause) <= 1:
+        if index is not None and _one_value_apart(out[index], clause):
             merged = _merged_slots([out[index], clause])
             if merged is not None and len(merged) <= max_chars:
                 out[index] = merged
