@@ -108,6 +108,7 @@ _NOT_CONTENT = frozenset(
 _NEGATION = frozenset("不没别未非无勿")
 _FINAL_PARTICLES = frozenset("吧吗呢啊呀啦嘛")
 _MEMBER_SEPARATORS = (", ", "、")
+_CONTENT_KINDS = ("word", "slot", "cjk")  # what ``_words`` counts
 
 
 @functools.lru_cache(maxsize=8192)
@@ -393,7 +394,15 @@ def _merged_middles(a: str, b: str, max_chars: int) -> str | None:
     end = 0
     while end < limit - start and ka[-1 - end] == kb[-1 - end]:
         end += 1
+    # The loop only widens the middle: an anchor too small now stays too small, and
+    # an opening without a word (``opening``: the first) never gains one.
+    words, cjk = _words([*ta[:start], *ta[len(ta) - end :]])
+    if words < MIN_ANCHOR_WORDS and cjk < MIN_ANCHOR_CJK:
+        return None
+    opening = next((i for i, (k, _) in enumerate(ta) if k in _CONTENT_KINDS), len(ta))
     for _ in range(2 * MAX_MEMBER_WORDS + MAX_MEMBER_CJK):  # whole members only
+        if start <= opening:
+            return None  # no common opening word: no list (below)
         middle_a = "".join(t for _, t in ta[start : len(ta) - end])
         middle_b = "".join(t for _, t in tb[start : len(tb) - end])
         left = _open_left(middle_a) or _open_left(middle_b)
