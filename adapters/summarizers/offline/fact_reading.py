@@ -256,10 +256,12 @@ def new_facts(
             if not plain_taken or fact.salience.kinds - {"plain", "outcome"}:
                 candidates.append(fact)  # the first fact, then telling ones
                 plain_taken = True
-        best = sorted(
-            range(len(candidates)), key=lambda i: (-candidates[i].salience.score, i)
-        )[:MAX_FACTS_PER_ENTRY]
-        facts.extend(candidates[i] for i in sorted(best))
+        if len(candidates) > MAX_FACTS_PER_ENTRY:  # the most salient, in order
+            best = sorted(
+                range(len(candidates)), key=lambda i: (-candidates[i].salience.score, i)
+            )[:MAX_FACTS_PER_ENTRY]
+            candidates = [candidates[i] for i in sorted(best)]
+        facts.extend(candidates)
     if not facts and fallback is not None:
         text, role, name, date = fallback
         facts.append(_fact(text, role, name, None, date))
