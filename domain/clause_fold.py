@@ -36,7 +36,7 @@ characters, so that clauses differing only by their values
 Repeated tool calls fold their arguments in ``argument_fold``, with the same slots
 (``values_of``, ``rendered_values``).
 
-About 530 lines: tokens, slots, both folds and the cut read the same tokens.
+About 565 lines: tokens, slots, both folds and the cut read the same tokens.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ import functools
 import operator
 import re
 from collections.abc import Iterable, Sequence
+from itertools import accumulate
 
 from .text import cut_chars, safe_boundary
 
@@ -109,6 +110,8 @@ _NEGATION = frozenset("不没别未非无勿")
 _FINAL_PARTICLES = frozenset("吧吗呢啊呀啦嘛")
 _MEMBER_SEPARATORS = (", ", "、")
 _CONTENT_KINDS = ("word", "slot", "cjk")  # what ``_words`` counts
+_KIND = operator.itemgetter(0)
+_CJK = re.compile(r"[\u3400-\u9fff]")  # what ``_TOKEN`` reads as a cjk token
 
 
 @functools.lru_cache(maxsize=8192)
@@ -257,13 +260,14 @@ def _one_value_apart(a: str, b: str) -> bool:
 
 def _words(tokens: Sequence[tuple[str, str]]) -> tuple[int, int]:
     """Return the words and the Chinese characters among ``tokens``."""
-    words = sum(1 for kind, _ in tokens if kind in ("word", "slot"))
-    cjk = sum(1 for kind, _ in tokens if kind == "cjk")
-    return words, cjk
+    kinds = list(map(_KIND, tokens))  # counted in C: a Chinese token is a character
+    return kinds.count("word") + kinds.count("slot"), kinds.count("cjk")
 
 
 def _is_member(text: str) -> bool:
     """Tell whether ``text`` may be one item of a folded set (a short content part)."""
+    if len(_CJK.findall(text)) > MAX_MEMBER_CJK:  # each is a token: not read as such
+        return False
     tokens = _tokens(text.strip())
     if not tokens:
         return False
@@ -297,6 +301,12 @@ def _open_left(middle: str) -> bool:
 def _open_right(middle: str) -> bool:
     """Tell whether a middle closes with a separator (a member cut)."""
     return middle.strip()[-1:] in (",", "\u3001")
+
+
+@functools.lru_cache(maxsize=8192)
+def _offsets(clause: str) -> tuple[int, ...]:
+    """Return where each token of ``clause`` starts, and its length: they cover it."""
+    return tuple(accumulate((len(t) for _, t in _tokens(clause)), initial=0))
 
 
 @functools.lru_cache(maxsize=8192)
@@ -387,6 +397,7 @@ def _merged_middles(a: str, b: str, max_chars: int) -> str | None:
         return None  # a record with other values (``_fold_shapes``), not a list
     ta, tb = _tokens(a), _tokens(b)
     ka, kb = _exact_keys(a), _exact_keys(b)
+    at_a, at_b = _offsets(a), _offsets(b)
     limit = min(len(ka), len(kb))
     start = 0
     while start < limit and ka[start] == kb[start]:
@@ -403,8 +414,8 @@ def _merged_middles(a: str, b: str, max_chars: int) -> str | None:
     for _ in range(2 * MAX_MEMBER_WORDS + MAX_MEMBER_CJK):  # whole members only
         if start <= opening:
             return None  # no common opening word: no list (below)
-        middle_a = "".join(t for _, t in ta[start : len(ta) - end])
-        middle_b = "".join(t for _, t in tb[start : len(tb) - end])
+        middle_a = a[at_a[start] : at_a[len(ta) - end]]  # its tokens, joined
+        middle_b = b[at_b[start] : at_b[len(tb) - end]]
         left = _open_left(middle_a) or _open_left(middle_b)
         right = _open_right(middle_a) or _open_right(middle_b)
         empty = not middle_a.strip() or not middle_b.strip()
