@@ -266,7 +266,7 @@ def _words(tokens: Sequence[tuple[str, str]]) -> tuple[int, int]:
 
 def _is_member(text: str) -> bool:
     """Tell whether ``text`` may be one item of a folded set (a short content part)."""
-    if len(_CJK.findall(text)) > MAX_MEMBER_CJK:  # each is a token: not read as such
+    if len(_CJK.findall(text)) > MAX_MEMBER_CJK:  # one cjk token each: no need to read
         return False
     tokens = _tokens(text.strip())
     if not tokens:
