@@ -36,14 +36,16 @@ characters, so that clauses differing only by their values
 Repeated tool calls fold their arguments in ``argument_fold``, with the same slots
 (``values_of``, ``rendered_values``).
 
-About 530 lines: tokens, slots, both folds and the cut read the same tokens.
+About 565 lines: tokens, slots, both folds and the cut read the same tokens.
 """
 
 from __future__ import annotations
 
 import functools
+import operator
 import re
 from collections.abc import Iterable, Sequence
+from itertools import accumulate
 
 from .text import cut_chars, safe_boundary
 
@@ -107,13 +109,17 @@ _NOT_CONTENT = frozenset(
 _NEGATION = frozenset("不没别未非无勿")
 _FINAL_PARTICLES = frozenset("吧吗呢啊呀啦嘛")
 _MEMBER_SEPARATORS = (", ", "、")
+_CONTENT_KINDS = ("word", "slot", "cjk")  # what ``_words`` counts
+_KIND = operator.itemgetter(0)
+_CJK = re.compile(r"[\u3400-\u9fff]")  # what ``_TOKEN`` reads as a cjk token
 
 
 @functools.lru_cache(maxsize=8192)
 def _tokens(clause: str) -> tuple[tuple[str, str], ...]:
     """Return ``(kind, text)`` per token: slot, word, cjk, space or other."""
+    # every match names its group: ``or ""`` only types it, cheaper than ``str()``
     return tuple(
-        [(str(match.lastgroup), match.group()) for match in _TOKEN.finditer(clause)]
+        [(match.lastgroup or "", match.group()) for match in _TOKEN.finditer(clause)]
     )
 
 
@@ -138,7 +144,7 @@ def clause_shape(clause: str) -> str:
     >>> clause_shape(a) == clause_shape(b)
     True
     """
-    return "".join(_key(kind, text) for kind, text in _tokens(clause))
+    return "".join(_shape(clause))
 
 
 def stable_cut(text: str, limit: int) -> str:
@@ -158,9 +164,11 @@ def stable_cut(text: str, limit: int) -> str:
     """
     sizes: Iterable[tuple[str, int]]  # (kind, characters) per token
     if len(text) < 2 * limit:
-        sizes = [(kind, len(token)) for kind, token in _tokens(text)]
-        if sum(SLOT_WIDTH if k == "slot" else n for k, n in sizes) <= limit:
+        tokens = _tokens(text)  # they cover the text: only values count otherwise
+        slots = [len(token) for kind, token in tokens if kind == "slot"]
+        if len(text) + SLOT_WIDTH * len(slots) - sum(slots) <= limit:
             return text  # it fits
+        sizes = [(kind, len(token)) for kind, token in tokens]
     else:
         sizes = ((str(m.lastgroup), m.end() - m.start()) for m in _TOKEN.finditer(text))
     used = 0  # characters so counted
@@ -241,24 +249,25 @@ def _merged_slots(texts: Sequence[str]) -> str | None:
     return "".join(pieces)
 
 
-def _differing_slots(a: str, b: str) -> int:
-    """Return how many values differ between two clauses of one shape."""
-    return sum(
-        1
-        for (kind, x), (_, y) in zip(_tokens(a), _tokens(b), strict=True)
-        if kind == "slot" and x != y
-    )
+def _one_value_apart(a: str, b: str) -> bool:
+    """Tell whether two clauses of one shape differ by one value at most."""
+    ta, tb = _tokens(a), _tokens(b)
+    if sum(map(operator.ne, ta, tb)) <= 1:
+        return True  # one token apart at most (one shape: a value, or a letter case)
+    pairs = zip(ta, tb, strict=True)
+    return sum(kind == "slot" and x != y for (kind, x), (_, y) in pairs) <= 1
 
 
 def _words(tokens: Sequence[tuple[str, str]]) -> tuple[int, int]:
     """Return the words and the Chinese characters among ``tokens``."""
-    words = sum(1 for kind, _ in tokens if kind in ("word", "slot"))
-    cjk = sum(1 for kind, _ in tokens if kind == "cjk")
-    return words, cjk
+    kinds = list(map(_KIND, tokens))  # counted in C: a Chinese token is a character
+    return kinds.count("word") + kinds.count("slot"), kinds.count("cjk")
 
 
 def _is_member(text: str) -> bool:
     """Tell whether ``text`` may be one item of a folded set (a short content part)."""
+    if len(_CJK.findall(text)) > MAX_MEMBER_CJK:  # one cjk token each: no need to read
+        return False
     tokens = _tokens(text.strip())
     if not tokens:
         return False
@@ -292,6 +301,12 @@ def _open_left(middle: str) -> bool:
 def _open_right(middle: str) -> bool:
     """Tell whether a middle closes with a separator (a member cut)."""
     return middle.strip()[-1:] in (",", "\u3001")
+
+
+@functools.lru_cache(maxsize=8192)
+def _offsets(clause: str) -> tuple[int, ...]:
+    """Return where each token of ``clause`` starts, and its length: they cover it."""
+    return tuple(accumulate((len(t) for _, t in _tokens(clause)), initial=0))
 
 
 @functools.lru_cache(maxsize=8192)
@@ -382,6 +397,7 @@ def _merged_middles(a: str, b: str, max_chars: int) -> str | None:
         return None  # a record with other values (``_fold_shapes``), not a list
     ta, tb = _tokens(a), _tokens(b)
     ka, kb = _exact_keys(a), _exact_keys(b)
+    at_a, at_b = _offsets(a), _offsets(b)
     limit = min(len(ka), len(kb))
     start = 0
     while start < limit and ka[start] == kb[start]:
@@ -389,9 +405,17 @@ def _merged_middles(a: str, b: str, max_chars: int) -> str | None:
     end = 0
     while end < limit - start and ka[-1 - end] == kb[-1 - end]:
         end += 1
+    # The loop only widens the middle: an anchor too small now stays too small, and
+    # an opening without a word (``opening``: the first) never gains one.
+    words, cjk = _words([*ta[:start], *ta[len(ta) - end :]])
+    if words < MIN_ANCHOR_WORDS and cjk < MIN_ANCHOR_CJK:
+        return None
+    opening = next((i for i, (k, _) in enumerate(ta) if k in _CONTENT_KINDS), len(ta))
     for _ in range(2 * MAX_MEMBER_WORDS + MAX_MEMBER_CJK):  # whole members only
-        middle_a = "".join(t for _, t in ta[start : len(ta) - end])
-        middle_b = "".join(t for _, t in tb[start : len(tb) - end])
+        if start <= opening:
+            return None  # no common opening word: no list (below)
+        middle_a = a[at_a[start] : at_a[len(ta) - end]]  # its tokens, joined
+        middle_b = b[at_b[start] : at_b[len(tb) - end]]
         left = _open_left(middle_a) or _open_left(middle_b)
         right = _open_right(middle_a) or _open_right(middle_b)
         empty = not middle_a.strip() or not middle_b.strip()
@@ -460,7 +484,7 @@ def _fold_shapes(clauses: list[str], max_chars: int) -> list[str]:
             out.append(clause)
             continue
         index = at.get(shape)
-        if index is not None and _differing_slots(out[index], clause) <= 1:
+        if index is not None and _one_value_apart(out[index], clause):
             merged = _merged_slots([out[index], clause])
             if merged is not None and len(merged) <= max_chars:
                 out[index] = merged

@@ -2,6 +2,8 @@
 
 A fragment is a sentence (a tool result's first line, its outcome), cut to one line
 around what matters; a fact is a fragment with its speaker, section and salience.
+About 405 lines: a transcript and a summary read back share fragments and facts,
+and their caches (a summary's lines come back at every compression).
 """
 
 from __future__ import annotations
@@ -139,14 +141,15 @@ def _cut_fragment(sentence: str, limit: int) -> str:
     text = " ".join(sentence.split())
     if _FENCE_ONLY.match(_HIDDEN.sub("", text)):  # a disarmed fence tag: no fact
         return ""
-    if stable_cut(text, limit) == text:
+    cut = stable_cut(text, limit)
+    if cut == text:
         return text
     found = ((WEIGHTS[kind], pattern.search(text)) for kind, pattern in spans_for(text))
     spans = [(-weight, match.start()) for weight, match in found if match]
     at = min(spans, default=(0, 0))[1]
     start = max(at - 30, 0)
     if start == 0:
-        return stable_cut(text, limit)
+        return cut
     space = text.find(" ", start, at)
     start = space + 1 if space >= 0 else start
     return "\u2026" + stable_cut(text[start:], limit - 1)
@@ -253,10 +256,12 @@ def new_facts(
             if not plain_taken or fact.salience.kinds - {"plain", "outcome"}:
                 candidates.append(fact)  # the first fact, then telling ones
                 plain_taken = True
-        best = sorted(
-            range(len(candidates)), key=lambda i: (-candidates[i].salience.score, i)
-        )[:MAX_FACTS_PER_ENTRY]
-        facts.extend(candidates[i] for i in sorted(best))
+        if len(candidates) > MAX_FACTS_PER_ENTRY:  # the most salient, in order
+            best = sorted(
+                range(len(candidates)), key=lambda i: (-candidates[i].salience.score, i)
+            )[:MAX_FACTS_PER_ENTRY]
+            candidates = [candidates[i] for i in sorted(best)]
+        facts.extend(candidates)
     if not facts and fallback is not None:
         text, role, name, date = fallback
         facts.append(_fact(text, role, name, None, date))
@@ -296,8 +301,17 @@ _PARSED_ROLES: dict[str, Role] = {
 }
 
 
-def _said_facts(text: str, section: Section, date: str) -> list[Fact]:
-    """Return the facts of one speaker's part of a summary: ``speaker: a; b``."""
+def _said_facts(text: str, section: Section, date: str) -> tuple[Fact, ...]:
+    """Return the facts of one speaker's part of a summary: ``speaker: a; b``.
+
+    Remembered up to ``CACHED_SENTENCE_CHARS``: most lines come back unchanged.
+    """
+    if len(text) > CACHED_SENTENCE_CHARS:
+        return _read_said_facts(text, section, date)
+    return _remembered_said_facts(text, section, date)
+
+
+def _read_said_facts(text: str, section: Section, date: str) -> tuple[Fact, ...]:
     match = _SPEAKER.match(text)
     role: Role | None = None
     tool = ""
@@ -305,10 +319,13 @@ def _said_facts(text: str, section: Section, date: str) -> list[Fact]:
         role = _PARSED_ROLES[(match.group("role") or match.group("kind")).lower()]
         tool = match.group("tool") or ""
         text = text[match.end() :]
-    return [
+    return tuple(
         _fact(_fragment(piece), role, tool, section, date)
         for piece in _SHARED_BULLET.split(text)
-    ]
+    )
+
+
+_remembered_said_facts = functools.lru_cache(maxsize=FACT_CACHE_SIZE)(_read_said_facts)
 
 
 def previous_facts(

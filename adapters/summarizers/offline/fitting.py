@@ -1,7 +1,7 @@
 """Merging facts and fitting them into the budget (extractive summarizer).
 
 See ``extractive`` for the rules (merge by fact, budget, output); ``salience`` scores.
-About 430 lines: merging, scoring and rendering read the same ``Fact``.
+About 455 lines: merging, scoring and rendering read the same ``Fact``.
 """
 
 from __future__ import annotations
@@ -172,8 +172,10 @@ def _supersedes(new: Fact, old: Fact) -> bool:
 
 def _containment(
     keys: Sequence[str], pace: Pace = never
-) -> list[tuple[set[int], set[int]]]:
-    """Return, per key, the other keys inside it and the other keys holding it.
+) -> tuple[dict[int, set[int]], dict[int, set[int]]]:
+    """Return, by key, the other keys inside it and the other keys holding it.
+
+    A key that holds (or is inside) no other has no entry: most keys have none.
 
     ``keys`` are distinct: with N copies of one key the relation alone would hold N²
     pairs (gigabytes for a summary that repeats one sentence). Each key is searched
@@ -183,7 +185,8 @@ def _containment(
     order = sorted(range(len(keys)), key=lambda i: -len(keys[i]))
     joined = "\n".join(keys[i] for i in order)
     starts = list(accumulate((len(keys[i]) + 1 for i in order), initial=0))
-    found: list[tuple[set[int], set[int]]] = [(set(), set()) for _ in keys]
+    inside: dict[int, set[int]] = {}
+    holding: dict[int, set[int]] = {}
     shorter = 0  # the place in ``order`` of the first key shorter than the key
     for rank in range(len(order)):  # longest first: ``shorter`` only moves on
         pace()
@@ -198,10 +201,13 @@ def _containment(
             place = bisect_right(starts, at) - 1
             j = order[place]
             if j != i:
-                found[j][0].add(i)
-                found[i][1].add(j)
+                inside.setdefault(j, set()).add(i)
+                holding.setdefault(i, set()).add(j)
             at = joined.find(key, starts[place + 1], starts[shorter])
-    return found
+    return inside, holding
+
+
+_NONE: frozenset[int] = frozenset()
 
 
 def merged_facts(
@@ -216,14 +222,15 @@ def merged_facts(
     every = [*older, *newer]
     keys = [_key(fact.text) for fact in every]
     ids = {key: n for n, key in enumerate(dict.fromkeys(keys))}
-    containment = _containment(list(ids), pace)
+    inside_of, holding_of = _containment(list(ids), pace)
     facts: list[Fact] = []
     origins: list[int] = []  # the key id of each kept fact
     kept: set[int] = set()  # the same ids: one kept fact per key at most
     for fact, key in zip(every, keys, strict=True):
         pace()
         key_id = ids[key]
-        inside, holding = containment[key_id]
+        inside = inside_of.get(key_id, _NONE)
+        holding = holding_of.get(key_id, _NONE)
         if not key or key_id in kept or not holding.isdisjoint(kept):
             continue  # said already by a kept fact
         if not inside.isdisjoint(kept):
