@@ -2,7 +2,7 @@
 
 A fragment is a sentence (a tool result's first line, its outcome), cut to one line
 around what matters; a fact is a fragment with its speaker, section and salience.
-About 405 lines: a transcript and a summary read back share fragments and facts,
+About 455 lines: a transcript and a summary read back share fragments and facts,
 and their caches (a summary's lines come back at every compression).
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from memory_summary.domain import pinned_section
 from memory_summary.domain.argument_fold import fold_arguments
@@ -79,7 +80,39 @@ def _section_of(salience: Salience) -> Section:
     return "facts"
 
 
-@functools.lru_cache(maxsize=FACT_CACHE_SIZE)
+FactParts = tuple[Any, ...]
+"""A ``Fact`` as tuples and strings (``_parts``), which the collector stops tracking."""
+
+
+def _parts(fact: Fact) -> FactParts:
+    """Return what ``_built`` makes ``fact`` again from, every set as a tuple.
+
+    The caches below keep these, not ``Fact`` objects: a fact holds five objects
+    the garbage collector tracks (itself, its salience, three sets) and tuples of
+    strings none, so a cache of facts made every young object a long-lived one to
+    scan, and in a server that folds new text each turn, a full collection (every
+    thread stopped for tens of milliseconds) came twice as often.
+    """
+    salience = fact.salience
+    return (
+        fact.text, fact.role, fact.tool, fact.section, salience.score,
+        tuple(salience.kinds), salience.identifiers, tuple(fact.words),
+        fact.measures, fact.numbers, fact.date, fact.event, fact.shape,
+        tuple(fact.own), tuple(fact.named),
+    )  # fmt: skip
+
+
+def _built(parts: FactParts) -> Fact:
+    """Return the ``Fact`` that ``_parts`` gave ``parts`` for (an equal one)."""
+    (text, role, tool, section, score, kinds, identifiers, words, measures,
+     numbers, date, event, shape, own, named) = parts  # fmt: skip
+    return Fact(
+        text, role, tool, section, Salience(score, frozenset(kinds), identifiers),
+        frozenset(words), measures, numbers, date, event, shape, frozenset(own),
+        frozenset(named),
+    )  # fmt: skip
+
+
 def _fact(
     text: str,
     role: Role | None,
@@ -93,8 +126,22 @@ def _fact(
     sessions) goes under facts, its day's date line written once. A dated fact is
     one person's line in a conversation between people: no wish of it is a goal
     (``salience_of``'s ``dialogue``).
-    Remembered: a summary's facts come back at every compression of its session.
+    Remembered (``_fact_parts``): a summary's facts come back at every compression
+    of its session.
     """
+    return _built(_fact_parts(text, role, tool, section, date))
+
+
+@functools.lru_cache(maxsize=FACT_CACHE_SIZE)
+def _fact_parts(
+    text: str, role: Role | None, tool: str, section: Section | None, date: str
+) -> FactParts:
+    return _parts(_read_fact(text, role, tool, section, date))
+
+
+def _read_fact(
+    text: str, role: Role | None, tool: str, section: Section | None, date: str
+) -> Fact:
     text = text.rstrip(" .\u3002")  # a fact's closing stop: bullets need none
     salience = salience_of(text, role, dialogue=bool(date))  # dated: between people
     lowered = text.lower()
@@ -308,7 +355,7 @@ def _said_facts(text: str, section: Section, date: str) -> tuple[Fact, ...]:
     """
     if len(text) > CACHED_SENTENCE_CHARS:
         return _read_said_facts(text, section, date)
-    return _remembered_said_facts(text, section, date)
+    return tuple(map(_built, _remembered_said_facts(text, section, date)))
 
 
 def _read_said_facts(text: str, section: Section, date: str) -> tuple[Fact, ...]:
@@ -325,7 +372,11 @@ def _read_said_facts(text: str, section: Section, date: str) -> tuple[Fact, ...]
     )
 
 
-_remembered_said_facts = functools.lru_cache(maxsize=FACT_CACHE_SIZE)(_read_said_facts)
+@functools.lru_cache(maxsize=FACT_CACHE_SIZE)
+def _remembered_said_facts(
+    text: str, section: Section, date: str
+) -> tuple[FactParts, ...]:
+    return tuple(map(_parts, _read_said_facts(text, section, date)))
 
 
 def previous_facts(
