@@ -405,10 +405,10 @@ class SqliteDriver:
         back (``_give``): closing it under a running statement could crash the
         interpreter's sqlite3 module.
         """
-        if not self._checkpoints.close():  # a checkpoint still runs: leave its
-            self._checkpoint_conn = (
-                None  # connection to the collector, not closed under it
-            )
+        if not self._checkpoints.close():
+            # a checkpoint still runs: its connection is left to the collector,
+            # never closed under it
+            self._checkpoint_conn = None
         with self._freed:
             self._closed = True
             self._all = []
