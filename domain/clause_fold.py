@@ -36,7 +36,7 @@ characters, so that clauses differing only by their values
 Repeated tool calls fold their arguments in ``argument_fold``, with the same slots
 (``values_of``, ``rendered_values``).
 
-About 565 lines: tokens, slots, both folds and the cut read the same tokens.
+About 590 lines: tokens, slots, both folds and the cut read the same tokens.
 """
 
 from __future__ import annotations
@@ -114,12 +114,32 @@ _KIND = operator.itemgetter(0)
 _CJK = re.compile(r"[\u3400-\u9fff]")  # what ``_TOKEN`` reads as a cjk token
 
 
+_PAIRS: dict[tuple[str, str], tuple[str, str]] = {}
+"""One ``(kind, text)`` pair per distinct token, shared by every clause holding it."""
+MAX_PAIRS = 65536
+"""The distinct tokens ``_PAIRS`` keeps before it starts afresh."""
+
+
 @functools.lru_cache(maxsize=8192)
 def _tokens(clause: str) -> tuple[tuple[str, str], ...]:
-    """Return ``(kind, text)`` per token: slot, word, cjk, space or other."""
+    """Return ``(kind, text)`` per token: slot, word, cjk, space or other.
+
+    Each pair is the one ``_PAIRS`` holds for that token: a clause's new pairs would
+    otherwise stay in the cache as objects the garbage collector tracks until its
+    next pass (a pair of strings is then let go), one per token of every clause
+    cached, and a host folding in its own process would run more collections of
+    its oldest generation, which stop every thread.
+    """
+    pairs = _PAIRS
+    if len(pairs) > MAX_PAIRS:
+        pairs.clear()  # (values, ids: tokens that do not come back)
+    shared = pairs.setdefault
     # every match names its group: ``or ""`` only types it, cheaper than ``str()``
     return tuple(
-        [(match.lastgroup or "", match.group()) for match in _TOKEN.finditer(clause)]
+        [
+            shared(pair := (m.lastgroup or "", m.group()), pair)
+            for m in _TOKEN.finditer(clause)
+        ]
     )
 
 
