@@ -188,7 +188,7 @@ def stable_cut(text: str, limit: int) -> str:
         slots = [len(token) for kind, token in tokens if kind == "slot"]
         if len(text) + SLOT_WIDTH * len(slots) - sum(slots) <= limit:
             return text  # it fits
-        sizes = [(kind, len(token)) for kind, token in tokens]
+        sizes = ((kind, len(token)) for kind, token in tokens)  # a pair at a time
     else:
         sizes = ((str(m.lastgroup), m.end() - m.start()) for m in _TOKEN.finditer(text))
     used = 0  # characters so counted
