@@ -352,7 +352,11 @@ def serve(kind: str, path: str) -> None:
     listener.bind(("127.0.0.1", 0))
     listener.listen(128)  # a client waits in the backlog until the app serves
     print(os.getpid(), listener.getsockname()[1], flush=True)
-    config = uvicorn.Config(build_app(kind, path), log_level="warning")
+    # uvicorn closes a keep-alive connection idle for 5 s by default; on a loaded
+    # machine the client could send its next turn on one just closing (a ReadError)
+    config = uvicorn.Config(
+        build_app(kind, path), log_level="warning", timeout_keep_alive=600
+    )
     uvicorn.Server(config).run(sockets=[listener])
 
 
