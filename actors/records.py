@@ -17,6 +17,7 @@ from memory_summary.domain import (
     NAMESPACE,
     QUARANTINE_NAMESPACE,
     CompressionStore,
+    GenerationReadingStore,
     MalformedRecord,
     Message,
     MetadataPages,
@@ -41,7 +42,9 @@ class RecordReader:
     """Reads summary records poison-proof; logs each unreadable one once.
 
     A record whose generation was read before is not validated again: a generation
-    is a fresh random token per commit, so it names one record's content.
+    is a fresh random token per commit, so it names one record's content. On a
+    ``GenerationReadingStore`` the record read before is not even copied out of the
+    store while the row still holds the text the store wrote (compared in the read).
     """
 
     def __init__(
@@ -61,8 +64,17 @@ class RecordReader:
         With ``quarantine`` (only under the session's lease) an unreadable record is
         moved aside. A store failure (``StoreError``) still raises.
         """
+        known = self._known.get(session_id) if self._can.reads_generation else None
         try:
-            data = self._store.get_metadata(NAMESPACE, session_id)
+            if known is not None and known.generation:
+                store = cast(GenerationReadingStore, self._store)
+                same, data = store.get_metadata_unless(
+                    NAMESPACE, session_id, known.generation
+                )
+                if same:  # the text it last wrote, compared whole: nothing copied
+                    return known
+            else:
+                data = self._store.get_metadata(NAMESPACE, session_id)
         except MalformedRecord as exc:
             self._unreadable(session_id, str(exc), quarantine)
             return None

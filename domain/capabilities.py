@@ -16,6 +16,7 @@ import attrs
 from .ports import (
     BatchSavingStore,
     ForgettingArchive,
+    GenerationReadingStore,
     IndexPolicyStore,
     LabelledSummarizer,
     LocallyCountingStore,
@@ -90,6 +91,8 @@ class StoreCapabilities:
     """``BatchSavingStore``: a batch of messages is saved at once, all or nothing."""
     sets_recall_index: bool = False
     """``IndexPolicyStore``: the engine's ``recall_index`` is applied to the store."""
+    reads_generation: bool = False
+    """``GenerationReadingStore``: an unchanged record is not copied out again."""
 
 
 def store_capabilities(store: object) -> StoreCapabilities:
@@ -104,6 +107,7 @@ def store_capabilities(store: object) -> StoreCapabilities:
         reads_span_record=has_capability(store, SpanRecordStore),
         saves_batches=has_capability(store, BatchSavingStore),
         sets_recall_index=has_capability(store, IndexPolicyStore),
+        reads_generation=has_capability(store, GenerationReadingStore),
     )
 
 

@@ -2,7 +2,7 @@
 
 Adapters satisfy these structurally; none inherits from them.
 
-Why about 770 lines: the ports are one contract. Every capability the engine uses is a
+Why about 820 lines: the ports are one contract. Every capability the engine uses is a
 Protocol here, checked once when the engine is wired, and each carries the rules its
 implementers must keep (the commit's, on ``CommitRequest``), so a store's author reads
 one file.
@@ -481,6 +481,32 @@ class WindowReadingStore(MemoryStore, Protocol):
 
         What ``get_history`` and ``get_metadata`` return, read together (one
         statement or one lock).
+
+        Raises:
+            MalformedRecord: as ``get_metadata`` does.
+        """
+        ...
+
+
+@runtime_checkable
+class GenerationReadingStore(MemoryStore, Protocol):
+    """A store that tells a record it wrote is still stored, without copying it out.
+
+    An optional capability (the SQL stores): the summary record is read before every
+    model call and is mostly the one read before, which the engine already holds
+    decoded under its ``generation``.
+    """
+
+    def get_metadata_unless(
+        self, namespace: str, key: str, generation: str
+    ) -> tuple[bool, dict[str, object] | None]:
+        """Return ``(True, None)`` when the key's record is the one of ``generation``.
+
+        Only when the store knows the very text it last wrote at the key, whose
+        ``"generation"`` is ``generation``, and the stored row holds that text,
+        compared whole in the read: a writer that changed any of it (another
+        process, a raw statement) is read in full. Otherwise ``(False, data)``:
+        what ``get_metadata`` returns.
 
         Raises:
             MalformedRecord: as ``get_metadata`` does.

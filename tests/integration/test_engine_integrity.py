@@ -29,7 +29,13 @@ from memory_summary.domain import (
 )
 from memory_summary.testing.fakes import InstrumentedSummarizer, ScriptedSummarizer
 from tests.contract.conftest import FOREIGN_KINDS
-from tests.contract.stores import every_store, open_store, write_raw_metadata
+from tests.contract.stores import (
+    SQL_KINDS,
+    every_store,
+    open_store,
+    run_sql,
+    write_raw_metadata,
+)
 from tests.integration.conversation import fill, transcript_of
 
 SMALL = SummaryConfig(threshold=10, keep_recent=4)
@@ -252,6 +258,63 @@ def test_a_native_artifact_with_a_lone_surrogate_never_fails_the_next_commit(
     assert store.count_history("s1") == 4
     kept = engine.summary("s1").native
     assert (kept.model, kept.beside) == ("claude\ufffd", "Pinned: \ufffd")
+
+
+@pytest.mark.parametrize("kind", FOREIGN_KINDS)
+def test_build_prompt_sees_a_foreign_writer_between_two_calls(
+    request, tmp_path, make_engine, kind
+):
+    """The record the engine committed and read is never trusted blindly.
+
+    Between two ``build_prompt`` calls that find the store unchanged (the second
+    one served by every cache: the store's written text, the reader's generation,
+    the prompt's text), another program replaces the record, then deletes it: each
+    next call says what the store holds now.
+    """
+    store = open_store(request, kind, tmp_path)
+    engine = make_engine(store, ScriptedSummarizer(GOOD), config=SMALL)
+    fill(store, "s1", 12)
+    assert engine.compress("s1").result(timeout=10).kind == "compressed"
+    assert GOOD in engine.build_prompt("s1")
+    assert GOOD in engine.build_prompt("s1")
+
+    foreign = {"text": "Foreign: the user is Ada.", "tokens": 8}
+    record = {**foreign, "covered_through_id": None, "generation": "theirs"}
+    write_raw_metadata(store, NAMESPACE, "s1", json.dumps(record))
+    seen = engine.build_prompt("s1")
+    assert "Foreign: the user is Ada." in seen
+    assert GOOD not in seen
+
+    again = {**record, "text": "Other.", "generation": "theirs-2"}
+    write_raw_metadata(store, NAMESPACE, "s1", json.dumps(again))
+    assert "Other." in engine.build_prompt("s1")
+
+    if kind == "redis":
+        return  # no raw delete helper for Redis: the rewrites above are the check
+    run_sql(
+        store,
+        "DELETE FROM {t}metadata WHERE namespace = ? AND key = ?",
+        (NAMESPACE, "s1"),
+    )
+    assert engine.build_prompt("s1") is None
+
+
+@pytest.mark.parametrize("kind", SQL_KINDS)
+def test_build_prompt_copies_an_unchanged_record_out_of_no_sql_store(
+    request, tmp_path, make_engine, kind, monkeypatch
+):
+    """The record read before is checked in the read, not copied out and compared."""
+    store = open_store(request, kind, tmp_path)
+    engine = make_engine(store, ScriptedSummarizer(GOOD), config=SMALL)
+    fill(store, "s1", 12)
+    engine.compress("s1").result(timeout=10)
+    first = engine.build_prompt("s1")
+    copies = []
+    read = store.get_metadata
+    monkeypatch.setattr(store, "get_metadata", lambda *a: copies.append(a) or read(*a))
+
+    assert [engine.build_prompt("s1") for _ in range(3)] == [first] * 3
+    assert copies == []
 
 
 def test_the_original_plugins_record_is_read_as_the_previous_summary(

@@ -133,6 +133,34 @@ class SqlRecords:
             raw = known[0]
         return self._decoded.decoded(namespace, key, raw)
 
+    def get_metadata_unless(
+        self, namespace: str, key: str, generation: str
+    ) -> tuple[bool, dict[str, object] | None]:
+        """Return ``(True, None)`` when the row holds the text of ``generation``.
+
+        See ``GenerationReadingStore``: the text this store last wrote at the key,
+        when its generation is ``generation``, is compared whole in SQL (the read
+        ``get_metadata`` makes), and nothing is decoded or copied when it is still
+        there; any other row is ``(False, get_metadata's answer)``.
+        """
+        check_key("namespace", namespace)
+        check_key("key", key)
+        known = self._written.known(namespace, key)
+        if known is None or known[1] is None or known[1] != generation:
+            return False, self.get_metadata(namespace, key)
+        rows = self._driver.read(
+            self._q["get_metadata_unless"],
+            (known[0], namespace, key),
+            "get_metadata",
+            key,
+        )
+        if not rows:
+            return False, None
+        raw = rows[0][0]
+        if raw is None:  # the text written there, whose generation was asked for
+            return True, None
+        return False, self._decoded.decoded(namespace, key, raw)
+
     def list_metadata(self, namespace: str) -> list[str]:
         check_key("namespace", namespace)
         rows = self._driver.read(
