@@ -542,7 +542,7 @@ def compacted(sentence: str) -> str:
         (FILLER if index == last else INNER_FILLER).sub("", clause)
         for index, clause in enumerate(said)
     ]
-    if clauses and clauses[-1] != said[-1] and _NAME_ALONE.match(clauses[-1]):
+    if last > 0 and clauses[-1] != said[-1] and _NAME_ALONE.match(clauses[-1]):
         clauses[-1] = said[-1]  # "…, this is Max!": a name the filler bared is told
     telling = [c for c in clauses if _has_content(c)]
     text = "".join(telling or clauses).lstrip(" ,;:-\u2013\u2014")

@@ -84,7 +84,7 @@ means a lot", "you can't deny the view") or promises within the talk ("I'll send
 you the video", "let's make tomorrow unforgettable") ranks this much lower, not
 ``VIEW_PENALTY`` (never below 1): between people, what one says of the other or of
 the talk itself seldom holds what is later asked of it."""
-_ADDRESSED = re.compile(r"\byou(?:r|rs|rself|'re|'ve|'ll|'d)?\b", re.IGNORECASE)
+_ADDRESSED = re.compile(r"\byou(?:r|rs|rself|'re|'ve|'ll|'d)?\b")
 CONTENT = re.compile(r"[a-z][a-z']+|[\u4e00-\u9fff]")
 VALUE = re.compile(r"\d[\d,.:/-]{0,30}\d|\d")
 STOP = frozenset(
@@ -156,6 +156,15 @@ def fact_of(
 @functools.lru_cache(maxsize=8192)
 def _key(text: str) -> str:
     return " ".join(text.casefold().split()).rstrip(".,;:!?\u3002\uff01\uff1f\u2026")
+
+
+def _is_addressed(text: str) -> bool:
+    """Tell whether ``text`` speaks to the other (``ADDRESS_PENALTY``).
+
+    Most facts hold no "you" in any case: a search in C tells, before the pattern.
+    """
+    lowered = text.lower()
+    return "you" in lowered and _ADDRESSED.search(lowered) is not None
 
 
 def _supersedes(new: Fact, old: Fact) -> bool:
@@ -302,12 +311,11 @@ def _effective_scores(
             value = 0 if listing else min(value, 1)
         rank, new = value, 0 if repeat else 2
         told = fact.salience.kinds
-        if repeat or not fact.date or told - TALK_KINDS:
-            pass  # not a dated fact of talk alone
-        elif "task" in told or _ADDRESSED.search(fact.text) is not None:
-            rank = max(rank - ADDRESS_PENALTY, min(value, 1))  # said to the other
-        elif not fact.event and not told - VIEW_KINDS:
-            rank = max(rank - VIEW_PENALTY, min(value, 1))  # a view, not a fact
+        if fact.date and not repeat and told <= TALK_KINDS:  # talk alone, dated
+            if "task" in told or _is_addressed(fact.text):
+                rank = max(rank - ADDRESS_PENALTY, min(value, 1))  # said to the other
+            elif not fact.event and told <= VIEW_KINDS:
+                rank = max(rank - VIEW_PENALTY, min(value, 1))  # a view, not a fact
         if not repeat and fact.words:
             fresh = len(fact.words - said) / len(fact.words)
             if fresh < NOVEL_SHARE:  # a restatement
