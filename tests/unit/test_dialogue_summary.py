@@ -222,6 +222,9 @@ def test_compaction_keeps_im_so_the_fact_stays_a_personal_statement(sentence, sh
         ("She finally quit and started a bakery.", "She quit and started bakery"),
         # the word that closes the sentence
         ("Take a look at this.", "Take look at this"),
+        # the words before a closing name, lest it read as a form of address
+        ("I just got a new addition to the family, this is Max!",
+         "got new addition to family, this is Max"),
     ],
 )  # fmt: skip
 def test_compaction_keeps_the_words_whose_loss_changes_the_sentence(sentence, short):
@@ -308,6 +311,7 @@ def test_compacting_a_compacted_fact_changes_nothing(words):
         "I put a lot of effort into it and I'm crossing my fingers.",  # a clause's end
         "Take a look at this.",
         "Thanks for the compliment, I really appreciate it!",
+        "Meet the new addition to the family, this is Max!",  # a name bared
     ],
 )
 def test_compacting_twice_is_compacting_once(sentence):
@@ -334,7 +338,7 @@ clauses = st.builds(
                      "flights", "some of it", "you", "there", "myself"]),
     st.sampled_from(["", "this week", "for me", "with the kids", "in May", "too",
                      "and covers tram 28", "and kids", "and it was fun", ", Mel",
-                     "really", "about it"]),
+                     ", this is Max", ", that is Anna", "really", "about it"]),
 )  # fmt: skip
 sentences = st.builds(
     lambda opener, parts, join, end: (opener + join.join(parts) + end).replace(

@@ -6,6 +6,7 @@ above (``adapters.fitting``, ``adapters.dialogue.written_day`` / ``read_day``).
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -205,3 +206,21 @@ def test_a_dated_wish_ranks_as_a_view_and_an_undated_one_as_a_goal():
     assert "Goals:\n- user: I want to help people like me" in summarize(
         [f"User: {s}" for s in said], max_tokens=60
     )
+
+
+@pytest.mark.parametrize(
+    ("said", "word"),
+    [
+        ("I'll send you the video of the recital.", "recital"),  # a promise in talk
+        ("I love the scarf you gave me.", "scarf"),  # said of the other
+    ],
+)
+def test_a_dated_word_to_the_other_ranks_below_a_view(said, word):
+    # Of one rank otherwise, the older would go first; said to the other, the
+    # newer goes first: between people it seldom holds what is later asked.
+    dated = ["User: [8 May 2023] I love how art heals people.", f"User: {said}"]
+
+    assert summarize(dated, max_tokens=60) == (
+        "Facts:\n[8 May 2023] user: love how art heals people"
+    )
+    assert word in summarize(dated, max_tokens=120)

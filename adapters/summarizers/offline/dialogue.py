@@ -1,6 +1,6 @@
 """Rules of the offline summarizer for what people say: chatter, compaction, dates.
 
-About 555 lines: chatter and compaction share their patterns (openers, courtesy,
+About 565 lines: chatter and compaction share their patterns (openers, courtesy,
 forms of address, clause breaks), and dates are read where they are stripped.
 
 - Chatter: a question to the other ("…you…?", or one that leaves "you" out: "Wanna see
@@ -40,7 +40,9 @@ forms of address, clause breaks), and dates are read where they are stripped.
   "with it"), "my" after a preposition that stays ("next on my list"), "and"
   before a second verb ("costs 6.80 EUR and covers tram 28", told by its -s or -ed
   and the word after it; "husband and kids" reads "husband kids") and the word that
-  closes the sentence ("Take a look at this."). Whole words only: an identifier, a
+  closes the sentence ("Take a look at this."), and the words before a name that
+  closes it ("…addition to the family, this is Max!": once bared, ", Max" would
+  read as a form of address and go). Whole words only: an identifier, a
   number, a name or a path is never touched. Compacting twice changes nothing: a
   clause is read for content once its filler is gone, and an opener, a form of
   address or "I am" the filler uncovers goes in the same pass.
@@ -187,6 +189,9 @@ _CLAUSE_BREAK = re.compile(
     re.IGNORECASE,
 )
 _SPACES = re.compile(r"\s{2,}")
+# A closing clause that is a name alone, as a form of address reads (``_ADDRESS_END``):
+# when the filler bared it ("…, this is Max!" read ", Max!"), it was none.
+_NAME_ALONE = re.compile(r"^\s*,\s*[A-Z][a-z]{1,20}\s*[!.?]*\s*$")
 _WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _COURTESY = re.compile(
@@ -537,6 +542,8 @@ def compacted(sentence: str) -> str:
         (FILLER if index == last else INNER_FILLER).sub("", clause)
         for index, clause in enumerate(said)
     ]
+    if last > 0 and clauses[-1] != said[-1] and _NAME_ALONE.match(clauses[-1]):
+        clauses[-1] = said[-1]  # "…, this is Max!": a name the filler bared is told
     telling = [c for c in clauses if _has_content(c)]
     text = "".join(telling or clauses).lstrip(" ,;:-\u2013\u2014")
     if said and not text.startswith(said[0]):  # its opening changed: an opener shows?

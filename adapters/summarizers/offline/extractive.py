@@ -47,7 +47,9 @@ and keeps *facts*: short fragments quoted from the messages, each ranked by sali
   whose content words earlier facts already say is a restatement: it ranks two
   points lower (``fitting.NOVEL_PENALTY``); a dated one that tells no event and
   names nothing, a view or a feeling ("love how art heals"), ranks one point lower
-  (``fitting.VIEW_PENALTY``). Among equal ranks repeats go first,
+  (``fitting.VIEW_PENALTY``), and three when it is said to the other ("love the
+  scarf you gave me") or promises within the talk ("I'll send you the video")
+  (``fitting.ADDRESS_PENALTY``). Among equal ranks repeats go first,
   then restatements: topics before repetitions; then what someone did (a past
   action, ``salience.is_event``: "went camping with the kids") outlasts a view or
   a feeling. Then, among equal ranks, facts below ``HIGH_SCORE`` drop oldest first

@@ -1,7 +1,7 @@
 """Merging facts and fitting them into the budget (extractive summarizer).
 
 See ``extractive`` for the rules (merge by fact, budget, output); ``salience`` scores.
-About 455 lines: merging, scoring and rendering read the same ``Fact``.
+About 470 lines: merging, scoring and rendering read the same ``Fact``.
 """
 
 from __future__ import annotations
@@ -77,6 +77,14 @@ VIEW_KINDS: frozenset[Kind] = frozenset({"personal", "plain", "goal", "question"
 """A dated fact of only these kinds that tells no event is a view or a feeling ("love
 how art heals"): it ranks ``VIEW_PENALTY`` lower (never below 1)."""
 VIEW_PENALTY = 1
+TALK_KINDS: frozenset[Kind] = VIEW_KINDS | {"task"}
+ADDRESS_PENALTY = 3
+"""A dated fact of only ``TALK_KINDS`` that speaks to the other ("your faith in me
+means a lot", "you can't deny the view") or promises within the talk ("I'll send
+you the video", "let's make tomorrow unforgettable") ranks this much lower, not
+``VIEW_PENALTY`` (never below 1): between people, what one says of the other or of
+the talk itself seldom holds what is later asked of it."""
+_ADDRESSED = re.compile(r"\byou(?:r|rs|rself|'re|'ve|'ll|'d)?\b")
 CONTENT = re.compile(r"[a-z][a-z']+|[\u4e00-\u9fff]")
 VALUE = re.compile(r"\d[\d,.:/-]{0,30}\d|\d")
 STOP = frozenset(
@@ -148,6 +156,15 @@ def fact_of(
 @functools.lru_cache(maxsize=8192)
 def _key(text: str) -> str:
     return " ".join(text.casefold().split()).rstrip(".,;:!?\u3002\uff01\uff1f\u2026")
+
+
+def _is_addressed(text: str) -> bool:
+    """Tell whether ``text`` speaks to the other (``ADDRESS_PENALTY``).
+
+    Most facts hold no "you" in any case: a search in C tells, before the pattern.
+    """
+    lowered = text.lower()
+    return "you" in lowered and _ADDRESSED.search(lowered) is not None
 
 
 def _supersedes(new: Fact, old: Fact) -> bool:
@@ -269,7 +286,8 @@ def _effective_scores(
     restates it: it ranks as if it scored ``NOVEL_PENALTY`` less (its score, what the
     ``LOW_SHARE`` fill rule reads, stays). A dated fact that tells no event and
     names nothing (``VIEW_KINDS``: a view or a feeling, "love how art heals") ranks
-    ``VIEW_PENALTY`` lower. Among equal ranks a repeat goes first,
+    ``VIEW_PENALTY`` lower, ``ADDRESS_PENALTY`` lower when it is said to the other or
+    promises within the talk. Among equal ranks a repeat goes first,
     then a restatement, then the rest: topics before repetitions.
     """
     seen: set[str] = set()
@@ -292,8 +310,12 @@ def _effective_scores(
         if repeat:
             value = 0 if listing else min(value, 1)
         rank, new = value, 0 if repeat else 2
-        if fact.date and not fact.event and not fact.salience.kinds - VIEW_KINDS:
-            rank = max(rank - VIEW_PENALTY, min(value, 1))  # a view, not a fact
+        told = fact.salience.kinds
+        if fact.date and not repeat and told <= TALK_KINDS:  # talk alone, dated
+            if "task" in told or _is_addressed(fact.text):
+                rank = max(rank - ADDRESS_PENALTY, min(value, 1))  # said to the other
+            elif not fact.event and told <= VIEW_KINDS:
+                rank = max(rank - VIEW_PENALTY, min(value, 1))  # a view, not a fact
         if not repeat and fact.words:
             fresh = len(fact.words - said) / len(fact.words)
             if fresh < NOVEL_SHARE:  # a restatement
