@@ -254,7 +254,12 @@ def _rendered(values: tuple[str, ...]) -> str:
 
 
 def _merged_slots(texts: Sequence[str]) -> str | None:
-    """Return the clauses of one shape as one, each slot their values' union."""
+    """Return the clauses of one shape as one, each slot their values' union.
+
+    None when a slot would hold plain integers beside other values: such a slot
+    was never a fold's (its values are of one kind), so its comma is the text's own
+    ("site25.example, 12 days ago"), and a union would garble what it says.
+    """
     token_lists = [_tokens(text) for text in texts]
     first = token_lists[0]
     pieces: list[str] = []
@@ -265,6 +270,9 @@ def _merged_slots(texts: Sequence[str]) -> str | None:
         values: list[str] = []
         for tokens in token_lists:
             values.extend(values_of(tokens[index][1]))
+        integers = sum(1 for v in values if _INTEGER.fullmatch(v))
+        if 0 < integers < len(values):
+            return None  # integers and other values: not one set
         pieces.append(rendered_values(list(dict.fromkeys(values))))
     return "".join(pieces)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -318,3 +319,17 @@ def test_tokens_keep_the_text_and_values_stay_short(text: str) -> None:
                 len(value) <= clause_fold.MAX_VALUE_CHARS
                 for value in re.split(f", |{clause_fold.DASH}", token)
             )
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        [  # a search hit's "site, N days ago": the comma is the text's own
+            "forum from site25.example, 12 days ago",
+            "forum from site27.example, 12 days ago",
+        ],
+        ["seat 12 at gate B7", "seat B9 at gate B7"],  # a number and an id
+    ],
+)
+def test_plain_integers_and_other_values_never_share_a_slot(texts: list[str]) -> None:
+    assert fold_clauses(texts) == texts
