@@ -216,3 +216,16 @@ def test_an_encoded_record_freezes_every_container_it_holds(record):
         assert type(container).__name__ in ("EncodedRecord", "_Frozen", "_FrozenList")
         with pytest.raises(TypeError):
             container.clear()  # type: ignore[attr-defined]
+
+
+@given(st.lists(versions(), max_size=4), st.lists(ranges, max_size=4), texts)
+def test_the_memory_store_keeps_a_lineage_as_its_json_decodes(kept, spans, gen):
+    from memory_summary.adapters.stores.memory.store import _decoded
+
+    record = encoded_lineage(kept, spans, gen, [version_json(v) for v in kept])
+    kept_copy = _decoded(record, record.json_text)
+    decoded = json.loads(record.json_text)
+    assert kept_copy == decoded
+    assert json.dumps(kept_copy, ensure_ascii=False) == record.json_text
+    assert type(kept_copy["versions"]) is list  # plain, free to edit
+    assert all(type(v) is dict for v in kept_copy["versions"])
