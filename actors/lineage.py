@@ -36,6 +36,7 @@ from memory_summary.domain.lineage import (
     version_json,
     with_version,
 )
+from memory_summary.domain.text import encodes_to_utf8
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +61,10 @@ class VersionEntries:
     sessions go first once ``max_chars`` would be exceeded (texts and entries
     counted, plus ``VERSION_CHARS`` per version and ``SESSION_CHARS`` per session);
     what a ``forget`` drops is not put back by a write that began before it.
+    Each entry is kept with whether it is known to encode to UTF-8, checked once
+    when it was made (``checked_entries``): a record made of checked entries holds
+    no lone surrogate, and no store scans its whole text again at each commit
+    (``EncodedRecord.utf8_safe``).
 
     With the entries it keeps the record written and the ``Lineage`` that
     ``read_lineage`` gives for it (``written``'s ``lineage``): the next compression
@@ -75,7 +80,7 @@ class VersionEntries:
         self._forgets = 0  # a write that began before a forget keeps nothing
         self._lock = threading.Lock()
         self._by_session: OrderedDict[
-            str, tuple[dict[int, tuple[SummaryVersion, str]], int]
+            str, tuple[dict[int, tuple[SummaryVersion, str, bool]], int]
         ] = OrderedDict()
         self._read: dict[str, tuple[Mapping[str, object], Lineage]] = {}
 
@@ -89,17 +94,35 @@ class VersionEntries:
         Raises:
             ValueError: a version JSON cannot express.
         """
+        made, token, _ = self.checked_entries(session_id, versions)
+        return made, token
+
+    def checked_entries(
+        self, session_id: str, versions: Sequence[SummaryVersion]
+    ) -> tuple[tuple[str, ...], int, bool]:
+        """Return ``entries``' answer and whether every entry encodes to UTF-8.
+
+        An entry made now, or kept unchecked, is checked (``encodes_to_utf8``); one
+        kept as checked is not again: a commit checks only its new version's JSON.
+
+        Raises:
+            ValueError: a version JSON cannot express.
+        """
         with self._lock:
             kept, _ = self._by_session.get(session_id, ({}, 0))
             token = self._forgets
         out = []
+        utf8 = True
         for version in versions:
             known = kept.get(version.version)
             if known is not None and known[0] == version:
-                out.append(known[1])
+                entry, checked = known[1], known[2]
             else:
-                out.append(version_json(version))
-        return tuple(out), token
+                entry, checked = version_json(version), False
+            if utf8 and not checked:
+                utf8 = encodes_to_utf8(entry)
+            out.append(entry)
+        return tuple(out), token, utf8
 
     def written(
         self,
@@ -108,16 +131,20 @@ class VersionEntries:
         entries: Sequence[str],
         token: int,
         read: tuple[Mapping[str, object], Lineage] | None = None,
+        *,
+        utf8: bool = False,
     ) -> None:
         """Remember the entries ``session_id``'s lineage was just written with.
 
         ``token``: what ``entries`` returned with them; after a ``forget`` since,
         nothing is kept. ``read``: the record written and exactly what
         ``read_lineage`` gives for it, if known (else the next read decodes).
+        ``utf8``: every entry is known to encode to UTF-8 (``checked_entries``); the
+        entries are kept as checked then, else as unchecked.
         """
-        kept = {v.version: (v, e) for v, e in zip(versions, entries, strict=True)}
+        kept = {v.version: (v, e, utf8) for v, e in zip(versions, entries, strict=True)}
         size = SESSION_CHARS + sum(
-            len(v.summary) + len(e) + VERSION_CHARS for v, e in kept.values()
+            len(v.summary) + len(e) + VERSION_CHARS for v, e, _ in kept.values()
         )
         text = getattr(read[0], "json_text", None) if read is not None else None
         if isinstance(text, str):
@@ -182,6 +209,8 @@ class PendingVersion:
     entries: tuple[str, ...] = ()
     """Each version's JSON, for ``VersionEntries.written`` (none: not encoded)."""
     token: int = 0
+    utf8: bool = False
+    """Whether every entry encodes to UTF-8 (``VersionEntries.entries``)."""
     reads_back: bool = False
     """Whether ``read_lineage`` of the record written gives ``lineage`` exactly."""
 
@@ -226,18 +255,22 @@ class LineageWriter:
         generation = self.new_generation()
         entries: tuple[str, ...] = ()
         token = 0
+        utf8 = False
         record: Mapping[str, object]
         try:
-            entries, token = self.known.entries(self.session_id, versions)
+            entries, token, utf8 = self.known.checked_entries(self.session_id, versions)
         except ValueError:  # not JSON: the store says so, as of any record
             record = lineage_mapping(versions, ranges, generation)
         else:
-            record = encoded_lineage(versions, ranges, generation, entries)
+            record = encoded_lineage(
+                versions, ranges, generation, entries, entries_utf8=utf8
+            )
         return PendingVersion(
             AttachedRecord(VERSIONS_NAMESPACE, record, lineage.generation),
             Lineage(versions, ranges, generation),
             entries,
             token,
+            utf8,
             # what was read is read back as it was; the new version is checked
             reads_back=self._read_exactly and reads_back(version),
         )
@@ -256,6 +289,7 @@ class LineageWriter:
                     (pending.attach.record, pending.lineage)
                     if pending.reads_back
                     else None,
+                    utf8=pending.utf8,
                 )
             return
         log.debug(

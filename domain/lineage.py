@@ -28,7 +28,7 @@ import attrs
 from .ports import EncodedRecord
 from .recall import SummaryVersion
 from .summary import MAX_INT, SummaryRecord
-from .text import normalize_text
+from .text import encodes_to_utf8, normalize_text
 
 VERSIONS_NAMESPACE = "summary.versions"
 MAX_RANGES = 10_000
@@ -180,12 +180,17 @@ def encoded_lineage(
     ranges: Sequence[VersionRange],
     generation: str,
     entries: Sequence[str],
+    *,
+    entries_utf8: bool = False,
 ) -> EncodedRecord:
     """Return ``lineage_mapping``'s record with its JSON, from each version's JSON.
 
     ``entries`` holds ``version_json(v)`` for each of ``versions``, in order: a
     version's entry made once is reused by every later write that keeps it, so a
     write encodes only its new version, not every kept summary's text again.
+    ``entries_utf8``: each entry is known to encode to UTF-8 (``encodes_to_utf8``);
+    the record then says its JSON does (``utf8_safe``), and no store scans the
+    whole text for lone surrogates at each commit.
 
     >>> v = SummaryVersion(1, 3, 9, 0.5, "Facts: …")
     >>> record = encoded_lineage([v], [(1, 3, 9)], "g1", [version_json(v)])
@@ -197,7 +202,9 @@ def encoded_lineage(
     listed = ", ".join(entries)
     tail = json.dumps(mapping["ranges"])
     text = f'{head}, "versions": [{listed}], "ranges": {tail}}}'
-    return EncodedRecord(mapping, text)
+    # the ranges are integers: ASCII; the head holds the generation
+    safe = entries_utf8 and encodes_to_utf8(head)
+    return EncodedRecord(mapping, text, utf8_safe=safe)
 
 
 def summary_versions(

@@ -153,16 +153,23 @@ class EncodedRecord(_Frozen):
     to ``json.loads(json_text)``. It cannot be changed, nor can the mappings and
     lists in it, since its JSON would no longer say what it holds; ``copy.copy``,
     ``copy.deepcopy`` and pickle give plain dicts and lists, free to edit.
+
+    ``utf8_safe``: its maker checked that ``json_text`` encodes to UTF-8 (holds no
+    lone surrogate), so a store need not scan it again. The lineage checks each
+    version's JSON once, when it is made, not the whole text at every commit.
     """
 
-    __slots__ = ("json_text",)
+    __slots__ = ("json_text", "utf8_safe")
 
-    def __init__(self, record: Mapping[str, object], json_text: str) -> None:
+    def __init__(
+        self, record: Mapping[str, object], json_text: str, *, utf8_safe: bool = False
+    ) -> None:
         scalars = _SCALARS
         super().__init__(
             {k: v if type(v) in scalars else _frozen(v) for k, v in record.items()}
         )
         self.json_text = json_text
+        self.utf8_safe = utf8_safe
 
     def __reduce__(self) -> tuple[type[dict[str, object]], tuple[dict[str, object]]]:
         return dict, (json.loads(self.json_text),)

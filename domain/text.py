@@ -58,6 +58,21 @@ def normalize_text(text: str) -> str:
     return text.replace("\x00", "") if "\x00" in text else text
 
 
+def encodes_to_utf8(text: str) -> bool:
+    r"""Tell whether ``text`` encodes to UTF-8, that is holds no lone surrogate.
+
+    >>> encodes_to_utf8("café ☕"), encodes_to_utf8("caf\ud800")
+    (True, False)
+    """
+    if text.isascii():  # O(1) in CPython
+        return True
+    try:  # a strict encoder refuses exactly the lone surrogates, in one pass of C
+        text.encode("utf-16-le")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _is_extender(char: str) -> bool:
     """Tell whether ``char`` attaches to the character before it."""
     return (

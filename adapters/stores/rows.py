@@ -251,6 +251,8 @@ def metadata_json(namespace: str, key: str, data: Mapping[str, object]) -> str:
         raise StoreError(f"metadata {namespace}/{key} must be a mapping")
     what = f"metadata {namespace}/{key}"
     if type(data) is EncodedRecord:  # exactly: a subclass might change the mapping
+        if data.utf8_safe:  # its maker checked it (the lineage: each version once)
+            return data.json_text
         return _keepable(data.json_text, what)
     return to_json(dict(data), what)
 

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memory_summary.actors.lineage import VersionEntries
 from memory_summary.adapters.stores.rows import metadata_json
 from memory_summary.domain import EncodedRecord, StoreError
 from memory_summary.domain.lineage import (
@@ -22,7 +23,7 @@ from memory_summary.domain.lineage import (
     version_json,
 )
 from memory_summary.domain.recall import SummaryVersion
-from memory_summary.domain.text import normalize_text
+from memory_summary.domain.text import encodes_to_utf8, normalize_text
 
 ids = st.integers(min_value=0, max_value=2**53)
 texts = st.text()  # any code point: quotes, controls, CJK, lone surrogates
@@ -37,6 +38,58 @@ def versions(draw: st.DrawFn) -> SummaryVersion:
 
 
 ranges = st.tuples(ids, ids, ids)
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+# st.text() draws no surrogate: these mix some in, with wide and Latin-1 text
+odd_texts = st.text() | st.text(st.sampled_from("a é“”中😀\ud800\udfff\x00"))
+
+
+@st.composite
+def odd_versions(draw: st.DrawFn) -> SummaryVersion:
+    return attrs.evolve(draw(versions()), summary=draw(odd_texts))
+
+
+@given(odd_texts)
+def test_encodes_to_utf8_is_what_the_utf8_encoder_says(text):
+    assert encodes_to_utf8(text) == _utf8(text)
+
+
+@given(
+    st.lists(odd_versions(), min_size=1, max_size=4),
+    st.lists(odd_versions(), max_size=3),
+    st.booleans(),
+    odd_texts,
+)
+def test_a_checked_record_says_so_only_when_its_json_encodes_to_utf8(
+    first, then, said, gen
+):
+    """The writer's path: entries checked once, kept, reused by the next write."""
+    entries = VersionEntries()
+    made, token, utf8 = entries.checked_entries("s", first)
+    assert utf8 == all(_utf8(e) for e in made)
+    entries.written("s", first, made, token, utf8=utf8 and said)
+    kept = [*first, *then]
+    made, _, utf8 = entries.checked_entries("s", kept)
+    assert made == tuple(version_json(v) for v in kept)
+    assert utf8 == all(_utf8(e) for e in made)
+    record = encoded_lineage(kept, [], gen, made, entries_utf8=utf8)
+    assert record.utf8_safe == _utf8(record.json_text)
+    try:
+        plain = metadata_json("summary.versions", "s", dict(record))
+    except StoreError:  # refused as made, checked or not
+        assert not record.utf8_safe
+        with pytest.raises(StoreError, match="lone surrogate"):
+            metadata_json("summary.versions", "s", record)
+        return
+    assert metadata_json("summary.versions", "s", record) == plain
 
 
 @given(st.lists(versions(), max_size=6), st.lists(ranges, max_size=6), texts)
@@ -163,3 +216,16 @@ def test_an_encoded_record_freezes_every_container_it_holds(record):
         assert type(container).__name__ in ("EncodedRecord", "_Frozen", "_FrozenList")
         with pytest.raises(TypeError):
             container.clear()  # type: ignore[attr-defined]
+
+
+@given(st.lists(versions(), max_size=4), st.lists(ranges, max_size=4), texts)
+def test_the_memory_store_keeps_a_lineage_as_its_json_decodes(kept, spans, gen):
+    from memory_summary.adapters.stores.memory.store import _decoded
+
+    record = encoded_lineage(kept, spans, gen, [version_json(v) for v in kept])
+    kept_copy = _decoded(record, record.json_text)
+    decoded = json.loads(record.json_text)
+    assert kept_copy == decoded
+    assert json.dumps(kept_copy, ensure_ascii=False) == record.json_text
+    assert type(kept_copy["versions"]) is list  # plain, free to edit
+    assert all(type(v) is dict for v in kept_copy["versions"])
