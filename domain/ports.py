@@ -2,7 +2,7 @@
 
 Adapters satisfy these structurally; none inherits from them.
 
-Why about 820 lines: the ports are one contract. Every capability the engine uses is a
+Why about 830 lines: the ports are one contract. Every capability the engine uses is a
 Protocol here, checked once when the engine is wired, and each carries the rules its
 implementers must keep (the commit's, on ``CommitRequest``), so a store's author reads
 one file.
