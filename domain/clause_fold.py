@@ -7,6 +7,10 @@ A *clause* is one short statement (a summary's line, or one of its ``; `` items)
   order of first appearance, a run of consecutive integers written as a range with an
   en dash (``Step 1\u201334, please keep within budget``). Clauses that differ by two
   values or more are records (``row 3 read at 10:03``) and stay apart.
+  So do clauses whose slot's comma is the text's own, not a fold's list: one a fold
+  would not have written so (``score 3, 1``; plain integers beside other values,
+  ``site25.example, 12 days ago``), or lists of as many values that differ in two
+  (``May 3, 2023`` and ``May 9, 2024``).
 - Words: clauses that share their opening and their closing and differ only by a
   short middle (at most ``MAX_MEMBER_WORDS`` words or ``MAX_MEMBER_CJK`` Chinese
   characters, holding a content word, no negation, no punctuation) fold into one that
@@ -36,7 +40,7 @@ characters, so that clauses differing only by their values
 Repeated tool calls fold their arguments in ``argument_fold``, with the same slots
 (``values_of``, ``rendered_values``).
 
-About 590 lines: tokens, slots, both folds and the cut read the same tokens.
+About 610 lines: tokens, slots, both folds and the cut read the same tokens.
 """
 
 from __future__ import annotations
@@ -256,9 +260,11 @@ def _rendered(values: tuple[str, ...]) -> str:
 def _merged_slots(texts: Sequence[str]) -> str | None:
     """Return the clauses of one shape as one, each slot their values' union.
 
-    None when a slot would hold plain integers beside other values: such a slot
-    was never a fold's (its values are of one kind), so its comma is the text's own
-    ("site25.example, 12 days ago"), and a union would garble what it says.
+    None when a slot's comma is the text's own, for a union would garble what it
+    says: a slot that would hold plain integers beside other values ("site25.example,
+    12 days ago"), one a fold would not have written so ("3, 1", "4, 5"), or two
+    lists of as many values that differ in more than one ("May 3, 2023" and "May 9,
+    2024": records, as two values apart are).
     """
     token_lists = [_tokens(text) for text in texts]
     first = token_lists[0]
@@ -267,6 +273,8 @@ def _merged_slots(texts: Sequence[str]) -> str | None:
         if kind != "slot":
             pieces.append(text)
             continue
+        if not _foldable([tokens[index][1] for tokens in token_lists]):
+            return None
         values: list[str] = []
         for tokens in token_lists:
             values.extend(values_of(tokens[index][1]))
@@ -275,6 +283,16 @@ def _merged_slots(texts: Sequence[str]) -> str | None:
             return None  # integers and other values: not one set
         pieces.append(rendered_values(list(dict.fromkeys(values))))
     return "".join(pieces)
+
+
+def _foldable(slots: Sequence[str]) -> bool:
+    """Tell whether the values of ``slots`` (one place of clauses of one shape) fold."""
+    lists = [slot.split(", ") for slot in slots if ", " in slot]
+    if any(rendered_values(values_of(slot)) != slot for slot in slots if ", " in slot):
+        return False  # not as a fold writes its values: the comma is the text's own
+    if len(lists) == len(slots) > 1 and len({len(m) for m in lists}) == 1:
+        return sum(len(set(c)) > 1 for c in zip(*lists, strict=True)) <= 1
+    return True
 
 
 def _one_value_apart(a: str, b: str) -> bool:

@@ -329,7 +329,19 @@ def test_tokens_keep_the_text_and_values_stay_short(text: str) -> None:
             "forum from site27.example, 12 days ago",
         ],
         ["seat 12 at gate B7", "seat B9 at gate B7"],  # a number and an id
+        ["score 3, 1 today", "score 2, 1 today"],  # no fold writes "3, 1"
+        ["paid 12, 40 left", "paid 15, 30 left"],  # two values apart: records
+        ["met Anna on May 3, 2023", "met Anna on May 9, 2024"],
     ],
 )
-def test_plain_integers_and_other_values_never_share_a_slot(texts: list[str]) -> None:
+def test_a_comma_of_the_texts_own_is_never_folded(texts: list[str]) -> None:
     assert fold_clauses(texts) == texts
+
+
+def test_a_folded_list_still_widens_by_one_value() -> None:
+    assert fold_clauses(
+        ["order ORD-1, ORD-2 shipped", "order ORD-1, ORD-3 shipped"]
+    ) == ["order ORD-1, ORD-2, ORD-3 shipped"]
+    assert fold_clauses(["met Anna on May 3, 2023", "met Anna on May 4, 2023"]) == [
+        "met Anna on May 3\u20134, 2023"
+    ]
