@@ -388,4 +388,4 @@ def _decoded(record: Mapping[str, object], text: str) -> dict[str, object]:
     """
     if type(record) is EncodedRecord and record.json_text is text:
         return plain_copy(record)
-    return json.loads(text)  # type: ignore[no-any-return]
+    return json.loads(text)
