@@ -120,12 +120,7 @@ class SqlRecords:
                 self._q["get_metadata"], (namespace, key), "get_metadata", key
             )
         else:
-            rows = self._driver.read(
-                self._q["get_metadata_unless"],
-                (known[0], namespace, key),
-                "get_metadata",
-                key,
-            )
+            rows = self._read_unless(known[0], namespace, key)
         if not rows:
             return None
         raw = rows[0][0]
@@ -148,18 +143,22 @@ class SqlRecords:
         known = self._written.known(namespace, key)
         if known is None or known[1] is None or known[1] != generation:
             return False, self.get_metadata(namespace, key)
-        rows = self._driver.read(
-            self._q["get_metadata_unless"],
-            (known[0], namespace, key),
-            "get_metadata",
-            key,
-        )
+        rows = self._read_unless(known[0], namespace, key)
         if not rows:
             return False, None
         raw = rows[0][0]
         if raw is None:  # the text written there, whose generation was asked for
             return True, None
         return False, self._decoded.decoded(namespace, key, raw)
+
+    def _read_unless(self, written: str, namespace: str, key: str) -> list[Any]:
+        """Read the key's row: its text, or NULL when it is ``written``, unchanged."""
+        return self._driver.read(
+            self._q["get_metadata_unless"],
+            (written, namespace, key),
+            "get_metadata",
+            key,
+        )
 
     def list_metadata(self, namespace: str) -> list[str]:
         check_key("namespace", namespace)
