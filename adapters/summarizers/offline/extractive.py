@@ -244,7 +244,7 @@ class ExtractiveSummarizer:
         time (the GIL would run them one at a time anyway; side by side they only
         multiply the threads a waiting host thread queues behind), and each hands
         the GIL to any thread waiting for it after about ``hand_over_s`` of work,
-        at its next entry, sentence, line or fact (``pacing``: ``time.sleep(0)``),
+        at its next entry, sentence, line or fact (``pacing``: a 300 µs sleep),
         where that thread would otherwise wait up to a switch interval (5 ms) each
         time it wants the GIL back. With ``worker="process"`` the fold runs in the child
         and this thread only waits on a pipe, at most ``timeout_s`` seconds (the
