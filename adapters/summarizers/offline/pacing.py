@@ -30,7 +30,7 @@ SLEEP_S = 0.0003
 take the GIL. ``time.sleep(0)`` sleeps the timer slack (about 50 µs on Linux; on 3.10
 it returns at once), and a host thread not running within it waits for the switch
 interval (5 ms), many times a turn: in a 20-thread chat server on two cores the
-library's p99 per turn was 36-39 ms with it, 23 ms with 300 µs (p90 13-15 -> 8-9 ms).
+library's p99 per turn was 36-39 ms with it, 16-23 ms with 300 µs (p90 13-15 -> 6-9 ms).
 The fold's CPU is the same; its wall time grows by up to this per ``HAND_OVER_S``."""
 
 CHECK_EVERY = 4
